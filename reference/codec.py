@@ -1,0 +1,458 @@
+"""The reference codec: a streaming, sans-IO decoder and an encoder for PUBLISH and its
+acknowledgements.
+
+Theory of operation
+-------------------
+``Decoder`` owns a buffer of the bytes fed to it and a read position. ``next_packet()``
+returns the next complete packet or ``NEED_DATA``; ``close()`` says the stream has ended
+and raises ``IncompleteStream`` if it ended inside a packet. A decoder that has raised an
+error stays broken and raises the same error again, as a receiver that must close the
+connection would.
+
+The judgement order is the model's (see :mod:`pubproof.model.wire`): fields in stream
+order, each judged as soon as all its bytes are there. So an error in the topic name is
+reported before a 100 MB payload has arrived, and the verdict never depends on how the
+stream was cut into chunks. The buffer holds only bytes actually received: a packet that
+declares 268 MB reserves nothing.
+
+This module shares no logic with the model; it takes only rule ids from the registry.
+The two are held together by the tests and the vector corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+from pubproof.model import wire_rules as R
+from pubproof.model.editions import Edition, resolve_readings
+from pubproof.model.rules import INCOMPLETE, Kind, Rule
+from pubproof.reference.errors import (
+    IncompleteStream,
+    InvalidPacket,
+    MalformedPacket,
+    ProtocolError,
+    ProtocolViolation,
+)
+from pubproof.reference.packets import (
+    Packet,
+    Publish,
+    trusted_ack,
+    trusted_publish,
+)
+
+
+class _NeedData:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+
+#: Returned by :meth:`Decoder.next_packet` when the buffered bytes hold no complete packet.
+NEED_DATA: Final = _NeedData()
+
+_ACK_NAMES = {4: "PUBACK", 5: "PUBREC", 6: "PUBREL", 7: "PUBCOMP"}
+_ACK_FLAGS = {4: 0b0000, 5: 0b0000, 6: 0b0010, 7: 0b0000}
+_ACK_TYPE_BYTE = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}
+_OTHER_NAMES = {
+    1: "CONNECT", 2: "CONNACK", 8: "SUBSCRIBE", 9: "SUBACK", 10: "UNSUBSCRIBE",
+    11: "UNSUBACK", 12: "PINGREQ", 13: "PINGRESP", 14: "DISCONNECT",
+}  # fmt: skip
+
+# ASCII bytes never occur inside a multi-byte UTF-8 sequence, so once a topic is known to
+# be well-formed these can be searched for as bytes.
+_FORBIDDEN_TOPIC_BYTES = re.compile(rb"[\x00+#]")
+_DISCOURAGED = re.compile(
+    "[\x01-\x1f\x7f-\x9f\ufdd0-\ufdef"
+    + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(17))
+    + "]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Config:
+    edition: Edition
+    edition_name: str
+    first_byte: tuple[tuple[Rule, str] | None, ...]  # per first byte: the error, if any
+    strict_rl: bool
+    topic_rules: bool  # empty, U+0000 and wildcards are forbidden
+    max_topic_chars: int | None
+    reject_discouraged: bool
+
+
+@lru_cache(maxsize=64)
+def _config(edition: Edition, readings: tuple[tuple[str, str], ...]) -> _Config:
+    chosen = dict(readings)
+    v31 = edition is Edition.V31
+    table: list[tuple[Rule, str] | None] = []
+    for byte in range(256):
+        kind, flags = byte >> 4, byte & 0x0F
+        error: tuple[Rule, str] | None = None
+        if kind in (0, 15):
+            error = (R.RESERVED_TYPE, f"packet type {kind} is reserved")
+        elif kind == 3:
+            qos = flags >> 1 & 3
+            if qos == 3 and not (v31 and chosen.get("qos3") == "accept"):
+                error = (R.QOS_RESERVED, "PUBLISH with QoS 3 (both QoS bits set)")
+            elif flags & 0b1000 and qos == 0 and chosen.get("dup-qos0") == "reject":
+                error = (R.DUP_QOS0, "PUBLISH with QoS 0 has the DUP flag set")
+        elif kind in _ACK_NAMES:
+            if not (v31 and chosen.get("ack-flags") == "ignore") and flags != _ACK_FLAGS[kind]:
+                name = _ACK_NAMES[kind]
+                error = (
+                    R.ACK_FLAGS[name],
+                    f"{name} flags are {flags:04b}; the reserved value is {_ACK_FLAGS[kind]:04b}",
+                )
+        else:
+            error = (
+                R.OUT_OF_SCOPE_TYPE,
+                f"packet type {kind} ({_OTHER_NAMES[kind]}) is valid MQTT but outside "
+                "pubproof's scope (PUBLISH, PUBACK, PUBREC, PUBREL, PUBCOMP)",
+            )
+        table.append(error)
+    return _Config(
+        edition=edition,
+        edition_name=edition.value,
+        first_byte=tuple(table),
+        strict_rl=chosen.get("rl-encoding") == "strict",
+        topic_rules=not v31 or chosen.get("topic-rules") == "as-3.1.1",
+        max_topic_chars=32_767 if v31 and chosen.get("topic-length") == "32767-chars" else None,
+        reject_discouraged=chosen.get("discouraged-code-points") == "reject",
+    )
+
+
+def config_for(edition: Edition, readings: Mapping[str, str] | None) -> _Config:
+    resolved = resolve_readings(edition, readings)
+    return _config(edition, tuple(sorted(resolved.items())))
+
+
+def _error(config: _Config, rule: Rule, offset: int | None, message: str) -> ProtocolError:
+    cls = MalformedPacket if rule.kind is Kind.MALFORMED else ProtocolViolation
+    return cls(rule.id_for(config.edition), message, offset=offset, edition=config.edition_name)
+
+
+class Decoder:
+    """A streaming decoder: feed it bytes in chunks of any size, take packets out.
+
+    >>> d = Decoder()
+    >>> d.feed(bytes.fromhex("3209 0003 612f62 000a 6869".replace(" ", "")))
+    >>> d.next_packet()
+    Publish(topic='a/b', payload=b'hi', qos=1, packet_id=10, dup=False, retain=False)
+    >>> d.next_packet()
+    NEED_DATA
+    """
+
+    __slots__ = ("_awaiting", "_base", "_buf", "_config", "_error", "_pos")
+
+    def __init__(
+        self, *, edition: Edition = Edition.V311, readings: Mapping[str, str] | None = None
+    ) -> None:
+        self._config = config_for(edition, readings)
+        self._buf: bytes | bytearray = b""
+        self._pos = 0  # read position in _buf
+        self._base = 0  # stream offset of _buf[0]
+        self._error: ProtocolError | None = None
+        self._awaiting = -1  # end of a PUBLISH whose header fields are all judged
+
+    @property
+    def edition(self) -> Edition:
+        return self._config.edition
+
+    @property
+    def offset(self) -> int:
+        """Stream offset of the first byte not yet returned as part of a packet."""
+        return self._base + self._pos
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet returned as part of a packet."""
+        return len(self._buf) - self._pos
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Add received bytes to the stream."""
+        if not data:
+            return
+        buf, pos = self._buf, self._pos
+        if pos >= len(buf):
+            self._base += len(buf)
+            self._buf = bytes(data)
+            self._pos = 0
+            if self._awaiting >= 0:
+                self._awaiting -= len(buf)
+            return
+        if pos:
+            # Drop what has been consumed; the rest of a partial packet stays.
+            rest = bytearray(buf[pos:])
+            self._base += pos
+            if self._awaiting >= 0:
+                self._awaiting -= pos
+            self._pos = 0
+        elif isinstance(buf, bytearray):
+            rest = buf
+        else:
+            rest = bytearray(buf)
+        rest += data
+        self._buf = rest
+
+    def close(self) -> None:
+        """The stream has ended; raise ``IncompleteStream`` if it ended inside a packet."""
+        if self._error is not None:
+            raise self._error
+        if self._pos < len(self._buf):
+            # Any error that the buffered bytes already show takes precedence; a complete
+            # packet still buffered is left for the caller to take.
+            saved = self._pos, self._awaiting
+            result = self.next_packet()
+            self._pos, self._awaiting = saved
+            if result is not NEED_DATA:
+                return
+            start = self.offset
+            self._error = IncompleteStream(
+                INCOMPLETE,
+                f"the stream ends inside the packet that starts at offset {start} "
+                f"({self.buffered} byte(s) of it received)",
+                offset=start,
+                edition=self._config.edition_name,
+            )
+            raise self._error
+
+    def __iter__(self) -> Iterator[Packet]:
+        """Every complete packet buffered now."""
+        while True:
+            packet = self.next_packet()
+            if packet is NEED_DATA:
+                return
+            yield packet  # type: ignore[misc]
+
+    def next_packet(self) -> Packet | _NeedData:
+        """The next complete packet, or ``NEED_DATA``. Raises ``ProtocolError`` on bad bytes."""
+        if self._error is not None:
+            raise self._error
+        try:
+            return self._next()
+        except ProtocolError as error:
+            self._error = error
+            raise
+
+    def _fail(self, rule: Rule, at: int, message: str) -> ProtocolError:
+        return _error(self._config, rule, self._base + at, message)
+
+    def _next(self) -> Packet | _NeedData:
+        buf, pos = self._buf, self._pos
+        size = len(buf)
+        if pos >= size:
+            return NEED_DATA
+        config = self._config
+        first = buf[pos]
+        problem = config.first_byte[first]
+        if problem is not None:
+            raise self._fail(problem[0], pos, problem[1])
+        if pos + 1 >= size:
+            return NEED_DATA
+
+        # Remaining Length: the one-byte case first, it is the common one.
+        length = buf[pos + 1]
+        body = pos + 2
+        if length & 0x80:
+            length &= 0x7F
+            shift = 7
+            while True:
+                if body >= size:
+                    return NEED_DATA
+                byte = buf[body]
+                if body - pos == 4 and byte & 0x80:
+                    raise self._fail(
+                        R.RL_MAX_BYTES,
+                        body,
+                        "the fourth Remaining Length byte has its continuation bit set (at most "
+                        "four bytes, 268,435,455)",
+                    )
+                length |= (byte & 0x7F) << shift
+                body += 1
+                if not byte & 0x80:
+                    break
+                shift += 7
+            if config.strict_rl:
+                needed = 1 if length < 128 else 2 if length < 16_384 else 3 if length < 2_097_152 else 4
+                if body - pos - 1 > needed:
+                    raise self._fail(
+                        R.RL_MINIMAL,
+                        pos + 1,
+                        f"Remaining Length {length} is encoded in {body - pos - 1} bytes; "
+                        f"{needed} suffice",
+                    )
+        end = body + length
+        kind = first >> 4
+
+        if kind != 3:
+            name = _ACK_NAMES[kind]
+            if length != 2:
+                raise self._fail(
+                    R.ACK_RL[name], pos + 1, f"{name} has Remaining Length {length}; it must be 2"
+                )
+            if end > size:
+                return NEED_DATA
+            self._pos = end
+            return trusted_ack[name](buf[body] << 8 | buf[body + 1])
+
+        if end > size and self._awaiting == end:
+            return NEED_DATA  # header fields already judged; the payload is still arriving
+
+        # PUBLISH variable header: topic name, then the packet identifier if QoS > 0.
+        if length < 2:
+            raise self._fail(
+                R.PUBLISH_RL_COVERS,
+                body,
+                f"Remaining Length {length} leaves no room for the topic name's length",
+            )
+        if body + 2 > size:
+            return NEED_DATA
+        topic_start = body + 2
+        topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
+        if topic_end > end:
+            raise self._fail(
+                R.PUBLISH_RL_COVERS,
+                body,
+                f"topic name of {topic_end - topic_start} bytes does not fit in the "
+                f"{length - 2} bytes the Remaining Length leaves",
+            )
+        if topic_end == topic_start and config.topic_rules:
+            raise self._fail(R.TOPIC_NOT_EMPTY, body, "the topic name is empty")
+        if topic_end > size:
+            return NEED_DATA
+        raw = buf[topic_start:topic_end]
+        try:
+            topic = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise self._fail(
+                R.TOPIC_UTF8,
+                topic_start + error.start,
+                f"the topic name is not well-formed UTF-8 at byte {error.start} "
+                f"(0x{raw[error.start]:02x})",
+            ) from None
+        if config.max_topic_chars is not None and len(topic) > config.max_topic_chars:
+            raise self._fail(
+                R.TOPIC_MAX_31,
+                body,
+                f"the topic name has {len(topic)} characters; MQTT 3.1 allows 32,767",
+            )
+        self._check_topic_content(raw, topic, topic_start)
+
+        qos = first >> 1 & 3
+        payload_start = topic_end
+        packet_id: int | None = None
+        if qos:
+            payload_start = topic_end + 2
+            if payload_start > end:
+                raise self._fail(
+                    R.PUBLISH_RL_COVERS,
+                    topic_end,
+                    f"QoS {qos} PUBLISH has no room for its packet identifier in the Remaining "
+                    "Length",
+                )
+            if payload_start > size:
+                return NEED_DATA
+            packet_id = buf[topic_end] << 8 | buf[topic_end + 1]
+            if not packet_id:
+                raise self._fail(R.PACKET_ID_NONZERO, topic_end, "packet identifier 0 is not allowed")
+        if end > size:
+            self._awaiting = end
+            return NEED_DATA
+        self._awaiting = -1
+        self._pos = end
+        return trusted_publish(
+            topic, bytes(buf[payload_start:end]), qos, packet_id, bool(first & 8), bool(first & 1)
+        )
+
+    def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None:
+        config = self._config
+        found = _FORBIDDEN_TOPIC_BYTES.search(raw) if config.topic_rules else None
+        discouraged = _DISCOURAGED.search(topic) if config.reject_discouraged else None
+        if found is None and discouraged is None:
+            return
+        at_forbidden = found.start() if found is not None else len(raw)
+        at_discouraged = (
+            len(topic[: discouraged.start()].encode("utf-8")) if discouraged is not None else len(raw)
+        )
+        if found is not None and at_forbidden < at_discouraged:
+            char = raw[at_forbidden : at_forbidden + 1]
+            if char == b"\x00":
+                raise self._fail(R.TOPIC_NUL, start + at_forbidden, "the topic name contains U+0000")
+            raise self._fail(
+                R.TOPIC_NO_WILDCARDS,
+                start + at_forbidden,
+                f"the topic name contains the wildcard {char.decode()!r}",
+            )
+        assert discouraged is not None
+        raise self._fail(
+            R.TOPIC_DISCOURAGED,
+            start + at_discouraged,
+            f"the topic name contains U+{ord(discouraged.group()):04X}, which it SHOULD NOT",
+        )
+
+
+def decode_all(
+    data: bytes, *, edition: Edition = Edition.V311, readings: Mapping[str, str] | None = None
+) -> list[Packet]:
+    """Decode a complete byte stream; raises on the first error (``IncompleteStream`` if the
+    stream ends inside a packet)."""
+    decoder = Decoder(edition=edition, readings=readings)
+    decoder.feed(data)
+    packets = list(decoder)
+    decoder.close()
+    return packets
+
+
+def _remaining_length_bytes(value: int) -> bytes:
+    if value < 128:
+        return bytes((value,))
+    out = bytearray()
+    while value:
+        value, digit = divmod(value, 128)
+        out.append(digit | 0x80 if value else digit)
+    return bytes(out)
+
+
+def encode(
+    packet: Packet, *, edition: Edition = Edition.V311, readings: Mapping[str, str] | None = None
+) -> bytes:
+    """The bytes of ``packet``. Raises ``InvalidPacket`` for anything the sender must not
+    send in this edition and reading (a decoder with the same settings accepts the output)."""
+    config = config_for(edition, readings)
+    if isinstance(packet, Publish):
+        return _encode_publish(packet, config)
+    packet_id = packet.packet_id
+    return bytes((_ACK_TYPE_BYTE[packet.type_name], 2, packet_id >> 8, packet_id & 0xFF))
+
+
+def _encode_publish(packet: Publish, config: _Config) -> bytes:
+    first = 0x30 | packet.qos << 1 | (8 if packet.dup else 0) | (1 if packet.retain else 0)
+    problem = config.first_byte[first]
+    if problem is not None:
+        raise InvalidPacket(problem[0].id_for(config.edition), problem[1], edition=config.edition_name)
+    topic = packet.topic.encode("utf-8")
+    if config.topic_rules and not topic:
+        raise InvalidPacket(R.TOPIC_NOT_EMPTY.id_for(config.edition), "the topic name is empty")
+    if config.max_topic_chars is not None and len(packet.topic) > config.max_topic_chars:
+        raise InvalidPacket(
+            R.TOPIC_MAX_31.id_for(config.edition),
+            f"the topic name has {len(packet.topic)} characters; MQTT 3.1 allows 32,767",
+        )
+    body_length = 2 + len(topic) + (2 if packet.qos else 0) + len(packet.payload)
+    header = bytes((first,)) + _remaining_length_bytes(body_length) + len(topic).to_bytes(2, "big")
+    # Judge the topic content exactly as a receiver would.
+    probe = Decoder.__new__(Decoder)
+    probe._config = config
+    probe._base = 0
+    try:
+        probe._check_topic_content(topic, packet.topic, len(header))
+    except ProtocolError as error:
+        raise InvalidPacket(error.rule, error.message, edition=config.edition_name) from None
+    if packet.qos:
+        assert packet.packet_id is not None
+        return header + topic + packet.packet_id.to_bytes(2, "big") + packet.payload
+    return header + topic + packet.payload

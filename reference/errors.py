@@ -1,0 +1,48 @@
+"""Errors of the reference codec: one base, ``ProtocolError``, carrying the rule it names.
+
+Every error says which rule was broken (its id in the edition in use), the edition, the
+byte offset in the stream (``None`` when there is no stream, as when encoding) and a
+message a person understands. The decoder raises nothing else, whatever bytes it is fed.
+"""
+
+from __future__ import annotations
+
+
+class ProtocolError(Exception):
+    """Base of every error pubproof's codec raises."""
+
+    kind = "error"
+
+    def __init__(self, rule: str, message: str, *, offset: int | None = None, edition: str | None = None) -> None:
+        self.rule = rule
+        self.message = message
+        self.offset = offset
+        self.edition = edition
+        where = f" at byte {offset}" if offset is not None else ""
+        super().__init__(f"[{rule}]{where}: {message}")
+
+    def as_json(self) -> dict[str, object]:
+        """The ``error`` object of ``pubproof decode``/``encode``."""
+        return {"rule": self.rule, "offset": self.offset, "message": self.message}
+
+
+class MalformedPacket(ProtocolError):
+    """The bytes are not a packet: the receiver must close the connection."""
+
+    kind = "malformed"
+
+
+class ProtocolViolation(ProtocolError):
+    """A packet that parses but breaks an obligation of its sender."""
+
+    kind = "violation"
+
+
+class IncompleteStream(ProtocolError):
+    """The stream ended inside a packet (rule ``incomplete``)."""
+
+    kind = "incomplete"
+
+
+class InvalidPacket(ProtocolViolation):
+    """A packet object that cannot exist (raised on construction or when encoding)."""

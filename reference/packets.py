@@ -1,0 +1,151 @@
+"""Packets of the reference codec: frozen, slotted, keyword-only dataclasses that validate
+themselves on construction.
+
+Construction enforces what holds in every edition (types, ranges, a packet identifier
+exactly when QoS > 0, a topic that UTF-8 can encode within 65,535 bytes). What an edition
+or reading adds (wildcards, empty topics, DUP on QoS 0, QoS 3) is checked by
+:func:`pubproof.reference.codec.encode`, which knows the edition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pubproof.model import wire_rules as R
+from pubproof.model.editions import Edition
+from pubproof.reference.errors import InvalidPacket
+
+_V311 = Edition.V311
+
+
+def _invalid(rule: R.Rule, message: str) -> InvalidPacket:
+    return InvalidPacket(rule.id_for(_V311), message)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Publish:
+    """A PUBLISH packet: an application message on its way to a receiver."""
+
+    topic: str
+    payload: bytes = b""
+    qos: int = 0
+    packet_id: int | None = None
+    dup: bool = False
+    retain: bool = False
+
+    type_name: ClassVar[str] = "PUBLISH"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.topic, str):
+            raise _invalid(R.TOPIC_UTF8, f"topic must be a str, not {type(self.topic).__name__}")
+        if not isinstance(self.payload, bytes):
+            raise _invalid(R.PAYLOAD_REST, "payload must be bytes")
+        if type(self.qos) is not int or not 0 <= self.qos <= 3:
+            raise _invalid(R.QOS_RESERVED, f"QoS is 0, 1 or 2 (3 only under a 3.1 reading), not {self.qos!r}")
+        if type(self.dup) is not bool or type(self.retain) is not bool:
+            raise _invalid(R.DUP_QOS0, "dup and retain are booleans")
+        if self.qos == 0:
+            if self.packet_id is not None:
+                # [MQTT-2.3.1-5] "MUST NOT contain a Packet Identifier if its QoS value is set to 0"
+                raise _invalid(R.PACKET_ID_PRESENCE, "a QoS 0 PUBLISH has no packet identifier")
+        elif self.packet_id is None:
+            raise _invalid(R.PACKET_ID_PRESENCE, f"a QoS {self.qos} PUBLISH needs a packet identifier")
+        elif type(self.packet_id) is not int or not 1 <= self.packet_id <= 0xFFFF:
+            # [MQTT-2.3.1-1] "MUST contain a non-zero 16-bit Packet Identifier"
+            raise _invalid(R.PACKET_ID_NONZERO, f"packet identifier {self.packet_id!r} is not in 1..65535")
+        try:
+            encoded = self.topic.encode("utf-8")
+        except UnicodeEncodeError:
+            # [MQTT-1.5.3-1] no encodings of code points between U+D800 and U+DFFF
+            raise _invalid(R.TOPIC_UTF8, "the topic name contains a surrogate code point") from None
+        if len(encoded) > 0xFFFF:
+            # [MQTT-4.7.3-3] "MUST NOT encode to more than 65535 bytes"
+            raise _invalid(R.TOPIC_MAX_BYTES, f"the topic name encodes to {len(encoded)} bytes")
+        if 2 + len(encoded) + (2 if self.qos else 0) + len(self.payload) > 268_435_455:
+            raise _invalid(R.RL_MAX_BYTES, "the packet is longer than 268,435,455 bytes")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ack:
+    packet_id: int
+
+    type_name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        if type(self.packet_id) is not int or not 0 <= self.packet_id <= 0xFFFF:
+            raise _invalid(R.BIG_ENDIAN, f"packet identifier {self.packet_id!r} is not a 16-bit integer")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PubAck(_Ack):
+    """PUBACK: the receiver's answer to a QoS 1 PUBLISH."""
+
+    type_name: ClassVar[str] = "PUBACK"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PubRec(_Ack):
+    """PUBREC: the receiver's first answer to a QoS 2 PUBLISH."""
+
+    type_name: ClassVar[str] = "PUBREC"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PubRel(_Ack):
+    """PUBREL: the sender's release of a QoS 2 message after PUBREC."""
+
+    type_name: ClassVar[str] = "PUBREL"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PubComp(_Ack):
+    """PUBCOMP: the receiver's answer to PUBREL, the end of a QoS 2 flow."""
+
+    type_name: ClassVar[str] = "PUBCOMP"
+
+
+Ack = PubAck | PubRec | PubRel | PubComp
+Packet = Publish | Ack
+
+ACK_CLASSES: dict[str, type[Ack]] = {
+    "PUBACK": PubAck,
+    "PUBREC": PubRec,
+    "PUBREL": PubRel,
+    "PUBCOMP": PubComp,
+}
+
+
+def _trusted_constructor(cls: type[Any], fields: tuple[str, ...]) -> Any:
+    """A constructor that skips ``__post_init__``, for the decoder, which has already
+    checked every field against the rules (and more strictly than construction does)."""
+    new = object.__new__
+    setters = [getattr(cls, name).__set__ for name in fields]
+    if len(fields) == 1:
+        (set0,) = setters
+
+        def make1(a: Any) -> Any:
+            obj = new(cls)
+            set0(obj, a)
+            return obj
+
+        return make1
+    set_topic, set_payload, set_qos, set_id, set_dup, set_retain = setters
+
+    def make6(topic: str, payload: bytes, qos: int, packet_id: int | None, dup: bool, retain: bool) -> Any:
+        obj = new(cls)
+        set_topic(obj, topic)
+        set_payload(obj, payload)
+        set_qos(obj, qos)
+        set_id(obj, packet_id)
+        set_dup(obj, dup)
+        set_retain(obj, retain)
+        return obj
+
+    return make6
+
+
+trusted_publish = _trusted_constructor(Publish, ("topic", "payload", "qos", "packet_id", "dup", "retain"))
+trusted_ack = {
+    name: _trusted_constructor(cls, ("packet_id",)) for name, cls in ACK_CLASSES.items()
+}
