@@ -1,0 +1,3 @@
+from pubproof.main import main
+
+raise SystemExit(main())
