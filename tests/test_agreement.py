@@ -1,0 +1,156 @@
+"""The model and the reference agree: the four properties of the foundation issue.
+
+(a) every valid packet round-trips through the reference and equals the model's decoding;
+(b) on arbitrary bytes and on mutations of valid streams, the same packets and the same
+    rule at the same offset;
+(c) however a stream of many packets is chunked, the reference gives the same result;
+(d) every first byte, in every edition and reading, is classified identically.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import edition_and_readings, mutated, valid_packet
+
+from pubproof.model import wire as model
+from pubproof.model.editions import READINGS, Edition, resolve_readings
+from pubproof.model.trace import P
+from pubproof.reference import Decoder, ProtocolError, encode, from_p, to_p
+
+
+def reference_verdict(
+    chunks: list[bytes], edition: Edition, readings: dict[str, str]
+) -> dict[str, Any]:
+    decoder = Decoder(edition=edition, readings=readings)
+    packets: list[P] = []
+    try:
+        for chunk in chunks:
+            decoder.feed(chunk)
+            packets.extend(to_p(p) for p in decoder)
+        decoder.close()
+    except ProtocolError as error:
+        return {"packets": packets, "error": (error.rule, error.offset, error.kind)}
+    return {"packets": packets, "error": None}
+
+
+def model_verdict(data: bytes, edition: Edition, readings: dict[str, str]) -> dict[str, Any]:
+    verdict = model.decode(data, edition, readings)
+    failure = verdict.failure
+    error = None if failure is None else (failure.rule, failure.offset, failure.kind)
+    return {"packets": verdict.packets, "error": error}
+
+
+@given(edition_and_readings(), valid_packet)
+def test_a_valid_packets_round_trip_and_equal_the_model(
+    setting: tuple[Edition, dict[str, str]], packet: P
+) -> None:
+    edition, readings = setting
+    try:
+        expected = model.encode(packet, edition, readings)
+    except model.EncodeError as error:
+        # The reading makes this packet one the sender must not send: the reference agrees.
+        try:
+            encode(from_p(packet), edition=edition, readings=readings)
+        except ProtocolError as ref_error:
+            assert ref_error.rule == error.rule
+            return
+        raise AssertionError(f"reference encoded what the model refuses ({error.rule})") from None
+    data = encode(from_p(packet), edition=edition, readings=readings)
+    assert data == expected
+    assert reference_verdict([data], edition, readings) == {"packets": [packet], "error": None}
+    assert model_verdict(data, edition, readings) == {"packets": [packet], "error": None}
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> tuple[Edition, dict[str, str], bytes]:
+    edition, readings = draw(edition_and_readings())
+    packets = draw(st.lists(valid_packet, min_size=0, max_size=4))
+    data = b""
+    for packet in packets:
+        try:
+            data += model.encode(packet, edition, readings)
+        except model.EncodeError:
+            continue
+    kind = draw(st.sampled_from(["mutation", "mutation", "arbitrary"]))
+    if kind == "arbitrary":
+        data = draw(st.binary(max_size=64))
+    else:
+        data = draw(mutated(data))
+    return edition, readings, data
+
+
+@given(streams())
+def test_b_any_bytes_same_verdict(case: tuple[Edition, dict[str, str], bytes]) -> None:
+    edition, readings, data = case
+    assert reference_verdict([data], edition, readings) == model_verdict(data, edition, readings)
+
+
+@given(streams(), st.data())
+def test_c_chunking_does_not_change_the_result(
+    case: tuple[Edition, dict[str, str], bytes], data: st.DataObject
+) -> None:
+    edition, readings, stream = case
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=8)))
+    chunks = [stream[a:b] for a, b in itertools.pairwise([0, *cuts, len(stream)])]
+    whole = reference_verdict([stream], edition, readings)
+    assert reference_verdict(chunks, edition, readings) == whole
+    # byte by byte, the most demanding chunking
+    assert reference_verdict([bytes([b]) for b in stream], edition, readings) == whole
+
+
+@settings(max_examples=200)
+@given(st.lists(valid_packet, min_size=20, max_size=60), st.data())
+def test_c_many_packets_in_random_chunks(packets: list[P], data: st.DataObject) -> None:
+    stream = b"".join(model.encode(p) for p in packets)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=40)))
+    chunks = [stream[a:b] for a, b in itertools.pairwise([0, *cuts, len(stream)])]
+    assert reference_verdict(chunks, Edition.V311, {}) == {"packets": packets, "error": None}
+
+
+def _all_reading_choices(edition: Edition) -> list[dict[str, str]]:
+    applicable = [r for r in READINGS.values() if r.applies_to(edition)]
+    choices = []
+    for values in itertools.product(*(sorted(r.values) for r in applicable)):
+        choices.append({r.name: v for r, v in zip(applicable, values, strict=True)})
+    return choices
+
+
+def test_d_every_first_byte_is_classified_identically() -> None:
+    checked = 0
+    for edition in Edition:
+        for readings in _all_reading_choices(edition):
+            assert resolve_readings(edition, readings) == readings
+            for first in range(256):
+                # alone (the first byte's own verdict), and with a minimal body after it
+                for tail in (b"", b"\x02\x00\x01", b"\x05\x00\x01a\x00\x01", b"\x00"):
+                    data = bytes([first]) + tail
+                    assert reference_verdict([data], edition, readings) == model_verdict(
+                        data, edition, readings
+                    ), (edition, readings, data.hex())
+                    checked += 1
+    assert checked == 256 * 4 * (len(_all_reading_choices(Edition.V31)) + len(_all_reading_choices(Edition.V311)))
+
+
+def test_d_first_byte_classes_have_the_expected_sizes() -> None:
+    """The valid first bytes per edition under the default readings (a number the proofs
+    issue will prove with Z3): 3.1.1 accepts 10 PUBLISH first bytes (QoS 0 without DUP: 2,
+    QoS 1 and 2 with any DUP and RETAIN: 8) and one per acknowledgement."""
+    def valid_first_bytes(edition: Edition, readings: dict[str, str]) -> set[int]:
+        valid = set()
+        for first in range(256):
+            verdict = model.decode(bytes([first]), edition, readings)
+            assert verdict.failure is not None
+            if verdict.failure.rule == "incomplete":
+                valid.add(first)
+        return valid
+
+    v311 = valid_first_bytes(Edition.V311, {})
+    assert len([b for b in v311 if b >> 4 == 3]) == 10
+    assert {b for b in v311 if b >> 4 != 3} == {0x40, 0x50, 0x62, 0x70}
+    v31 = valid_first_bytes(Edition.V31, {})
+    assert len([b for b in v31 if b >> 4 == 3]) == 12  # DUP on QoS 0 is ignored in 3.1
+    assert len([b for b in v31 if b >> 4 != 3]) == 64  # ack flags are "x" in 3.1
