@@ -92,7 +92,11 @@ def decode_line(
         result: dict[str, object] = {"ok": verdict.failure is None, "packets": verdict.packets}
         if verdict.failure is not None:
             failure = verdict.failure
-            result["error"] = {"rule": failure.rule, "offset": failure.offset, "message": failure.message}
+            result["error"] = {
+                "rule": failure.rule,
+                "offset": failure.offset,
+                "message": failure.message,
+            }
         return result
     decoder = Decoder(edition=edition, readings=readings)
     decoder.feed(data)
@@ -120,7 +124,11 @@ def _filter(lines: Iterable[str], out: TextIO, handle: Callable[[str], tuple[str
 def run_decode(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     edition, readings = edition_and_readings(command, args)
     stdin, stdout = _utf8_stdio()
-    _filter(stdin, stdout, lambda line: (_dump(decode_line(line, edition, readings, args.engine)), False))
+    _filter(
+        stdin,
+        stdout,
+        lambda line: (_dump(decode_line(line, edition, readings, args.engine)), False),
+    )
     return 0
 
 
@@ -134,7 +142,9 @@ def encode_line(line: str, edition: Edition, readings: Mapping[str, str]) -> tup
     try:
         return encode(from_p(obj), edition=edition, readings=readings).hex(), False
     except ProtocolError as error:
-        return _dump({"error": dict(error.as_json(), rule=rule_in_edition(error.rule, edition))}), True
+        return _dump(
+            {"error": dict(error.as_json(), rule=rule_in_edition(error.rule, edition))}
+        ), True
 
 
 def rule_in_edition(rule_id: str, edition: Edition) -> str:

@@ -68,7 +68,9 @@ def check_case(case: dict[str, Any], engine: str = "reference") -> str | None:
         except ProtocolError as error:
             produced, rule = None, rule_in_edition(error.rule, edition)
     if produced != case["hex"] or rule != case["rule"]:
-        return f"encode: expected {case['hex'] and case['hex'][:40]} / {case['rule']}, got {produced and produced[:40]} / {rule}"
+        want = case["hex"] and case["hex"][:40]
+        got_hex = produced and produced[:40]
+        return f"encode: expected {want} / {case['rule']}, got {got_hex} / {rule}"
     return None
 
 

@@ -116,7 +116,9 @@ DUP_QOS0 = _reading(
         source="publish.de.txt",
         text="Das DUP-Bit wird für Nachrichten mit QoS-Stufe 0 nicht gesetzt.",
     ),
-    Passage(source="publish.zh.txt", text="对于所有QoS 0的消息,重发标志位必须设置为0。[MQTT-3.3.1-2]"),
+    Passage(
+        source="publish.zh.txt", text="对于所有QoS 0的消息,重发标志位必须设置为0。[MQTT-3.3.1-2]"
+    ),
 )
 
 QOS3 = _reading(
@@ -166,7 +168,9 @@ TOPIC_RULES = _reading(
     "U+0000 and wildcards; 3.1.1 forbids all three [MQTT-4.7.3-1] [MQTT-1.5.3-2] "
     "[MQTT-3.3.2-2].",
     Passage(source="publish.en.txt", text="The Topic Name is a UTF-encoded string."),
-    Passage(source="publish.es.txt", text="Nombre del tema: Una serie de caracteres codificada en UTF."),
+    Passage(
+        source="publish.es.txt", text="Nombre del tema: Una serie de caracteres codificada en UTF."
+    ),
 )
 
 TOPIC_LENGTH = _reading(

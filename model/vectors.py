@@ -89,7 +89,11 @@ class _Corpus:
         )
 
     def encode_case(
-        self, intent: _Intent, packet: P, edition: Edition, readings: Mapping[str, str] | None = None
+        self,
+        intent: _Intent,
+        packet: P,
+        edition: Edition,
+        readings: Mapping[str, str] | None = None,
     ) -> None:
         resolved = resolve_readings(edition, readings)
         assert intent.rule is not None
@@ -129,7 +133,11 @@ def _raw_publish(
     flags: int, topic: bytes, packet_id: bytes = b"", payload: bytes = b"", rl: bytes | None = None
 ) -> bytes:
     body = len(topic).to_bytes(2, "big") + topic + packet_id + payload
-    return bytes([0x30 | flags]) + (rl if rl is not None else encode_remaining_length(len(body))) + body
+    return (
+        bytes([0x30 | flags])
+        + (rl if rl is not None else encode_remaining_length(len(body)))
+        + body
+    )
 
 
 def _valid_publishes() -> Iterator[P]:
@@ -138,7 +146,9 @@ def _valid_publishes() -> Iterator[P]:
     yield publish(topic="sensors/room12/temp", payload=b"21.5")
     yield publish(topic="a", qos=2, packet_id=65535, payload=b"\x00\xff", retain=True)
     yield publish(topic="/", qos=1, packet_id=1, dup=True)
-    yield publish(topic="über/温度/🌡", qos=2, packet_id=256, dup=True, retain=True, payload=b"x" * 200)
+    yield publish(
+        topic="über/温度/🌡", qos=2, packet_id=256, dup=True, retain=True, payload=b"x" * 200
+    )
     yield publish(topic="\ufeffbom", payload=b"")
     yield publish(topic="$SYS/broker/load", qos=0, retain=True, payload=b"1" * 127)
 
@@ -151,20 +161,40 @@ def _generate(corpus: _Corpus) -> None:
             corpus.decode_case(_accept(R.PAYLOAD_REST), data, edition)
             corpus.encode_case(_accept(R.PACKET_ID_PRESENCE), packet, edition)
         corpus.decode_case(_accept(R.BIG_ENDIAN), encode(EXAMPLE, edition), edition)
-        corpus.decode_case(_accept(R.PACKET_ID_NONZERO), encode(publish(topic="t", qos=1, packet_id=1), edition), edition)
-        corpus.decode_case(_accept(R.TOPIC_UTF8), encode(publish(topic="Ünïcödé/𝄞/∑"), edition), edition)
+        corpus.decode_case(
+            _accept(R.PACKET_ID_NONZERO),
+            encode(publish(topic="t", qos=1, packet_id=1), edition),
+            edition,
+        )
+        corpus.decode_case(
+            _accept(R.TOPIC_UTF8), encode(publish(topic="Ünïcödé/𝄞/∑"), edition), edition
+        )
         corpus.decode_case(_accept(R.TOPIC_NOT_EMPTY), encode(publish(topic="x"), edition), edition)
-        corpus.decode_case(_accept(R.TOPIC_NO_WILDCARDS), encode(publish(topic="a/b/c"), edition), edition)
-        corpus.decode_case(_accept(R.TOPIC_NUL), encode(publish(topic="a\u0001b"), edition), edition)
-        corpus.decode_case(_accept(R.QOS_RESERVED), encode(publish(topic="q", qos=2, packet_id=7), edition), edition)
-        corpus.decode_case(_accept(R.DUP_QOS0), encode(publish(topic="d", qos=1, packet_id=3, dup=True), edition), edition)
+        corpus.decode_case(
+            _accept(R.TOPIC_NO_WILDCARDS), encode(publish(topic="a/b/c"), edition), edition
+        )
+        corpus.decode_case(
+            _accept(R.TOPIC_NUL), encode(publish(topic="a\u0001b"), edition), edition
+        )
+        corpus.decode_case(
+            _accept(R.QOS_RESERVED),
+            encode(publish(topic="q", qos=2, packet_id=7), edition),
+            edition,
+        )
+        corpus.decode_case(
+            _accept(R.DUP_QOS0),
+            encode(publish(topic="d", qos=1, packet_id=3, dup=True), edition),
+            edition,
+        )
         corpus.decode_case(_accept(R.RESERVED_TYPE), encode(ack("PUBACK", 1), edition), edition)
-        corpus.decode_case(_accept(R.OUT_OF_SCOPE_TYPE), encode(ack("PUBCOMP", 2), edition), edition)
+        corpus.decode_case(
+            _accept(R.OUT_OF_SCOPE_TYPE), encode(ack("PUBCOMP", 2), edition), edition
+        )
         corpus.decode_case(_accept(R.PUBLISH_RL_COVERS), _raw_publish(0, b"t"), edition)
         corpus.encode_case(_accept(R.TOPIC_MAX_BYTES), publish(topic="é" * 32767), edition)
         for name in ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP"):
             for packet_id in (0, 1, 10, 0x1234, 65535):
-                data = encode(ack(name, packet_id), edition)  # type: ignore[arg-type]
+                data = encode(ack(name, packet_id), edition)
                 corpus.decode_case(_accept(R.ACK_FLAGS[name]), data, edition)
                 corpus.decode_case(_accept(R.ACK_RL[name]), data, edition)
         # Remaining Length: every length of encoding, and what lies past a packet's end.
@@ -178,7 +208,9 @@ def _generate(corpus: _Corpus) -> None:
         for first in (0x40, 0x50, 0x62, 0x70):
             # two-, three- and four-byte encodings of 2: lenient by default
             for rl in (b"\x82\x00", b"\x82\x80\x00", b"\x82\x80\x80\x00"):
-                corpus.decode_case(_accept(R.RL_MINIMAL), bytes([first]) + rl + b"\x00\x01", edition)
+                corpus.decode_case(
+                    _accept(R.RL_MINIMAL), bytes([first]) + rl + b"\x00\x01", edition
+                )
                 corpus.decode_case(
                     _reject(R.RL_MINIMAL),
                     bytes([first]) + rl + b"\x00\x01",
@@ -205,8 +237,8 @@ def _generate(corpus: _Corpus) -> None:
                 corpus.decode_case(_reject(R.ACK_FLAGS[name]), data, edition, readings)
                 if edition is V31:
                     corpus.decode_case(_accept(R.ACK_FLAGS[name]), data, edition)
-            for rl in (0, 1, 3, 4, 127):
-                data = bytes([number << 4 | expected, rl]) + b"\x00\x01" * 2
+            for wrong in (0, 1, 3, 4, 127):
+                data = bytes([number << 4 | expected, wrong]) + b"\x00\x01" * 2
                 corpus.decode_case(_reject(R.ACK_RL[name]), data, edition)
         for data in (
             b"\x30\xff\xff\xff\xff\x7f",
@@ -214,7 +246,12 @@ def _generate(corpus: _Corpus) -> None:
             b"\x32\xff\xff\xff\x80",
         ):
             corpus.decode_case(_reject(R.RL_MAX_BYTES), data, edition)
-        corpus.decode_case(_reject(R.RL_MINIMAL), _raw_publish(0, b"t", rl=b"\x83\x00"), edition, {"rl-encoding": "strict"})
+        corpus.decode_case(
+            _reject(R.RL_MINIMAL),
+            _raw_publish(0, b"t", rl=b"\x83\x00"),
+            edition,
+            {"rl-encoding": "strict"},
+        )
         # Variable header that does not fit in the Remaining Length.
         for data in (
             b"\x30\x00",
@@ -238,9 +275,15 @@ def _generate(corpus: _Corpus) -> None:
             b"+\xff",
         ):
             corpus.decode_case(_reject(R.TOPIC_UTF8), _raw_publish(0, raw, payload=b"p"), edition)
-        corpus.decode_case(_reject(R.PACKET_ID_NONZERO), _raw_publish(2, b"a/b", b"\x00\x00", b"x"), edition)
-        corpus.decode_case(_reject(R.PACKET_ID_NONZERO), _raw_publish(4, b"a/b", b"\x00\x00"), edition)
-        corpus.encode_case(_reject(R.PACKET_ID_PRESENCE), publish(topic="t", qos=0, packet_id=5), edition)
+        corpus.decode_case(
+            _reject(R.PACKET_ID_NONZERO), _raw_publish(2, b"a/b", b"\x00\x00", b"x"), edition
+        )
+        corpus.decode_case(
+            _reject(R.PACKET_ID_NONZERO), _raw_publish(4, b"a/b", b"\x00\x00"), edition
+        )
+        corpus.encode_case(
+            _reject(R.PACKET_ID_PRESENCE), publish(topic="t", qos=0, packet_id=5), edition
+        )
         corpus.encode_case(_reject(R.PACKET_ID_PRESENCE), publish(topic="t", qos=1), edition)
         corpus.encode_case(_reject(R.TOPIC_MAX_BYTES), publish(topic="é" * 32768), edition)
 
@@ -255,8 +298,8 @@ def _generate(corpus: _Corpus) -> None:
             (b"sport/tennis/#", R.TOPIC_NO_WILDCARDS),
             ("温度/+".encode(), R.TOPIC_NO_WILDCARDS),
         ):
-            for flags, packet_id in ((0, b""), (2, b"\x00\x01")):
-                data = _raw_publish(flags, raw, packet_id, b"payload")
+            for flags, identifier in ((0, b""), (2, b"\x00\x01")):
+                data = _raw_publish(flags, raw, identifier, b"payload")
                 corpus.decode_case(_reject(rule), data, edition, topic_readings)
                 if edition is V31:
                     corpus.decode_case(_accept(rule), data, edition)
@@ -273,18 +316,28 @@ def _generate(corpus: _Corpus) -> None:
                 data = _raw_publish(0, f"a{char}b".encode(), payload=b"x")
                 corpus.decode_case(_accept(R.TOPIC_DISCOURAGED), data, edition)
                 corpus.decode_case(
-                    _reject(R.TOPIC_DISCOURAGED), data, edition, {"discouraged-code-points": "reject"}
+                    _reject(R.TOPIC_DISCOURAGED),
+                    data,
+                    edition,
+                    {"discouraged-code-points": "reject"},
                 )
         else:
             corpus.decode_case(_accept(R.DUP_QOS0), dup0, edition)
             corpus.decode_case(_reject(R.DUP_QOS0), dup0, edition, {"dup-qos0": "reject"})
-            corpus.encode_case(_reject(R.DUP_QOS0), publish(topic="a", dup=True), edition, {"dup-qos0": "reject"})
+            corpus.encode_case(
+                _reject(R.DUP_QOS0), publish(topic="a", dup=True), edition, {"dup-qos0": "reject"}
+            )
             qos3 = _raw_publish(0b0110, b"a/b", b"\x00\x0a", b"x")
             corpus.decode_case(_accept(R.QOS_RESERVED), qos3, edition, {"qos3": "accept"})
             long_topic = "t" * 32_768
-            corpus.decode_case(_reject(R.TOPIC_MAX_31), _raw_publish(0, long_topic.encode()), edition)
             corpus.decode_case(
-                _accept(R.TOPIC_MAX_31), _raw_publish(0, long_topic.encode()), edition, {"topic-length": "65535-bytes"}
+                _reject(R.TOPIC_MAX_31), _raw_publish(0, long_topic.encode()), edition
+            )
+            corpus.decode_case(
+                _accept(R.TOPIC_MAX_31),
+                _raw_publish(0, long_topic.encode()),
+                edition,
+                {"topic-length": "65535-bytes"},
             )
             corpus.decode_case(_accept(R.TOPIC_MAX_31), _raw_publish(0, b"t" * 32_767), edition)
             corpus.encode_case(_reject(R.TOPIC_MAX_31), publish(topic=long_topic), edition)
@@ -303,13 +356,13 @@ def _generate(corpus: _Corpus) -> None:
     for index in range(160):
         edition = V311 if index % 2 else V31
         packets = [_random_packet(rng) for _ in range(rng.randint(1, 3))]
-        data = bytearray(b"".join(encode(p, edition) for p in packets))
+        mutant = bytearray(b"".join(encode(p, edition) for p in packets))
         if index % 4 >= 2:
             for _ in range(rng.randint(1, 2)):
-                data[rng.randrange(len(data))] = rng.randrange(256)
+                mutant[rng.randrange(len(mutant))] = rng.randrange(256)
         if index % 8 == 7:
-            del data[rng.randrange(len(data)) :]
-        corpus.decode_case(_Intent(None, "random"), bytes(data), edition)
+            del mutant[rng.randrange(len(mutant)) :]
+        corpus.decode_case(_Intent(None, "random"), bytes(mutant), edition)
 
 
 def _random_packet(rng: random.Random) -> P:
@@ -317,7 +370,9 @@ def _random_packet(rng: random.Random) -> P:
         kind = rng.choice(["PUBACK", "PUBREC", "PUBREL", "PUBCOMP"])
         return ack(kind, rng.randrange(1, 65536))  # type: ignore[arg-type]
     qos = rng.randrange(3)
-    topic = "/".join(rng.choice(["a", "b", "sensors", "温度", "x1", "é"]) for _ in range(rng.randint(1, 4)))
+    topic = "/".join(
+        rng.choice(["a", "b", "sensors", "温度", "x1", "é"]) for _ in range(rng.randint(1, 4))
+    )
     return publish(
         topic=topic,
         qos=qos,

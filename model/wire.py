@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition, resolve_readings
 from pubproof.model.rules import INCOMPLETE, Kind, Rule
-from pubproof.model.trace import P, AckP, PublishP, is_publish
+from pubproof.model.trace import AckP, P, PublishP, is_publish
 
 PUBLISH_TYPE = 3
 #: packet type number -> name, for the types pubproof decodes
@@ -103,7 +103,9 @@ class _Context:
 
     def fail(self, rule: Rule, offset: int, message: str) -> _Fail:
         return _Fail(
-            Failure(rule=rule.id_for(self.edition), kind=rule.kind.value, offset=offset, message=message)
+            Failure(
+                rule=rule.id_for(self.edition), kind=rule.kind.value, offset=offset, message=message
+            )
         )
 
     def take(self, offset: int, count: int) -> bytes:
@@ -313,13 +315,13 @@ def _topic(ctx: _Context, offset: int, raw: bytes) -> str:
             f"the topic name is not well-formed UTF-8 at byte {bad} (0x{raw[bad]:02x})",
         )
     topic = raw.decode("utf-8")
-    if ctx.edition is Edition.V31 and ctx.reading("topic-length") == "32767-chars":
-        if len(topic) > 32_767:
-            raise ctx.fail(
-                R.TOPIC_MAX_31,
-                offset - 2,
-                f"the topic name has {len(topic)} characters; MQTT 3.1 allows 32,767",
-            )
+    # MQTT 3.1 section 2.2: "Topic name has an upper length limit of 32,767 characters."
+    if ctx.reading("topic-length") == "32767-chars" and len(topic) > 32_767:
+        raise ctx.fail(
+            R.TOPIC_MAX_31,
+            offset - 2,
+            f"the topic name has {len(topic)} characters; MQTT 3.1 allows 32,767",
+        )
     position = offset
     for char in topic:
         if _topic_rules_apply(ctx):

@@ -199,8 +199,7 @@ RL_MINIMAL = rule(
 
 RL_DELIMITS = rule(
     "rl.delimits-packet",
-    "The Remaining Length counts the bytes of the packet after it; what follows is the next "
-    "packet",
+    "The Remaining Length counts the bytes of the packet after it; what follows is the next packet",
     ids={V31: "PP31-2.1-rl-delimits-packet", V311: "PP311-2.2.3-rl-delimits-packet"},
     strength=Strength.DEFINITION,
     binds=Binds.SENDER_AND_RECEIVER,
@@ -224,10 +223,13 @@ PUBLISH_RL_COVERS = rule(
     kind=Kind.MALFORMED,
     quotes=(
         q("zh", "剩余长度字段 等于可变报头的长度加上有效负载的长度。"),
-        q("en", "The Remaining Length is the length of the Variable Header plus the length of the Payload."),
+        q(
+            "en",
+            "The Remaining Length is the length of the Variable Header plus the length of the Payload.",
+        ),
         q(
             "de",
-            "Das Feld \"Verbleibende Länge\" im festen Header enthält die Länge des variablen "
+            'Das Feld "Verbleibende Länge" im festen Header enthält die Länge des variablen '
             "Headers sowie die Länge der Nutzlast.",
         ),
         q(
@@ -243,7 +245,10 @@ for _name, _section in _ACK_SECTIONS.items():
     ACK_RL[_name] = rule(
         f"{_name.lower()}.remaining-length",
         f"The Remaining Length of {_name} is 2",
-        ids={V31: f"PP31-{_section}-remaining-length", V311: f"PP311-{_section}.1-remaining-length"},
+        ids={
+            V31: f"PP31-{_section}-remaining-length",
+            V311: f"PP311-{_section}.1-remaining-length",
+        },
         strength=Strength.DEFINITION,
         binds=Binds.SENDER_AND_RECEIVER,
         kind=Kind.MALFORMED,
@@ -298,7 +303,10 @@ TOPIC_NUL = rule(
             "If a receiver (Server or Client) receives a Control Packet containing U+0000 it "
             "MUST close the Network Connection [MQTT-1.5.3-2].",
         ),
-        std("4.7.3", "Topic Names and Topic Filters MUST NOT include the null character (Unicode U+0000) [MQTT-4.7.3-2]"),
+        std(
+            "4.7.3",
+            "Topic Names and Topic Filters MUST NOT include the null character (Unicode U+0000) [MQTT-4.7.3-2]",
+        ),
     ),
 )
 
@@ -310,7 +318,12 @@ TOPIC_NOT_EMPTY = rule(
     binds=Binds.SENDER,
     kind=Kind.VIOLATION,
     reading="topic-rules",
-    quotes=(std("4.7.3", "All Topic Names and Topic Filters MUST be at least one character long [MQTT-4.7.3-1]"),),
+    quotes=(
+        std(
+            "4.7.3",
+            "All Topic Names and Topic Filters MUST be at least one character long [MQTT-4.7.3-1]",
+        ),
+    ),
 )
 
 TOPIC_NO_WILDCARDS = rule(
@@ -324,7 +337,10 @@ TOPIC_NO_WILDCARDS = rule(
     reading="topic-rules",
     quotes=(
         q("zh", "PUBLISH报文中的主题名不能包含通配符[MQTT-3.3.2-2]。"),
-        std("3.3.2.1", "The Topic Name in the PUBLISH Packet MUST NOT contain wildcard characters [MQTT-3.3.2-2]."),
+        std(
+            "3.3.2.1",
+            "The Topic Name in the PUBLISH Packet MUST NOT contain wildcard characters [MQTT-3.3.2-2].",
+        ),
     ),
 )
 
@@ -367,7 +383,10 @@ TOPIC_MAX_BYTES = rule(
     binds=Binds.SENDER,
     kind=Kind.SENDER_ONLY,
     quotes=(
-        std("4.7.3", "Topic Names and Topic Filters are UTF-8 encoded strings, they MUST NOT encode to more than 65535 bytes [MQTT-4.7.3-3]."),
+        std(
+            "4.7.3",
+            "Topic Names and Topic Filters are UTF-8 encoded strings, they MUST NOT encode to more than 65535 bytes [MQTT-4.7.3-3].",
+        ),
     ),
 )
 
@@ -386,10 +405,22 @@ PACKET_ID_NONZERO = rule(
             "SUBSCRIBE, UNSUBSCRIBE, and PUBLISH (in cases where QoS > 0) Control Packets MUST "
             "contain a non-zero 16-bit Packet Identifier [MQTT-2.3.1-1].",
         ),
-        q("en", "Message ID 0 (i.e. 0x0000) is reserved as an invalid Message ID, and must not be used."),
-        q("de", "Die Nachrichten-ID 0 (d. h. 0x0000) ist als ungültige Nachrichten-ID reserviert und darf nicht verwendet werden."),
-        q("ja", "メッセージ ID 0 (つまり、0x0000) は、無効なメッセージ ID として予約済みなので、使用してはなりません。"),
-        q("es", "El ID de mensaje 0 (es decir, 0x0000) está reservado como ID de mensaje no válido y no debe utilizarse."),
+        q(
+            "en",
+            "Message ID 0 (i.e. 0x0000) is reserved as an invalid Message ID, and must not be used.",
+        ),
+        q(
+            "de",
+            "Die Nachrichten-ID 0 (d. h. 0x0000) ist als ungültige Nachrichten-ID reserviert und darf nicht verwendet werden.",
+        ),
+        q(
+            "ja",
+            "メッセージ ID 0 (つまり、0x0000) は、無効なメッセージ ID として予約済みなので、使用してはなりません。",
+        ),
+        q(
+            "es",
+            "El ID de mensaje 0 (es decir, 0x0000) está reservado como ID de mensaje no válido y no debe utilizarse.",
+        ),
     ),
 )
 
@@ -401,12 +432,27 @@ PACKET_ID_PRESENCE = rule(
     binds=Binds.SENDER,
     kind=Kind.SENDER_ONLY,
     quotes=(
-        std("2.3.1", "A PUBLISH Packet MUST NOT contain a Packet Identifier if its QoS value is set to 0 [MQTT-2.3.1-5]."),
+        std(
+            "2.3.1",
+            "A PUBLISH Packet MUST NOT contain a Packet Identifier if its QoS value is set to 0 [MQTT-2.3.1-5].",
+        ),
         q("zh", "报文标识符仅出现在QoS等级为1或2得PUBLISH报文中。"),
-        q("en", "For QoS 0, Message Identifier is not used, and must not appear in the Variable Header."),
-        q("de", "Eine Nachrichten-ID darf nicht im variablen Header von Nachrichten mit QoS-Stufe 0 verwendet werden."),
-        q("ja", "QoS レベル 0 のメッセージの変数ヘッダーではメッセージ ID を使用しないでください。"),
-        q("es", "Un ID de mensaje no debe utilizarse en la cabecera variable para mensajes cuyo nivel de QoS sea 0."),
+        q(
+            "en",
+            "For QoS 0, Message Identifier is not used, and must not appear in the Variable Header.",
+        ),
+        q(
+            "de",
+            "Eine Nachrichten-ID darf nicht im variablen Header von Nachrichten mit QoS-Stufe 0 verwendet werden.",
+        ),
+        q(
+            "ja",
+            "QoS レベル 0 のメッセージの変数ヘッダーではメッセージ ID を使用しないでください。",
+        ),
+        q(
+            "es",
+            "Un ID de mensaje no debe utilizarse en la cabecera variable para mensajes cuyo nivel de QoS sea 0.",
+        ),
     ),
 )
 
@@ -418,11 +464,26 @@ BIG_ENDIAN = rule(
     binds=Binds.SENDER_AND_RECEIVER,
     kind=Kind.ACCEPT,
     quotes=(
-        std("1.5.2", "Integer data values are 16 bits in big-endian order: the high order byte precedes the lower order byte."),
-        q("en", "The ordering of the 2 bytes of the Message Identifier is MSB, then LSB (big-endian)."),
-        q("de", "Die 2 Bytes der Nachrichten-ID werden in der Reihenfolge MSB, dann LSB (Big Endian) sortiert."),
-        q("ja", "メッセージ ID の 2 バイトの順序は、まず MSB、その後で LSB になります (ビッグ・エンディアン)。"),
-        q("es", "El orden de los 2 bytes del identificador de mensaje es MSB y a continuación LSB (big-endian)."),
+        std(
+            "1.5.2",
+            "Integer data values are 16 bits in big-endian order: the high order byte precedes the lower order byte.",
+        ),
+        q(
+            "en",
+            "The ordering of the 2 bytes of the Message Identifier is MSB, then LSB (big-endian).",
+        ),
+        q(
+            "de",
+            "Die 2 Bytes der Nachrichten-ID werden in der Reihenfolge MSB, dann LSB (Big Endian) sortiert.",
+        ),
+        q(
+            "ja",
+            "メッセージ ID の 2 バイトの順序は、まず MSB、その後で LSB になります (ビッグ・エンディアン)。",
+        ),
+        q(
+            "es",
+            "El orden de los 2 bytes del identificador de mensaje es MSB y a continuación LSB (big-endian).",
+        ),
     ),
 )
 
@@ -436,7 +497,13 @@ PAYLOAD_REST = rule(
     binds=Binds.SENDER_AND_RECEIVER,
     kind=Kind.ACCEPT,
     quotes=(
-        q("zh", "有效负载的长度=固定报头中的剩余长度字段的值-可变报头的长度。包含零长度有效负载的PUBLISH报文是合法的。"),
-        q("en", "The Payload portion of a PUBLISH message contains the data to be published. Its content and format is completely application specific."),
+        q(
+            "zh",
+            "有效负载的长度=固定报头中的剩余长度字段的值-可变报头的长度。包含零长度有效负载的PUBLISH报文是合法的。",
+        ),
+        q(
+            "en",
+            "The Payload portion of a PUBLISH message contains the data to be published. Its content and format is completely application specific.",
+        ),
     ),
 )

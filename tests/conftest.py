@@ -18,4 +18,4 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = Path(os.environ.get("PUBPROOF_SPEC_DIR", ROOT.parent / "shared" / "spec"))
+SPEC = Path(os.environ.get("PUBPROOF_SPEC_DIR", ROOT / "model" / "texts"))

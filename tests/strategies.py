@@ -66,7 +66,11 @@ def mutated(draw: st.DrawFn, data: bytes) -> bytes:
             continue
         at = draw(st.integers(0, len(buf) - 1))
         if action == "set":
-            buf[at] = draw(st.sampled_from([0x00, 0x23, 0x2B, 0x7F, 0x80, 0xC0, 0xED, 0xFF, draw(st.integers(0, 255))]))
+            buf[at] = draw(
+                st.sampled_from(
+                    [0x00, 0x23, 0x2B, 0x7F, 0x80, 0xC0, 0xED, 0xFF, draw(st.integers(0, 255))]
+                )
+            )
         elif action == "flip":
             buf[at] ^= 1 << draw(st.integers(0, 7))
         elif action == "delete":

@@ -14,12 +14,13 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import edition_and_readings, mutated, valid_packet
 
 from pubproof.model import wire as model
 from pubproof.model.editions import READINGS, Edition, resolve_readings
 from pubproof.model.trace import P
 from pubproof.reference import Decoder, ProtocolError, encode, from_p, to_p
+
+from strategies import edition_and_readings, mutated, valid_packet
 
 
 def reference_verdict(
@@ -76,10 +77,7 @@ def streams(draw: st.DrawFn) -> tuple[Edition, dict[str, str], bytes]:
         except model.EncodeError:
             continue
     kind = draw(st.sampled_from(["mutation", "mutation", "arbitrary"]))
-    if kind == "arbitrary":
-        data = draw(st.binary(max_size=64))
-    else:
-        data = draw(mutated(data))
+    data = draw(st.binary(max_size=64)) if kind == "arbitrary" else draw(mutated(data))
     return edition, readings, data
 
 
@@ -132,13 +130,16 @@ def test_d_every_first_byte_is_classified_identically() -> None:
                         data, edition, readings
                     ), (edition, readings, data.hex())
                     checked += 1
-    assert checked == 256 * 4 * (len(_all_reading_choices(Edition.V31)) + len(_all_reading_choices(Edition.V311)))
+    assert checked == 256 * 4 * (
+        len(_all_reading_choices(Edition.V31)) + len(_all_reading_choices(Edition.V311))
+    )
 
 
 def test_d_first_byte_classes_have_the_expected_sizes() -> None:
     """The valid first bytes per edition under the default readings (a number the proofs
     issue will prove with Z3): 3.1.1 accepts 10 PUBLISH first bytes (QoS 0 without DUP: 2,
     QoS 1 and 2 with any DUP and RETAIN: 8) and one per acknowledgement."""
+
     def valid_first_bytes(edition: Edition, readings: dict[str, str]) -> set[int]:
         valid = set()
         for first in range(256):

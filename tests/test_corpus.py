@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from pubproof.model import vectors
 from pubproof.model.editions import Edition
 from pubproof.model.rules import RULES, Kind
 from pubproof.vector_commands import check_case, check_corpus
+
+from conftest import ROOT
 
 CORPUS = ROOT / "vectors" / "corpus.jsonl"
 
@@ -37,7 +37,17 @@ def test_corpus_size_and_shape(cases: list[dict[str, object]]) -> None:
     ids = [c["id"] for c in cases]
     assert len(set(ids)) == len(ids)
     for case in cases:
-        assert set(case) == {"id", "op", "edition", "reading", "hex", "verdict", "rule", "offset", "packets"}
+        assert set(case) == {
+            "id",
+            "op",
+            "edition",
+            "reading",
+            "hex",
+            "verdict",
+            "rule",
+            "offset",
+            "packets",
+        }
         assert case["verdict"] in {"ok", "malformed", "violation", "incomplete"}
         assert case["edition"] in {"3.1", "3.1.1"}
 
@@ -80,5 +90,3 @@ def test_a_case_that_lies_is_caught(cases: list[dict[str, object]]) -> None:
 
 def test_both_editions_are_present(cases: list[dict[str, object]]) -> None:
     assert {c["edition"] for c in cases} == {e.value for e in Edition}
-
-
