@@ -375,6 +375,9 @@ def paho_codec() -> Codec:
         def __init__(self, data: bytes) -> None:
             self.recv = io.BytesIO(data).read
 
+        def close(self) -> None:
+            pass
+
     class _DecodingClient(Client):
         def __init__(self) -> None:
             super().__init__(CallbackAPIVersion.VERSION2, protocol=MQTTv311)

@@ -6,6 +6,7 @@ from typing import Any
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
+from pubproof.model.rules import Rule
 from pubproof.model.trace import P
 from pubproof.reference.errors import InvalidPacket
 from pubproof.reference.packets import ACK_CLASSES, Packet, Publish
@@ -28,7 +29,7 @@ def to_p(packet: Packet) -> P:
     return {"type": packet.type_name, "packet_id": packet.packet_id}  # type: ignore[typeddict-item]
 
 
-def _bad(rule: R.Rule, message: str) -> InvalidPacket:
+def _bad(rule: Rule, message: str) -> InvalidPacket:
     return InvalidPacket(rule.id_for(Edition.V311), message)
 
 

@@ -14,12 +14,13 @@ from typing import Any, ClassVar
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
+from pubproof.model.rules import Rule
 from pubproof.reference.errors import InvalidPacket
 
 _V311 = Edition.V311
 
 
-def _invalid(rule: R.Rule, message: str) -> InvalidPacket:
+def _invalid(rule: Rule, message: str) -> InvalidPacket:
     return InvalidPacket(rule.id_for(_V311), message)
 
 
