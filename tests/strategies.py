@@ -78,3 +78,30 @@ def mutated(draw: st.DrawFn, data: bytes) -> bytes:
         else:
             del buf[at:]
     return bytes(buf)
+
+
+# Topic bytes that exercise every topic rule: wildcards, U+0000, control characters,
+# non-characters, ill-formed UTF-8.
+_rule_chars = st.sampled_from(
+    ["+", "#", "\x00", "\x01", "\x7f", "\x9f", "\ufdd0", "\uffff", "a", "/"]
+)
+raw_topics = st.one_of(
+    st.text(st.one_of(_topic_chars, _rule_chars), max_size=12).map(lambda t: t.encode("utf-8")),
+    st.binary(max_size=12),
+)
+
+
+@st.composite
+def raw_publish(draw: st.DrawFn) -> bytes:
+    """A PUBLISH built byte by byte: any first-byte flags, any topic bytes, any identifier."""
+    flags = draw(st.integers(0, 15))
+    topic = draw(raw_topics)
+    body = len(topic).to_bytes(2, "big") + topic
+    if flags >> 1 & 3:
+        body += draw(st.sampled_from([b"\x00\x00", b"\x00\x01", b"\xff\xff"]))
+    body += draw(st.binary(max_size=8))
+    if len(body) < 128:
+        length = bytes([len(body)])
+    else:
+        length = bytes([len(body) & 0x7F | 0x80, len(body) >> 7])
+    return bytes([0x30 | flags]) + length + body

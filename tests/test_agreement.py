@@ -20,7 +20,7 @@ from pubproof.model.editions import READINGS, Edition, resolve_readings
 from pubproof.model.trace import P
 from pubproof.reference import Decoder, ProtocolError, encode, from_p, to_p
 
-from strategies import edition_and_readings, mutated, valid_packet
+from strategies import edition_and_readings, mutated, raw_publish, valid_packet
 
 
 def reference_verdict(
@@ -76,8 +76,13 @@ def streams(draw: st.DrawFn) -> tuple[Edition, dict[str, str], bytes]:
             data += model.encode(packet, edition, readings)
         except model.EncodeError:
             continue
-    kind = draw(st.sampled_from(["mutation", "mutation", "arbitrary"]))
-    data = draw(st.binary(max_size=64)) if kind == "arbitrary" else draw(mutated(data))
+    kind = draw(st.sampled_from(["mutation", "mutation", "arbitrary", "raw"]))
+    if kind == "arbitrary":
+        data = draw(st.binary(max_size=64))
+    elif kind == "raw":
+        data += draw(raw_publish())
+    else:
+        data = draw(mutated(data))
     return edition, readings, data
 
 
