@@ -122,14 +122,14 @@ class Explorer:
 
     # -- the two ends, read from the tables ------------------------------------------
 
-    def _sender(self, state: SenderState, event: SenderInput) -> Step | None:
+    def sender_rule(self, state: SenderState, event: SenderInput) -> Step | None:
         step = self.mut.sender.get((state, event))
         if step is None:
             found = sender_step(state, event)
             return found if isinstance(found, Step) else None
         return step
 
-    def _receiver(self, state: ReceiverState, event: ReceiverInput) -> Step | None:
+    def receiver_rule(self, state: ReceiverState, event: ReceiverInput) -> Step | None:
         step = self.mut.receiver.get((state, event))
         if step is None:
             found = receiver_step(self.env.method, state, event)
@@ -190,7 +190,7 @@ class Explorer:
             return  # the application waits for an identifier
         packet_id = free[0]
         event = SI.PUBLISH_QOS1 if qos == 1 else SI.PUBLISH_QOS2
-        step = self._sender(SenderState.FREE, event)
+        step = self.sender_rule(SenderState.FREE, event)
         assert step is not None
         # The new entry goes beside any old one, so that a faulty allocation shows up as
         # two in-flight messages with one identifier rather than being hidden.
@@ -227,7 +227,7 @@ class Explorer:
         current = states.get(packet_id, (packet_id, ReceiverState.FREE, 0))
         if event is RI.PUBLISH_QOS0:
             current = (0, ReceiverState.FREE, 0)
-        step = self._receiver(current[1], event)
+        step = self.receiver_rule(current[1], event)
         if step is None:
             yield seen, replace(w, to_receiver=rest)  # judged a violation; nothing else happens
             return
@@ -267,7 +267,7 @@ class Explorer:
         event = {"PUBACK": SI.PUBACK, "PUBREC": SI.PUBREC, "PUBCOMP": SI.PUBCOMP}[kind]
         states = {e[0]: e for e in w.sender}
         current = states.get(packet_id, (packet_id, SenderState.FREE, 0, False))
-        step = self._sender(current[1], event)
+        step = self.sender_rule(current[1], event)
         if step is None:
             yield seen, replace(w, to_sender=rest)  # tolerated: ignored
             return
@@ -292,7 +292,7 @@ class Explorer:
         sent: tuple[Packet, ...] = ()
         sender = []
         for packet_id, state, msg, pubrec_seen in w.sender:  # original sending order [MQTT-4.6.0-1]
-            step = self._sender(state, event)
+            step = self.sender_rule(state, event)
             assert step is not None
             sent += self._sends(step.actions, packet_id, msg)  # type: ignore[arg-type]
             if step.next is not SenderState.FREE:
