@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from pubproof.model.flows import (
     SA,
@@ -156,7 +156,10 @@ class Explorer:
                 # A network that reorders may also deliver a packet of the old connection
                 # after packets of the new one.
                 late = replace(w, connected=False, losses=w.losses + 1)
-                yield {"event": "connection-lost", "conn": w.connection, "in-flight": "delayed"}, late
+                yield (
+                    {"event": "connection-lost", "conn": w.connection, "in-flight": "delayed"},
+                    late,
+                )
         if not w.connected:
             yield from self._reconnect(w, resume=True)
             if env.clean_reconnect:
@@ -184,7 +187,11 @@ class Explorer:
             return
         in_use = {entry[0] for entry in w.sender if entry[1] is not SenderState.FREE}
         if self.mut.reuse_ids_early:
-            in_use = {e[0] for e in w.sender if e[1] in (SenderState.AWAIT_PUBACK, SenderState.AWAIT_PUBREC)}
+            in_use = {
+                e[0]
+                for e in w.sender
+                if e[1] in (SenderState.AWAIT_PUBACK, SenderState.AWAIT_PUBREC)
+            }
         free = [i for i in range(1, self.env.packet_ids + 1) if i not in in_use]
         if not free:
             return  # the application waits for an identifier
@@ -194,14 +201,21 @@ class Explorer:
         assert step is not None
         # The new entry goes beside any old one, so that a faulty allocation shows up as
         # two in-flight messages with one identifier rather than being hidden.
-        sender = (*w.sender, (packet_id, step.next, msg, False))  # type: ignore[arg-type]
+        sender = (*w.sender, (packet_id, cast(SenderState, step.next), msg, False))
         sent = self._sends(step.actions, packet_id, msg)  # type: ignore[arg-type]
         yield (
             {"event": "app-publish", "msg": msg, "qos": qos, "packet_id": packet_id},
-            replace(w, published=msg, sender=tuple(sorted(sender, key=_entry_order)), to_receiver=w.to_receiver + sent),
+            replace(
+                w,
+                published=msg,
+                sender=tuple(sorted(sender, key=_entry_order)),
+                to_receiver=w.to_receiver + sent,
+            ),
         )
 
-    def _sends(self, actions: tuple[SenderAction, ...], packet_id: int, msg: int) -> tuple[Packet, ...]:
+    def _sends(
+        self, actions: tuple[SenderAction, ...], packet_id: int, msg: int
+    ) -> tuple[Packet, ...]:
         out: list[Packet] = []
         for action in actions:
             if action is SA.SEND_PUBLISH:
@@ -217,7 +231,11 @@ class Explorer:
 
     def _at_receiver(self, w: World, index: int) -> Iterator[tuple[dict[str, Any], World]]:
         kind, packet_id, msg, dup = w.to_receiver[index]
-        seen = {"dir": "to-receiver", "conn": w.connection, **_p(kind, packet_id, msg, dup, self._qos_of(msg))}
+        seen = {
+            "dir": "to-receiver",
+            "conn": w.connection,
+            **_p(kind, packet_id, msg, dup, self._qos_of(msg)),
+        }
         rest = self._take(w.to_receiver, index)
         if kind == "PUBLISH":
             event = (RI.PUBLISH_QOS0, RI.PUBLISH_QOS1, RI.PUBLISH_QOS2)[self._qos_of(msg)]
@@ -252,12 +270,15 @@ class Explorer:
             receiver[packet_id] = (packet_id, step.next, stored)  # type: ignore[assignment]
         elif event is RI.PUBLISH_QOS0 and packet_id in states:
             receiver[packet_id] = states[packet_id]
-        yield seen, replace(
-            w,
-            to_receiver=rest,
-            receiver=tuple(sorted(receiver.values())),
-            to_sender=w.to_sender + tuple(replies),
-            delivered=delivered,
+        yield (
+            seen,
+            replace(
+                w,
+                to_receiver=rest,
+                receiver=tuple(sorted(receiver.values())),
+                to_sender=w.to_sender + tuple(replies),
+                delivered=delivered,
+            ),
         )
 
     def _at_sender(self, w: World, index: int) -> Iterator[tuple[dict[str, Any], World]]:
@@ -279,12 +300,15 @@ class Explorer:
         if step.next is not SenderState.FREE:
             pubrec_seen = current[3] or event is SI.PUBREC
             sender[packet_id] = (packet_id, step.next, current[2], pubrec_seen)  # type: ignore[assignment]
-        yield seen, replace(
-            w,
-            to_sender=rest,
-            sender=tuple(sorted(sender.values(), key=_entry_order)),
-            to_receiver=w.to_receiver + sent,
-            completed=completed,
+        yield (
+            seen,
+            replace(
+                w,
+                to_sender=rest,
+                sender=tuple(sorted(sender.values(), key=_entry_order)),
+                to_receiver=w.to_receiver + sent,
+                completed=completed,
+            ),
         )
 
     def _reconnect(self, w: World, *, resume: bool) -> Iterator[tuple[dict[str, Any], World]]:
@@ -296,11 +320,15 @@ class Explorer:
             assert step is not None
             sent += self._sends(step.actions, packet_id, msg)  # type: ignore[arg-type]
             if step.next is not SenderState.FREE:
-                sender.append((packet_id, step.next, msg, pubrec_seen))
+                sender.append((packet_id, cast(SenderState, step.next), msg, pubrec_seen))
         receiver = w.receiver if resume else ()
         delayed = w.to_receiver if self.env.reorder else ()
         yield (
-            {"event": "reconnect", "conn": w.connection + 1, "session": "resumed" if resume else "clean"},
+            {
+                "event": "reconnect",
+                "conn": w.connection + 1,
+                "session": "resumed" if resume else "clean",
+            },
             replace(
                 w,
                 connected=True,
@@ -343,7 +371,9 @@ class Explorer:
         return len(parent), list(findings.values()), set(parent)
 
     @staticmethod
-    def _trace(parent: Mapping[World, tuple[World, dict[str, Any]] | None], world: World) -> list[dict[str, Any]]:
+    def _trace(
+        parent: Mapping[World, tuple[World, dict[str, Any]] | None], world: World
+    ) -> list[dict[str, Any]]:
         steps: list[dict[str, Any]] = []
         link = parent[world]
         while link is not None:

@@ -132,7 +132,9 @@ def _s(actions: tuple[SenderAction, ...], nxt: SenderState, *rules: str, note: s
     return Step(actions=actions, next=nxt, rules=rules, note=note)
 
 
-def _r(actions: tuple[ReceiverAction, ...], nxt: ReceiverState, *rules: str, note: str = "") -> Step:
+def _r(
+    actions: tuple[ReceiverAction, ...], nxt: ReceiverState, *rules: str, note: str = ""
+) -> Step:
     return Step(actions=actions, next=nxt, rules=rules, note=note)
 
 
@@ -143,12 +145,16 @@ SENDER: Mapping[tuple[SenderState, SenderInput], Step] = MappingProxyType(
         # Identifier with QoS=1, DUP=0 ... MUST treat the PUBLISH Packet as
         # 'unacknowledged' until it has received the corresponding PUBACK packet from the
         # receiver."
-        (S.FREE, SI.PUBLISH_QOS1): _s((SA.SEND_PUBLISH,), S.AWAIT_PUBACK, "MQTT-4.3.2-1", "MQTT-2.3.1-2"),
+        (S.FREE, SI.PUBLISH_QOS1): _s(
+            (SA.SEND_PUBLISH,), S.AWAIT_PUBACK, "MQTT-4.3.2-1", "MQTT-2.3.1-2"
+        ),
         (S.AWAIT_PUBACK, SI.PUBACK): _s((SA.COMPLETE,), S.FREE, "MQTT-4.3.2-1", "MQTT-2.3.1-3"),
         # [MQTT-4.3.3-1] "... MUST send a PUBREL packet when it receives a PUBREC packet
         # from the receiver ... MUST NOT re-send the PUBLISH once it has sent the
         # corresponding PUBREL packet."
-        (S.FREE, SI.PUBLISH_QOS2): _s((SA.SEND_PUBLISH,), S.AWAIT_PUBREC, "MQTT-4.3.3-1", "MQTT-2.3.1-2"),
+        (S.FREE, SI.PUBLISH_QOS2): _s(
+            (SA.SEND_PUBLISH,), S.AWAIT_PUBREC, "MQTT-4.3.3-1", "MQTT-2.3.1-2"
+        ),
         (S.AWAIT_PUBREC, SI.PUBREC): _s((SA.SEND_PUBREL,), S.AWAIT_PUBCOMP, "MQTT-4.3.3-1"),
         (S.AWAIT_PUBCOMP, SI.PUBREC): _s(
             (SA.SEND_PUBREL,),
@@ -162,8 +168,12 @@ SENDER: Mapping[tuple[SenderState, SenderInput], Step] = MappingProxyType(
         # and PUBREL Packets using their original Packet Identifiers."
         # [MQTT-3.3.1-1] "The DUP flag MUST be set to 1 by the Client or Server when it
         # attempts to re-deliver a PUBLISH Packet."
-        (S.AWAIT_PUBACK, SI.RESUME): _s((SA.RESEND_PUBLISH,), S.AWAIT_PUBACK, "MQTT-4.4.0-1", "MQTT-3.3.1-1"),
-        (S.AWAIT_PUBREC, SI.RESUME): _s((SA.RESEND_PUBLISH,), S.AWAIT_PUBREC, "MQTT-4.4.0-1", "MQTT-3.3.1-1"),
+        (S.AWAIT_PUBACK, SI.RESUME): _s(
+            (SA.RESEND_PUBLISH,), S.AWAIT_PUBACK, "MQTT-4.4.0-1", "MQTT-3.3.1-1"
+        ),
+        (S.AWAIT_PUBREC, SI.RESUME): _s(
+            (SA.RESEND_PUBLISH,), S.AWAIT_PUBREC, "MQTT-4.4.0-1", "MQTT-3.3.1-1"
+        ),
         (S.AWAIT_PUBCOMP, SI.RESUME): _s((SA.SEND_PUBREL,), S.AWAIT_PUBCOMP, "MQTT-4.4.0-1"),
         (S.FREE, SI.RESUME): _s((), S.FREE, "MQTT-4.4.0-1"),
         # A clean session discards the session state (3.1.1 section 3.1.2.4).
@@ -174,13 +184,18 @@ SENDER: Mapping[tuple[SenderState, SenderInput], Step] = MappingProxyType(
 RECEIVER_COMMON: Mapping[tuple[ReceiverState, ReceiverInput], Step] = MappingProxyType(
     {
         # [MQTT-4.3.1-1] QoS 0: delivered at most once, no response.
-        **{(state, RI.PUBLISH_QOS0): _r((RA.DELIVER,), state, "MQTT-4.3.1-1", "MQTT-3.3.4-1") for state in RS},
+        **{
+            (state, RI.PUBLISH_QOS0): _r((RA.DELIVER,), state, "MQTT-4.3.1-1", "MQTT-3.3.4-1")
+            for state in RS
+        },
         # [MQTT-4.3.2-2] "MUST respond with a PUBACK Packet containing the Packet Identifier
         # from the incoming PUBLISH Packet, having accepted ownership of the Application
         # Message. After it has sent a PUBACK Packet the Receiver MUST treat any incoming
         # PUBLISH packet that contains the same Packet Identifier as being a new publication,
         # irrespective of the setting of its DUP flag."
-        (RS.FREE, RI.PUBLISH_QOS1): _r((RA.DELIVER, RA.SEND_PUBACK), RS.FREE, "MQTT-4.3.2-2", "MQTT-3.3.4-1"),
+        (RS.FREE, RI.PUBLISH_QOS1): _r(
+            (RA.DELIVER, RA.SEND_PUBACK), RS.FREE, "MQTT-4.3.2-2", "MQTT-3.3.4-1"
+        ),
         # [MQTT-4.3.3-2] "MUST respond with a PUBCOMP packet containing the same Packet
         # Identifier as the incoming PUBREL packet."  (also for an identifier not held)
         (RS.FREE, RI.PUBREL): _r(
@@ -191,39 +206,47 @@ RECEIVER_COMMON: Mapping[tuple[ReceiverState, ReceiverInput], Step] = MappingPro
     }
 )
 
-RECEIVER_METHOD: Mapping[Method, Mapping[tuple[ReceiverState, ReceiverInput], Step]] = MappingProxyType(
-    {
-        # Method A: "Store message ... Send PUBREC ... [on PUBREL] Initiate onward delivery
-        # of the Application Message ... Send PUBCOMP" (3.1.1 Figure 4.3, first method;
-        # 3.1: "log the message to persistent storage, but not yet make it available").
-        Method.A: MappingProxyType(
-            {
-                (RS.FREE, RI.PUBLISH_QOS2): _r((RA.STORE, RA.SEND_PUBREC), RS.STORED, "MQTT-4.3.3-2", "MQTT-3.3.4-1"),
-                (RS.STORED, RI.PUBLISH_QOS2): _r(
-                    (RA.SEND_PUBREC,),
-                    RS.STORED,
-                    "MQTT-4.3.3-2",
-                    note="duplicate before PUBREL: acknowledge again, do not deliver",
-                ),
-                (RS.STORED, RI.PUBREL): _r((RA.DELIVER_STORED, RA.SEND_PUBCOMP), RS.FREE, "MQTT-4.3.3-2"),
-            }
-        ),
-        # Method B: "Initiate onward delivery of the Application Message ... Store <Packet
-        # Identifier> then Send PUBREC ... [on PUBREL] Discard <Packet Identifier> then Send
-        # PUBCOMP" (3.1.1 Figure 4.3, second method).
-        Method.B: MappingProxyType(
-            {
-                (RS.FREE, RI.PUBLISH_QOS2): _r((RA.DELIVER, RA.SEND_PUBREC), RS.ID_HELD, "MQTT-4.3.3-2", "MQTT-3.3.4-1"),
-                (RS.ID_HELD, RI.PUBLISH_QOS2): _r(
-                    (RA.SEND_PUBREC,),
-                    RS.ID_HELD,
-                    "MQTT-4.3.3-2",
-                    note="duplicate before PUBREL: acknowledge again, do not deliver",
-                ),
-                (RS.ID_HELD, RI.PUBREL): _r((RA.SEND_PUBCOMP,), RS.FREE, "MQTT-4.3.3-2"),
-            }
-        ),
-    }
+RECEIVER_METHOD: Mapping[Method, Mapping[tuple[ReceiverState, ReceiverInput], Step]] = (
+    MappingProxyType(
+        {
+            # Method A: "Store message ... Send PUBREC ... [on PUBREL] Initiate onward delivery
+            # of the Application Message ... Send PUBCOMP" (3.1.1 Figure 4.3, first method;
+            # 3.1: "log the message to persistent storage, but not yet make it available").
+            Method.A: MappingProxyType(
+                {
+                    (RS.FREE, RI.PUBLISH_QOS2): _r(
+                        (RA.STORE, RA.SEND_PUBREC), RS.STORED, "MQTT-4.3.3-2", "MQTT-3.3.4-1"
+                    ),
+                    (RS.STORED, RI.PUBLISH_QOS2): _r(
+                        (RA.SEND_PUBREC,),
+                        RS.STORED,
+                        "MQTT-4.3.3-2",
+                        note="duplicate before PUBREL: acknowledge again, do not deliver",
+                    ),
+                    (RS.STORED, RI.PUBREL): _r(
+                        (RA.DELIVER_STORED, RA.SEND_PUBCOMP), RS.FREE, "MQTT-4.3.3-2"
+                    ),
+                }
+            ),
+            # Method B: "Initiate onward delivery of the Application Message ... Store <Packet
+            # Identifier> then Send PUBREC ... [on PUBREL] Discard <Packet Identifier> then Send
+            # PUBCOMP" (3.1.1 Figure 4.3, second method).
+            Method.B: MappingProxyType(
+                {
+                    (RS.FREE, RI.PUBLISH_QOS2): _r(
+                        (RA.DELIVER, RA.SEND_PUBREC), RS.ID_HELD, "MQTT-4.3.3-2", "MQTT-3.3.4-1"
+                    ),
+                    (RS.ID_HELD, RI.PUBLISH_QOS2): _r(
+                        (RA.SEND_PUBREC,),
+                        RS.ID_HELD,
+                        "MQTT-4.3.3-2",
+                        note="duplicate before PUBREL: acknowledge again, do not deliver",
+                    ),
+                    (RS.ID_HELD, RI.PUBREL): _r((RA.SEND_PUBCOMP,), RS.FREE, "MQTT-4.3.3-2"),
+                }
+            ),
+        }
+    )
 )
 
 #: Sender pairs the protocol leaves undefined.
@@ -286,9 +309,7 @@ def sender_step(state: SenderState, event: SenderInput) -> Step | Undefined:
     return SENDER.get((state, event)) or UNDEFINED_SENDER[event]
 
 
-def receiver_step(
-    method: Method, state: ReceiverState, event: ReceiverInput
-) -> Step | Undefined:
+def receiver_step(method: Method, state: ReceiverState, event: ReceiverInput) -> Step | Undefined:
     if state not in RECEIVER_STATES[method]:
         raise ValueError(f"Method {method.value} has no state {state.name}")
     step = RECEIVER_METHOD[method].get((state, event)) or RECEIVER_COMMON.get((state, event))

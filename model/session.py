@@ -65,7 +65,13 @@ class SessionModel:
 
     def publish(self, topic: str, payload: bytes, qos: int, retain: bool = False) -> list[Output]:
         if qos == 0:
-            return [Output(kind="send", packet=publish(topic=topic, payload=payload, retain=retain), rules=("MQTT-4.3.1-1",))]
+            return [
+                Output(
+                    kind="send",
+                    packet=publish(topic=topic, payload=payload, retain=retain),
+                    rules=("MQTT-4.3.1-1",),
+                )
+            ]
         packet_id = self._allocate()
         if packet_id is None:
             return []  # every identifier is in use: the application must wait
@@ -153,7 +159,9 @@ class SessionModel:
 
     @staticmethod
     def _reply(action: ReceiverAction, packet_id: int, step: Step) -> Output:
-        kind = {RA.SEND_PUBACK: "PUBACK", RA.SEND_PUBREC: "PUBREC", RA.SEND_PUBCOMP: "PUBCOMP"}[action]
+        kind = {RA.SEND_PUBACK: "PUBACK", RA.SEND_PUBREC: "PUBREC", RA.SEND_PUBCOMP: "PUBCOMP"}[
+            action
+        ]
         return Output(kind="send", packet=ack(kind, packet_id), rules=step.rules)  # type: ignore[arg-type]
 
     def _sender_outputs(self, step: Step, message: PublishP) -> list[Output]:
@@ -162,10 +170,16 @@ class SessionModel:
             if action is SA.SEND_PUBLISH:
                 outputs.append(Output(kind="send", packet=message, rules=step.rules))
             elif action is SA.RESEND_PUBLISH:
-                outputs.append(Output(kind="send", packet={**message, "dup": True}, rules=step.rules))
+                outputs.append(
+                    Output(kind="send", packet={**message, "dup": True}, rules=step.rules)
+                )
             elif action is SA.SEND_PUBREL:
                 assert message["packet_id"] is not None
-                outputs.append(Output(kind="send", packet=ack("PUBREL", message["packet_id"]), rules=step.rules))
+                outputs.append(
+                    Output(
+                        kind="send", packet=ack("PUBREL", message["packet_id"]), rules=step.rules
+                    )
+                )
         return outputs
 
     # -- the connection ---------------------------------------------------------------

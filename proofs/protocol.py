@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import z3
 
@@ -79,7 +80,10 @@ AT_MOST_ONCE = Claim(bad=lambda x: x["d"] > 1, holds={"at most once": at_most_on
 def _at_least(qos: int) -> Claim:
     return Claim(
         bad=lambda x: z3.Or(_lost_after_completion(x), _quiet_undelivered(x)),
-        holds={"at least once": at_least_once, "delivered when quiet": delivered_when_quiet((qos,))},
+        holds={
+            "at least once": at_least_once,
+            "delivered when quiet": delivered_when_quiet((qos,)),
+        },
     )
 
 
@@ -118,7 +122,7 @@ def check(case: Case) -> Result:
     )
     explorer = Explorer(env, system.mutations)
     worlds, findings, _ = explorer.search(claim.holds, max_depth=claim.max_depth)
-    explicit = "refuted" if findings else "proved"
+    explicit: Literal["proved", "refuted"] = "refuted" if findings else "proved"
     trace = findings[0].trace if findings else None
     bound = f"{worlds} worlds, {claim.disconnects} connection losses, depth {claim.max_depth}"
     if claim.explicit_only:
@@ -136,8 +140,12 @@ def check(case: Case) -> Result:
             details=f"engines disagree: Z3 says {status}, the explorer ({bound}) says {explicit}",
         )
     if status == "refuted" and trace is None:
-        return Result(status="failed", details="Z3 refutes but the explorer found no trace in its bound")
-    return Result(status=status, counterexample=trace, details=f"{details}; explorer agrees ({bound})")
+        return Result(
+            status="failed", details="Z3 refutes but the explorer found no trace in its bound"
+        )
+    return Result(
+        status=status, counterexample=trace, details=f"{details}; explorer agrees ({bound})"
+    )
 
 
 def _s(actions: tuple[SenderAction, ...], nxt: SenderState) -> Step:
@@ -164,13 +172,13 @@ B_DELIVERS_DUPLICATE = Mutations(
 A_DELIVERS_EARLY = Mutations(
     receiver={(RS.FREE, RI.PUBLISH_QOS2): _r((RA.DELIVER, RA.STORE, RA.SEND_PUBREC), RS.STORED)}
 )
-QOS1_NOT_DELIVERED = Mutations(receiver={(RS.FREE, RI.PUBLISH_QOS1): _r((RA.SEND_PUBACK,), RS.FREE)})
+QOS1_NOT_DELIVERED = Mutations(
+    receiver={(RS.FREE, RI.PUBLISH_QOS1): _r((RA.SEND_PUBACK,), RS.FREE)}
+)
 PUBREL_EARLY = Mutations(
     sender={(SS.FREE, SI.PUBLISH_QOS2): _s((SA.SEND_PUBLISH, SA.SEND_PUBREL), SS.AWAIT_PUBREC)}
 )
-COMPLETE_ON_PUBREC = Mutations(
-    sender={(SS.AWAIT_PUBREC, SI.PUBREC): _s((SA.COMPLETE,), SS.FREE)}
-)
+COMPLETE_ON_PUBREC = Mutations(sender={(SS.AWAIT_PUBREC, SI.PUBREC): _s((SA.COMPLETE,), SS.FREE)})
 REUSE_EARLY = Mutations(reuse_ids_early=True)
 
 QOS0 = System(qos=0, env=Environment())
@@ -196,7 +204,11 @@ qos0_at_most_once = theorem(
     method="z3-spacer + explicit",
     model=_case(QOS0, AT_MOST_ONCE),
     mutants=[
-        Broken("channel duplicates", "the network delivers a packet twice", _case(replace(QOS0, env=Environment(duplicate=True)), AT_MOST_ONCE)),
+        Broken(
+            "channel duplicates",
+            "the network delivers a packet twice",
+            _case(replace(QOS0, env=Environment(duplicate=True)), AT_MOST_ONCE),
+        ),
     ],
 )(check)
 
@@ -210,8 +222,16 @@ qos1_at_least_once = theorem(
     method="z3-spacer + explicit",
     model=_case(QOS1, _at_least(1)),
     mutants=[
-        Broken("no re-send on resume", "the sender does not re-send the PUBLISH on reconnect", _case(_with(QOS1, NO_RESEND_PUBLISH), _at_least(1))),
-        Broken("receiver does not deliver", "the receiver acknowledges without delivering", _case(_with(QOS1, QOS1_NOT_DELIVERED), _at_least(1))),
+        Broken(
+            "no re-send on resume",
+            "the sender does not re-send the PUBLISH on reconnect",
+            _case(_with(QOS1, NO_RESEND_PUBLISH), _at_least(1)),
+        ),
+        Broken(
+            "receiver does not deliver",
+            "the receiver acknowledges without delivering",
+            _case(_with(QOS1, QOS1_NOT_DELIVERED), _at_least(1)),
+        ),
     ],
 )(check)
 
@@ -225,9 +245,21 @@ qos2_exactly_once_a = theorem(
     method="z3-spacer + explicit",
     model=_case(QOS2_A, _exactly()),
     mutants=[
-        Broken("deliver on PUBLISH too", "Method A that also delivers when it stores", _case(_with(QOS2_A, A_DELIVERS_EARLY), _exactly())),
-        Broken("no PUBREL re-send", "the sender does not re-send PUBREL on reconnect", _case(_with(QOS2_A, NO_RESEND_PUBREL), _exactly())),
-        Broken("complete on PUBREC", "the sender discards the message on PUBREC", _case(_with(QOS2_A, COMPLETE_ON_PUBREC), _exactly())),
+        Broken(
+            "deliver on PUBLISH too",
+            "Method A that also delivers when it stores",
+            _case(_with(QOS2_A, A_DELIVERS_EARLY), _exactly()),
+        ),
+        Broken(
+            "no PUBREL re-send",
+            "the sender does not re-send PUBREL on reconnect",
+            _case(_with(QOS2_A, NO_RESEND_PUBREL), _exactly()),
+        ),
+        Broken(
+            "complete on PUBREC",
+            "the sender discards the message on PUBREC",
+            _case(_with(QOS2_A, COMPLETE_ON_PUBREC), _exactly()),
+        ),
     ],
 )(check)
 
@@ -241,9 +273,21 @@ qos2_exactly_once_b = theorem(
     method="z3-spacer + explicit",
     model=_case(QOS2_B, _exactly()),
     mutants=[
-        Broken("forget on PUBREC", "the receiver drops the identifier when it sends PUBREC", _case(_with(QOS2_B, B_FORGETS_ON_PUBREC), _exactly())),
-        Broken("deliver duplicates", "the receiver delivers a duplicate PUBLISH", _case(_with(QOS2_B, B_DELIVERS_DUPLICATE), _exactly())),
-        Broken("no PUBLISH re-send", "the sender does not re-send the PUBLISH on reconnect", _case(_with(QOS2_B, NO_RESEND_PUBLISH), _exactly())),
+        Broken(
+            "forget on PUBREC",
+            "the receiver drops the identifier when it sends PUBREC",
+            _case(_with(QOS2_B, B_FORGETS_ON_PUBREC), _exactly()),
+        ),
+        Broken(
+            "deliver duplicates",
+            "the receiver delivers a duplicate PUBLISH",
+            _case(_with(QOS2_B, B_DELIVERS_DUPLICATE), _exactly()),
+        ),
+        Broken(
+            "no PUBLISH re-send",
+            "the sender does not re-send the PUBLISH on reconnect",
+            _case(_with(QOS2_B, NO_RESEND_PUBLISH), _exactly()),
+        ),
     ],
 )(check)
 
@@ -256,7 +300,11 @@ pubrel_only_after_pubrec = theorem(
     method="z3-spacer + explicit",
     model=_case(QOS2_A, PUBREL_AFTER_PUBREC),
     mutants=[
-        Broken("PUBREL with PUBLISH", "the sender sends PUBREL right after PUBLISH", _case(_with(QOS2_A, PUBREL_EARLY), PUBREL_AFTER_PUBREC)),
+        Broken(
+            "PUBREL with PUBLISH",
+            "the sender sends PUBREL right after PUBLISH",
+            _case(_with(QOS2_A, PUBREL_EARLY), PUBREL_AFTER_PUBREC),
+        ),
     ],
 )(check)
 
@@ -277,7 +325,16 @@ unique_packet_ids = theorem(
     method="explicit (bounded)",
     model=_case(replace(QOS2_A, env=Environment(method=Method.A, packet_ids=2)), UNIQUE),
     mutants=[
-        Broken("reuse before PUBCOMP", "identifiers are reused once PUBREC has arrived", _case(replace(QOS2_A, env=Environment(method=Method.A, packet_ids=2), mutations=REUSE_EARLY), UNIQUE)),
+        Broken(
+            "reuse before PUBCOMP",
+            "identifiers are reused once PUBREC has arrived",
+            _case(
+                replace(
+                    QOS2_A, env=Environment(method=Method.A, packet_ids=2), mutations=REUSE_EARLY
+                ),
+                UNIQUE,
+            ),
+        ),
     ],
 )(check)
 
@@ -294,7 +351,13 @@ exactly_once_fails_with_reordering = theorem(
     method="z3-spacer + explicit",
     expected="refuted",
     model=_case(REORDERING, _exactly()),
-    mutants=[Broken("in-order channel", "the same flows over TCP's in-order channel", _case(QOS2_B, _exactly()))],
+    mutants=[
+        Broken(
+            "in-order channel",
+            "the same flows over TCP's in-order channel",
+            _case(QOS2_B, _exactly()),
+        )
+    ],
 )(check)
 
 exactly_once_fails_forgetting_on_pubrec = theorem(
@@ -306,7 +369,9 @@ exactly_once_fails_forgetting_on_pubrec = theorem(
     method="z3-spacer + explicit",
     expected="refuted",
     model=_case(_with(QOS2_B, B_FORGETS_ON_PUBREC), _exactly()),
-    mutants=[Broken("forget on PUBREL", "the receiver as the table has it", _case(QOS2_B, _exactly()))],
+    mutants=[
+        Broken("forget on PUBREL", "the receiver as the table has it", _case(QOS2_B, _exactly()))
+    ],
 )(check)
 
 EXACTLY_TWO = Claim(
@@ -325,8 +390,17 @@ exactly_once_fails_reusing_ids = theorem(
     editions=BOTH,
     method="explicit",
     expected="refuted",
-    model=_case(replace(QOS2_A, env=Environment(method=Method.A, packet_ids=1), mutations=REUSE_EARLY), EXACTLY_TWO),
-    mutants=[Broken("reuse after PUBCOMP", "identifiers freed only on PUBCOMP", _case(replace(QOS2_A, env=Environment(method=Method.A, packet_ids=1)), EXACTLY_TWO))],
+    model=_case(
+        replace(QOS2_A, env=Environment(method=Method.A, packet_ids=1), mutations=REUSE_EARLY),
+        EXACTLY_TWO,
+    ),
+    mutants=[
+        Broken(
+            "reuse after PUBCOMP",
+            "identifiers freed only on PUBCOMP",
+            _case(replace(QOS2_A, env=Environment(method=Method.A, packet_ids=1)), EXACTLY_TWO),
+        )
+    ],
 )(check)
 
 at_least_once_fails_without_resend = theorem(
@@ -337,7 +411,9 @@ at_least_once_fails_without_resend = theorem(
     method="z3-spacer + explicit",
     expected="refuted",
     model=_case(_with(QOS1, NO_RESEND_PUBLISH), _at_least(1)),
-    mutants=[Broken("re-send on resume", "the sender as the table has it", _case(QOS1, _at_least(1)))],
+    mutants=[
+        Broken("re-send on resume", "the sender as the table has it", _case(QOS1, _at_least(1)))
+    ],
 )(check)
 
 
@@ -348,7 +424,7 @@ at_least_once_fails_without_resend = theorem(
 class Comparison:
     qos: tuple[int, ...]
     disconnects: int
-    b_mutations: Mutations = Mutations()
+    b_mutations: Mutations = field(default_factory=Mutations)
 
 
 def compare_methods(comparison: Comparison) -> Result:
@@ -360,10 +436,16 @@ def compare_methods(comparison: Comparison) -> Result:
         _, _, worlds = explorer.search({}, max_depth=40)
         seen[method] = quiescent_deliveries(explorer, worlds)
     if seen[Method.A] == seen[Method.B]:
-        return Result(status="proved", details=f"both deliver exactly {sorted(seen[Method.A])} (bounded)")
+        return Result(
+            status="proved", details=f"both deliver exactly {sorted(seen[Method.A])} (bounded)"
+        )
     only = sorted(seen[Method.B] ^ seen[Method.A])
     example = [{"event": "deliver", "msg": m} for m in only[0]]
-    return Result(status="refuted", counterexample=example, details=f"sequences seen by one method only: {only}")
+    return Result(
+        status="refuted",
+        counterexample=example,
+        details=f"sequences seen by one method only: {only}",
+    )
 
 
 methods_agree = theorem(
@@ -374,5 +456,11 @@ methods_agree = theorem(
     editions=(Edition.V311,),
     method="explicit (bounded)",
     model=Comparison(qos=(2, 2), disconnects=2),
-    mutants=[Broken("B delivers duplicates", "Method B delivering a duplicate PUBLISH", Comparison(qos=(2, 2), disconnects=2, b_mutations=B_DELIVERS_DUPLICATE))],
+    mutants=[
+        Broken(
+            "B delivers duplicates",
+            "Method B delivering a duplicate PUBLISH",
+            Comparison(qos=(2, 2), disconnects=2, b_mutations=B_DELIVERS_DUPLICATE),
+        )
+    ],
 )(compare_methods)

@@ -20,7 +20,8 @@ state (``unsat``), and *refuted* when a bad state is reachable (``sat``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 import z3
 
@@ -64,7 +65,7 @@ class System:
 
     qos: int
     env: Environment
-    mutations: Mutations = Mutations()
+    mutations: Mutations = field(default_factory=Mutations)
 
 
 State = dict[str, z3.ArithRef]
@@ -78,7 +79,9 @@ def _assign(now: State, nxt: State, **changes: z3.ArithRef | int) -> z3.BoolRef:
     return z3.And([nxt[n] == changes.get(n, now[n]) for n in NAMES])
 
 
-def _sender_actions(actions: tuple[SenderAction, ...], x: State, ch: dict[str, z3.ArithRef | int]) -> None:
+def _sender_actions(
+    actions: tuple[SenderAction, ...], x: State, ch: dict[str, z3.ArithRef | int]
+) -> None:
     for action in actions:
         if action in (SA.SEND_PUBLISH, SA.RESEND_PUBLISH):
             ch["n_publish"] = ch.get("n_publish", x["n_publish"]) + 1
@@ -88,7 +91,9 @@ def _sender_actions(actions: tuple[SenderAction, ...], x: State, ch: dict[str, z
             ch["done"] = 1
 
 
-def _receiver_actions(actions: tuple[ReceiverAction, ...], x: State, ch: dict[str, z3.ArithRef | int]) -> None:
+def _receiver_actions(
+    actions: tuple[ReceiverAction, ...], x: State, ch: dict[str, z3.ArithRef | int]
+) -> None:
     for action in actions:
         if action is RA.DELIVER:
             ch["d"] = ch.get("d", x["d"]) + 1
@@ -98,7 +103,11 @@ def _receiver_actions(actions: tuple[ReceiverAction, ...], x: State, ch: dict[st
             ch["d"] = ch.get("d", x["d"]) + x["stored"]
             ch["stored"] = 0
         else:
-            name = {RA.SEND_PUBACK: "n_puback", RA.SEND_PUBREC: "n_pubrec", RA.SEND_PUBCOMP: "n_pubcomp"}[action]
+            name = {
+                RA.SEND_PUBACK: "n_puback",
+                RA.SEND_PUBREC: "n_pubrec",
+                RA.SEND_PUBCOMP: "n_pubcomp",
+            }[action]
             ch[name] = ch.get(name, x[name]) + 1
 
 
@@ -111,23 +120,44 @@ def transitions(system: System, x: State, y: State) -> z3.BoolRef:
     # The application publishes (once).
     publish = SI.PUBLISH_QOS1 if system.qos == 1 else SI.PUBLISH_QOS2
     if system.qos == 0:
-        moves.append(z3.And(x["pub"] == 0, x["conn"] == 1, _assign(x, y, pub=1, n_publish=x["n_publish"] + 1)))
+        moves.append(
+            z3.And(
+                x["pub"] == 0, x["conn"] == 1, _assign(x, y, pub=1, n_publish=x["n_publish"] + 1)
+            )
+        )
     else:
         step = rules.sender_rule(SenderState.FREE, publish)
         assert step is not None
         ch: dict[str, z3.ArithRef | int] = {"pub": 1, "s": SENDER_INDEX[step.next]}  # type: ignore[index]
         _sender_actions(step.actions, x, ch)  # type: ignore[arg-type]
-        moves.append(z3.And(x["pub"] == 0, x["conn"] == 1, x["s"] == SENDER_INDEX[SenderState.FREE], _assign(x, y, **ch)))
+        moves.append(
+            z3.And(
+                x["pub"] == 0,
+                x["conn"] == 1,
+                x["s"] == SENDER_INDEX[SenderState.FREE],
+                _assign(x, y, **ch),
+            )
+        )
 
     # A packet reaches the receiver.
     event = (RI.PUBLISH_QOS0, RI.PUBLISH_QOS1, RI.PUBLISH_QOS2)[system.qos]
     for kind, count, guard in (
         (event, "n_publish", x["n_publish"] > 0),
-        (RI.PUBREL, "n_pubrel", z3.And(x["n_pubrel"] > 0, x["n_publish"] == 0) if not env.reorder else x["n_pubrel"] > 0),
+        (
+            RI.PUBREL,
+            "n_pubrel",
+            z3.And(x["n_pubrel"] > 0, x["n_publish"] == 0)
+            if not env.reorder
+            else x["n_pubrel"] > 0,
+        ),
     ):
         for state in RECEIVER_STATES[env.method]:
             ch = {count: x[count] - consume}
-            step = rules.receiver_rule(state, kind) if kind is not RI.PUBLISH_QOS0 else rules.receiver_rule(ReceiverState.FREE, kind)
+            step = (
+                rules.receiver_rule(state, kind)
+                if kind is not RI.PUBLISH_QOS0
+                else rules.receiver_rule(ReceiverState.FREE, kind)
+            )
             if step is not None:
                 if kind is not RI.PUBLISH_QOS0:
                     ch["r"] = RECEIVER_INDEX[step.next]  # type: ignore[index]
@@ -135,20 +165,26 @@ def transitions(system: System, x: State, y: State) -> z3.BoolRef:
             moves.append(z3.And(guard, x["r"] == RECEIVER_INDEX[state], _assign(x, y, **ch)))
 
     # A packet reaches the sender.
-    for kind, count, guard in (
+    for ack_kind, count, s_guard in (
         (SI.PUBACK, "n_puback", x["n_puback"] > 0),
         (SI.PUBREC, "n_pubrec", x["n_pubrec"] > 0),
-        (SI.PUBCOMP, "n_pubcomp", z3.And(x["n_pubcomp"] > 0, x["n_pubrec"] == 0) if not env.reorder else x["n_pubcomp"] > 0),
+        (
+            SI.PUBCOMP,
+            "n_pubcomp",
+            z3.And(x["n_pubcomp"] > 0, x["n_pubrec"] == 0)
+            if not env.reorder
+            else x["n_pubcomp"] > 0,
+        ),
     ):
-        for state in SenderState:
+        for s_state in SenderState:
             ch = {count: x[count] - consume}
-            step = rules.sender_rule(state, kind)
-            if step is not None:
-                ch["s"] = SENDER_INDEX[step.next]  # type: ignore[index]
-                if kind is SI.PUBREC:
+            s_step = rules.sender_rule(s_state, ack_kind)
+            if s_step is not None:
+                ch["s"] = SENDER_INDEX[s_step.next]  # type: ignore[index]
+                if ack_kind is SI.PUBREC:
                     ch["rec_seen"] = 1
-                _sender_actions(step.actions, x, ch)  # type: ignore[arg-type]
-            moves.append(z3.And(guard, x["s"] == SENDER_INDEX[state], _assign(x, y, **ch)))
+                _sender_actions(s_step.actions, x, ch)  # type: ignore[arg-type]
+            moves.append(z3.And(s_guard, x["s"] == SENDER_INDEX[s_state], _assign(x, y, **ch)))
 
     # The connection is lost: the packets in flight with it (or, on a network that
     # reorders, delayed past the next connection).
@@ -158,12 +194,12 @@ def transitions(system: System, x: State, y: State) -> z3.BoolRef:
         moves.append(z3.And(x["conn"] == 1, _assign(x, y, conn=0)))
 
     # Reconnect with the session resumed: the sender re-sends as its table says.
-    for state in SenderState:
-        step = rules.sender_rule(state, SI.RESUME)
-        assert step is not None
-        ch = {"conn": 1, "s": SENDER_INDEX[step.next]}  # type: ignore[index]
-        _sender_actions(step.actions, x, ch)  # type: ignore[arg-type]
-        moves.append(z3.And(x["conn"] == 0, x["s"] == SENDER_INDEX[state], _assign(x, y, **ch)))
+    for s_state in SenderState:
+        s_step = rules.sender_rule(s_state, SI.RESUME)
+        assert s_step is not None
+        ch = {"conn": 1, "s": SENDER_INDEX[s_step.next]}  # type: ignore[index]
+        _sender_actions(s_step.actions, x, ch)  # type: ignore[arg-type]
+        moves.append(z3.And(x["conn"] == 0, x["s"] == SENDER_INDEX[s_state], _assign(x, y, **ch)))
     if env.clean_reconnect:
         free_s, free_r = SENDER_INDEX[SenderState.FREE], RECEIVER_INDEX[ReceiverState.FREE]
         moves.append(z3.And(x["conn"] == 0, _assign(x, y, conn=1, s=free_s, r=free_r, stored=0)))
@@ -184,7 +220,9 @@ def initial(x: State) -> z3.BoolRef:
 Bad = Callable[[State], z3.BoolRef]
 
 
-def check_safety(system: System, bad: Bad, timeout_ms: int = 60_000) -> tuple[str, str]:
+def check_safety(
+    system: System, bad: Bad, timeout_ms: int = 60_000
+) -> tuple[Literal["proved", "refuted", "unknown"], str]:
     """("proved" | "refuted" | "unknown", details): can a bad state be reached?"""
     x, y = _state(""), _state("_next")
     fp = z3.Fixedpoint()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pubproof.reference.jsonform import from_p, to_p
-from pubproof.reference.packets import Packet, PubAck, PubComp, PubRec, PubRel, Publish
+from pubproof.reference.packets import Packet, PubAck, PubComp, Publish, PubRec, PubRel
 
 
 class Method(enum.Enum):
@@ -68,6 +68,8 @@ class Judgement:
 Output = Send | Deliver | Judgement
 
 _FIRST_SEND = {1: Awaiting.PUBACK, 2: Awaiting.PUBREC}
+_IGNORED_PUBACK = "PUBACK for an identifier not awaiting one (unknown, or a QoS 2 flow): ignored"
+_QOS1_ON_HELD_ID = "a QoS 1 PUBLISH on an identifier the sender still holds for a QoS 2 flow"
 
 
 class Session:
@@ -83,7 +85,9 @@ class Session:
 
     # -- the application ----------------------------------------------------------------
 
-    def publish(self, topic: str, payload: bytes = b"", qos: int = 0, retain: bool = False) -> list[Output]:
+    def publish(
+        self, topic: str, payload: bytes = b"", qos: int = 0, retain: bool = False
+    ) -> list[Output]:
         """Start a new outgoing message; [] if every packet identifier is in use."""
         if not qos:
             return [Send(packet=Publish(topic=topic, payload=payload, retain=retain))]
@@ -122,18 +126,39 @@ class Session:
             if awaiting is Awaiting.PUBACK:
                 del self._outgoing[packet_id]
                 return []
-            return [Judgement(verdict="tolerated", rule="MQTT-3.3.4-1", packet=packet, note="PUBACK for an identifier not awaiting one (unknown, or a QoS 2 flow): ignored")]
+            return [
+                Judgement(
+                    verdict="tolerated",
+                    rule="MQTT-3.3.4-1",
+                    packet=packet,
+                    note=_IGNORED_PUBACK,
+                )
+            ]
         if isinstance(packet, PubRec):
             if awaiting is Awaiting.PUBREC or awaiting is Awaiting.PUBCOMP:
                 assert flow is not None
                 flow[0] = Awaiting.PUBCOMP
                 return [Send(packet=PubRel(packet_id=packet_id))]
-            return [Judgement(verdict="tolerated", rule="MQTT-3.3.4-1", packet=packet, note="PUBREC for an identifier not awaiting one: ignored")]
+            return [
+                Judgement(
+                    verdict="tolerated",
+                    rule="MQTT-3.3.4-1",
+                    packet=packet,
+                    note="PUBREC for an identifier not awaiting one: ignored",
+                )
+            ]
         # PUBCOMP
         if awaiting is Awaiting.PUBCOMP:
             del self._outgoing[packet_id]
             return []
-        return [Judgement(verdict="tolerated", rule="MQTT-4.3.3-2", packet=packet, note="PUBCOMP for an identifier not awaiting one: ignored")]
+        return [
+            Judgement(
+                verdict="tolerated",
+                rule="MQTT-4.3.3-2",
+                packet=packet,
+                note="PUBCOMP for an identifier not awaiting one: ignored",
+            )
+        ]
 
     def _on_publish(self, packet: Publish) -> list[Output]:
         qos = packet.qos
@@ -144,7 +169,14 @@ class Session:
         held = packet_id in self._incoming
         if qos == 1:
             if held:
-                return [Judgement(verdict="violation", rule="MQTT-2.3.1-2", packet=packet, note="a QoS 1 PUBLISH on an identifier the sender still holds for a QoS 2 flow")]
+                return [
+                    Judgement(
+                        verdict="violation",
+                        rule="MQTT-2.3.1-2",
+                        packet=packet,
+                        note=_QOS1_ON_HELD_ID,
+                    )
+                ]
             return [Deliver(message=packet), Send(packet=PubAck(packet_id=packet_id))]
         if held:  # a duplicate before PUBREL: acknowledge again, deliver nothing
             return [Send(packet=PubRec(packet_id=packet_id))]
@@ -169,7 +201,18 @@ class Session:
             if awaiting is Awaiting.PUBCOMP:
                 out.append(Send(packet=PubRel(packet_id=packet_id)))
             else:
-                out.append(Send(packet=Publish(topic=message.topic, payload=message.payload, qos=message.qos, packet_id=packet_id, retain=message.retain, dup=True)))
+                out.append(
+                    Send(
+                        packet=Publish(
+                            topic=message.topic,
+                            payload=message.payload,
+                            qos=message.qos,
+                            packet_id=packet_id,
+                            retain=message.retain,
+                            dup=True,
+                        )
+                    )
+                )
         return out
 
     # -- state ----------------------------------------------------------------------------

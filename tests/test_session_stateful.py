@@ -60,7 +60,9 @@ class SessionsAgree(RuleBasedStateMachine):
         self.connected = True
         self.delivered: dict[str, list[P]] = {"client": [], "server": []}
 
-    @initialize(client_method=st.sampled_from(["A", "B"]), server_method=st.sampled_from(["A", "B"]))
+    @initialize(
+        client_method=st.sampled_from(["A", "B"]), server_method=st.sampled_from(["A", "B"])
+    )
     def start(self, client_method: str, server_method: str) -> None:
         for end, method in (("client", client_method), ("server", server_method)):
             self.model[end] = SessionModel(method=ModelMethod(method))
@@ -94,7 +96,9 @@ class SessionsAgree(RuleBasedStateMachine):
         if not self.channel[end]:
             end = self._peer(end)
         packet = self.channel[end].pop(0)
-        self._apply(end, self.model[end].receive(packet), self.reference[end].receive(from_p(packet)))
+        self._apply(
+            end, self.model[end].receive(packet), self.reference[end].receive(from_p(packet))
+        )
 
     @precondition(lambda self: self.connected and any(self.channel.values()))
     @rule(end=st.sampled_from(ENDS), data=st.data())
@@ -125,7 +129,11 @@ class SessionsAgree(RuleBasedStateMachine):
     def reconnect(self, resume: bool) -> None:
         self.connected = True
         for end in ENDS:
-            self._apply(end, self.model[end].reconnect(resume=resume), self.reference[end].reconnect(resume=resume))
+            self._apply(
+                end,
+                self.model[end].reconnect(resume=resume),
+                self.reference[end].reconnect(resume=resume),
+            )
 
     @rule(end=st.sampled_from(ENDS))
     def restart_process(self, end: str) -> None:
@@ -138,7 +146,10 @@ class SessionsAgree(RuleBasedStateMachine):
         for end, model in self.model.items():
             ref = self.reference[end]
             snapshot = model.snapshot()
-            assert [[i, a.name.replace("PUB", "AWAIT_PUB"), to_p(m)] for i, (a, m) in ref.in_flight.items()] == snapshot["outgoing"]
+            assert [
+                [i, a.name.replace("PUB", "AWAIT_PUB"), to_p(m)]
+                for i, (a, m) in ref.in_flight.items()
+            ] == snapshot["outgoing"]
             held = sorted(
                 [i, "STORED" if m is not None else "ID_HELD", None if m is None else to_p(m)]
                 for i, m in ref.held.items()
@@ -179,7 +190,10 @@ def test_the_comparison_kills_mutants(monkeypatch: Any) -> None:
     import pytest
     from hypothesis.stateful import run_state_machine_as_test
 
-    for name, value in (("_on_publish", _mutant_duplicate_delivery), ("reconnect", _mutant_no_dup_flag)):
+    for name, value in (
+        ("_on_publish", _mutant_duplicate_delivery),
+        ("reconnect", _mutant_no_dup_flag),
+    ):
         with monkeypatch.context() as patch:
             patch.setattr(Session, name, value)
             with pytest.raises(AssertionError):
