@@ -14,7 +14,7 @@ from pubproof.model.flows import SENDER, Method, Step, receiver_table
 def _edges(table: Mapping[tuple[object, object], Step]) -> list[tuple[str, str, str]]:
     edges = []
     for (state, event), step in table.items():
-        actions = ", ".join(a.value for a in step.actions) or "nothing"  # type: ignore[attr-defined]
+        actions = ", ".join(a.value for a in step.actions) or "nothing"
         label = f"{event.value} / {actions} [{' '.join(step.rules)}]"  # type: ignore[attr-defined]
         edges.append((state.name, step.next.name, label))  # type: ignore[attr-defined]
     return edges
