@@ -141,8 +141,11 @@ class SessionsAgree(RuleBasedStateMachine):
         saved = json.loads(json.dumps(self.reference[end].to_json()))
         self.reference[end] = Session.from_json(saved)
 
+    checks = 0  # invariant checks run (the benchmark reports the rate)
+
     @invariant()
     def same_state(self) -> None:
+        SessionsAgree.checks += 1
         for end, model in self.model.items():
             ref = self.reference[end]
             snapshot = model.snapshot()

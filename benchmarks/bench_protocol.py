@@ -1,0 +1,66 @@
+"""Protocol benchmarks: the stateful model-vs-reference comparison rate, and the time of
+every protocol theorem.
+
+    python benchmarks/bench_protocol.py [--examples N]
+
+Prints steps per second of the Hypothesis stateful comparison (the test in
+tests/test_session_stateful.py, run as is, with every invariant checked after every step)
+and a table of the protocol theorems with their seconds. Goals (protocol issue): at least
+1,000 steps per second; the whole ``pubproof prove`` within 60 s (goal 30 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+
+def stateful_rate(examples: int) -> tuple[int, float]:
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+    from test_session_stateful import SessionsAgree
+
+    SessionsAgree.checks = 0
+    start = time.perf_counter()
+    run_state_machine_as_test(
+        SessionsAgree,
+        settings=settings(
+            max_examples=examples, stateful_step_count=60, deadline=None, database=None
+        ),
+    )
+    return SessionsAgree.checks, time.perf_counter() - start
+
+
+def theorem_times() -> list[tuple[str, str, str, float]]:
+    import pubproof.proofs.protocol  # noqa: F401  (registers the protocol theorems)
+    from pubproof.proofs.registry import THEOREMS
+
+    rows = []
+    for theorem in THEOREMS.values():
+        if theorem.id.startswith("proto."):
+            result = theorem.check()
+            rows.append((theorem.id, theorem.expected, result.status, result.seconds))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--examples", type=int, default=300)
+    args = parser.parse_args()
+    steps, seconds = stateful_rate(args.examples)
+    print(
+        f"stateful model-vs-reference: {steps} steps in {seconds:.2f} s = {steps / seconds:,.0f} steps/s (goal >= 1,000)"
+    )
+    rows = theorem_times()
+    print(f"\n{'theorem':62} {'expected':9} {'status':9} seconds")
+    for theorem_id, expected, status, secs in rows:
+        print(f"{theorem_id:62} {expected:9} {status:9} {secs:7.2f}")
+    print(f"{'total':82} {sum(r[3] for r in rows):7.2f}")
+
+
+if __name__ == "__main__":
+    main()
