@@ -53,7 +53,8 @@ def main() -> None:
     args = parser.parse_args()
     steps, seconds = stateful_rate(args.examples)
     print(
-        f"stateful model-vs-reference: {steps} steps in {seconds:.2f} s = {steps / seconds:,.0f} steps/s (goal >= 1,000)"
+        f"stateful model-vs-reference: {steps} steps in {seconds:.2f} s = "
+        f"{steps / seconds:,.0f} steps/s (goal >= 1,000)"
     )
     rows = theorem_times()
     print(f"\n{'theorem':62} {'expected':9} {'status':9} seconds")
