@@ -14,7 +14,7 @@ from pubproof.reference.errors import (
     ProtocolViolation,
 )
 from pubproof.reference.jsonform import from_p, to_p
-from pubproof.reference.packets import Ack, Packet, PubAck, PubComp, PubRec, PubRel, Publish
+from pubproof.reference.packets import Ack, Packet, PubAck, PubComp, Publish, PubRec, PubRel
 
 __all__ = [
     "NEED_DATA",

@@ -15,6 +15,12 @@ reported before a 100 MB payload has arrived, and the verdict never depends on h
 stream was cut into chunks. The buffer holds only bytes actually received: a packet that
 declares 268 MB reserves nothing.
 
+Iterating over a ``Decoder`` is the fast way to take packets out: for the common packet
+(complete, a one-byte Remaining Length, every field within the rules) it builds the packet
+inline, and for anything else it asks ``next_packet``, the one place that judges, from
+the same position. So both ways give the same packets, and the same errors at the same
+offsets.
+
 This module shares no logic with the model; it takes only rule ids from the registry.
 The two are held together by the tests and the vector corpus.
 """
@@ -38,8 +44,14 @@ from pubproof.reference.errors import (
     ProtocolViolation,
 )
 from pubproof.reference.packets import (
+    AckLayout,
     Packet,
+    PubAck,
+    PubComp,
     Publish,
+    PublishLayout,
+    PubRec,
+    PubRel,
     trusted_ack,
     trusted_publish,
 )
@@ -58,6 +70,8 @@ NEED_DATA: Final = _NeedData()
 _ACK_NAMES = {4: "PUBACK", 5: "PUBREC", 6: "PUBREL", 7: "PUBCOMP"}
 _ACK_FLAGS = {4: 0b0000, 5: 0b0000, 6: 0b0010, 7: 0b0000}
 _ACK_TYPE_BYTE = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}
+#: packet type number (first byte >> 4) -> acknowledgement class, for the fast path
+_ACK_BY_KIND: tuple[type[Packet] | None, ...] = (None,) * 4 + (PubAck, PubRec, PubRel, PubComp)
 _OTHER_NAMES = {
     1: "CONNECT", 2: "CONNACK", 8: "SUBSCRIBE", 9: "SUBACK", 10: "UNSUBSCRIBE",
     11: "UNSUBACK", 12: "PINGREQ", 13: "PINGRESP", 14: "DISCONNECT",
@@ -125,7 +139,28 @@ def _config(edition: Edition, readings: tuple[tuple[str, str], ...]) -> _Config:
     )
 
 
+# The configurations of the editions with their default readings, by id(edition): the
+# common case, without resolving the readings and hashing them (and the edition, an Enum
+# with a Python-level __hash__) on every call. Emptied whenever _config's cache is.
+_DEFAULT_CONFIGS: dict[int, _Config] = {}
+_clear_config_cache = _config.cache_clear
+
+
+def _clear_config_caches() -> None:
+    _DEFAULT_CONFIGS.clear()
+    _clear_config_cache()
+
+
+_config.cache_clear = _clear_config_caches  # type: ignore[method-assign]
+
+
 def config_for(edition: Edition, readings: Mapping[str, str] | None) -> _Config:
+    if readings is None and type(edition) is Edition:
+        config = _DEFAULT_CONFIGS.get(id(edition))
+        if config is None:
+            key = tuple(sorted(resolve_readings(edition).items()))
+            config = _DEFAULT_CONFIGS[id(edition)] = _config(edition, key)
+        return config
     resolved = resolve_readings(edition, readings)
     return _config(edition, tuple(sorted(resolved.items())))
 
@@ -185,16 +220,17 @@ class Decoder:
                 self._awaiting -= len(buf)
             return
         if pos:
-            # Drop what has been consumed; the rest of a partial packet stays.
-            rest = bytearray(buf[pos:])
+            # Drop what has been consumed; the rest of a partial packet stays. The result
+            # is bytes, whose slices (topics, payloads) need no further copy.
+            self._buf = b"".join((buf[pos:], data))
             self._base += pos
             if self._awaiting >= 0:
                 self._awaiting -= pos
             self._pos = 0
-        elif isinstance(buf, bytearray):
-            rest = buf
-        else:
-            rest = bytearray(buf)
+            return
+        # Nothing consumed since the last feed: a packet longer than what came so far
+        # grows in place.
+        rest = buf if isinstance(buf, bytearray) else bytearray(buf)
         rest += data
         self._buf = rest
 
@@ -222,11 +258,92 @@ class Decoder:
 
     def __iter__(self) -> Iterator[Packet]:
         """Every complete packet buffered now."""
+        # A fast path for the common packet: complete, with a one-byte Remaining Length
+        # and every field within the rules. It makes the judgements of ``_next`` and, at
+        # the first doubt (a rule broken, a packet not complete, a longer Remaining
+        # Length, a payload still arriving, an error already raised), ``break``s to
+        # ``next_packet``, which judges from the same position: so the packets, errors and
+        # offsets are those of ``next_packet`` by construction. The state is stored before
+        # each ``yield`` and read again after it: the caller may feed or take packets in
+        # between.
+        config = self._config
+        first_byte = config.first_byte
+        topic_rules = config.topic_rules
+        max_chars = config.max_topic_chars
+        discouraged = _DISCOURAGED.search if config.reject_discouraged else None
+        next_packet = self.next_packet
+        buf: bytes | bytearray = b""
+        is_bytes = True
         while True:
-            packet = self.next_packet()
-            if packet is NEED_DATA:
+            while True:  # the fast path
+                if self._error is not None or self._awaiting >= 0:
+                    break
+                if self._buf is not buf:
+                    buf = self._buf
+                    is_bytes = type(buf) is bytes
+                size = len(buf)
+                pos = self._pos
+                body = pos + 2
+                if body > size:
+                    break
+                first = buf[pos]
+                length = buf[pos + 1]
+                end = body + length
+                if first_byte[first] is not None or length > 127 or end > size:
+                    break
+                if first & 0xF0 != 0x30:  # an acknowledgement (the table let no other type by)
+                    if length != 2:
+                        break
+                    ack = AckLayout()
+                    ack.packet_id = buf[body] << 8 | buf[body + 1]
+                    ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
+                    self._pos = end
+                    yield ack  # type: ignore[misc]
+                    continue
+                # PUBLISH
+                if length < 2:
+                    break
+                topic_start = body + 2
+                topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
+                if topic_end > end or topic_end == topic_start:
+                    break
+                raw = buf[topic_start:topic_end]
+                if topic_rules and (0 in raw or 43 in raw or 35 in raw):  # U+0000, '+', '#'
+                    break
+                try:
+                    topic = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    break
+                if max_chars is not None and len(topic) > max_chars:
+                    break
+                if discouraged is not None and discouraged(topic) is not None:
+                    break
+                qos = first >> 1 & 3
+                if qos:
+                    payload_start = topic_end + 2
+                    if payload_start > end:
+                        break
+                    packet_id: int | None = buf[topic_end] << 8 | buf[topic_end + 1]
+                    if not packet_id:
+                        break
+                else:
+                    payload_start = topic_end
+                    packet_id = None
+                packet = PublishLayout()
+                packet.topic = topic
+                payload = buf[payload_start:end]  # bytes when is_bytes
+                packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
+                packet.qos = qos
+                packet.packet_id = packet_id
+                packet.dup = (first & 8) != 0
+                packet.retain = (first & 1) != 0
+                packet.__class__ = Publish  # type: ignore[assignment]
+                self._pos = end
+                yield packet  # type: ignore[misc]
+            result = next_packet()
+            if result is NEED_DATA:
                 return
-            yield packet  # type: ignore[misc]
+            yield result  # type: ignore[misc]
 
     def next_packet(self) -> Packet | _NeedData:
         """The next complete packet, or ``NEED_DATA``. Raises ``ProtocolError`` on bad bytes."""
@@ -277,7 +394,9 @@ class Decoder:
                     break
                 shift += 7
             if config.strict_rl:
-                needed = 1 if length < 128 else 2 if length < 16_384 else 3 if length < 2_097_152 else 4
+                needed = (
+                    1 if length < 128 else 2 if length < 16_384 else 3 if length < 2_097_152 else 4
+                )
                 if body - pos - 1 > needed:
                     raise self._fail(
                         R.RL_MINIMAL,
@@ -358,7 +477,9 @@ class Decoder:
                 return NEED_DATA
             packet_id = buf[topic_end] << 8 | buf[topic_end + 1]
             if not packet_id:
-                raise self._fail(R.PACKET_ID_NONZERO, topic_end, "packet identifier 0 is not allowed")
+                raise self._fail(
+                    R.PACKET_ID_NONZERO, topic_end, "packet identifier 0 is not allowed"
+                )
         if end > size:
             self._awaiting = end
             return NEED_DATA
@@ -370,18 +491,26 @@ class Decoder:
 
     def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None:
         config = self._config
+        if not config.reject_discouraged and not (
+            config.topic_rules and (0 in raw or 43 in raw or 35 in raw)  # U+0000, '+', '#'
+        ):
+            return
         found = _FORBIDDEN_TOPIC_BYTES.search(raw) if config.topic_rules else None
         discouraged = _DISCOURAGED.search(topic) if config.reject_discouraged else None
         if found is None and discouraged is None:
             return
         at_forbidden = found.start() if found is not None else len(raw)
         at_discouraged = (
-            len(topic[: discouraged.start()].encode("utf-8")) if discouraged is not None else len(raw)
+            len(topic[: discouraged.start()].encode("utf-8"))
+            if discouraged is not None
+            else len(raw)
         )
         if found is not None and at_forbidden < at_discouraged:
             char = raw[at_forbidden : at_forbidden + 1]
             if char == b"\x00":
-                raise self._fail(R.TOPIC_NUL, start + at_forbidden, "the topic name contains U+0000")
+                raise self._fail(
+                    R.TOPIC_NUL, start + at_forbidden, "the topic name contains U+0000"
+                )
             raise self._fail(
                 R.TOPIC_NO_WILDCARDS,
                 start + at_forbidden,
@@ -433,7 +562,9 @@ def _encode_publish(packet: Publish, config: _Config) -> bytes:
     first = 0x30 | packet.qos << 1 | (8 if packet.dup else 0) | (1 if packet.retain else 0)
     problem = config.first_byte[first]
     if problem is not None:
-        raise InvalidPacket(problem[0].id_for(config.edition), problem[1], edition=config.edition_name)
+        raise InvalidPacket(
+            problem[0].id_for(config.edition), problem[1], edition=config.edition_name
+        )
     topic = packet.topic.encode("utf-8")
     if config.topic_rules and not topic:
         raise InvalidPacket(R.TOPIC_NOT_EMPTY.id_for(config.edition), "the topic name is empty")
@@ -442,17 +573,27 @@ def _encode_publish(packet: Publish, config: _Config) -> bytes:
             R.TOPIC_MAX_31.id_for(config.edition),
             f"the topic name has {len(packet.topic)} characters; MQTT 3.1 allows 32,767",
         )
-    body_length = 2 + len(topic) + (2 if packet.qos else 0) + len(packet.payload)
-    header = bytes((first,)) + _remaining_length_bytes(body_length) + len(topic).to_bytes(2, "big")
-    # Judge the topic content exactly as a receiver would.
-    probe = Decoder.__new__(Decoder)
-    probe._config = config
-    probe._base = 0
-    try:
-        probe._check_topic_content(topic, packet.topic, len(header))
-    except ProtocolError as error:
-        raise InvalidPacket(error.rule, error.message, edition=config.edition_name) from None
-    if packet.qos:
-        assert packet.packet_id is not None
-        return header + topic + packet.packet_id.to_bytes(2, "big") + packet.payload
-    return header + topic + packet.payload
+    qos, payload = packet.qos, packet.payload
+    body_length = 2 + len(topic) + (2 if qos else 0) + len(payload)
+    if body_length < 128:  # the common case: a one-byte Remaining Length
+        header = bytes((first, body_length, len(topic) >> 8, len(topic) & 0xFF))
+    else:
+        header = (
+            bytes((first,)) + _remaining_length_bytes(body_length) + len(topic).to_bytes(2, "big")
+        )
+    # Judge the topic content exactly as a receiver would (when it can break a rule).
+    if config.reject_discouraged or (
+        config.topic_rules and (0 in topic or 43 in topic or 35 in topic)  # U+0000, '+', '#'
+    ):
+        probe = Decoder.__new__(Decoder)
+        probe._config = config
+        probe._base = 0
+        try:
+            probe._check_topic_content(topic, packet.topic, len(header))
+        except ProtocolError as error:
+            raise InvalidPacket(error.rule, error.message, edition=config.edition_name) from None
+    if qos:
+        packet_id = packet.packet_id
+        assert packet_id is not None
+        return b"".join((header, topic, packet_id.to_bytes(2, "big"), payload))
+    return header + topic + payload

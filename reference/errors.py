@@ -13,7 +13,9 @@ class ProtocolError(Exception):
 
     kind = "error"
 
-    def __init__(self, rule: str, message: str, *, offset: int | None = None, edition: str | None = None) -> None:
+    def __init__(
+        self, rule: str, message: str, *, offset: int | None = None, edition: str | None = None
+    ) -> None:
         self.rule = rule
         self.message = message
         self.offset = offset

@@ -41,7 +41,9 @@ def from_p(obj: Any) -> Packet:
     if kind == "PUBLISH":
         unknown = set(obj) - _PUBLISH_KEYS
         if unknown:
-            raise _bad(R.OUT_OF_SCOPE_TYPE, f"unknown PUBLISH field(s): {', '.join(sorted(unknown))}")
+            raise _bad(
+                R.OUT_OF_SCOPE_TYPE, f"unknown PUBLISH field(s): {', '.join(sorted(unknown))}"
+            )
         payload_hex = obj.get("payload_hex", "")
         if not isinstance(payload_hex, str):
             raise _bad(R.PAYLOAD_REST, "payload_hex is a string of hex digits")

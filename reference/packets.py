@@ -9,8 +9,9 @@ or reading adds (wildcards, empty topics, DUP on QoS 0, QoS 3) is checked by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
@@ -43,7 +44,9 @@ class Publish:
         if not isinstance(self.payload, bytes):
             raise _invalid(R.PAYLOAD_REST, "payload must be bytes")
         if type(self.qos) is not int or not 0 <= self.qos <= 3:
-            raise _invalid(R.QOS_RESERVED, f"QoS is 0, 1 or 2 (3 only under a 3.1 reading), not {self.qos!r}")
+            raise _invalid(
+                R.QOS_RESERVED, f"QoS is 0, 1 or 2 (3 only under a 3.1 reading), not {self.qos!r}"
+            )
         if type(self.dup) is not bool or type(self.retain) is not bool:
             raise _invalid(R.DUP_QOS0, "dup and retain are booleans")
         if self.qos == 0:
@@ -51,10 +54,14 @@ class Publish:
                 # [MQTT-2.3.1-5] "MUST NOT contain a Packet Identifier if its QoS value is set to 0"
                 raise _invalid(R.PACKET_ID_PRESENCE, "a QoS 0 PUBLISH has no packet identifier")
         elif self.packet_id is None:
-            raise _invalid(R.PACKET_ID_PRESENCE, f"a QoS {self.qos} PUBLISH needs a packet identifier")
+            raise _invalid(
+                R.PACKET_ID_PRESENCE, f"a QoS {self.qos} PUBLISH needs a packet identifier"
+            )
         elif type(self.packet_id) is not int or not 1 <= self.packet_id <= 0xFFFF:
             # [MQTT-2.3.1-1] "MUST contain a non-zero 16-bit Packet Identifier"
-            raise _invalid(R.PACKET_ID_NONZERO, f"packet identifier {self.packet_id!r} is not in 1..65535")
+            raise _invalid(
+                R.PACKET_ID_NONZERO, f"packet identifier {self.packet_id!r} is not in 1..65535"
+            )
         try:
             encoded = self.topic.encode("utf-8")
         except UnicodeEncodeError:
@@ -75,7 +82,9 @@ class _Ack:
 
     def __post_init__(self) -> None:
         if type(self.packet_id) is not int or not 0 <= self.packet_id <= 0xFFFF:
-            raise _invalid(R.BIG_ENDIAN, f"packet identifier {self.packet_id!r} is not a 16-bit integer")
+            raise _invalid(
+                R.BIG_ENDIAN, f"packet identifier {self.packet_id!r} is not a 16-bit integer"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,36 +126,74 @@ ACK_CLASSES: dict[str, type[Ack]] = {
 }
 
 
-def _trusted_constructor(cls: type[Any], fields: tuple[str, ...]) -> Any:
-    """A constructor that skips ``__post_init__``, for the decoder, which has already
-    checked every field against the rules (and more strictly than construction does)."""
-    new = object.__new__
-    setters = [getattr(cls, name).__set__ for name in fields]
-    if len(fields) == 1:
-        (set0,) = setters
+class PublishLayout:
+    """Internal: the slots of :class:`Publish`, in the same order, in a plain class.
 
-        def make1(a: Any) -> Any:
-            obj = new(cls)
-            set0(obj, a)
-            return obj
+    The decoder fills an instance of this class, whose attributes are plain slots, then
+    makes it a ``Publish`` by assigning ``__class__``: the object then is exactly what
+    ``Publish(...)`` builds, without the frozen ``__setattr__`` and without
+    ``__post_init__`` (the decoder has already checked every field against the rules, and
+    more strictly than construction does). Python allows the assignment only between
+    classes of the same layout; ``_check_layouts`` below proves it at import.
+    """
 
-        return make1
-    set_topic, set_payload, set_qos, set_id, set_dup, set_retain = setters
-
-    def make6(topic: str, payload: bytes, qos: int, packet_id: int | None, dup: bool, retain: bool) -> Any:
-        obj = new(cls)
-        set_topic(obj, topic)
-        set_payload(obj, payload)
-        set_qos(obj, qos)
-        set_id(obj, packet_id)
-        set_dup(obj, dup)
-        set_retain(obj, retain)
-        return obj
-
-    return make6
+    # The order is that of Publish's fields, which the layout check compares.
+    __slots__ = ("topic", "payload", "qos", "packet_id", "dup", "retain")  # noqa: RUF023
+    topic: str
+    payload: bytes
+    qos: int
+    packet_id: int | None
+    dup: bool
+    retain: bool
 
 
-trusted_publish = _trusted_constructor(Publish, ("topic", "payload", "qos", "packet_id", "dup", "retain"))
-trusted_ack = {
-    name: _trusted_constructor(cls, ("packet_id",)) for name, cls in ACK_CLASSES.items()
-}
+class AckLayout:
+    """Internal: the slots of the acknowledgements; see :class:`PublishLayout`."""
+
+    __slots__ = ("packet_id",)
+    packet_id: int
+
+
+def trusted_publish(
+    topic: str, payload: bytes, qos: int, packet_id: int | None, dup: bool, retain: bool
+) -> Publish:
+    """A ``Publish`` from fields the decoder has already checked (no ``__post_init__``)."""
+    obj = PublishLayout()
+    obj.topic = topic
+    obj.payload = payload
+    obj.qos = qos
+    obj.packet_id = packet_id
+    obj.dup = dup
+    obj.retain = retain
+    obj.__class__ = Publish  # type: ignore[assignment]
+    return obj  # type: ignore[return-value]
+
+
+def _trusted_ack(cls: type[Ack]) -> Callable[[int], Ack]:
+    def make(packet_id: int) -> Ack:
+        obj = AckLayout()
+        obj.packet_id = packet_id
+        obj.__class__ = cls  # type: ignore[assignment]
+        return obj  # type: ignore[return-value]
+
+    return make
+
+
+trusted_ack = {name: _trusted_ack(cls) for name, cls in ACK_CLASSES.items()}
+
+
+def _check_layouts() -> None:
+    """The trusted constructors build exactly what the public ones build."""
+    if PublishLayout.__slots__ != Publish.__slots__ or AckLayout.__slots__ != _Ack.__slots__:
+        raise RuntimeError("the layout classes no longer match the packet classes")
+    made = trusted_publish("a/b", b"x", 1, 7, True, False)
+    expected = Publish(topic="a/b", payload=b"x", qos=1, packet_id=7, dup=True)
+    if type(made) is not Publish or made != expected or repr(made) != repr(expected):
+        raise RuntimeError("trusted_publish does not build a Publish")
+    for name, cls in ACK_CLASSES.items():
+        ack = trusted_ack[name](9)
+        if type(ack) is not cls or ack != cls(packet_id=9):
+            raise RuntimeError(f"trusted_ack[{name!r}] does not build a {cls.__name__}")
+
+
+_check_layouts()

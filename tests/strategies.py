@@ -85,8 +85,13 @@ def mutated(draw: st.DrawFn, data: bytes) -> bytes:
 _rule_chars = st.sampled_from(
     ["+", "#", "\x00", "\x01", "\x7f", "\x9f", "\ufdd0", "\uffff", "a", "/"]
 )
+_plain = st.text(_topic_chars, max_size=6)
 raw_topics = st.one_of(
-    st.text(st.one_of(_topic_chars, _rule_chars), max_size=12).map(lambda t: t.encode("utf-8")),
+    # a topic with one character that some rule is about, somewhere in it
+    st.builds(lambda head, char, tail: head + char + tail, _plain, _rule_chars, _plain).map(
+        lambda t: t.encode("utf-8")
+    ),
+    st.text(st.one_of(_rule_chars, _topic_chars), max_size=12).map(lambda t: t.encode("utf-8")),
     st.binary(max_size=12),
 )
 
@@ -94,7 +99,8 @@ raw_topics = st.one_of(
 @st.composite
 def raw_publish(draw: st.DrawFn) -> bytes:
     """A PUBLISH built byte by byte: any first-byte flags, any topic bytes, any identifier."""
-    flags = draw(st.integers(0, 15))
+    # mostly flags that pass the first-byte rules, so the topic rules get judged
+    flags = draw(st.one_of(st.sampled_from([0, 1, 2, 3, 4, 5, 10, 11, 12, 13]), st.integers(0, 15)))
     topic = draw(raw_topics)
     body = len(topic).to_bytes(2, "big") + topic
     if flags >> 1 & 3:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pubproof.model import wire as model
 from pubproof.model.editions import READINGS, Edition, resolve_readings
 from pubproof.model.trace import P
-from pubproof.reference import Decoder, ProtocolError, encode, from_p, to_p
+from pubproof.reference import NEED_DATA, Decoder, ProtocolError, encode, from_p, to_p
 
 from strategies import edition_and_readings, mutated, raw_publish, valid_packet
 
@@ -76,11 +76,11 @@ def streams(draw: st.DrawFn) -> tuple[Edition, dict[str, str], bytes]:
             data += model.encode(packet, edition, readings)
         except model.EncodeError:
             continue
-    kind = draw(st.sampled_from(["mutation", "mutation", "arbitrary", "raw"]))
+    kind = draw(st.sampled_from(["mutation", "mutation", "arbitrary", "raw", "raw"]))
     if kind == "arbitrary":
         data = draw(st.binary(max_size=64))
     elif kind == "raw":
-        data += draw(raw_publish())
+        data = draw(raw_publish()) + draw(st.sampled_from([b"", data]))
     else:
         data = draw(mutated(data))
     return edition, readings, data
@@ -103,6 +103,36 @@ def test_c_chunking_does_not_change_the_result(
     assert reference_verdict(chunks, edition, readings) == whole
     # byte by byte, the most demanding chunking
     assert reference_verdict([bytes([b]) for b in stream], edition, readings) == whole
+
+
+def next_packet_verdict(
+    chunks: list[bytes], edition: Edition, readings: dict[str, str]
+) -> dict[str, Any]:
+    """As ``reference_verdict``, through ``next_packet()`` instead of iteration (the
+    iterator has a fast path of its own; the two must not differ)."""
+    decoder = Decoder(edition=edition, readings=readings)
+    packets: list[P] = []
+    try:
+        for chunk in chunks:
+            decoder.feed(chunk)
+            while (packet := decoder.next_packet()) is not NEED_DATA:
+                packets.append(to_p(packet))  # type: ignore[arg-type]
+        decoder.close()
+    except ProtocolError as error:
+        return {"packets": packets, "error": (error.rule, error.offset, error.kind)}
+    return {"packets": packets, "error": None}
+
+
+@given(streams(), st.data())
+def test_c_iteration_and_next_packet_agree(
+    case: tuple[Edition, dict[str, str], bytes], data: st.DataObject
+) -> None:
+    edition, readings, stream = case
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=4)))
+    chunks = [stream[a:b] for a, b in itertools.pairwise([0, *cuts, len(stream)])]
+    assert next_packet_verdict(chunks, edition, readings) == reference_verdict(
+        chunks, edition, readings
+    )
 
 
 @settings(max_examples=200)

@@ -62,7 +62,7 @@ def test_the_corpus_kills(mutant: str) -> None:
     assert failures, f"the corpus does not notice the mutant {mutant!r}"
 
 
-@settings(max_examples=3000, database=None)
+@settings(max_examples=3000, database=None, derandomize=True)
 @given(test_agreement.streams())
 def _same_verdict(case: tuple[Edition, dict[str, str], bytes]) -> None:
     test_agreement.test_b_any_bytes_same_verdict.hypothesis.inner_test(case)  # type: ignore[attr-defined]
