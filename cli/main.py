@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from pubproof import __version__
 from pubproof.codec_commands import add_decode, add_encode
+from pubproof.probe_command import add_probe
 from pubproof.prove_command import add_prove
 from pubproof.vector_commands import add_vectors
 
@@ -23,6 +24,7 @@ def parser() -> argparse.ArgumentParser:
     add_encode(commands)
     add_vectors(commands)
     add_prove(commands)
+    add_probe(commands)
     return top
 
 

@@ -1,0 +1,112 @@
+"""A check: the actions that make the evidence, and the judge that reads it.
+
+The verdict of a check is a pure function of its evidence (:func:`judge`): another tool, or
+a test, can take the evidence of a report and judge it again with the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pubproof.model.editions import Edition
+from pubproof.probe.context import CheckContext
+from pubproof.probe.evidence import Entry
+from pubproof.probe.findings import Finding, Judgement, conclude, error, missing, violation
+from pubproof.probe.judge_link import describe
+from pubproof.probe.judge_wire import frame_findings
+from pubproof.probe.view import View
+
+Run = Callable[[CheckContext], None]
+Judge = Callable[[View], list[Finding]]
+Rules = Callable[[Edition], tuple[str, ...]]
+
+
+def fixed(*rule_ids: str) -> Rules:
+    """The same rule ids in every edition (the flow rules, as :mod:`pubproof.model.flows`)."""
+    return lambda edition: rule_ids
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One entry of the catalog."""
+
+    id: str
+    title: str
+    rules: Rules
+    run: Run
+    judge: Judge
+
+    def rules_for(self, edition: Edition) -> tuple[str, ...]:
+        """The rule ids the check rests on in ``edition``."""
+        return self.rules(edition)
+
+
+def judge(
+    check: Check, entries: Sequence[Entry], edition: Edition, readings: Mapping[str, str]
+) -> Judgement:
+    """The verdict of ``check`` on this evidence."""
+    view = View(entries, edition, readings)
+    findings = [
+        *probe_findings(view),
+        *frame_findings(view),
+        *(f for link in view.links.values() for f in link.findings),
+        *close_findings(view),
+        *check.judge(view),
+    ]
+    waited = any(e.get("event") == "timeout" for e in view.entries)
+    silence = "the broker went silent" if waited else ""
+    return conclude(
+        findings, check.rules_for(edition), broker_alive=view.broker_alive, silence=silence
+    )
+
+
+def probe_findings(view: View) -> list[Finding]:
+    """What kept the probe from running the check: no connection, a refusal, an error; and
+    every wait that ran out (missing: no-answer if the broker showed no sign of life after
+    it, a violation if it did)."""
+    findings: list[Finding] = []
+    for entry in view.entries:
+        event = entry.get("event")
+        if event == "connect-failed" and entry.get("client") in view.clients:
+            findings.append(error(f"{entry['client']}: no connection: {entry.get('message')}"))
+        elif event == "error":
+            findings.append(error(f"the probe failed: {entry.get('message')}"))
+        elif event == "timeout":
+            waited = f"waited {entry.get('seconds')} s for {entry.get('waiting_for')}"
+            findings.append(missing(f"{entry['client']}: {waited}"))
+        elif event == "deadline":
+            findings.append(missing(entry.get("message") or "the check reached its hard deadline"))
+        elif entry.get("type") == "CONNACK" and entry.get("return_code", 0) != 0:
+            code = entry["return_code"]
+            findings.append(error(f"{entry['client']}: the broker refused CONNECT (code {code})"))
+    return findings
+
+
+def close_findings(view: View) -> list[Finding]:
+    """Connections the broker closed: before CONNACK (the probe could not run the check),
+    or after CONNACK with no case on that connection (a violation: nothing called for it)."""
+    findings: list[Finding] = []
+    state: dict[str, str] = {}  # client -> connecting, connected, cased, refused
+    last_sent: dict[str, str] = {}
+    for entry in view.entries:
+        client = str(entry.get("client"))
+        kind = entry.get("type")
+        if entry.get("dir") == "to-broker":
+            last_sent[client] = describe(entry)
+            if kind == "CONNECT":
+                state[client] = "connecting"
+        if entry.get("case"):
+            state[client] = "cased"
+        elif kind == "CONNACK":
+            state[client] = "connected" if entry.get("return_code") == 0 else "refused"
+        elif entry.get("event") == "closed" and client in view.clients:
+            after = last_sent.get(client, "nothing")
+            if state.get(client) == "connecting":
+                edition = view.edition.value
+                message = f"{client}: the broker closed the connection instead of CONNACK "
+                findings.append(error(message + f"(does it speak MQTT {edition}?)"))
+            elif state.get(client) == "connected":
+                message = f"{client}: the broker closed the connection after {after}"
+                findings.append(violation(message + ", which the model accepts"))
+    return findings

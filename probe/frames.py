@@ -1,0 +1,126 @@
+"""Byte streams cut into packets, and each packet described as evidence.
+
+The splitter reads only the fixed header (type byte and Remaining Length) and so delimits
+every packet type, which pubproof's codec does not (it rejects all but PUBLISH and its
+acknowledgements with rule PP-scope-packet-type). :func:`describe_bytes` then decodes a
+PUBLISH-family packet with the reference decoder (giving ``P``, the format of ``pubproof
+decode``) and any other packet with :mod:`pubproof.probe.control`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pubproof.model import wire_rules as R
+from pubproof.model.editions import Edition
+from pubproof.probe.control import CONTROL_TYPES, describe
+from pubproof.reference.codec import Decoder
+from pubproof.reference.errors import ProtocolError
+from pubproof.reference.jsonform import to_p
+from pubproof.reference.packets import Ack, Packet, Publish
+
+PUBLISH_FAMILY: Mapping[int, str] = {
+    3: "PUBLISH", 4: "PUBACK", 5: "PUBREC", 6: "PUBREL", 7: "PUBCOMP"
+}  # fmt: skip
+
+
+class FrameError(Exception):
+    """The stream cannot be cut into packets (a Remaining Length of more than four bytes)."""
+
+
+def type_name(first: int) -> str:
+    """The name of a packet type from its first byte."""
+    kind = first >> 4
+    return PUBLISH_FAMILY.get(kind) or CONTROL_TYPES.get(kind) or f"RESERVED-{kind}"
+
+
+def header_length(data: bytes | bytearray) -> tuple[int, int] | None:
+    """(length of the fixed header, Remaining Length), or None while it is incomplete."""
+    value = 0
+    for index in range(4):
+        if 1 + index >= len(data):
+            return None
+        byte = data[1 + index]
+        value |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            return 2 + index, value
+    raise FrameError("the Remaining Length has more than four bytes")
+
+
+class FrameSplitter:
+    """Feed bytes as they arrive; take out complete packets."""
+
+    __slots__ = ("_buf",)
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        """Add received bytes."""
+        self._buf += data
+
+    def next_frame(self) -> bytes | None:
+        """The next complete packet, or None; ``FrameError`` if the stream is unreadable."""
+        header = header_length(self._buf)
+        if header is None:
+            return None
+        size = header[0] + header[1]
+        if len(self._buf) < size:
+            return None
+        frame = bytes(self._buf[:size])
+        del self._buf[:size]
+        return frame
+
+    def rest(self) -> bytes:
+        """The bytes not yet taken out."""
+        return bytes(self._buf)
+
+
+def describe_bytes(
+    data: bytes, edition: Edition, readings: Mapping[str, str]
+) -> tuple[dict[str, Any], Packet | None]:
+    """Evidence fields for the bytes of one packet, and the reference packet if it is one.
+
+    ``data`` is what one send or one received frame holds; a PUBLISH-family packet that the
+    reference decoder rejects (or that is not exactly one packet) gives
+    ``{"type", "error": {"rule", "offset", "message"}}``.
+    """
+    if not data:
+        return {"type": "NOTHING", "error": _error(None, 0, "no bytes")}, None
+    kind = data[0] >> 4
+    name = type_name(data[0])
+    if kind in PUBLISH_FAMILY:
+        return _publish_family(name, data, edition, readings)
+    if kind in CONTROL_TYPES:
+        try:
+            header = header_length(data)
+        except FrameError as error:
+            return {"type": name, "error": _error(None, 1, str(error))}, None
+        if header is None or header[0] + header[1] != len(data):
+            return {"type": name, "error": _error(None, 0, "not exactly one packet")}, None
+        return describe(data[0], data[header[0] :]), None
+    reserved = _error(R.RESERVED_TYPE.id_for(edition), 0, f"packet type {kind} is reserved")
+    return {"type": name, "error": reserved}, None
+
+
+def _publish_family(
+    name: str, data: bytes, edition: Edition, readings: Mapping[str, str]
+) -> tuple[dict[str, Any], Packet | None]:
+    decoder = Decoder(edition=edition, readings=readings)
+    decoder.feed(data)
+    try:
+        packet = decoder.next_packet()
+        if not isinstance(packet, Publish | Ack):
+            decoder.close()  # raises IncompleteStream
+            return {"type": name, "error": _error(None, 0, "no packet")}, None
+    except ProtocolError as error:
+        return {"type": name, "error": error.as_json()}, None
+    if decoder.buffered:
+        extra = f"{decoder.buffered} byte(s) after the packet"
+        return {"type": name, "error": _error(None, decoder.offset, extra)}, None
+    return dict(to_p(packet)), packet
+
+
+def _error(rule: str | None, offset: int | None, message: str) -> dict[str, Any]:
+    return {"rule": rule, "offset": offset, "message": message}

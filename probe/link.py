@@ -1,0 +1,141 @@
+"""One TCP connection of one named client: bytes out, packets in, everything recorded."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pubproof.model.editions import Edition
+from pubproof.probe.evidence import FROM_BROKER, TO_BROKER, Entry, Recorder
+from pubproof.probe.frames import FrameError, FrameSplitter, describe_bytes
+from pubproof.probe.target import Target
+from pubproof.reference.packets import Packet
+
+SEND_TIMEOUT = 1.0
+
+
+class ProbeError(Exception):
+    """The probe could not do what a check needs (no connection, connection refused)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """A packet read from the broker: its evidence entry and, for PUBLISH and its
+    acknowledgements that decode, the reference packet."""
+
+    entry: Entry
+    packet: Packet | None
+
+    @property
+    def type(self) -> str:
+        """The packet type name."""
+        name: str = self.entry["type"]
+        return name
+
+
+class Link:
+    """A connection to the target, in the name of one client."""
+
+    __slots__ = ("_readings", "_recorder", "_splitter", "closed", "edition", "name", "sock")
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        name: str,
+        recorder: Recorder,
+        edition: Edition,
+        readings: Mapping[str, str],
+    ) -> None:
+        self.sock = sock
+        self.name = name
+        self.edition = edition
+        self.closed = False
+        self._recorder = recorder
+        self._readings = readings
+        self._splitter = FrameSplitter()
+        sock.settimeout(SEND_TIMEOUT)
+
+    @classmethod
+    def open(
+        cls,
+        target: Target,
+        name: str,
+        recorder: Recorder,
+        timeout: float,
+        edition: Edition,
+        readings: Mapping[str, str],
+    ) -> Link:
+        """Connect; ``ProbeError`` (recorded as ``connect-failed``) if the target refuses."""
+        try:
+            sock = target.connect(timeout)
+        except OSError as error:
+            recorder.event("connect-failed", name, message=str(error) or type(error).__name__)
+            raise ProbeError(f"cannot connect to {target.url}: {error}") from error
+        return cls(sock, name, recorder, edition, readings)
+
+    def send(self, data: bytes, *, case: bool = False) -> Entry:
+        """Send the bytes of one packet (recorded first: the evidence shows the attempt)."""
+        fields, _ = describe_bytes(data, self.edition, self._readings)
+        entry = self._recorder.packet(TO_BROKER, self.name, fields, data, case=case)
+        if self.closed:
+            return entry
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            self._lost("while sending")
+        return entry
+
+    def read(self) -> list[Received]:
+        """Read what is there (call when the socket is readable); record each packet."""
+        if self.closed:
+            return []
+        try:
+            data = self.sock.recv(65536)
+        except (TimeoutError, BlockingIOError):
+            return []
+        except OSError:
+            self._lost("reset")
+            return []
+        if not data:
+            self._lost("end of stream")
+            return []
+        self._splitter.feed(data)
+        out: list[Received] = []
+        while True:
+            try:
+                frame = self._splitter.next_frame()
+            except FrameError:
+                self._unreadable()
+                return out
+            if frame is None:
+                return out
+            fields, packet = describe_bytes(frame, self.edition, self._readings)
+            entry = self._recorder.packet(FROM_BROKER, self.name, fields, frame, case=False)
+            out.append(Received(entry, packet))
+
+    def _unreadable(self) -> None:
+        rest = self._splitter.rest()
+        fields, _ = describe_bytes(rest, self.edition, self._readings)
+        self._recorder.packet(FROM_BROKER, self.name, fields, rest, case=False)
+        self.drop("the stream from the broker cannot be cut into packets")
+
+    def _lost(self, how: str) -> None:
+        self.closed = True
+        self._recorder.event("closed", self.name, how=how)
+        self._close_socket()
+
+    def drop(self, why: str = "") -> None:
+        """Close the connection without DISCONNECT (a lost connection, as the broker sees it)."""
+        if self.closed:
+            return
+        self.closed = True
+        details: dict[str, Any] = {"why": why} if why else {}
+        self._recorder.event("dropped", self.name, **details)
+        self._close_socket()
+
+    def _close_socket(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()

@@ -1,0 +1,75 @@
+"""The result of a run: one entry per check, and its JSON form.
+
+``to_json()`` is exactly::
+
+    {"target": "mqtt://HOST:PORT", "edition": "3.1.1", "readings": {...},
+     "seconds": total, "checks": [{"id", "title", "rules": [...], "verdict",
+     "evidence": [entry, ...], "message", "seconds"}]}
+
+with the entries of :mod:`pubproof.probe.evidence`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from pubproof.probe.evidence import Entry
+from pubproof.probe.findings import VERDICTS
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One check's verdict and the evidence it rests on."""
+
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    verdict: str
+    evidence: tuple[Entry, ...]
+    message: str
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form (see the module docstring)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "rules": list(self.rules),
+            "verdict": self.verdict,
+            "evidence": list(self.evidence),
+            "message": self.message,
+            "seconds": self.seconds,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A whole run."""
+
+    target: str
+    edition: str
+    readings: dict[str, str]
+    checks: tuple[CheckResult, ...]
+    seconds: float
+
+    def counts(self) -> dict[str, int]:
+        """How many checks got each verdict (every verdict listed)."""
+        counted = Counter(c.verdict for c in self.checks)
+        return {verdict: counted.get(verdict, 0) for verdict in VERDICTS}
+
+    @property
+    def clean(self) -> bool:
+        """Every verdict pass or tolerated."""
+        return all(c.verdict in ("pass", "tolerated") for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form (see the module docstring)."""
+        return {
+            "target": self.target,
+            "edition": self.edition,
+            "readings": dict(self.readings),
+            "seconds": self.seconds,
+            "checks": [c.to_json() for c in self.checks],
+        }
