@@ -52,7 +52,9 @@ class Environment:
 
     qos: tuple[int, ...] = (2,)  # one entry per application message, in publish order
     packet_ids: int = 2  # how many identifiers the sender may use (1 forces reuse)
-    disconnects: int = 1  # how often the connection may be lost
+    # how often the connection may be lost; None: any number of times (the worlds then do
+    # not count losses or number connections, so that a finite system stays finite)
+    disconnects: int | None = 1
     clean_reconnect: bool = False  # may a reconnect start a clean session?
     reorder: bool = False  # may a channel deliver out of order?
     duplicate: bool = False  # may a channel deliver a packet twice?
@@ -92,7 +94,8 @@ class Finding:
 
 
 def _entry_order(entry: tuple[int, SenderState, int, bool]) -> tuple[int, int]:
-    return entry[0], entry[2]
+    # sending order (message number), which is also the re-send order [MQTT-4.6.0-1]
+    return entry[2], entry[0]
 
 
 def initial() -> World:
@@ -129,6 +132,14 @@ class Explorer:
             return found if isinstance(found, Step) else None
         return step
 
+    def holds_identifier(self, state: SenderState) -> bool:
+        """Whether a message in this sender state keeps its packet identifier in use, so
+        that the allocator must not hand it out [MQTT-2.3.1-2] (freed only on PUBACK or
+        PUBCOMP [MQTT-2.3.1-3])."""
+        if self.mut.reuse_ids_early:
+            return state in (SenderState.AWAIT_PUBACK, SenderState.AWAIT_PUBREC)
+        return state is not SenderState.FREE
+
     def receiver_rule(self, state: ReceiverState, event: ReceiverInput) -> Step | None:
         step = self.mut.receiver.get((state, event))
         if step is None:
@@ -149,13 +160,15 @@ class Explorer:
         for index in self._deliverable(w.to_sender):
             yield from self._at_sender(w, index)
         # the connection is lost; and the client reconnects
-        if w.connected and w.losses < env.disconnects:
-            lost = replace(w, to_receiver=(), to_sender=(), connected=False, losses=w.losses + 1)
+        unbounded = env.disconnects is None
+        if w.connected and (unbounded or w.losses < env.disconnects):  # type: ignore[operator]
+            losses = w.losses if unbounded else w.losses + 1
+            lost = replace(w, to_receiver=(), to_sender=(), connected=False, losses=losses)
             yield {"event": "connection-lost", "conn": w.connection}, lost
             if env.reorder:
                 # A network that reorders may also deliver a packet of the old connection
                 # after packets of the new one.
-                late = replace(w, connected=False, losses=w.losses + 1)
+                late = replace(w, connected=False, losses=losses)
                 yield (
                     {"event": "connection-lost", "conn": w.connection, "in-flight": "delayed"},
                     late,
@@ -185,13 +198,7 @@ class Explorer:
                 replace(w, published=msg, to_receiver=(*w.to_receiver, packet)),
             )
             return
-        in_use = {entry[0] for entry in w.sender if entry[1] is not SenderState.FREE}
-        if self.mut.reuse_ids_early:
-            in_use = {
-                e[0]
-                for e in w.sender
-                if e[1] in (SenderState.AWAIT_PUBACK, SenderState.AWAIT_PUBREC)
-            }
+        in_use = {entry[0] for entry in w.sender if self.holds_identifier(entry[1])}
         free = [i for i in range(1, self.env.packet_ids + 1) if i not in in_use]
         if not free:
             return  # the application waits for an identifier
@@ -332,7 +339,7 @@ class Explorer:
             replace(
                 w,
                 connected=True,
-                connection=w.connection + 1,
+                connection=w.connection if self.env.disconnects is None else w.connection + 1,
                 sender=tuple(sender),
                 receiver=receiver,
                 to_receiver=delayed + sent,
@@ -346,7 +353,7 @@ class Explorer:
         self,
         props: Mapping[str, Callable[[World], bool]],
         *,
-        max_depth: int = 40,
+        max_depth: int | None = 40,
         limit: int = 2_000_000,
     ) -> tuple[int, list[Finding], set[World]]:
         """Every world reachable in ``max_depth`` steps; the first (so shortest) trace to a
@@ -360,7 +367,7 @@ class Explorer:
             for name, holds in props.items():
                 if name not in findings and not holds(world):
                     findings[name] = Finding(name, self._trace(parent, world), world)
-            if depth >= max_depth:
+            if max_depth is not None and depth >= max_depth:
                 continue
             for label, nxt in self.moves(world):
                 if nxt not in parent:

@@ -94,3 +94,14 @@ def test_diagrams_have_one_edge_per_table_entry() -> None:
     for name, table in tables().items():
         assert mermaid(table).count("-->") == len(table) + 1
         assert dot(table, name).count("->") == len(table)
+
+
+@pytest.mark.parametrize("method", list(Method))
+def test_resent_messages_keep_their_original_order(method: Method) -> None:
+    """[MQTT-4.6.0-1]: re-sends go out in the original order, so three QoS 2 messages on two
+    identifiers reach the application in publish order, over any number of losses."""
+    from pubproof.model.explore import Environment, Explorer, quiescent_deliveries
+
+    explorer = Explorer(Environment(qos=(2, 2, 2), disconnects=None, method=method))
+    _, _, worlds = explorer.search({}, max_depth=None)
+    assert quiescent_deliveries(explorer, worlds) == {(1, 2, 3)}
