@@ -224,6 +224,19 @@ def _remaining_length(ctx: _Context, start: int) -> tuple[int, int]:
     return value, start + length
 
 
+def decode_remaining_length(
+    data: bytes, edition: Edition = Edition.V311, readings: Mapping[str, str] | None = None
+) -> tuple[int, int] | Failure:
+    """The Remaining Length field at the start of ``data`` on its own: (value, bytes used),
+    or the failure (its offsets count from the start of ``data``)."""
+    ctx = _Context(data, edition, resolve_readings(edition, readings))
+    try:
+        value, body = _remaining_length(ctx, 0)
+    except _Fail as stop:
+        return stop.failure
+    return value, body
+
+
 def _shortest_length(value: int) -> int:
     """How many bytes the shortest encoding of a Remaining Length value takes."""
     length = 1
@@ -493,6 +506,7 @@ __all__ = [
     "Kind",
     "Verdict",
     "decode",
+    "decode_remaining_length",
     "encode",
     "encode_remaining_length",
     "first_ill_formed_utf8",

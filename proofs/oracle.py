@@ -72,18 +72,13 @@ class RlAnswer:
 
 
 def remaining_length(data: bytes, *, strict: bool) -> RlAnswer:
-    """The model's Remaining Length decoder run on ``data`` alone.
-
-    The model has no public entry point for the field by itself (through a whole packet
-    the value costs a body of that many bytes, up to 256 MB), so this calls the model's
-    own ``_remaining_length`` directly.
-    """
+    """The model's Remaining Length decoder run on ``data`` alone (through a whole packet
+    the value would cost a body of that many bytes, up to 256 MB)."""
     readings = {"rl-encoding": "strict" if strict else "lenient"}
-    context = wire._Context(data, Edition.V311, resolve_readings(Edition.V311, readings))
-    try:
-        value, body = wire._remaining_length(context, 0)
-    except wire._Fail as stop:
-        return RlAnswer(None, None, rule_key(stop.failure.rule))
+    answer = wire.decode_remaining_length(data, Edition.V311, readings)
+    if isinstance(answer, wire.Failure):
+        return RlAnswer(None, None, rule_key(answer.rule))
+    value, body = answer
     return RlAnswer(value, body, OK)
 
 
