@@ -1,0 +1,1 @@
+"""pubproof.pipeline: captured MQTT traffic checked against the model, at scale (PySpark)."""
