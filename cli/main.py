@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from pubproof import __version__
+from pubproof.check_command import add_check
 from pubproof.codec_commands import add_decode, add_encode
 from pubproof.probe_command import add_probe
 from pubproof.prove_command import add_prove
@@ -25,6 +26,7 @@ def parser() -> argparse.ArgumentParser:
     add_vectors(commands)
     add_prove(commands)
     add_probe(commands)
+    add_check(commands)
     return top
 
 

@@ -1,0 +1,420 @@
+"""Capture files (pcap, pcapng) cut into splits on record boundaries, and read back.
+
+The driver calls :func:`plan` once per file: it walks the record (block) headers only,
+seeking from header to header without reading any packet data, and cuts the file into
+byte ranges of about ``split_bytes`` that start and end on record boundaries. Each
+:class:`Split` carries what a worker needs to read its range alone: the format, the byte
+order, the interfaces defined so far (pcapng) and the number of its first frame. The
+workers then read their ranges with :func:`read_split`, in parallel.
+
+Frames are numbered as tshark numbers them: 1, 2, ... over the packet records of the
+file (pcap records; pcapng Enhanced, Simple and obsolete Packet Blocks). Other pcapng
+blocks (name resolution, statistics, decryption secrets, custom...) are skipped and
+counted. Whatever cannot be read ends the file with a :class:`Problem` naming the reason
+and the byte offset, never an exception: a bad magic number (``bad-magic``), a record cut
+short by the end of the file (``truncated-record``, counted as a frame), an impossible
+length or block (``garbage``).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+#: pcap magic numbers (as read little-endian) -> (byte order, nanosecond timestamps)
+_PCAP_MAGIC = {
+    0xA1B2C3D4: ("<", False),
+    0xD4C3B2A1: (">", False),
+    0xA1B23C4D: ("<", True),
+    0x4D3CB2A1: (">", True),
+}
+_PCAPNG_SHB = 0x0A0D0D0A
+_BYTE_ORDER_MAGIC = 0x1A2B3C4D
+_IDB, _PB, _SPB, _EPB = 1, 2, 3, 6
+_PACKET_BLOCKS = (_PB, _SPB, _EPB)
+#: A record longer than this is not a record: the file is garbage from here on.
+MAX_RECORD = 0x4000000  # 64 MiB, far above any real snapshot length (262,144)
+DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interface:
+    """A capture interface: its link type and snapshot length."""
+
+    linktype: int
+    snaplen: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Split:
+    """A byte range of one capture file that starts and ends on record boundaries."""
+
+    capture: str  # the file name as given on the command line
+    path: str  # where to open it
+    fmt: str  # "pcap" | "pcapng"
+    endian: str  # "<" | ">" at the start of the range
+    interfaces: tuple[Interface, ...]  # pcapng: the section's interfaces so far; pcap: one
+    start: int
+    end: int
+    first_frame: int
+    frames: int  # packet records in the range
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """Something in a capture file that is not a readable record."""
+
+    capture: str
+    frame: int | None  # the frame number when the problem is a (cut) packet record
+    reason: str
+    detail: str
+    offset: int  # byte offset in the file
+    length: int  # bytes of the file it covers
+
+
+@dataclass(slots=True)
+class Plan:
+    """The splits of one file, what ended it early, and the blocks skipped."""
+
+    capture: str
+    size: int
+    splits: list[Split] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    frames: int = 0  # packet records, including a truncated last one
+    skipped_blocks: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One packet record: frame number, interface, lengths and where its data is."""
+
+    frame: int
+    linktype: int
+    caplen: int
+    origlen: int
+    data: bytes
+
+
+# -- planning ---------------------------------------------------------------------------
+
+
+def plan(capture: str, path: str, split_bytes: int = DEFAULT_SPLIT_BYTES) -> Plan:
+    """Walk the record headers of one file and cut it into splits of about ``split_bytes``."""
+    size = os.path.getsize(path)
+    result = Plan(capture=capture, size=size)
+    if size == 0:
+        result.problems.append(
+            Problem(
+                capture=capture,
+                frame=None,
+                reason="empty-file",
+                detail="the file is empty",
+                offset=0,
+                length=0,
+            )
+        )
+        return result
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        head = mm[:4]
+        magic = struct.unpack("<I", head)[0] if len(head) == 4 else None
+        walker: _Walker
+        if magic in _PCAP_MAGIC:
+            walker = _PcapWalker(mm, capture)
+        elif magic == _PCAPNG_SHB:
+            walker = _PcapngWalker(mm, capture)
+        else:
+            shown = head.hex() or "nothing"
+            result.problems.append(
+                Problem(
+                    capture=capture,
+                    frame=None,
+                    reason="bad-magic",
+                    detail=f"not a pcap or pcapng file (first bytes {shown})",
+                    offset=0,
+                    length=size,
+                )
+            )
+            return result
+        walker.walk(result, path, split_bytes)
+    return result
+
+
+class _Walker:
+    """Shared bookkeeping of the two formats' header walks."""
+
+    fmt = ""
+
+    def __init__(self, mm: mmap.mmap, capture: str) -> None:
+        self.mm = mm
+        self.capture = capture
+        self.size = len(mm)
+        self.endian = "<"
+        self.interfaces: tuple[Interface, ...] = ()
+
+    def walk(self, result: Plan, path: str, split_bytes: int) -> None:
+        start, pos = self.begin(result)
+        if start < 0:
+            return
+        split_start, split_frame, split_frames = start, 1, 0
+        split_state = (self.endian, self.interfaces)
+        while pos < self.size:
+            step = self.step(pos, result)
+            if step is None:
+                break
+            pos, is_frame = step
+            if is_frame:
+                result.frames += 1
+                split_frames += 1
+            if pos - split_start >= split_bytes and pos < self.size:
+                result.splits.append(
+                    self._split(path, split_state, split_start, pos, split_frame, split_frames)
+                )
+                split_start, split_frame, split_frames = pos, result.frames + 1, 0
+                split_state = (self.endian, self.interfaces)
+        end = min(pos, self.size)
+        if end > split_start:
+            result.splits.append(
+                self._split(path, split_state, split_start, end, split_frame, split_frames)
+            )
+
+    def _split(
+        self,
+        path: str,
+        state: tuple[str, tuple[Interface, ...]],
+        start: int,
+        end: int,
+        first_frame: int,
+        frames: int,
+    ) -> Split:
+        return Split(
+            capture=self.capture,
+            path=path,
+            fmt=self.fmt,
+            endian=state[0],
+            interfaces=state[1],
+            start=start,
+            end=end,
+            first_frame=first_frame,
+            frames=frames,
+        )
+
+    def problem(
+        self, result: Plan, reason: str, detail: str, offset: int, frame: int | None = None
+    ) -> None:
+        result.problems.append(
+            Problem(
+                capture=self.capture,
+                frame=frame,
+                reason=reason,
+                detail=detail,
+                offset=offset,
+                length=self.size - offset,
+            )
+        )
+
+    def begin(self, result: Plan) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def step(self, pos: int, result: Plan) -> tuple[int, bool] | None:
+        raise NotImplementedError
+
+
+class _PcapWalker(_Walker):
+    fmt = "pcap"
+
+    def begin(self, result: Plan) -> tuple[int, int]:
+        if self.size < 24:
+            self.problem(result, "truncated-header", "the pcap file header is cut short", 0)
+            return -1, 0
+        self.endian = _PCAP_MAGIC[struct.unpack_from("<I", self.mm, 0)[0]][0]
+        snaplen, network = struct.unpack_from(self.endian + "II", self.mm, 16)
+        # the upper bits of the link-type field may carry FCS information
+        self.interfaces = (Interface(linktype=network & 0x0FFFFFFF, snaplen=snaplen),)
+        return 24, 24
+
+    def step(self, pos: int, result: Plan) -> tuple[int, bool] | None:
+        if pos + 16 > self.size:
+            self.problem(
+                result,
+                "truncated-record",
+                "the file ends inside a record header",
+                pos,
+                frame=result.frames + 1,
+            )
+            result.frames += 1
+            return None
+        caplen, origlen = struct.unpack_from(self.endian + "II", self.mm, pos + 8)
+        if caplen > MAX_RECORD or origlen > 0xFFFFFFF:
+            self.problem(
+                result, "garbage", f"a record of {caplen} bytes at byte {pos} is impossible", pos
+            )
+            return None
+        end = pos + 16 + caplen
+        if end > self.size:
+            self.problem(
+                result,
+                "truncated-record",
+                f"the file ends inside a record of {caplen} bytes",
+                pos,
+                frame=result.frames + 1,
+            )
+            result.frames += 1
+            return None
+        return end, True
+
+
+class _PcapngWalker(_Walker):
+    fmt = "pcapng"
+
+    def begin(self, result: Plan) -> tuple[int, int]:
+        return 0, 0
+
+    def step(self, pos: int, result: Plan) -> tuple[int, bool] | None:
+        header = _block_header(self.mm, pos, self.size, self.endian)
+        if isinstance(header, str):
+            frame = None
+            if header == "truncated-record":
+                result.frames += 1
+                frame = result.frames
+            detail = {
+                "truncated-record": "the file ends inside a packet block",
+                "truncated-block": "the file ends inside a block",
+                "garbage": f"no valid block at byte {pos}",
+            }[header]
+            self.problem(result, header, detail, pos, frame=frame)
+            return None
+        block_type, length, endian = header
+        self.endian = endian
+        if block_type == _PCAPNG_SHB:
+            self.interfaces = ()
+        elif block_type == _IDB:
+            self.interfaces = (*self.interfaces, _interface(self.mm, pos, endian))
+        elif block_type in _PACKET_BLOCKS:
+            return pos + length, True
+        else:
+            name = f"0x{block_type:08x}"
+            result.skipped_blocks[name] = result.skipped_blocks.get(name, 0) + 1
+        return pos + length, False
+
+
+def _block_header(
+    mm: mmap.mmap | bytes, pos: int, size: int, endian: str
+) -> tuple[int, int, str] | str:
+    """(block type, total length, byte order) of the block at ``pos``, or a problem reason."""
+    if pos + 12 > size:
+        if pos + 4 <= size and struct.unpack_from(endian + "I", mm, pos)[0] in _PACKET_BLOCKS:
+            return "truncated-record"
+        return "truncated-block"
+    raw_type = struct.unpack_from("<I", mm, pos)[0]
+    if raw_type == _PCAPNG_SHB:
+        magic = struct.unpack_from("<I", mm, pos + 8)[0]
+        if magic == _BYTE_ORDER_MAGIC:
+            endian = "<"
+        elif magic == 0x4D3C2B1A:
+            endian = ">"
+        else:
+            return "garbage"
+    block_type, length = struct.unpack_from(endian + "II", mm, pos)
+    if length < 12 or length % 4 or length > MAX_RECORD:
+        return "garbage"
+    if pos + length > size:
+        return "truncated-record" if block_type in _PACKET_BLOCKS else "truncated-block"
+    if struct.unpack_from(endian + "I", mm, pos + length - 4)[0] != length:
+        return "garbage"
+    return block_type, length, endian
+
+
+def _interface(mm: mmap.mmap | bytes, pos: int, endian: str) -> Interface:
+    linktype, _, snaplen = struct.unpack_from(endian + "HHI", mm, pos + 8)
+    return Interface(linktype=linktype, snaplen=snaplen)
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def read_split(split: Split) -> Iterator[Record | Problem]:
+    """The packet records of one split, in file order (a packet block naming an interface
+    that was never described gives a ``Problem`` for its frame)."""
+    with (
+        open(split.path, "rb") as handle,
+        mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mm,
+    ):
+        if split.fmt == "pcap":
+            yield from _read_pcap(mm, split)
+        else:
+            yield from _read_pcapng(mm, split)
+
+
+def _read_pcap(mm: mmap.mmap, split: Split) -> Iterator[Record]:
+    header = struct.Struct(split.endian + "IIII")
+    linktype = split.interfaces[0].linktype
+    pos, frame = split.start, split.first_frame
+    while pos < split.end:
+        _, _, caplen, origlen = header.unpack_from(mm, pos)
+        yield Record(frame, linktype, caplen, origlen, mm[pos + 16 : pos + 16 + caplen])
+        pos += 16 + caplen
+        frame += 1
+
+
+def _read_pcapng(mm: mmap.mmap, split: Split) -> Iterator[Record | Problem]:
+    endian, interfaces = split.endian, list(split.interfaces)
+    pos, frame = split.start, split.first_frame
+    while pos < split.end:
+        header = _block_header(mm, pos, split.end, endian)
+        assert not isinstance(header, str), "the plan only cuts at valid blocks"
+        block_type, length, endian = header
+        if block_type == _PCAPNG_SHB:
+            interfaces = []
+        elif block_type == _IDB:
+            interfaces.append(_interface(mm, pos, endian))
+        elif block_type in _PACKET_BLOCKS:
+            yield _packet_block(mm, pos, length, block_type, endian, interfaces, split, frame)
+            frame += 1
+        pos += length
+
+
+def _packet_block(
+    mm: mmap.mmap,
+    pos: int,
+    length: int,
+    block_type: int,
+    endian: str,
+    interfaces: list[Interface],
+    split: Split,
+    frame: int,
+) -> Record | Problem:
+    if block_type == _EPB:
+        iface, _, _, caplen, origlen = struct.unpack_from(endian + "IIIII", mm, pos + 8)
+        start = pos + 28
+    elif block_type == _PB:
+        iface, _, _, _, caplen, origlen = struct.unpack_from(endian + "HHIIII", mm, pos + 8)
+        start = pos + 28
+    else:  # Simple Packet Block: interface 0, the captured length is implied
+        iface = 0
+        origlen = struct.unpack_from(endian + "I", mm, pos + 8)[0]
+        caplen = min(origlen, length - 16)
+        if interfaces and interfaces[0].snaplen:
+            caplen = min(caplen, interfaces[0].snaplen)
+        start = pos + 12
+    if iface >= len(interfaces):
+        return Problem(
+            capture=split.capture,
+            frame=frame,
+            reason="unknown-interface",
+            detail=f"packet block names interface {iface}, never described",
+            offset=pos,
+            length=length,
+        )
+    if start + caplen > pos + length - 4:
+        return Problem(
+            capture=split.capture,
+            frame=frame,
+            reason="garbage",
+            detail=f"captured length {caplen} exceeds its block",
+            offset=pos,
+            length=length,
+        )
+    return Record(frame, interfaces[iface].linktype, caplen, origlen, mm[start : start + caplen])

@@ -1,0 +1,442 @@
+"""The per-connection function both engines share: segments of one 4-tuple in, rows out.
+
+A :class:`Tracker` takes the TCP segments of one (capture, 4-tuple) in frame order, the
+way both engines hand them over (the python engine as it reads, Spark after its secondary
+sort), and writes rows into a :class:`Sink`. It splits the 4-tuple into connections (a
+SYN with a new initial sequence number starts the next one: ``#0``, ``#1``, ...), and
+runs each through reassembly (:mod:`.reassembly`), framing (:mod:`.framing`), the codec
+(:mod:`.describe`) and the flow judge (:mod:`.judge`).
+
+Which connections are MQTT:
+
+- the server port is one of ``ports`` (default 1883): MQTT. If the client's first bytes
+  are not the start of a CONNECT (protocol name MQTT or MQIsdp) the connection gets status
+  ``not-mqtt`` and its bytes are unparsed with that reason;
+- the server port is one of ``tls_ports`` (8883): status ``encrypted-tls``, every byte
+  unparsed with that reason, nothing parsed;
+- any other port: MQTT when the client's first bytes start a CONNECT (which needs the
+  handshake, so the connection's start, in the capture); otherwise its frames go to
+  quarantine with reason ``tcp-not-mqtt`` (one row per connection).
+
+Until the client's first bytes are there (or ``HOLD_SEGMENTS`` segments went by) the
+segments are held, so nothing is framed before the decision. Roles: the end that sent the
+SYN is the client; without one, the end on a known server port is the server.
+
+A capture that starts mid-connection (no SYN): status ``started-mid-connection``; each
+direction hunts for a packet boundary as :mod:`.framing` describes (resynchronise, do not
+skip), bytes before it unparsed as ``mid-connection``. After a gap in either direction the
+flow judge stops for the connection (what was lost could have answered anything); the
+wire judgement goes on after the framer resynchronises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pubproof.model import wire_rules as R
+from pubproof.model.editions import Edition
+from pubproof.pipeline.describe import Described, describe, evidence_fields, readings_for
+from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
+from pubproof.pipeline.framing import Framed, Framer, Unframable
+from pubproof.pipeline.judge import ConnectionJudge
+from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Gap, Stream
+
+HOLD_SEGMENTS = 64
+EVIDENCE_HISTORY = 8
+_LEVELS = {3: Edition.V31, 4: Edition.V311}
+C2S, S2C = "c2s", "s2c"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """What the job was asked: MQTT ports, TLS ports, a forced edition, readings."""
+
+    ports: frozenset[int] = frozenset({1883})
+    tls_ports: frozenset[int] = frozenset({8883})
+    edition: Edition | None = None
+    readings: tuple[tuple[str, str], ...] = ()
+    window_bytes: int = WINDOW_BYTES
+    window_segments: int = WINDOW_SEGMENTS
+
+
+@dataclass(slots=True)
+class Sink:
+    """Rows of each table, as tuples in column order (see :mod:`.tables`)."""
+
+    packets: list[tuple[Any, ...]] = field(default_factory=list)
+    violations: list[tuple[Any, ...]] = field(default_factory=list)
+    connections: list[tuple[Any, ...]] = field(default_factory=list)
+    quarantine: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def drain(self) -> Iterable[tuple[str, tuple[Any, ...]]]:
+        """Every row so far, tagged with its table; the sink is empty afterwards."""
+        for name in ("packets", "violations", "connections", "quarantine"):
+            rows: list[tuple[Any, ...]] = getattr(self, name)
+            for row in rows:
+                yield name, row
+            rows.clear()
+
+
+def is_connect_start(data: bytes) -> bool:
+    """Whether ``data`` starts like a CONNECT: type 1, flags 0, a Remaining Length, and the
+    protocol name "MQTT" (3.1.1) or "MQIsdp" (3.1). Only the bytes there are checked."""
+    if len(data) < 2 or data[0] != 0x10:
+        return False
+    pos = 1
+    while pos < len(data) and data[pos] & 0x80:
+        pos += 1
+        if pos > 4:
+            return False
+    pos += 1
+    rest = data[pos:]
+    for name in (b"MQTT", b"MQIsdp"):
+        expected = len(name).to_bytes(2, "big") + name
+        if rest[: len(expected)] == expected[: len(rest)]:
+            return True
+    return False
+
+
+class Tracker:
+    """The segments of one 4-tuple in one capture, split into connections."""
+
+    __slots__ = ("capture", "config", "current", "reuses", "sink")
+
+    def __init__(self, capture: str, config: Config, sink: Sink) -> None:
+        self.capture = capture
+        self.config = config
+        self.sink = sink
+        self.current: Connection | None = None
+        self.reuses = 0
+
+    def feed(self, frame: int, segment: Segment) -> None:
+        """The next segment of the 4-tuple (frames in increasing order)."""
+        current = self.current
+        is_syn = segment.flags & SYN and not segment.flags & ACK
+        if is_syn and current is not None and current.client_isn != segment.seq:
+            # a new SYN with a new initial sequence number: the 4-tuple is reused
+            current.finish()
+            self.reuses += 1
+            current = None
+        if current is None:
+            current = self.current = Connection(self, segment, self.reuses)
+        current.feed(frame, segment)
+
+    def finish(self) -> None:
+        """No more segments."""
+        if self.current is not None:
+            self.current.finish()
+            self.current = None
+
+
+class Connection:
+    """One TCP connection: roles, reassembly, framing, description and judgement."""
+
+    def __init__(self, tracker: Tracker, first: Segment, number: int) -> None:
+        self.capture, self.config, self.sink = tracker.capture, tracker.config, tracker.sink
+        config = self.config
+        if first.flags & SYN:
+            to_client = bool(first.flags & ACK)  # a SYN-ACK goes to the client
+        else:
+            known = config.ports | config.tls_ports
+            to_client = first.sport in known and first.dport not in known
+        if to_client:
+            self.client, self.server = (first.dst, first.dport), (first.src, first.sport)
+        else:
+            self.client, self.server = (first.src, first.sport), (first.dst, first.dport)
+        self.id = (
+            f"{self.capture}:{self.client[0]}:{self.client[1]}-"
+            f"{self.server[0]}:{self.server[1]}#{number}"
+        )
+        port = self.server[1]
+        self.mode = "tls" if port in config.tls_ports else "mqtt" if port in config.ports else "?"
+        self.client_isn: int | None = None
+        self.held: list[tuple[int, Segment]] | None = []  # until the decision; then None
+        self.first_frame = self.last_frame = 0
+        self.frames = 0
+        self.streams = {
+            d: Stream(window_bytes=config.window_bytes, window_segments=config.window_segments)
+            for d in (C2S, S2C)
+        }
+        self.framers = {C2S: Framer(), S2C: Framer()}
+        self.edition: Edition | None = config.edition or Edition.V311
+        self.level: int | None = None
+        self.protocol: str | None = None
+        self.client_id: str | None = None
+        self.clean_session: bool | None = None
+        self.judge: ConnectionJudge | None = ConnectionJudge()
+        self.history: dict[int, list[dict[str, Any]]] = {}
+        self.closed: str | None = None
+        self.flags: set[str] = set()
+        self.packets = self.violations = self.tolerated = 0
+        self.payload = {C2S: 0, S2C: 0}
+        self.quarantined = 0  # payload bytes of a connection that is not MQTT
+
+    # -- segments ---------------------------------------------------------------------
+
+    def feed(self, frame: int, segment: Segment) -> None:
+        if not self.frames:
+            self.first_frame = frame
+        self.frames += 1
+        self.last_frame = frame
+        c2s = (segment.src, segment.sport) == self.client
+        if segment.flags & SYN and c2s and not segment.flags & ACK and self.client_isn is None:
+            self.client_isn = segment.seq
+        if self.held is not None:
+            self.held.append((frame, segment))
+            self._decide(final=False)
+            return
+        if self.mode == "other":
+            self.quarantined += len(segment.payload)
+            return
+        self._process(frame, segment, c2s)
+
+    def _decide(self, *, final: bool) -> None:
+        """Decide, from the client's first bytes, whether this is MQTT; then replay."""
+        assert self.held is not None
+        if self.mode == "tls":
+            verdict = "tls"
+        elif self.client_isn is None:
+            # no handshake: the client's first bytes are not in the capture
+            verdict = "mqtt" if self.mode == "mqtt" else "other"
+        else:
+            first = self._first_client_bytes()
+            if first is None and not final and len(self.held) < HOLD_SEGMENTS:
+                return
+            if first is not None and is_connect_start(first):
+                verdict = "mqtt"
+            elif self.mode == "mqtt":
+                verdict = "mqtt" if first is None else "not-mqtt"
+            else:
+                verdict = "other"
+        held, self.held = self.held, None
+        if verdict == "other":
+            self.mode = "other"
+            for _, segment in held:
+                self.quarantined += len(segment.payload)
+            return
+        self.mode = "mqtt" if verdict in ("mqtt", "not-mqtt") else "tls"
+        if verdict == "tls":
+            self.flags.add("encrypted-tls")
+            for framer in self.framers.values():
+                framer.stop("encrypted-tls")
+        elif verdict == "not-mqtt":
+            self.flags.add("not-mqtt")
+            for framer in self.framers.values():
+                framer.stop("not-mqtt")
+        for frame, segment in held:
+            self._process(frame, segment, (segment.src, segment.sport) == self.client)
+
+    def _first_client_bytes(self) -> bytes | None:
+        assert self.held is not None
+        if self.client_isn is None:
+            return None  # without the handshake there is no first byte to look at
+        start = (self.client_isn + 1) & 0xFFFFFFFF
+        for _, segment in self.held:
+            mine = (segment.src, segment.sport) == self.client
+            if mine and segment.payload and segment.seq == start:
+                return segment.payload
+        return None
+
+    def _process(self, frame: int, segment: Segment, c2s: bool) -> None:
+        direction = C2S if c2s else S2C
+        stream = self.streams[direction]
+        if segment.flags & SYN:
+            stream.syn(segment.seq)
+            seq = (segment.seq + 1) & 0xFFFFFFFF
+        else:
+            seq = segment.seq
+        if segment.flags & RST:
+            self.closed = "rst"
+        elif segment.flags & FIN and self.closed is None:
+            self.closed = "fin"
+        self.payload[direction] += len(segment.payload)
+        if stream.base is None and not segment.flags & SYN and segment.payload_len:
+            self.flags.add("started-mid-connection")
+            self.framers[direction].hunt("mid-connection")
+        stream.segment(seq, segment.payload, segment.payload_len, frame)
+        self._events(direction)
+
+    def _events(self, direction: str) -> None:
+        stream, framer = self.streams[direction], self.framers[direction]
+        for event in stream.take():
+            if isinstance(event, Gap):
+                self.flags.add("gaps")
+                self.judge = None  # the lost bytes could have answered anything
+            framer.event(event)
+            for item in framer.take():
+                self._item(direction, item)
+
+    # -- packets ----------------------------------------------------------------------
+
+    def _item(self, direction: str, item: Framed | Unframable) -> None:
+        if isinstance(item, Unframable):
+            edition = self.edition or Edition.V311
+            rule = R.RESERVED_TYPE if item.reason == "reserved-type" else R.RL_MAX_BYTES
+            entry = {
+                "type": "?",
+                "error": {"rule": rule.id_for(edition), "offset": 0, "message": item.message},
+                "hex": item.data.hex(),
+            }
+            self.flags.add("malformed")
+            self._violation(
+                direction,
+                item.frame,
+                item.offset,
+                "malformed",
+                (rule.id_for(edition),),
+                item.message,
+                [self._entry(direction, item.frame, item.offset, entry)],
+            )
+            return
+        data = item.data
+        described = describe(
+            data,
+            self.edition,
+            readings_for(self.edition, self.config.readings) if self.edition is not None else {},
+        )
+        if described.type == "CONNECT" and direction == C2S and self.level is None:
+            self._connect(described)
+        self.packets += 1
+        error = described.error
+        self.sink.packets.append((
+            self.capture, self.id, direction, item.frame, item.first_frame, item.offset,
+            len(data), described.type, described.dup, described.qos, described.retain,
+            described.topic, described.packet_id, described.payload_len,
+            error.rule if error else None, error.kind if error else None,
+        ))  # fmt: skip
+        entry = self._entry(direction, item.frame, item.offset, evidence_fields(described, data))
+        if error is not None:
+            self.flags.add("malformed" if error.kind == "malformed" else "violations")
+            at = item.offset + error.offset
+            self._violation(
+                direction,
+                item.frame_at(at),
+                at,
+                error.kind,
+                (error.rule,) if error.rule else (),
+                error.message,
+                [entry],
+            )
+            return
+        self._judge(direction, item, described, entry)
+
+    def _connect(self, described: Described) -> None:
+        fields = described.fields
+        if "error" in fields:
+            return
+        self.level = fields.get("level")
+        self.protocol = fields.get("protocol")
+        self.client_id = fields.get("client_id")
+        self.clean_session = fields.get("clean_session")
+        if self.config.edition is None:
+            self.edition = _LEVELS.get(self.level) if self.level is not None else None
+            if self.edition is None:
+                self.flags.add("unsupported-level")
+        if self.judge is not None:
+            self.judge.v311 = self.edition is not Edition.V31
+
+    def _judge(
+        self, direction: str, item: Framed, described: Described, entry: dict[str, Any]
+    ) -> None:
+        packet_id = described.packet_id
+        trail: list[dict[str, Any]] = []
+        if packet_id is not None and described.type in _FLOW_TYPES:
+            trail = self.history.setdefault(packet_id, [])
+            trail.append(entry)
+            del trail[:-EVIDENCE_HISTORY]
+        if self.judge is None or self.edition is None:
+            return
+        for finding in self.judge.feed(direction, described.fields):
+            self._violation(
+                direction,
+                item.frame,
+                item.offset,
+                finding.verdict,
+                finding.rules,
+                finding.message,
+                list(trail) or [entry],
+            )
+
+    def _entry(
+        self, direction: str, frame: int, offset: int, fields: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {**fields, "dir": direction, "conn": self.id, "frame": frame, "offset": offset}
+
+    def _violation(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        kind: str,
+        rules: tuple[str, ...],
+        message: str,
+        evidence: list[dict[str, Any]],
+    ) -> None:
+        role = "client" if direction == C2S else "server"
+        if kind == "tolerated":
+            self.tolerated += 1
+        else:
+            self.violations += 1
+        self.sink.violations.append((
+            self.capture, self.id, direction, frame, offset, rules[0] if rules else None,
+            ",".join(rules), kind, role, self._endpoint(role), message,
+            json.dumps(evidence, sort_keys=True, ensure_ascii=False),
+        ))  # fmt: skip
+
+    def _endpoint(self, role: str) -> str:
+        if role == "server":
+            return f"{self.server[0]}:{self.server[1]}"
+        return self.client_id if self.client_id else self.client[0]
+
+    # -- the end ------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """The capture holds no more of this connection: flush and write its row."""
+        if self.held is not None:
+            self._decide(final=True)
+        if self.mode == "other":
+            self.sink.quarantine.append((
+                self.capture, self.first_frame, self.last_frame, self.frames, "tcp-not-mqtt",
+                self.id, None, self.quarantined,
+                "a TCP connection on no MQTT port whose client's first bytes are no CONNECT",
+            ))  # fmt: skip
+            return
+        for direction in (C2S, S2C):
+            self.streams[direction].finish(self.last_frame)
+            self._events(direction)
+            self.framers[direction].finish()
+        self.sink.connections.append(self._row())
+
+    def _row(self) -> tuple[Any, ...]:
+        unparsed: dict[str, int] = {}
+        framed = missing = 0
+        for direction in (C2S, S2C):
+            stream, framer = self.streams[direction], self.framers[direction]
+            framed += framer.framed
+            missing += stream.missing
+            counts = dict(framer.unparsed)
+            counts["retransmitted"] = stream.duplicate
+            counts["before-start"] = stream.before_start
+            for reason, count in counts.items():
+                if count:
+                    unparsed[reason] = unparsed.get(reason, 0) + count
+            if stream.conflicts:
+                self.flags.add("overlap-conflict")
+        if self.closed is None:
+            self.flags.add("open-at-end")
+        status = ",".join(sorted(self.flags)) or "complete"
+        edition = self.edition.value if self.edition is not None else None
+        return (
+            self.capture, self.id, f"{self.client[0]}:{self.client[1]}",
+            f"{self.server[0]}:{self.server[1]}", self.client_id, self.protocol, self.level,
+            edition, self.clean_session, self.first_frame, self.last_frame, self.frames,
+            self.payload[C2S], self.payload[S2C], framed, missing,
+            json.dumps(unparsed, sort_keys=True), self.packets, self.violations,
+            self.tolerated, self.closed, status,
+        )  # fmt: skip
+
+
+_FLOW_TYPES = ("PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")

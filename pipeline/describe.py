@@ -1,0 +1,148 @@
+"""What one framed packet says: PUBLISH and its acknowledgements decoded by the project's
+codec (:class:`pubproof.reference.codec.Decoder`, so its errors name the rule and the byte
+offset), every other packet described by :func:`pubproof.probe.control.describe`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pubproof.model import wire_rules as R
+from pubproof.model.editions import READINGS, Edition
+from pubproof.probe.control import CONTROL_TYPES
+from pubproof.probe.control import describe as describe_control
+from pubproof.probe.frames import PUBLISH_FAMILY, header_length, type_name
+from pubproof.reference.codec import NEED_DATA, Decoder
+from pubproof.reference.errors import ProtocolError
+from pubproof.reference.packets import Publish
+
+#: payloads longer than this are represented in ``P`` by a digest (the flow judge compares
+#: messages for equality only); the evidence shows at most ``EVIDENCE_PAYLOAD`` bytes
+JUDGE_PAYLOAD = 4096
+EVIDENCE_PAYLOAD = 64
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireError:
+    """The codec's judgement of a packet: rule, offset in the packet, message, kind."""
+
+    rule: str | None
+    offset: int
+    message: str
+    kind: str  # "malformed" | "violation"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Described:
+    """A packet's fields, its ``P`` for the flow judge (when it is one), and its error."""
+
+    type: str
+    dup: bool | None = None
+    qos: int | None = None
+    retain: bool | None = None
+    topic: str | None = None
+    packet_id: int | None = None
+    payload_len: int | None = None
+    fields: Mapping[str, Any]  # what a trace entry shows (P, or a control packet's fields)
+    error: WireError | None = None
+
+
+@lru_cache(maxsize=16)
+def readings_for(edition: Edition, chosen: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The chosen readings that apply to ``edition`` (a forced reading of the other
+    edition is ignored for connections of this one)."""
+    return {n: v for n, v in chosen if n in READINGS and READINGS[n].applies_to(edition)}
+
+
+def describe(data: bytes, edition: Edition | None, readings: Mapping[str, str]) -> Described:
+    """Describe one whole packet (as framed by its Remaining Length).
+
+    ``edition`` None means the connection's protocol level is one the model does not cover
+    (MQTT 5.0): the packet is named by its type only.
+    """
+    first = data[0]
+    kind = first >> 4
+    name = type_name(first)
+    if edition is None:
+        return Described(type=name, fields={"type": name})
+    if kind in PUBLISH_FAMILY:
+        return _publish_family(name, data, edition, readings)
+    if kind in CONTROL_TYPES:
+        header = header_length(data)
+        assert header is not None  # framed packets are whole
+        fields = describe_control(first, data[header[0] :])
+        error = None
+        if "error" in fields:
+            body_error = fields["error"]
+            error = WireError(
+                rule=None,
+                offset=header[0] + body_error["offset"],
+                message=f"{name}: {body_error['message']}",
+                kind="malformed",
+            )
+        return Described(type=name, fields=fields, error=error)
+    rule = R.RESERVED_TYPE.id_for(edition)
+    message = f"packet type {kind} is reserved"
+    return Described(
+        type=name,
+        fields={"type": name},
+        error=WireError(rule=rule, offset=0, message=message, kind="malformed"),
+    )
+
+
+def _publish_family(
+    name: str, data: bytes, edition: Edition, readings: Mapping[str, str]
+) -> Described:
+    decoder = Decoder(edition=edition, readings=readings)
+    decoder.feed(data)
+    first = data[0]
+    is_publish = first >> 4 == 3
+    flags: dict[str, Any] = {}
+    if is_publish:
+        flags = {"dup": bool(first & 0x08), "qos": first >> 1 & 3, "retain": bool(first & 1)}
+    try:
+        packet = decoder.next_packet()
+        if packet is NEED_DATA:
+            decoder.close()  # raises IncompleteStream: the codec wants more than RL said
+            raise AssertionError("unreachable")
+    except ProtocolError as error:
+        wire = WireError(
+            rule=error.rule, offset=error.offset or 0, message=error.message, kind=error.kind
+        )
+        return Described(type=name, fields={"type": name, **flags}, error=wire, **flags)
+    if isinstance(packet, Publish):
+        payload = packet.payload
+        p = {
+            "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos, "retain": packet.retain,
+            "topic": packet.topic, "packet_id": packet.packet_id,
+            "payload_hex": payload.hex() if len(payload) <= JUDGE_PAYLOAD
+            else "blake2b:" + hashlib.blake2b(payload, digest_size=16).hexdigest(),
+        }  # fmt: skip
+        return Described(
+            type=name, dup=packet.dup, qos=packet.qos, retain=packet.retain, topic=packet.topic,
+            packet_id=packet.packet_id, payload_len=len(payload), fields=p,
+        )  # fmt: skip
+    packet_id = packet.packet_id  # type: ignore[union-attr]
+    return Described(type=name, packet_id=packet_id, fields={"type": name, "packet_id": packet_id})
+
+
+def evidence_fields(described: Described, data: bytes) -> dict[str, Any]:
+    """The fields of a trace entry: ``P`` (payload cut to ``EVIDENCE_PAYLOAD`` bytes, with
+    ``payload_len``), control fields, or ``{"type", "error"}`` with the packet's hex."""
+    entry: dict[str, Any] = dict(described.fields)
+    if described.payload_len is not None:
+        header = header_length(data)
+        assert header is not None
+        entry["payload_hex"] = data[len(data) - described.payload_len :][:EVIDENCE_PAYLOAD].hex()
+        entry["payload_len"] = described.payload_len
+        if described.payload_len > EVIDENCE_PAYLOAD:
+            entry["payload_cut"] = True
+    if described.error is not None:
+        error = described.error
+        entry["error"] = {"rule": error.rule, "offset": error.offset, "message": error.message}
+        entry["hex"] = data[:256].hex()
+    return entry

@@ -1,0 +1,157 @@
+"""One captured frame taken apart: link layer, IPv4 or IPv6, TCP.
+
+:func:`dissect` returns a :class:`Segment` (the TCP segment, its endpoints and the payload
+bytes actually captured) or the reason the frame is no TCP segment, which puts it in
+quarantine: ``unsupported-link-type``, ``not-ip``, ``not-tcp``, ``ip-fragment``,
+``truncated-header`` (the snapshot length cut the headers themselves), ``bad-header``.
+
+Link types (tcpdump.org LINKTYPE_ numbers): Ethernet (1, with 802.1Q/802.1ad VLAN tags),
+Linux cooked SLL (113) and SLL2 (276), BSD null/loopback (0, address family in the
+capturing host's byte order, so both are accepted), OpenBSD loop (108, network order), and
+raw IP (101, 228 IPv4, 229 IPv6). IPv6 extension headers (hop-by-hop, routing,
+destination options, AH) are skipped; a fragment header quarantines the frame.
+
+A frame the snapshot length cut (caplen < len) still gives its segment: ``payload`` is
+what was captured, ``payload_len`` what the TCP segment carried; the rest is a gap.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+from typing import NamedTuple
+
+ETHERNET, RAW, LINUX_SLL, LINUX_SLL2, NULL, LOOP = 1, 101, 113, 276, 0, 108
+RAW_IPV4, RAW_IPV6 = 228, 229
+_VLAN = (0x8100, 0x88A8, 0x9100)
+_ETH_IPV4, _ETH_IPV6 = 0x0800, 0x86DD
+_AF_INET6 = (10, 24, 28, 30)  # Linux, NetBSD/OpenBSD, FreeBSD, Darwin
+_IPV6_SKIP = (0, 43, 60)  # hop-by-hop, routing, destination options: (len + 1) * 8 bytes
+_IPV6_AH, _IPV6_FRAGMENT = 51, 44
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+
+
+class Segment(NamedTuple):
+    """A TCP segment as captured. (A NamedTuple, not a dataclass: millions of these are
+    pickled between Spark workers, and tuples pickle smallest and fastest.)"""
+
+    src: str  # address as text ("10.0.0.1", "[::1]")
+    sport: int
+    dst: str
+    dport: int
+    seq: int
+    flags: int
+    payload: bytes  # the captured part of the payload
+    payload_len: int  # the payload the segment carried (more when the snapshot cut it)
+
+
+def dissect(linktype: int, data: bytes) -> Segment | str:
+    """The TCP segment in one frame, or the reason there is none."""
+    size = len(data)
+    if linktype == ETHERNET:
+        if size < 14:
+            return "truncated-header"
+        ethertype = data[12] << 8 | data[13]
+        start = 14
+        while ethertype in _VLAN:
+            if size < start + 4:
+                return "truncated-header"
+            ethertype = data[start + 2] << 8 | data[start + 3]
+            start += 4
+        return _by_ethertype(ethertype, data, start)
+    if linktype == LINUX_SLL:
+        if size < 16:
+            return "truncated-header"
+        return _by_ethertype(data[14] << 8 | data[15], data, 16)
+    if linktype == LINUX_SLL2:
+        if size < 20:
+            return "truncated-header"
+        return _by_ethertype(data[0] << 8 | data[1], data, 20)
+    if linktype in (NULL, LOOP):
+        if size < 4:
+            return "truncated-header"
+        family = struct.unpack_from(">I" if linktype == LOOP else "<I", data)[0]
+        if family > 0xFFFF:  # written in the other byte order
+            family = struct.unpack_from("<I" if linktype == LOOP else ">I", data)[0]
+        if family == 2:
+            return _ipv4(data, 4)
+        if family in _AF_INET6:
+            return _ipv6(data, 4)
+        return "not-ip"
+    if linktype in (RAW, RAW_IPV4, RAW_IPV6):
+        if size < 1:
+            return "truncated-header"
+        version = data[0] >> 4
+        return _ipv4(data, 0) if version == 4 else _ipv6(data, 0) if version == 6 else "not-ip"
+    return "unsupported-link-type"
+
+
+def _by_ethertype(ethertype: int, data: bytes, start: int) -> Segment | str:
+    if ethertype == _ETH_IPV4:
+        return _ipv4(data, start)
+    if ethertype == _ETH_IPV6:
+        return _ipv6(data, start)
+    return "not-ip"
+
+
+def _ipv4(data: bytes, start: int) -> Segment | str:
+    if len(data) < start + 20:
+        return "truncated-header"
+    first = data[start]
+    if first >> 4 != 4:
+        return "bad-header"
+    header = (first & 0x0F) * 4
+    total = data[start + 2] << 8 | data[start + 3]
+    if header < 20 or total < header:
+        return "bad-header"
+    flags_fragment = data[start + 6] << 8 | data[start + 7]
+    if flags_fragment & 0x3FFF:  # More Fragments, or a fragment offset
+        return "ip-fragment"
+    if data[start + 9] != 6:
+        return "not-tcp"
+    src = _v4(data[start + 12 : start + 16])
+    dst = _v4(data[start + 16 : start + 20])
+    return _tcp(data, start + header, start + total, src, dst)
+
+
+def _ipv6(data: bytes, start: int) -> Segment | str:
+    if len(data) < start + 40:
+        return "truncated-header"
+    if data[start] >> 4 != 6:
+        return "bad-header"
+    payload_length = data[start + 4] << 8 | data[start + 5]
+    end = start + 40 + payload_length
+    following = data[start + 6]
+    pos = start + 40
+    while following != 6:
+        if following in _IPV6_SKIP or following == _IPV6_AH:
+            if len(data) < pos + 2:
+                return "truncated-header"
+            size = (data[pos + 1] + 2) * 4 if following == _IPV6_AH else (data[pos + 1] + 1) * 8
+            following = data[pos]
+            pos += size
+        elif following == _IPV6_FRAGMENT:
+            return "ip-fragment"
+        else:
+            return "not-tcp"
+    src = "[" + str(ipaddress.IPv6Address(data[start + 8 : start + 24])) + "]"
+    dst = "[" + str(ipaddress.IPv6Address(data[start + 24 : start + 40])) + "]"
+    return _tcp(data, pos, end, src, dst)
+
+
+def _v4(raw: bytes) -> str:
+    return f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}"
+
+
+def _tcp(data: bytes, start: int, end: int, src: str, dst: str) -> Segment | str:
+    if len(data) < start + 20:
+        return "truncated-header"
+    sport, dport, seq = struct.unpack_from(">HHI", data, start)
+    header = (data[start + 12] >> 4) * 4
+    if header < 20 or start + header > end:
+        return "bad-header"
+    if len(data) < start + header:
+        return "truncated-header"
+    payload_len = end - start - header
+    payload = bytes(data[start + header : end])  # the captured part (snaplen) only
+    return Segment(src, sport, dst, dport, seq, data[start + 13], payload, payload_len)

@@ -1,0 +1,197 @@
+"""The Spark engine: the same per-connection code as the python engine, at scale.
+
+Stages::
+
+    splits (byte ranges on record boundaries)      sc.parallelize, one task per split
+      -> keyed frames ((capture, 4-tuple, frame), segment | quarantine row)   flatMap
+      -> repartitionAndSortWithinPartitions: partition by (capture, 4-tuple), sort by
+         (capture, 4-tuple, frame): a secondary sort, so no connection is ever gathered
+         in memory (Spark's external sorter spills)
+      -> mapPartitions: stream each 4-tuple's segments, in frame order, through one
+         :class:`~pubproof.pipeline.connection.Tracker` (rows out as they are made)
+      -> one DataFrame per table -> orderBy the table's sort key -> Parquet
+      -> summary: groupBy (role, endpoint, rule, kind), the example by min(struct(...))
+
+Nothing depends on which task ran first or how the input was split: each tracker sees
+exactly its 4-tuple's frames in frame order, and every table is sorted on a total order.
+A shared file system (or the same local paths on every worker) is needed on a cluster:
+workers open the capture files by path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from pubproof.pipeline.capture import Plan, Split
+from pubproof.pipeline.connection import Config, Sink, Tracker
+from pubproof.pipeline.progress import Progress
+from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
+from pubproof.pipeline.summary import EXAMPLE_ORDER, GROUP
+from pubproof.pipeline.tables import SORT_KEYS, spark_schema
+
+ROW_TABLES = ("packets", "violations", "connections", "quarantine")
+
+
+def session(master: str = "local[*]", partitions: int | None = None) -> Any:
+    """An embedded (or cluster) SparkSession set up for the pipeline."""
+    # the workers must run this interpreter (it has pubproof installed)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("pubproof check")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    if partitions is not None:
+        builder = builder.config("spark.sql.shuffle.partitions", str(partitions))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _keyed(split: Split) -> Iterator[tuple[tuple[str, str, int], Any]]:
+    capture = split.capture
+    for group, frame, value in keyed_frames(split):
+        yield (capture, group, frame), value
+
+
+def _partition(key: tuple[str, str, int]) -> int:
+    # deterministic across processes (Python's str hash is salted per process)
+    return zlib.crc32(f"{key[0]}\x00{key[1]}".encode())
+
+
+def _connections(
+    config: Config, records: Iterable[tuple[tuple[str, str, int], Any]]
+) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    sink = Sink()
+    current: tuple[str, str] | None = None
+    tracker: Tracker | None = None
+    for (capture, group, frame), value in records:
+        if group == QUARANTINE_GROUP:
+            yield "quarantine", value
+            continue
+        if current != (capture, group):
+            if tracker is not None:
+                tracker.finish()
+            current = (capture, group)
+            tracker = Tracker(capture, config, sink)
+        assert tracker is not None
+        tracker.feed(frame, value)
+        yield from sink.drain()
+    if tracker is not None:
+        tracker.finish()
+    yield from sink.drain()
+
+
+def run(
+    plans: Sequence[Plan],
+    config: Config,
+    out: str,
+    *,
+    master: str = "local[*]",
+    partitions: int | None = None,
+    spark: Any = None,
+    progress: Progress | None = None,
+) -> float:
+    """Write every table under ``out``; return Spark's start-up time in seconds."""
+    started = time.monotonic()
+    if spark is None:
+        spark = session(master, partitions)
+    startup = time.monotonic() - started
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    count = partitions or sc.defaultParallelism
+    splits = [split for plan in plans for split in plan.splits]
+    problems = [("quarantine", problem_row(p)) for plan in plans for p in plan.problems]
+    rows = (
+        sc.parallelize(splits, max(1, len(splits)))
+        .flatMap(_keyed)
+        .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
+        .mapPartitions(functools.partial(_connections, config))
+    )
+    if problems:
+        rows = rows.union(sc.parallelize(problems, 1))
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    watcher = _Watcher(sc, progress) if progress is not None else None
+    try:
+        for table in ROW_TABLES:
+            selected = rows.filter(lambda row, name=table: row[0] == name).values()
+            frame = spark.createDataFrame(selected, spark_schema(table))
+            _write(frame, SORT_KEYS[table], os.path.join(out, table), count)
+        violations = spark.read.schema(spark_schema("violations")).parquet(
+            os.path.join(out, "violations")
+        )
+        example = F.min(F.struct(*(F.col(c) for c in EXAMPLE_ORDER))).alias("example")
+        summary = (
+            violations.groupBy(*GROUP)
+            .agg(
+                F.count(F.lit(1)).alias("count"),
+                F.countDistinct("connection").alias("connections"),
+                example,
+            )
+            .select(
+                *GROUP,
+                "count",
+                "connections",
+                *(
+                    F.col(f"example.{c}").alias(f"example_{c}")
+                    for c in ("capture", "connection", "frame", "offset", "message", "evidence")
+                ),
+            )
+        )
+        summary = spark.createDataFrame(summary.rdd, spark_schema("summary"))
+        _write(summary, SORT_KEYS["summary"], os.path.join(out, "summary"), count)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        rows.unpersist()
+    return startup
+
+
+def _write(frame: Any, keys: Sequence[str], path: str, partitions: int) -> None:
+    frame.orderBy(*keys).write.mode("overwrite").parquet(path)
+
+
+class _Watcher:
+    """Progress lines from Spark's status tracker while the job runs."""
+
+    def __init__(self, sc: Any, progress: Progress) -> None:
+        self.sc, self.progress = sc, progress
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        tracker = self.sc.statusTracker()
+        last = ""
+        while not self._stop.wait(self.progress.interval):
+            parts = []
+            for stage_id in sorted(tracker.getActiveStageIds()):
+                info = tracker.getStageInfo(stage_id)
+                if info is not None:
+                    parts.append(
+                        f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} "
+                        f"tasks ({info.numActiveTasks} running)"
+                    )
+            text = "spark: " + ("; ".join(parts) or "working")
+            if text != last:
+                seconds = time.monotonic() - self.progress.start
+                self.progress.line(f"{text}, {seconds:.0f} s")
+                last = text
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

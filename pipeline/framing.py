@@ -1,0 +1,223 @@
+"""One direction's reassembled bytes cut into MQTT packets by their fixed headers.
+
+The framer reads only the fixed header (type byte, Remaining Length) with
+:func:`pubproof.probe.frames.header_length`, so it delimits every packet type; what each
+packet says is for :mod:`pubproof.pipeline.describe`. It holds the bytes of the current
+packet only (and which frames carried them), never the stream.
+
+States:
+
+- ``sync``: framing. A fixed header that cannot be trusted (a reserved packet type, a
+  Remaining Length of more than four bytes) ends framing for the direction: the receiver
+  must close the connection [MQTT-4.8.0-1], and where the next packet would start is
+  unknown. What follows is unparsed with reason ``after-malformed``.
+- ``hunt``: after a gap (reason ``gap``) or at a capture that started mid-connection
+  (reason ``mid-connection``) the bytes are unparsed until a segment arrives whose bytes,
+  from its first, are a whole chain of plausible packets ending exactly where the segment
+  ends (plausible: a first byte a sender may send, and the Remaining Length the packet
+  type fixes). Senders write whole packets, so this is where framing resumes; the chain
+  must hold at least ``RESYNC_MIN`` bytes so that a stray payload byte pair does not
+  qualify.
+- ``stopped``: everything is unparsed with the stop's reason (``not-mqtt``,
+  ``encrypted-tls``, ``after-malformed``, ``unsupported-level``).
+
+Every byte handed in is accounted for exactly once: in a packet (``framed``) or in
+``unparsed`` under a reason (``incomplete`` for a packet the stream ends inside).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pubproof.pipeline.reassembly import Data, Gap
+from pubproof.probe.frames import FrameError, header_length
+
+RESYNC_MIN = 4
+#: first byte -> the Remaining Length the type fixes (None: any); PUBLISH is checked apart
+_PLAUSIBLE: dict[int, int | None] = {
+    0x10: None, 0x20: 2, 0x40: 2, 0x50: 2, 0x62: 2, 0x70: 2, 0x82: None, 0x90: None,
+    0xA2: None, 0xB0: 2, 0xC0: 0, 0xD0: 0, 0xE0: 0,
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Framed:
+    """A whole packet: its stream offset, bytes, and the frames that carried them."""
+
+    offset: int
+    data: bytes
+    first_frame: int
+    frame: int  # the frame that carried its last byte
+    chunks: tuple[tuple[int, int], ...]  # (stream offset, frame) of each piece
+
+    def frame_at(self, offset: int) -> int:
+        """The frame that carried the byte at stream ``offset``."""
+        found = self.first_frame
+        for start, frame in self.chunks:
+            if start > offset:
+                break
+            found = frame
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class Unframable:
+    """A fixed header that cannot be trusted: framing stops here."""
+
+    offset: int
+    frame: int
+    data: bytes  # the bytes of the header seen
+    reason: str  # "reserved-type" | "remaining-length"
+    message: str
+
+
+Item = Framed | Unframable
+
+
+def plausible_chain(data: bytes) -> bool:
+    """Whether ``data`` is exactly a sequence of plausible whole packets."""
+    if len(data) < RESYNC_MIN:
+        return False
+    pos = 0
+    while pos < len(data):
+        first = data[pos]
+        try:
+            header = header_length(data[pos : pos + 5])
+        except FrameError:
+            return False
+        if header is None:
+            return False
+        size, length = header
+        if first >> 4 == 3:
+            if first & 0x06 == 0x06 or length < 2:
+                return False
+        elif first not in _PLAUSIBLE:
+            return False
+        else:
+            fixed = _PLAUSIBLE[first]
+            if fixed is not None and fixed != length:
+                return False
+        pos += size + length
+    return pos == len(data)
+
+
+@dataclass(slots=True)
+class Framer:
+    """Cut one direction into packets. Feed events in order; read the items."""
+
+    state: str = "sync"
+    reason: str = ""
+    buf: bytearray = field(default_factory=bytearray)
+    start: int = 0  # stream offset of buf[0]
+    chunks: list[tuple[int, int]] = field(default_factory=list)
+    framed: int = 0
+    unparsed: dict[str, int] = field(default_factory=dict)
+    items: list[Item] = field(default_factory=list)
+    resyncs: int = 0
+
+    def hunt(self, reason: str) -> None:
+        """Skip bytes until a plausible packet chain starts a segment (not once stopped)."""
+        if self.state == "stopped":
+            return
+        self._drop(reason)
+        self.state, self.reason = "hunt", reason
+
+    def stop(self, reason: str) -> None:
+        """Frame nothing more: the rest is unparsed with ``reason``."""
+        self._drop(reason)
+        self.state, self.reason = "stopped", reason
+
+    def _drop(self, reason: str) -> None:
+        if self.buf:
+            self._unparsed(reason, len(self.buf))
+            self.buf.clear()
+            self.chunks.clear()
+
+    def _unparsed(self, reason: str, count: int) -> None:
+        self.unparsed[reason] = self.unparsed.get(reason, 0) + count
+
+    def event(self, event: Data | Gap) -> None:
+        """The next event of the direction's stream."""
+        if isinstance(event, Gap):
+            if self.state != "stopped":
+                self.hunt("gap")
+            return
+        if self.state == "stopped":
+            self._unparsed(self.reason, len(event.data))
+            return
+        if self.state == "hunt":
+            if not (event.whole and plausible_chain(event.data)):
+                self._unparsed(self.reason, len(event.data))
+                return
+            self.state, self.reason = "sync", ""
+            self.resyncs += 1
+        if not self.buf:
+            self.start = event.offset
+        self.buf += event.data
+        self.chunks.append((event.offset, event.frame))
+        self._cut()
+
+    def _cut(self) -> None:
+        buf, chunks = self.buf, self.chunks
+        pos = 0
+        first_chunk = 0  # the chunk holding buf[pos]
+        while pos < len(buf):
+            kind = buf[pos] >> 4
+            try:
+                header = header_length(buf[pos : pos + 5])
+            except FrameError:
+                self._unframable(
+                    pos, "remaining-length", "the Remaining Length has more than four bytes"
+                )
+                return
+            if kind in (0, 15):
+                self._unframable(pos, "reserved-type", f"packet type {kind} is reserved")
+                return
+            if header is None:
+                break
+            size = header[0] + header[1]
+            if pos + size > len(buf):
+                break
+            offset = self.start + pos
+            end = offset + size
+            while first_chunk + 1 < len(chunks) and chunks[first_chunk + 1][0] <= offset:
+                first_chunk += 1
+            last = first_chunk
+            while last + 1 < len(chunks) and chunks[last + 1][0] < end:
+                last += 1
+            pieces = ((offset, chunks[first_chunk][1]), *chunks[first_chunk + 1 : last + 1])
+            self.items.append(
+                Framed(offset, bytes(buf[pos : pos + size]), pieces[0][1], pieces[-1][1], pieces)
+            )
+            self.framed += size
+            pos += size
+        if pos:
+            del buf[:pos]
+            self.start += pos
+            if not buf:
+                chunks.clear()
+            else:
+                while len(chunks) > 1 and chunks[1][0] <= self.start:
+                    chunks.pop(0)
+
+    def _unframable(self, pos: int, reason: str, message: str) -> None:
+        offset = self.start + pos
+        frame = self.chunks[0][1]
+        for start, chunk_frame in self.chunks:
+            if start <= offset:
+                frame = chunk_frame
+        self.items.append(
+            Unframable(offset, frame, bytes(self.buf[pos : pos + 5]), reason, message)
+        )
+        del self.buf[:pos]
+        self.start += pos
+        self.stop("after-malformed")
+
+    def finish(self) -> None:
+        """The stream ended: a packet begun and not finished is ``incomplete``."""
+        self._drop("incomplete")
+
+    def take(self) -> list[Item]:
+        """The items since the last call."""
+        items, self.items = self.items, []
+        return items

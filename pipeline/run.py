@@ -1,0 +1,111 @@
+"""``pubproof check`` as a library call: plan, run an engine, write and reconcile.
+
+>>> from pubproof.pipeline.run import Job, check
+>>> result = check(Job(paths=["samples/mqtt-sample.pcapng"], out="out/check",
+...                    engine="python"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES
+from pubproof.pipeline.connection import Config
+from pubproof.pipeline.output import RECONCILIATION, clear, write_rows
+from pubproof.pipeline.progress import Progress
+from pubproof.pipeline.reconcile import check as check_reconciliation
+from pubproof.pipeline.reconcile import reconcile
+from pubproof.pipeline.source import inputs, plans
+from pubproof.pipeline.tables import TABLES
+
+ENGINES = ("spark", "python")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Job:
+    """What to check, where to write, and how."""
+
+    paths: Sequence[str]
+    out: str
+    engine: str = "spark"
+    master: str = "local[*]"
+    partitions: int | None = None
+    split_bytes: int = DEFAULT_SPLIT_BYTES
+    config: Config = field(default_factory=Config)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """Where the outputs are, the reconciliation, and how long it took."""
+
+    out: str
+    tables: dict[str, str]
+    report: str
+    reconciliation: dict[str, Any]
+    seconds: float
+    startup_seconds: float  # Spark's session start (0 for the python engine)
+
+
+def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> Result:
+    """Run the job. Raises ``ReconciliationError`` (after writing every output, so the
+    difference can be inspected) when frames or bytes do not add up."""
+    started = time.monotonic()
+    captures = inputs(job.paths)
+    planned = plans(captures, job.split_bytes)
+    if progress is not None:
+        progress.files = len(captures)
+        progress.total_bytes = sum(p.size for p in planned)
+        progress.total_frames = sum(p.frames for p in planned)
+    os.makedirs(job.out, exist_ok=True)
+    clear(job.out)
+    startup = 0.0
+    if job.engine == "python":
+        from pubproof.pipeline import engine_python
+
+        def advance(size: int, frames: int) -> None:
+            if progress is not None:
+                progress.advance(size, frames)
+
+        rows = engine_python.run(planned, job.config, on_split=advance)
+        for table in TABLES:
+            write_rows(job.out, table, rows[table])
+    elif job.engine == "spark":
+        from pubproof.pipeline import engine_spark
+
+        startup = engine_spark.run(
+            planned,
+            job.config,
+            job.out,
+            master=job.master,
+            partitions=job.partitions,
+            spark=spark,
+            progress=progress,
+        )
+    else:
+        raise ValueError(f"unknown engine {job.engine!r} (known: {', '.join(ENGINES)})")
+    if progress is not None:
+        progress.done()
+    result = reconcile(job.out, planned)
+    result["engine"] = job.engine
+    result["edition"] = job.config.edition.value if job.config.edition else "from CONNECT"
+    result["ports"] = sorted(job.config.ports)
+    with open(os.path.join(job.out, RECONCILIATION), "w", encoding="utf-8") as handle:
+        json.dump(result, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    from pubproof.pipeline.report import write_report
+
+    report = write_report(job.out, result)
+    check_reconciliation(result)
+    return Result(
+        out=job.out,
+        tables={t: os.path.join(job.out, t) for t in TABLES},
+        report=report,
+        reconciliation=result,
+        seconds=time.monotonic() - started,
+        startup_seconds=startup,
+    )

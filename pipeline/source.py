@@ -1,0 +1,133 @@
+"""From capture files to keyed frames: the reading stage both engines share.
+
+:func:`inputs` resolves the command line's files and directories into captures (named as
+given, relative); :func:`plans` walks them into splits; :func:`keyed_frames` reads one
+split and gives, per frame, either its TCP segment keyed by the canonical (capture,
+4-tuple) or its quarantine row. The key's 4-tuple is the two endpoints in sorted order, so
+both directions of a connection share it without knowing yet which end is the client.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split, plan, read_split
+from pubproof.pipeline.dissect import Segment, dissect
+
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
+QUARANTINE_GROUP = ""  # the key group of frames that go straight to quarantine
+
+#: why a frame is no TCP segment, for the quarantine's detail column
+REASONS = {
+    "unsupported-link-type": "a link type the pipeline does not read",
+    "not-ip": "not an IPv4 or IPv6 packet",
+    "not-tcp": "an IP packet that carries no TCP",
+    "ip-fragment": "an IP fragment (not reassembled)",
+    "truncated-header": "the snapshot length cut the link, IP or TCP header",
+    "bad-header": "an IP or TCP header with impossible lengths",
+    "unknown-interface": "a packet block naming an interface never described",
+    "garbage": "bytes that are no record",
+    "truncated-record": "the file ends inside this record",
+    "truncated-block": "the file ends inside a block",
+    "truncated-header-file": "the file header is cut short",
+    "bad-magic": "not a pcap or pcapng file",
+    "empty-file": "the file is empty",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capture:
+    """A capture file: its name as given (relative) and where to open it."""
+
+    name: str
+    path: str
+
+
+class InputError(ValueError):
+    """A path on the command line that is neither a file nor a directory of captures."""
+
+
+def inputs(paths: Sequence[str]) -> list[Capture]:
+    """The captures named by ``paths``: files as given, directories walked for capture
+    files (sorted, named by the directory as given plus the relative path)."""
+    found: dict[str, Capture] = {}
+    for given in paths:
+        if os.path.isdir(given):
+            for root, dirs, files in os.walk(given):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.lower().endswith(CAPTURE_SUFFIXES):
+                        full = os.path.join(root, name)
+                        rel = os.path.normpath(full)
+                        found.setdefault(rel, Capture(name=rel, path=os.path.abspath(full)))
+        elif os.path.isfile(given):
+            rel = os.path.normpath(given)
+            found.setdefault(rel, Capture(name=rel, path=os.path.abspath(given)))
+        else:
+            raise InputError(f"{given}: no such file or directory")
+    return sorted(found.values(), key=lambda c: c.name)
+
+
+def plans(captures: Sequence[Capture], split_bytes: int = DEFAULT_SPLIT_BYTES) -> list[Plan]:
+    """The splits of every capture (the driver's header walk)."""
+    return [plan(c.name, c.path, split_bytes) for c in captures]
+
+
+def problem_row(problem: Problem) -> tuple[Any, ...]:
+    """The quarantine row of a problem found while planning or reading."""
+    frames = 1 if problem.frame is not None else 0
+    return (
+        problem.capture,
+        problem.frame,
+        problem.frame,
+        frames,
+        problem.reason,
+        None,
+        problem.offset,
+        problem.length,
+        problem.detail,
+    )
+
+
+def canonical(segment: Segment) -> str:
+    """Both directions' shared key: the two endpoints, sorted."""
+    a, b = f"{segment.src}:{segment.sport}", f"{segment.dst}:{segment.dport}"
+    return (
+        f"{a}|{b}" if (segment.src, segment.sport) <= (segment.dst, segment.dport) else f"{b}|{a}"
+    )
+
+
+#: (group, frame, value): value is a Segment, or a quarantine row when group is ""
+Keyed = tuple[str, int, Any]
+
+
+def keyed_frames(split: Split) -> Iterator[Keyed]:
+    """Every frame of a split: its segment under its 4-tuple, or its quarantine row."""
+    capture = split.capture
+    for record in read_split(split):
+        if isinstance(record, Problem):
+            assert record.frame is not None
+            yield QUARANTINE_GROUP, record.frame, problem_row(record)
+            continue
+        result = dissect(record.linktype, record.data)
+        if isinstance(result, str):
+            detail = REASONS.get(result, result)
+            if result == "unsupported-link-type":
+                detail = f"{detail} ({record.linktype})"
+            row = (
+                capture,
+                record.frame,
+                record.frame,
+                1,
+                result,
+                None,
+                None,
+                record.caplen,
+                detail,
+            )
+            yield QUARANTINE_GROUP, record.frame, row
+        else:
+            yield canonical(result), record.frame, result
