@@ -49,7 +49,7 @@ from pubproof.pipeline.pcapwrite import (
     Segment,
     TcpConnection,
 )
-from pubproof.pipeline.synth_faults import Fault, checked_wire_fault, flow_rules
+from pubproof.pipeline.synth_faults import Fault, checked_wire_fault, flow_findings
 from pubproof.reference import PubAck, PubComp, Publish, PubRec, PubRel, encode
 
 #: the MQTT packet type names, by the number in the first byte's high nibble (section 2.2.1)
@@ -144,9 +144,13 @@ class Expected:
     packets: Counter[str] = field(default_factory=Counter)
     packets_by_direction: Counter[str] = field(default_factory=Counter)
     publish_by_qos: Counter[str] = field(default_factory=Counter)
-    violations: Counter[str] = field(default_factory=Counter)  # rule id -> count
+    #: rule id -> the number of findings (rows of a violations table) that name it
+    violations: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)  # fault name -> count
     largest_connection_packets: int = 0
+    #: each injected fault: its name, connection, direction, client address, the rule ids
+    #: of each finding the model makes on it, and the frame that carries its last byte
+    injected: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +165,7 @@ class Expected:
             "violations": dict(sorted(self.violations.items())),
             "faults": dict(sorted(self.faults.items())),
             "largest_connection_packets": self.largest_connection_packets,
+            "injected": self.injected,
         }
 
 
@@ -245,6 +250,9 @@ class _Connection:
             mss=config.mss,
         )  # fmt: skip
         self.ids = {C2S: _Ids(), S2C: _Ids()}
+        #: segments (by id) that carry a fault's last byte, and the fault's record
+        self.marks: dict[int, dict[str, Any]] = {}
+        self.pending: tuple[bytes | None, dict[str, Any] | None] = (None, None)
 
     # packets are counted when their write is made into segments
     def _count(self, direction: Direction, data: bytes) -> None:
@@ -256,8 +264,21 @@ class _Connection:
             self.expected.publish_by_qos[str(data[0] >> 1 & 3)] += 1
         self.packets += 1
 
-    def _segments(self, writes: Sequence[Write]) -> list[Segment]:
-        """TCP segments for ``writes``, with the capture effects the configuration asks for."""
+    def _segments(
+        self,
+        writes: Sequence[Write],
+        *,
+        mark: bytes | None = None,
+        record: dict[str, Any] | None = None,
+    ) -> list[Segment]:
+        """TCP segments for ``writes``, with the capture effects the configuration asks for.
+
+        ``mark`` is a faulty packet among the writes (the same object): the segment that
+        carries its last byte is remembered with ``record``, which gets that segment's frame
+        number when it is written. Its chunk is not reordered, so that frame is also where
+        a reader completes the packet. A wire fault is written alone and is shorter than
+        the MSS: one segment carries all of it.
+        """
         config, rng = self.config, self.rng
         out: list[Segment] = []
         for direction, packets in writes:
@@ -266,13 +287,29 @@ class _Connection:
             chunks = [packets] if rng.random() < config.coalesce else [[p] for p in packets]
             for chunk in chunks:
                 data = b"".join(chunk)
+                marked = any(packet is mark for packet in chunk)
                 sizes = None
-                if rng.random() < config.split:
+                # a faulty packet is not cut at random: a reader may report a broken header
+                # where the header is, before the last byte, and the frame must be certain
+                if rng.random() < config.split and not marked:
                     sizes = self._split_sizes(chunk)
+                start_seq = self.tcp.next_seq(direction)
                 segments = self.tcp.send(direction, data, sizes=sizes)
-                for i in range(len(segments) - 1):
-                    if rng.random() < config.reorder:
-                        segments[i], segments[i + 1] = segments[i + 1], segments[i]
+                if marked:
+                    assert record is not None
+                    end = 0
+                    for packet in chunk:
+                        end += len(packet)
+                        if packet is mark:
+                            break
+                    last = (start_seq + end - 1) & 0xFFFFFFFF
+                    for segment in segments:
+                        if (last - segment.seq) & 0xFFFFFFFF < len(segment.payload):
+                            self.marks[id(segment)] = record
+                else:
+                    for i in range(len(segments) - 1):
+                        if rng.random() < config.reorder:
+                            segments[i], segments[i + 1] = segments[i + 1], segments[i]
                 for segment in segments:
                     out.append(segment)
                     if rng.random() < config.retransmit:
@@ -283,6 +320,22 @@ class _Connection:
             if rng.random() < config.pure_ack:
                 out.append(self.tcp.ack(direction.reverse))
         return out
+
+    def _injected(
+        self, fault: Fault, direction: Direction, findings: Sequence[Sequence[str]]
+    ) -> dict[str, Any]:
+        """Count an injected fault; the record (completed with its frame) for the JSON."""
+        for finding in findings:  # each finding is one row of the violations table
+            for rule in set(finding):
+                self.expected.violations[rule] += 1
+        self.expected.faults[fault.value] += 1
+        record: dict[str, Any] = {
+            "fault": fault.value, "connection": self.index, "direction": direction.value,
+            "client": f"{self.tcp.client.address}:{self.tcp.client.port}",
+            "findings": [list(f) for f in findings], "frame": None,
+        }  # fmt: skip
+        self.expected.injected.append(record)
+        return record
 
     def _split_sizes(self, chunk: Sequence[bytes]) -> list[int]:
         """Random segment sizes (1..MSS) for the packets ``chunk`` sent together.
@@ -358,15 +411,20 @@ class _Connection:
             # PUBCOMP not yet); the receiver answers nothing to it
             packet_id = self.ids[direction].last
             topic = rng.choice(TOPICS)
-            for rule in flow_rules(topic, packet_id, sender=direction.value):
-                self.expected.violations[rule] += 1
-            self.expected.faults[Fault.QOS1_ON_HELD_ID.value] += 1
+            findings = flow_findings(topic, packet_id, sender=direction.value)
             bad = encode(Publish(topic=topic, qos=1, packet_id=packet_id, payload=self._payload()))
+            self.pending = (bad, self._injected(Fault.QOS1_ON_HELD_ID, direction, findings))
             writes.append((direction, [bad]))
         if releases:
             writes.append((direction, releases))
             writes.append((direction.reverse, completions))
         return writes
+
+    def _burst_segments(self, *, flow_fault: bool) -> list[Segment]:
+        writes = self._burst(flow_fault=flow_fault)
+        mark, record = self.pending
+        self.pending = (None, None)
+        return self._segments(writes, mark=mark, record=record)
 
     def run(self) -> Iterator[list[Segment]]:
         """The connection's bursts of segments, in the order they reach the capture."""
@@ -381,12 +439,12 @@ class _Connection:
         flow_at = rng.randrange(self.messages) if self.fault is Fault.QOS1_ON_HELD_ID else -1
         sent = 0
         while sent < self.messages and not self.stop:
-            yield self._segments(self._burst(flow_fault=sent == flow_at))
+            yield self._burst_segments(flow_fault=sent == flow_at)
             sent += 1
             if rng.random() < self.config.ping:
                 yield self._segments([(C2S, [PINGREQ]), (S2C, [PINGRESP])])
         if flow_at >= 0 and sent <= flow_at:
-            yield self._segments(self._burst(flow_fault=True))  # stopped early: inject now
+            yield self._burst_segments(flow_fault=True)  # stopped early: inject now
         yield self._close()
         self.expected.largest_connection_packets = max(
             self.expected.largest_connection_packets, self.packets
@@ -401,9 +459,8 @@ class _Connection:
                 self.fault, topic=rng.choice(TOPICS), packet_id=self.ids[direction].next(),
                 payload=self._payload()[:64],
             )  # fmt: skip
-            self.expected.violations[rule] += 1
-            self.expected.faults[self.fault.value] += 1
-            segments = self._segments([(direction, [data])])
+            record = self._injected(self.fault, direction, [(rule,)])
+            segments = self._segments([(direction, [data])], mark=data, record=record)
             if rng.random() < 0.5:
                 return [*segments, tcp.rst(direction.reverse)]
             return [*segments, *tcp.close(direction.reverse)]
@@ -463,9 +520,14 @@ def generate(config: SynthConfig, out: str | Path) -> dict[str, Any]:
             if burst is None:
                 open_.pop(pick)
                 continue
+            marks = open_[pick][0].marks
             for segment in burst:
                 now += rng.randint(1_000, 200_000)
                 capture.write(segment, now)
+                if marks:
+                    record = marks.pop(id(segment), None)
+                    if record is not None and record["frame"] is None:
+                        record["frame"] = capture.frames
         expected.frames = capture.frames
         expected.tcp_payload_bytes = capture.tcp_payload_bytes
     result = {

@@ -10,7 +10,10 @@ Only faults whose count is unambiguous for an oracle are here:
   closes the connection, and injects at most one per connection.
 * **flow faults** are well-formed packets the flow tables call a violation: a QoS 1
   PUBLISH on a packet identifier its sender still holds for a QoS 2 flow (after PUBREC,
-  before PUBCOMP; :data:`pubproof.model.flows.UNDEFINED_RECEIVER`).
+  before PUBCOMP). The tables judge it at both ends: the receiver's
+  (:data:`pubproof.model.flows.UNDEFINED_RECEIVER`, what :func:`replay` reports) and the
+  sender's own (a new message on an identifier in use,
+  :data:`pubproof.model.flows.UNDEFINED_SENDER`); :func:`flow_findings` gives both.
 
 The rule ids are never written here: each injected packet is decoded with the project's
 codec (:class:`pubproof.reference.Decoder`), and each flow fault is replayed with
@@ -24,6 +27,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from pubproof.model.flows import SenderInput, SenderState, Undefined, sender_step
 from pubproof.model.replay import replay
 from pubproof.model.trace import ack, publish
 from pubproof.model.wire import encode_remaining_length
@@ -136,3 +140,16 @@ def flow_rules(topic: str, packet_id: int, *, sender: str = "c2s") -> tuple[str,
             f"the model does not judge the injected flow as one violation: {violations}"
         )
     return violations[0][1].rules
+
+
+def flow_findings(
+    topic: str, packet_id: int, *, sender: str = "c2s"
+) -> tuple[tuple[str, ...], ...]:
+    """The rule ids of each finding the flow tables make on the injected QoS 1 PUBLISH: the
+    receiver's (checked by :func:`flow_rules`) and the sender's (its identifier is in state
+    AWAIT_PUBCOMP when its application publishes anew)."""
+    receiver = flow_rules(topic, packet_id, sender=sender)
+    step = sender_step(SenderState.AWAIT_PUBCOMP, SenderInput.PUBLISH_QOS1)
+    if not isinstance(step, Undefined) or step.verdict != "violation":
+        raise FaultError(f"the sender's table does not call the injected flow a violation: {step}")
+    return receiver, step.rules

@@ -26,7 +26,12 @@ from hypothesis import strategies as st
 from tshark_decode import PI_ERROR, Pdu, fields, mqtt_pdus, preferences, split
 
 from pubproof.model.editions import Edition
-from pubproof.model.flows import UNDEFINED_RECEIVER, ReceiverInput
+from pubproof.model.flows import (
+    UNDEFINED_RECEIVER,
+    UNDEFINED_SENDER,
+    ReceiverInput,
+    SenderInput,
+)
 from pubproof.model.rules import RULES
 from pubproof.model.wire import encode_remaining_length
 from pubproof.pipeline import synth_faults
@@ -50,6 +55,11 @@ from pubproof.pipeline.pcapwrite import (
     checksum,
 )
 from pubproof.pipeline.synth import SynthConfig, file_sha256, generate
+from pubproof.pipeline.synth_check import (
+    compare_packets,
+    compare_reconciliation,
+    compare_violations,
+)
 from pubproof.pipeline.synth_faults import Fault, FaultError, checked_wire_fault, wire_rule
 from pubproof.reference import PubAck, Publish, encode
 
@@ -301,10 +311,13 @@ def test_tshark_agrees_with_the_expected_counts(small: tuple[Path, dict[str, Any
     assert by_direction == expected["packets_by_direction"]
 
 
-def _faults_seen_by_tshark(pdus: list[Pdu], port: int) -> tuple[Counter[str], list[str]]:
+def _faults_seen_by_tshark(
+    pdus: list[Pdu], port: int
+) -> tuple[Counter[str], list[str], set[tuple[str, str, int]]]:
     """Each injected fault recognised from tshark's fields alone, and every place where a
     wire fault is not the last packet of its direction or not alone in its connection."""
     found: Counter[str] = Counter()
+    points: set[tuple[str, str, int]] = set()  # (fault, direction, frame)
     problems: list[str] = []
     last_fault: dict[tuple[int, str], int] = {}
     faults_per_stream: Counter[int] = Counter()
@@ -329,6 +342,7 @@ def _faults_seen_by_tshark(pdus: list[Pdu], port: int) -> tuple[Counter[str], li
                 name = Fault.PACKET_ID_0
             elif qos == 1 and packet_id in held[key]:
                 found[Fault.QOS1_ON_HELD_ID.value] += 1
+                points.add((Fault.QOS1_ON_HELD_ID.value, direction, pdu.frame))
             elif qos == 2 and packet_id is not None:
                 held[key].add(packet_id)
         elif pdu.msgtype == 6 and flags != 0b0010:
@@ -338,10 +352,11 @@ def _faults_seen_by_tshark(pdus: list[Pdu], port: int) -> tuple[Counter[str], li
             held[(pdu.stream, sender)].discard(pdu.fields.get("mqtt.msgid", ""))
         if name is not None:
             found[name.value] += 1
+            points.add((name.value, direction, pdu.frame))
             last_fault[key] = index
             faults_per_stream[pdu.stream] += 1
     problems += [f"stream {s}: {n} wire faults" for s, n in faults_per_stream.items() if n > 1]
-    return found, problems
+    return found, problems, points
 
 
 def test_tshark_sees_each_injected_fault_where_it_should_be(
@@ -350,24 +365,39 @@ def test_tshark_sees_each_injected_fault_where_it_should_be(
     path, expected = small
     extra = ["mqtt.hdrflags", "mqtt.qos", "mqtt.topic", "mqtt.msgid"]
     pdus = mqtt_pdus(path, extra, options=preferences())
-    found, problems = _faults_seen_by_tshark(pdus, SMALL.port)
+    found, problems, points = _faults_seen_by_tshark(pdus, SMALL.port)
     assert not problems
     assert dict(found) == expected["faults"]
+    # the frame the generator names for each fault is where tshark completes the packet
+    assert points == {(r["fault"], r["direction"], r["frame"]) for r in expected["injected"]}
 
 
-def test_expected_violations_are_the_faults_rules(small: tuple[Path, dict[str, Any]]) -> None:
+def test_expected_violations_are_the_models_findings(
+    small: tuple[Path, dict[str, Any]],
+) -> None:
     _, expected = small
     wire = {
         f.value: checked_wire_fault(f, topic="a", packet_id=1, payload=b"")[1]
         for f in Fault
         if f.is_wire
     }
+    flow = synth_faults.flow_findings("a", 1)
+    assert flow == (
+        UNDEFINED_RECEIVER[ReceiverInput.PUBLISH_QOS1].rules,
+        UNDEFINED_SENDER[SenderInput.PUBLISH_QOS1].rules,
+    )
     counts: Counter[str] = Counter()
     for name, count in expected["faults"].items():
-        rules = (wire[name],) if name in wire else synth_faults.flow_rules("a", 1)
-        for rule in rules:
-            counts[rule] += count
+        findings = ((wire[name],),) if name in wire else flow
+        for finding in findings:
+            for rule in finding:
+                counts[rule] += count
     assert expected["violations"] == dict(counts)
+    assert len(expected["injected"]) == sum(expected["faults"].values())
+    for record in expected["injected"]:
+        wanted = [[wire[record["fault"]]]] if record["fault"] in wire else [list(f) for f in flow]
+        assert record["findings"] == wanted
+        assert isinstance(record["frame"], int)
 
 
 def test_no_faults_no_violations(tmp_path: Path) -> None:
@@ -417,3 +447,58 @@ def test_command_line(tmp_path: Path) -> None:
     assert printed["faults"] == {"qos3": 2, "pubrel-flags": 1}
     assert out.read_bytes()[:4] == b"\x0a\x0d\x0d\x0a"  # pcapng, from the name
     assert printed["frames"] == len(fields(out, ["frame.number"]))
+
+
+# -- the comparison the benchmark and the live test use ----------------------------------------
+
+
+def _rows_for(expected: dict[str, Any]) -> list[dict[str, Any]]:
+    """The violations table a perfect pipeline would write for ``expected``."""
+    return [
+        {"direction": r["direction"], "frame": r["frame"], "rule": finding[0],
+         "rules": ",".join(finding), "kind": "violation", "message": ""}
+        for r in expected["injected"]
+        for finding in r["findings"]
+    ]  # fmt: skip
+
+
+def test_compare_violations_accepts_the_perfect_answer(
+    small: tuple[Path, dict[str, Any]],
+) -> None:
+    _, expected = small
+    rows = _rows_for(expected)
+    rows.append({**rows[0], "kind": "tolerated", "frame": 1})  # tolerated: not compared
+    assert compare_violations(expected, rows).ok
+
+
+@pytest.mark.parametrize("mutation", ["drop", "extra", "wrong-rule", "wrong-frame", "twice"])
+def test_compare_violations_rejects_every_mutant(
+    small: tuple[Path, dict[str, Any]], mutation: str
+) -> None:
+    _, expected = small
+    rows = _rows_for(expected)
+    if mutation == "drop":
+        rows.pop(3)
+    elif mutation == "extra":
+        rows.append({**rows[0], "frame": 1})
+    elif mutation == "wrong-rule":
+        rows[0] = {**rows[0], "rule": "MQTT-9.9.9-9", "rules": "MQTT-9.9.9-9"}
+    elif mutation == "wrong-frame":
+        rows[0] = {**rows[0], "frame": rows[0]["frame"] + 1}
+    else:
+        rows.append(rows[0])
+    assert not compare_violations(expected, rows).ok
+
+
+def test_compare_packets_and_reconciliation(small: tuple[Path, dict[str, Any]]) -> None:
+    _, expected = small
+    types = [kind for kind, count in expected["packets"].items() for _ in range(count)]
+    assert compare_packets(expected, types) == []
+    assert compare_packets(expected, types[1:]) != []
+    good = {
+        "frames_in": expected["frames"], "frames_used": expected["frames"],
+        "connections": expected["connections"], "bytes_framed": expected["mqtt_bytes"],
+        "tcp_payload_bytes": expected["tcp_payload_bytes"],
+    }  # fmt: skip
+    assert compare_reconciliation(expected, good) == []
+    assert compare_reconciliation(expected, {**good, "frames_used": 0}) != []
