@@ -291,7 +291,7 @@ def run_check(
         }
         config = Config(**{k: v for k, v in options.items() if k in config_keys})  # type: ignore[arg-type]
         job_options = {k: v for k, v in options.items() if k not in config_keys}
-        job = Job(paths=sorted(files), out=out, engine=engine, config=config, **job_options)  # type: ignore[arg-type]
+        job = Job(paths=list(files), out=out, engine=engine, config=config, **job_options)  # type: ignore[arg-type]
         check(job, spark=spark)
         with open(os.path.join(out, "reconciliation.json"), encoding="utf-8") as handle:
             reconciliation = json.load(handle)
