@@ -202,5 +202,5 @@ def test_summary_example_is_the_smallest_capture_frame_offset(tmp_path: Path) ->
     assert (row["example_capture"], row["example_frame"], row["example_offset"]) == (
         "a.pcap",
         6,
-        2 + 2 + 2,
+        len(connect("cli")) + 2 + 2 + 2,
     )
