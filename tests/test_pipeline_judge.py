@@ -189,6 +189,7 @@ def test_summary_example_is_the_smallest_capture_frame_offset(tmp_path: Path) ->
         conn.segment("c2s", connect("cli")),
         conn.segment("c2s", bad + bad),
     ]
+    conn = Conn()
     late = [*conn.handshake(), conn.segment("c2s", connect("cli")), conn.segment("c2s", bad)]
     files = {
         "b.pcap": pcap([ether(f) for f in frames]),
