@@ -350,8 +350,8 @@ def test_crafted_faults_are_violations_with_the_right_rules(
     for point, client_port in faulty.items():
         fault, wanted = recording.crafted[client_port]
         got = findings.get(point, [])
-        for rules in wanted:
-            assert any(set(rules) <= found for found in got), (fault, point, wanted, got)
+        for wanted_rules in wanted:
+            assert any(set(wanted_rules) <= found for found in got), (fault, point, wanted, got)
     # the real clients are well-behaved: nothing they send is a violation
     crafted_frames = {p.frame for p in tshark_pdus if p.src_port in recording.crafted}
     clean = [
