@@ -32,7 +32,8 @@ def label(packet: Entry) -> str:
     """A packet in a few words: type, QoS, packet identifier and the flags that are set."""
     kind = str(packet.get("type", "?"))
     if kind != "PUBLISH":
-        return f"{kind} id {packet.get('packet_id')}"
+        packet_id = packet.get("packet_id")
+        return kind if packet_id is None else f"{kind} id {packet_id}"
     words = [f"PUBLISH QoS {packet.get('qos')}"]
     if packet.get("packet_id") is not None:
         words.append(f"id {packet['packet_id']}")
