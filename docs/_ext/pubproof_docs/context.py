@@ -1,0 +1,55 @@
+"""Everything the generated pages are made from, loaded once per build."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from pubproof_docs.data import IndexEntry, ProveRun, load_index, load_out_of_scope, load_prove
+from pubproof_docs.trace import Trace, build
+
+#: Where the generated pages go, relative to the docs source folder.
+GENERATED = "_generated"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Context:
+    root: Path  # the project
+    docs: Path  # the Sphinx source folder
+    prove: ProveRun
+    index: dict[str, IndexEntry]
+    trace: Trace
+
+    @property
+    def out(self) -> Path:
+        return self.docs / GENERATED
+
+    def source_page(self, path: Path) -> str:
+        """The docname of the generated page that shows a project file with line anchors."""
+        relative = path.relative_to(self.root).as_posix()
+        return f"{GENERATED}/source/{relative.replace('/', '--')}"
+
+    def source_url(self, from_doc: str, path: Path, line: int | None = None) -> str:
+        """A relative URL from the page ``from_doc`` to ``path`` (at ``line``) on its page."""
+        target = self.source_page(path) + ".html"
+        url = posixpath.relpath(target, posixpath.dirname(from_doc) or ".")
+        return url + (f"#L-{line}" if line else "")
+
+
+def load(root: Path, docs: Path, prove_json: Path) -> Context:
+    index = load_index(docs / "data" / "normative-index.md")
+    prove = load_prove(prove_json)
+    trace = build(
+        root=root,
+        index=index,
+        out_of_scope=load_out_of_scope(docs / "data" / "out-of-scope.toml"),
+        prove=prove,
+    )
+    return Context(root=root, docs=docs, prove=prove, index=index, trace=trace)
+
+
+def prove_json_path(root: Path) -> Path:
+    """``$PUBPROOF_PROVE_JSON`` or ``build/docs-data/prove.json`` (what ``scripts/docs`` writes)."""
+    return Path(os.environ.get("PUBPROOF_PROVE_JSON", root / "build" / "docs-data" / "prove.json"))

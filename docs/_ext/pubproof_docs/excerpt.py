@@ -1,0 +1,55 @@
+"""``.. pp-excerpt::`` shows lines of a source text exactly as they are (flattened tables
+and all), in a block marked with its language, so the browser picks the right fonts and
+the text wraps instead of scrolling."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from docutils import nodes  # type: ignore[import-untyped]
+from docutils.parsers.rst import directives  # type: ignore[import-untyped]
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+
+class excerpt_node(nodes.General, nodes.Element):  # type: ignore[misc]  # noqa: N801
+    """A verbatim excerpt in one language."""
+
+
+class Excerpt(SphinxDirective):
+    has_content = True
+    option_spec: ClassVar[dict[str, Any]] = {
+        "lang": directives.unchanged_required,
+        "lines": directives.unchanged,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        node = excerpt_node()
+        node["lang"] = self.options["lang"]
+        node["lines"] = self.options.get("lines", "")
+        node["text"] = "\n".join(self.content)
+        return [node]
+
+
+def visit_html(self: Any, node: excerpt_node) -> None:
+    lang = self.encode(node["lang"])
+    where = self.encode(node["lines"])
+    self.body.append(
+        f'<div class="pp-excerpt" lang="{lang}" data-lang="{lang}" title="{where}">'
+        f"{self.encode(node['text'])}</div>\n"
+    )
+    raise nodes.SkipNode
+
+
+def visit_text(self: Any, node: excerpt_node) -> None:
+    self.add_text(node["text"])
+    raise nodes.SkipNode
+
+
+def setup(app: Sphinx) -> None:
+    app.add_node(
+        excerpt_node,
+        html=(visit_html, None),
+        text=(visit_text, None),
+    )
+    app.add_directive("pp-excerpt", Excerpt)

@@ -1,0 +1,187 @@
+"""The ambiguity catalog, rendered from ``pubproof.model.ambiguities.AMBIGUITIES``, and the
+readings (``pubproof.model.editions.READINGS``) with their defaults per edition and the Z3
+witness that separates their values."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+from pubproof.model.clauses import BY_ID as CLAUSES_BY_ID
+from pubproof.model.editions import READINGS, Reading
+from pubproof_docs.context import GENERATED, Context
+from pubproof_docs.pages_clauses import LANGUAGE_NAMES
+from pubproof_docs.pages_trace import need
+from pubproof_docs.rst import esc, heading, indent, list_table, literal
+from pubproof_docs.witness import configurations, rebuild, short, shown_packet
+
+CATALOG_DOC = f"{GENERATED}/ambiguity-catalog"
+READINGS_DOC = f"{GENERATED}/readings"
+
+
+def witness_block(ctx: Context, theorem_id: str, reading: str | None) -> str:
+    """The witness of ``theorem_id`` from the latest run: hex, decoded P, the verdicts."""
+    proved = ctx.prove.theorems.get(theorem_id)
+    node = ctx.trace.theorems.get(theorem_id)
+    if proved is None or node is None:
+        return f"The theorem {literal(theorem_id)} is not in the latest run.\n"
+    head = (
+        f"Z3 witness from {need(node.need)} (status **{esc(proved.status)}**, expected "
+        f"{esc(proved.expected)}, {proved.seconds:.2f} s):\n\n"
+    )
+    if not proved.counterexample:
+        return head + "No witness in the latest run.\n"
+    if any("type" not in entry for entry in proved.counterexample):
+        return head + trace_table(proved.counterexample)
+    found = rebuild(proved.counterexample, configurations(proved.editions, reading))
+    if found is None:
+        return head + "The model encodes the witness under none of the configurations.\n"
+    packets = json.dumps([shown_packet(p) for p in found.packets], ensure_ascii=False)
+    rows = []
+    for judged in found.verdicts:
+        chosen = ", ".join(f"{k}={v}" for k, v in judged.readings.items()) or "defaults"
+        rows.append([esc(judged.edition.value), literal(chosen), literal(judged.verdict)])
+    return (
+        head
+        + f"- bytes: {literal(short(found.data))}\n- decoded: {literal(packets)}\n\n"
+        + list_table(["edition", "readings", "the model's verdict"], rows, widths=[15, 40, 45])
+    )
+
+
+def trace_table(entries: list[dict[str, Any]]) -> str:
+    """A protocol counterexample: one row per trace entry."""
+    rows = []
+    for index, entry in enumerate(entries, start=1):
+        what = entry.get("type") or entry.get("event", "")
+        rest = {k: v for k, v in entry.items() if k not in {"type", "event", "dir", "conn"}}
+        rows.append(
+            [str(index), esc(str(entry.get("conn", ""))), esc(str(entry.get("dir", ""))),
+             literal(str(what)), literal(json.dumps(rest, ensure_ascii=False))]
+        )  # fmt: skip
+    return list_table(["step", "connection", "direction", "packet or event", "fields"], rows,
+                      widths=[6, 10, 14, 18, 52])  # fmt: skip
+
+
+def _reading_section(ctx: Context, reading: Reading) -> str:
+    out = [f".. _reading-{reading.name}:\n", heading(f"Reading {reading.name}", "-")]
+    out.append(f"**{esc(reading.question)}**\n")
+    rows = [
+        [literal(value), esc(meaning),
+         ", ".join(e.value for e, d in reading.defaults.items() if d == value) or "—"]
+        for value, meaning in reading.values.items()
+    ]  # fmt: skip
+    out.append(list_table(["value", "meaning", "default in edition"], rows, widths=[18, 62, 20]))
+    out.append(f"Why the default: {esc(reading.why_default)}\n")
+    for passage in reading.passages:
+        out.append(f".. epigraph::\n\n   {esc(passage.text)}\n\n   -- {esc(passage.source)}\n")
+    theorem = f"wire.reading-irrelevant.{reading.name}"
+    if theorem in ctx.prove.theorems:
+        out.append(witness_block(ctx, theorem, reading.name))
+    return "\n".join(out)
+
+
+def readings_page(ctx: Context) -> str:
+    out = [heading("Editions and readings", "=")]
+    out.append(
+        "A *reading* is a named switch where the texts are silent or disagree. Every verdict "
+        "pubproof gives is relative to an edition and a value for each reading. For each "
+        "reading: its values, the default per edition, why, the passages, and the witness Z3 "
+        "found in the latest ``pubproof prove`` run: a packet the values judge differently, "
+        "encoded and judged again by the model here.\n"
+    )
+    for reading in READINGS.values():
+        out.append(_reading_section(ctx, reading))
+    out.append(heading("Where the two editions part", "-"))
+    out.append(witness_block(ctx, "wire.editions-agree", None))
+    return "\n".join(out)
+
+
+def _field(entry: Any, name: str, default: Any = None) -> Any:
+    return getattr(entry, name, default)
+
+
+def _catalog_entry(ctx: Context, entry: Any) -> str:
+    out = [f".. _ambiguity-{entry.id}:\n", heading(esc(entry.title), "-")]
+    clause = CLAUSES_BY_ID.get(_field(entry, "clause", ""))
+    facts = []
+    if clause is not None:
+        facts.append(f"clause :ref:`{esc(clause.title)} <clause-{clause.id}>`")
+    if entry.kinds:
+        facts.append("kind: " + ", ".join(esc(k.value) for k in entry.kinds))
+    facts.append(f"severity: {esc(entry.severity.value)}")
+    out.append(" · ".join(facts) + "\n")
+    out.append(esc(_field(entry, "summary", "")) + "\n")
+    quotes = _field(entry, "quotes", ())
+    if quotes:
+        out.append(".. rubric:: The passages\n")
+        rows = []
+        for quote in quotes:
+            lang = _field(quote, "lang", "")
+            rows.append(
+                [esc(LANGUAGE_NAMES.get(lang, lang)),
+                 f".. pp-excerpt::\n   :lang: {lang}\n\n{indent(_field(quote, 'text', ''), 3)}",
+                 esc(_field(quote, "note", "") or "")]
+            )  # fmt: skip
+        out.append(list_table(["text", "quote", "note"], rows, widths=[12, 58, 30]))
+    readings = _field(entry, "readings", ())
+    if readings:
+        out.append(".. rubric:: The readings\n")
+        out.extend(f"- {esc(str(r))}" for r in readings)
+        out.append("")
+    model = _field(entry, "model")
+    reading = _field(entry, "reading")
+    if model or reading or entry.rules:
+        out.append(".. rubric:: What the model does\n")
+        if model:
+            out.append(esc(str(model)) + "\n")
+        if reading and reading in READINGS:
+            defaults = ", ".join(
+                f"{e.value}: {literal(v)}" for e, v in READINGS[reading].defaults.items()
+            )
+            out.append(
+                f"Switch: the reading :ref:`{reading} <reading-{reading}>` (defaults {defaults}).\n"
+            )
+        if entry.rules:
+            out.append(
+                "Rules: "
+                + ", ".join(need(ctx.trace.rules_for_key(k).need) for k in entry.rules)
+                + "\n"
+            )
+    witness = _field(entry, "witness")
+    if witness:
+        out.append(".. rubric:: The witness\n")
+        out.append(witness_block(ctx, witness, reading if reading in READINGS else None))
+    return "\n".join(out)
+
+
+def catalog_page(ctx: Context) -> str:
+    out = [heading("Ambiguity catalog", "=")]
+    try:
+        module = importlib.import_module("pubproof.model.ambiguities")
+    except ModuleNotFoundError:
+        return (
+            "\n".join(out) + "\nThe catalog data (``pubproof.model.ambiguities``) is not there.\n"
+        )
+    entries = list(module.AMBIGUITIES.values() if hasattr(module.AMBIGUITIES, "values")
+                   else module.AMBIGUITIES)  # fmt: skip
+    out.append(
+        f"{len(entries)} places where the five texts disagree with each other or with the later "
+        "editions, where one is silent, where a translation is wrong, incomplete or garbled, "
+        "or where an example does not match its own figure; rendered from "
+        "``pubproof.model.ambiguities.AMBIGUITIES`` (``model/texts/ambiguities.toml``). Each "
+        "quotes the passages, states the readings, names the model's switch and, where one "
+        "exists, shows the Z3 witness that separates the readings.\n"
+    )
+    rows = [
+        [f":ref:`{esc(e.title)} <ambiguity-{e.id}>`", esc(e.severity.value),
+         literal(_field(e, "reading", "") or "")]
+        for e in entries
+    ]  # fmt: skip
+    out.append(list_table(["entry", "severity", "reading"], rows, widths=[60, 20, 20]))
+    out.extend(_catalog_entry(ctx, e) for e in entries)
+    return "\n".join(out)
+
+
+def pages(ctx: Context) -> dict[str, str]:
+    return {READINGS_DOC: readings_page(ctx), CATALOG_DOC: catalog_page(ctx)}

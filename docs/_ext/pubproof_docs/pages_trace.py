@@ -1,0 +1,257 @@
+"""The traceability pages: one sphinx-needs need per statement, model rule, theorem and
+test, linked statement <- rule <- theorem/test, and the matrix over them."""
+
+from __future__ import annotations
+
+from pubproof_docs.context import GENERATED, Context
+from pubproof_docs.rst import esc, heading, indent, list_table, literal
+from pubproof_docs.sources import Span
+from pubproof_docs.trace import ModelRule, Statement, TestNode, TheoremNode, by_section
+
+TRACE_DOC = f"{GENERATED}/traceability"
+RULES_DOC = f"{GENERATED}/model-rules"
+THEOREMS_DOC = f"{GENERATED}/theorems"
+TESTS_DOC = f"{GENERATED}/tests"
+
+
+def need(role: str) -> str:
+    return f":need:`{role}`"
+
+
+def verdict(ctx: Context, statement: Statement) -> str:
+    if ctx.trace.covered(statement):
+        return "covered"
+    if statement.out_of_scope is not None:
+        return "out of scope" if statement.out_of_scope.kind == "statement" else "not verified"
+    return "UNCOVERED"
+
+
+def _option_lines(options: dict[str, str]) -> str:
+    return "\n".join(f"   :{k}: {v}" for k, v in options.items() if v)
+
+
+def _need(kind: str, title: str, options: dict[str, str], body: str) -> str:
+    head = f".. {kind}:: {' '.join(title.split())}\n{_option_lines(options)}\n"
+    return head + ("\n" + indent(body, 3) + "\n" if body.strip() else "") + "\n"
+
+
+def theorem_status(t: TheoremNode) -> str:
+    mark = "✔" if t.as_expected else "✘"
+    return f"{mark} {t.status} (expected {t.expected})"
+
+
+def source_links(ctx: Context, from_doc: str, spans: list[Span]) -> str:
+    links = []
+    for span in spans:
+        where = f"{span.path.relative_to(ctx.root).as_posix()}:{span.start}-{span.end}"
+        links.append(f"`{esc(where)} <{ctx.source_url(from_doc, span.path, span.start)}>`__")
+    return ", ".join(links)
+
+
+def statements_page(ctx: Context) -> str:
+    trace = ctx.trace
+    statements = by_section(trace.statements.values())
+    counts = {v: 0 for v in ("covered", "out of scope", "not verified", "UNCOVERED")}
+    for s in statements:
+        counts[verdict(ctx, s)] += 1
+    out = [heading("Traceability matrix", "=")]
+    out.append(
+        "Every normative statement of the PUBLISH and acknowledgement sections of MQTT 3.1.1 "
+        "(3.3 to 3.7), every other id the model's rules, flow tables and the clause pages cite, "
+        "and every MQTT 3.1 rule of the registry, traced to the model rule that implements it and "
+        "to the theorems and tests that verify that rule. Generated at build time from "
+        "``pubproof.model.rules.RULES``, the flow tables of ``pubproof.model.flows``, the theorem "
+        "registry with the statuses of the latest ``pubproof prove`` run "
+        f"({ctx.prove.seconds:.1f} s), a scan of ``tests/`` and the vector corpus. A statement is "
+        "*covered* when a model rule implements it and a theorem (at its expected status) or a "
+        "test verifies that rule; the build fails on any other statement unless "
+        "``docs/data/out-of-scope.toml`` gives the reason.\n"
+    )
+    out.append(
+        list_table(
+            [
+                "covered",
+                "out of scope (reason given)",
+                "implemented, not verified (reason given)",
+                "uncovered",
+            ],
+            [
+                [
+                    str(counts["covered"]),
+                    str(counts["out of scope"]),
+                    str(counts["not verified"]),
+                    str(counts["UNCOVERED"]),
+                ]
+            ],
+        )
+    )
+    out.append(heading("The matrix", "-"))
+    rows = []
+    for s in statements:
+        rules = [ctx.trace.rules[r] for r in s.implemented_by]
+        thms = sorted({v for r in rules for v in r.verified_by if v.startswith("TH_")})
+        tests = sorted({v for r in rules for v in r.verified_by if v.startswith("TE_")})
+        state = verdict(ctx, s)
+        if s.out_of_scope is not None:
+            state += ": " + esc(s.out_of_scope.reason)
+        rows.append(
+            [
+                need(s.need),
+                esc(s.edition),
+                ", ".join(need(r.need) for r in rules) or "—",
+                ", ".join(need(t) for t in thms) or "—",
+                f"{len(tests)} test(s)" if tests else "—",
+                state,
+            ]
+        )
+    out.append(
+        list_table(
+            ["statement", "edition", "model rules", "theorems", "tests", "verdict"],
+            rows,
+            widths=[18, 7, 25, 25, 8, 17],
+            css="pp-matrix",
+        )
+    )
+    out.append(heading("As a sphinx-needs table", "-"))
+    out.append(
+        ".. needtable::\n   :types: stmt\n   :style: table\n"
+        '   :columns: id;label as "statement";edition;implements_back as "model rules";'
+        "coverage\n   :sort: id\n"
+    )
+    out.append(heading("Statements", "-"))
+    for s in statements:
+        body = esc(s.text) + "\n\n" + f"Taken from: {esc(s.origin)}."
+        if s.out_of_scope is not None:
+            body += f"\n\n**{verdict(ctx, s)}**: {esc(s.out_of_scope.reason)}"
+        out.append(
+            _need(
+                "stmt",
+                s.title,
+                {
+                    "id": s.need,
+                    "label": s.ref,
+                    "edition": s.edition,
+                    "section": s.section,
+                    "strength": s.strength,
+                    "binds": s.binds,
+                    "coverage": verdict(ctx, s),
+                    "out_of_scope": s.out_of_scope.reason if s.out_of_scope else "",
+                },
+                body,
+            )
+        )
+    return "\n".join(out)
+
+
+def _rule_body(ctx: Context, rule: ModelRule) -> str:
+    lines = []
+    if rule.rule is not None:
+        r = rule.rule
+        lines.append(
+            f"Strength {literal(r.strength.value)}, binds the {esc(r.binds.value)}, breaking it "
+            f"is {literal(r.kind.value)}"
+            + (f", switched by the reading {literal(r.reading)}" if r.reading else "")
+            + f". Vector corpus cases: {rule.corpus_cases}."
+        )
+    lines.append("")
+    lines.append("Source: " + (source_links(ctx, RULES_DOC, rule.spans) or "not found"))
+    return "\n".join(lines)
+
+
+def rules_page(ctx: Context) -> str:
+    out = [heading("Model rules", "=")]
+    out.append(
+        "The rules of the registry (``pubproof.model.rules.RULES``) and, for each flow table of "
+        "``pubproof.model.flows``, the entries that implement each rule id the table cites. "
+        "Each links to the statements it implements; the theorems and tests that verify it link "
+        "back to it.\n"
+    )
+    for rule in ctx.trace.rules.values():
+        out.append(
+            _need(
+                "rule",
+                rule.title,
+                {
+                    "id": rule.need,
+                    "label": rule.key or f"{rule.table}: {rule.implements[0]}",
+                    "implements": ", ".join(ctx.trace.statements[i].need for i in rule.implements),
+                },
+                _rule_body(ctx, rule),
+            )
+        )
+    return "\n".join(out)
+
+
+def theorems_page(ctx: Context) -> str:
+    out = [heading("Theorems", "=")]
+    out.append(
+        f"Every theorem of ``pubproof.proofs``, with the status, method and time of the latest "
+        f"``pubproof prove --json`` run (made by ``scripts/docs`` for this build; the whole run "
+        f"took {ctx.prove.seconds:.1f} s). A theorem verifies the model rules whose ids it rests "
+        "on; it counts for coverage only when it reached its expected status.\n"
+    )
+    rows = []
+    for t in ctx.trace.theorems.values():
+        rows.append([need(t.need), esc(t.method), theorem_status(t), f"{t.seconds:.2f}"])
+    out.append(
+        list_table(["theorem", "method", "status", "seconds"], rows, widths=[40, 20, 28, 12])
+    )
+    for t in ctx.trace.theorems.values():
+        proved = ctx.prove.theorems[t.id]
+        mutants = ", ".join(f"{literal(n)} ({esc(s)})" for n, s in proved.mutants)
+        body = (
+            f"{esc(t.statement)}\n\n"
+            f"Status **{esc(t.status)}** (expected {esc(t.expected)}), method "
+            f"{literal(t.method)}, {t.seconds:.2f} s. Rests on: "
+            + ", ".join(literal(r) for r in t.rules)
+            + f". Mutants: {mutants}."
+        )
+        out.append(
+            _need(
+                "thm",
+                f"{t.id}",
+                {
+                    "id": t.need,
+                    "label": t.id,
+                    "status": "pass" if t.as_expected else "fail",
+                    "result": t.status,
+                    "method": t.method,
+                    "seconds": f"{t.seconds:.2f}",
+                    "verifies": ", ".join(t.verifies),
+                },
+                body,
+            )
+        )
+    return "\n".join(out)
+
+
+def test_link(ctx: Context, from_doc: str, test: TestNode) -> str:
+    f = test.function
+    return f"`{esc(test.nodeid)} <{ctx.source_url(from_doc, f.path, f.start)}>`__"
+
+
+def tests_page(ctx: Context) -> str:
+    out = [heading("Tests", "=")]
+    out.append(
+        "The test functions of ``tests/`` that name a rule id, a rule key or a theorem id in "
+        "their code (found with ``ast``), and the tests that run the whole vector corpus (they "
+        "verify every rule the corpus has cases for). Each links to its source lines.\n"
+    )
+    for test in ctx.trace.tests.values():
+        body = "Source: " + test_link(ctx, TESTS_DOC, test)
+        if test.corpus:
+            body += "\n\nRuns the vector corpus (``vectors/corpus.jsonl``) through the codec."
+        out.append(
+            _need(
+                "test",
+                test.nodeid,
+                {
+                    "id": test.need,
+                    "label": test.function.name,
+                    "verifies": ", ".join(test.verifies),
+                    "checks": ", ".join(test.checks),
+                },
+                body,
+            )
+        )
+    return "\n".join(out)

@@ -1,0 +1,351 @@
+"""The traceability model: normative statements, the model rules that implement them, and
+the theorems and tests that verify those rules, all computed from the registries.
+
+- statements: every MQTT 3.1.1 id of sections 3.3-3.7 in the normative index, every id a
+  rule of :data:`pubproof.model.rules.RULES` carries (3.1.1, 3.1 and project ids) and every
+  id the flow tables of :mod:`pubproof.model.flows` cite;
+- model rules: each registry rule, and for each flow table each id its entries cite (the
+  entries are the implementation of that id in that table);
+- theorems: :mod:`pubproof.proofs` registry, with the status of the latest run; a theorem
+  verifies the model rules whose ids it names, and counts only when its status is the one
+  it expects;
+- tests: every test function in ``tests/`` whose string constants name a rule id or a rule
+  key (verifies that rule), or a theorem id (checks that theorem); the tests that run the
+  vector corpus (they call ``check_corpus``) verify every rule the corpus has cases for.
+
+A statement is *covered* when a model rule implements it and a passing theorem or a test
+verifies that rule. The site's build fails on a statement that is neither covered nor
+listed out of scope with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pubproof.model import flows
+from pubproof.model.rules import RULES, Rule
+from pubproof.proofs.catalog import load as load_theorems
+from pubproof_docs.data import IndexEntry, OutOfScope, ProveRun
+from pubproof_docs.sources import Span, TestFunction, rule_definition, table_entries, test_functions
+
+_ID_TOKEN = re.compile(r"(?<![\w.-])(MQTT-\d+(?:\.\d+)*-\d+|PP3?1?1?-[\w.-]*[\w])(?![\w-])")
+
+#: The flow tables shown and traced: (name in model/flows.py, QoS 2 method, title).
+FLOW_TABLES: tuple[tuple[str, str | None, str], ...] = (
+    ("SENDER", None, "sender table"),
+    ("UNDEFINED_SENDER", None, "sender: undefined pairs"),
+    ("RECEIVER_COMMON", None, "receiver table (both methods)"),
+    ("RECEIVER_METHOD", "A", "receiver table, Method A"),
+    ("RECEIVER_METHOD", "B", "receiver table, Method B"),
+    ("UNDEFINED_RECEIVER", None, "receiver: undefined pairs"),
+)
+
+
+def need_id(prefix: str, name: str) -> str:
+    """A sphinx-needs id: upper case, letters, digits and ``_`` (a ``.`` would name a part)."""
+    return prefix + re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_")
+
+
+def section_of(rule_id: str) -> str:
+    """The section a rule id names: ``MQTT-3.3.1-4`` -> 3.3.1, ``PP31-3.3-x`` -> 3.3."""
+    match = re.match(r"MQTT-([\d.]+)-\d+$|PP3?1?1?-([\d.]+)-", rule_id)
+    if not match:
+        return "scope"
+    return match.group(1) or match.group(2)
+
+
+def edition_of(rule_id: str) -> str:
+    if rule_id.startswith("PP31-"):
+        return "3.1"
+    if rule_id.startswith(("MQTT-", "PP311-")):
+        return "3.1.1"
+    return "both"
+
+
+@dataclass(kw_only=True)
+class Statement:
+    ref: str  # the id as the standard (or the project) writes it
+    need: str
+    section: str
+    edition: str
+    strength: str
+    binds: str
+    text: str  # paraphrase from the index, or the rule's title / the table's comment
+    origin: str  # where the statement was taken from
+    implemented_by: list[str] = field(default_factory=list)  # model rule needs
+    out_of_scope: OutOfScope | None = None
+
+    @property
+    def title(self) -> str:
+        return f"{self.ref}: {self.text}"
+
+
+@dataclass(kw_only=True)
+class ModelRule:
+    need: str
+    title: str
+    implements: list[str]  # statement refs
+    spans: list[Span]
+    key: str | None = None  # registry key, for a registry rule
+    table: str | None = None  # flow table title, for a table's entries
+    rule: Rule | None = None
+    verified_by: list[str] = field(default_factory=list)  # theorem and test needs
+    corpus_cases: int = 0
+
+
+@dataclass(kw_only=True)
+class TheoremNode:
+    id: str
+    need: str
+    statement: str
+    rules: tuple[str, ...]
+    method: str
+    expected: str
+    status: str
+    seconds: float
+    verifies: list[str] = field(default_factory=list)  # model rule needs
+
+    @property
+    def as_expected(self) -> bool:
+        return self.status == self.expected
+
+
+@dataclass(kw_only=True)
+class TestNode:
+    function: TestFunction
+    need: str
+    verifies: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)  # theorem needs
+    corpus: bool = False
+
+    @property
+    def nodeid(self) -> str:
+        return self.function.nodeid
+
+
+@dataclass(kw_only=True)
+class Trace:
+    statements: dict[str, Statement]  # by ref
+    rules: dict[str, ModelRule]  # by need id
+    theorems: dict[str, TheoremNode]  # by theorem id
+    tests: dict[str, TestNode]  # by need id
+    corpus_by_rule_id: Counter[str]
+    problems: list[str]
+
+    def covered(self, statement: Statement) -> bool:
+        return any(self.rule_verified(self.rules[r]) for r in statement.implemented_by)
+
+    def rule_verified(self, rule: ModelRule) -> bool:
+        return bool(rule.verified_by)
+
+    def uncovered(self) -> list[Statement]:
+        return [
+            s for s in self.statements.values() if not self.covered(s) and s.out_of_scope is None
+        ]
+
+    def rules_for_key(self, key: str) -> ModelRule:
+        return self.rules[need_id("R_", key)]
+
+    def flow_rules_for(self, rule_id: str) -> list[ModelRule]:
+        return [r for r in self.rules.values() if r.table is not None and rule_id in r.implements]
+
+
+def _registry_ids(rule: Rule) -> list[str]:
+    return list(dict.fromkeys([*rule.ids.values(), *rule.also]))
+
+
+def _flow_table(name: str, method: str | None) -> Mapping[object, object]:
+    table = getattr(flows, name)
+    if method is not None:
+        table = table[flows.Method(method)]
+    return table  # type: ignore[no-any-return]
+
+
+def _cited(entry: object) -> tuple[str, ...]:
+    return tuple(getattr(entry, "rules", ()))
+
+
+def build(
+    *,
+    root: Path,
+    index: Mapping[str, IndexEntry],
+    out_of_scope: Mapping[str, OutOfScope],
+    prove: ProveRun,
+) -> Trace:
+    """The whole traceability model of the project at ``root``."""
+    problems: list[str] = []
+    statements: dict[str, Statement] = {}
+
+    def statement(ref: str, text: str, origin: str, strength: str = "", binds: str = "") -> None:
+        if ref in statements:
+            return
+        entry = index.get(ref)
+        statements[ref] = Statement(
+            ref=ref,
+            need=need_id("S_", ref),
+            section=entry.section if entry else section_of(ref),
+            edition=edition_of(ref),
+            strength=entry.strength if entry else strength,
+            binds=entry.binds if entry else binds,
+            text=entry.paraphrase if entry else text,
+            origin="normative index (Table A)" if entry else origin,
+        )
+
+    for ref, entry in index.items():
+        if entry.section.split(".")[0] == "3" and entry.section[:3] in {
+            "3.3", "3.4", "3.5", "3.6", "3.7"
+        }:  # fmt: skip
+            statement(ref, entry.paraphrase, "normative index")
+
+    from pubproof.model.clauses import CLAUSES
+
+    for clause in CLAUSES:
+        for ref in clause.normative_ids:
+            statement(ref, f"named by the clause {clause.title!r}", f"clause {clause.id}")
+
+    rules: dict[str, ModelRule] = {}
+    wire_rules = root / "model" / "wire_rules.py"
+    for key, rule in RULES.items():
+        ids = _registry_ids(rule)
+        for ref in ids:
+            statement(ref, rule.title, f"rule {key}", rule.strength.value, rule.binds.value)
+        try:
+            spans = [rule_definition(wire_rules, key)]
+        except LookupError as error:
+            problems.append(str(error))
+            spans = []
+        rules[need_id("R_", key)] = ModelRule(
+            need=need_id("R_", key),
+            title=f"rule {key}: {rule.title}",
+            implements=ids,
+            spans=spans,
+            key=key,
+            rule=rule,
+        )
+
+    flows_py = root / "model" / "flows.py"
+    for name, method, title in FLOW_TABLES:
+        table = _flow_table(name, method)
+        cited = list(dict.fromkeys(ref for entry in table.values() for ref in _cited(entry)))
+        for ref in cited:
+            spans = table_entries(flows_py, name, ref, method)
+            if not spans:
+                problems.append(f"{title}: no entry found in the source for {ref}")
+            notes = [getattr(entry, "note", "") for entry in table.values() if ref in _cited(entry)]
+            statement(ref, next((n for n in notes if n), f"cited by the {title}"), title)
+            label = f"{name}{'-' + method if method else ''}-{ref}"
+            rules[need_id("F_", label)] = ModelRule(
+                need=need_id("F_", label),
+                title=f"{title}: the entries citing {ref}",
+                implements=[ref],
+                spans=spans,
+                table=title,
+            )
+
+    for rule_node in rules.values():
+        for ref in rule_node.implements:
+            statements[ref].implemented_by.append(rule_node.need)
+
+    for ref, reason in out_of_scope.items():
+        if ref not in statements:
+            problems.append(f"out-of-scope.toml names {ref}, which is not a traced statement")
+        else:
+            statements[ref].out_of_scope = reason
+
+    theorems: dict[str, TheoremNode] = {}
+    for registered in load_theorems():
+        proved = prove.theorems.get(registered.id)
+        if proved is None:
+            problems.append(
+                f"theorem {registered.id} is not in {prove.path}: the prove run is stale"
+            )
+            continue
+        node = TheoremNode(
+            id=registered.id,
+            need=need_id("TH_", registered.id),
+            statement=registered.statement,
+            rules=registered.rules,
+            method=proved.method,
+            expected=proved.expected,
+            status=proved.status,
+            seconds=proved.seconds,
+        )
+        named = set(registered.rules)
+        node.verifies = [r.need for r in rules.values() if named.intersection(r.implements)]
+        theorems[registered.id] = node
+        if node.as_expected:
+            for rule_need in node.verifies:
+                rules[rule_need].verified_by.append(node.need)
+
+    corpus = Counter[str]()
+    for line in (root / "vectors" / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        if case.get("rule"):
+            corpus[case["rule"]] += 1
+    for rule_node in rules.values():
+        if rule_node.key is not None:
+            rule_node.corpus_cases = sum(corpus[ref] for ref in rule_node.implements)
+
+    tests: dict[str, TestNode] = {}
+    by_key = {r.key: r for r in rules.values() if r.key is not None}
+    for function in test_functions(root / "tests"):
+        mentioned = set()
+        for text in function.strings:
+            mentioned.update(_ID_TOKEN.findall(text))
+        verifies = [
+            r.need
+            for r in rules.values()
+            if mentioned.intersection(r.implements) or r.key in function.strings
+        ]
+        checks = [t.need for t in theorems.values() if t.id in function.strings]
+        corpus_run = "check_corpus" in function.calls
+        if corpus_run:
+            verifies += [
+                r.need for r in by_key.values() if r.corpus_cases and r.need not in verifies
+            ]
+        if not verifies and not checks:
+            continue
+        test = TestNode(
+            function=function,
+            need=need_id("TE_", f"{function.path.stem}-{function.name}"),
+            verifies=verifies,
+            checks=checks,
+            corpus=corpus_run,
+        )
+        tests[test.need] = test
+        for rule_need in verifies:
+            rules[rule_need].verified_by.append(test.need)
+
+    for ref, reason in out_of_scope.items():
+        st = statements.get(ref)
+        if st is not None and any(rules[r].verified_by for r in st.implemented_by):
+            problems.append(
+                f"out-of-scope.toml lists {ref}, but the model implements and verifies it"
+            )
+        elif st is not None and reason.kind == "statement" and st.implemented_by:
+            problems.append(
+                f"out-of-scope.toml lists {ref} as outside the model, but the model implements it"
+                " (list it as [[unverified]])"
+            )
+    return Trace(
+        statements=statements,
+        rules=rules,
+        theorems=theorems,
+        tests=tests,
+        corpus_by_rule_id=corpus,
+        problems=problems,
+    )
+
+
+def by_section(statements: Iterable[Statement]) -> list[Statement]:
+    def key(s: Statement) -> tuple[int, list[int], str]:
+        order = {"3.1.1": 0, "3.1": 1, "both": 2}[s.edition]
+        numbers = [int(p) for p in s.section.split(".") if p.isdigit()]
+        return order, numbers, s.ref
+
+    return sorted(statements, key=key)
