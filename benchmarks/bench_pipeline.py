@@ -1,0 +1,306 @@
+"""The capture pipeline against tshark, on the same synthetic capture, in one run.
+
+    python benchmarks/bench_pipeline.py                       # 1,000,000 frames (the issue)
+    python benchmarks/bench_pipeline.py --frames 100000       # a quick run
+    python benchmarks/bench_pipeline.py --json                # the results as JSON
+
+What it measures (wall time of each command, peak RSS of its whole process tree, sampled
+from /proc every 20 ms):
+
+1. ``python -m pubproof.pipeline.synth`` writes the capture and its expected counts;
+2. ``tshark -r FILE -T fields -e frame.number -e mqtt.msgtype ...`` decodes every MQTT
+   packet (out-of-order reassembly on; tshark is single-threaded);
+3. ``pubproof check --engine python`` (one process) and ``pubproof check`` (Spark,
+   ``local[*]``), each checked against the generator's answer: packets per type, the
+   reconciliation, and every injected fault found with the model's rule ids and nothing
+   else (:mod:`pubproof.pipeline.synth_check`). A wrong answer fails the run (exit 1);
+4. Spark's fixed cost: ``pubproof check`` on a 100-frame capture;
+5. peak memory of ``--engine python`` as the largest connection grows
+   (``--connection-packets``) and as the capture grows (a tenth of ``--frames``, then all).
+
+Per-core rates divide by the cores each command can use (tshark and the python engine: 1;
+Spark local[*]: every core). ``--profile`` adds a cProfile of the python engine on the
+main capture (the top functions by own time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import pstats
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from pubproof.pipeline.synth_check import (
+    compare_packets,
+    compare_reconciliation,
+    compare_violations,
+)
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(p) for p in handle.read().split()]
+    except OSError:
+        return []
+
+
+def _tree_rss(pid: int) -> int:
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            with open(f"/proc/{current}/statm") as handle:
+                total += int(handle.read().split()[1]) * PAGE
+        except OSError:
+            continue
+        stack += _children(current)
+    return total
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Run:
+    """One timed command."""
+
+    name: str
+    seconds: float
+    peak_rss_mb: float
+    stdout: str = ""
+
+
+def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> Run:
+    """Run ``argv``; its wall time and the peak RSS of its process tree. Fails loudly."""
+    out = stdout_to.open("wb") if stdout_to else subprocess.PIPE
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss(process.pid))
+            done.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = process.communicate()
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if stdout_to:
+        out.close()  # type: ignore[union-attr]
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"{name} failed ({process.returncode}): {stderr.decode()[-2000:]}")
+    text = stdout.decode() if stdout else ""
+    print(f"  {name}: {seconds:.1f} s, peak {peak / 2**20:.0f} MB", file=sys.stderr)
+    return Run(name=name, seconds=seconds, peak_rss_mb=peak / 2**20, stdout=text)
+
+
+def synth(path: Path, frames: int, seed: int, *extra: str) -> tuple[Run, dict[str, Any]]:
+    argv = [sys.executable, "-m", "pubproof.pipeline.synth", str(path), "--frames", str(frames)]
+    argv += ["--seed", str(seed), "--connections", str(max(10, frames // 500)), *extra]
+    run = timed(f"synth {path.name}", argv)
+    expected: dict[str, Any] = json.loads(Path(f"{path}.expected.json").read_text())
+    return run, expected
+
+
+def check(path: Path, out: Path, engine: str, *extra: str) -> Run:
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [sys.executable, "-m", "pubproof", "check", str(path), "--out", str(out)]
+    argv += ["--engine", engine, "--json", "--quiet", *extra]
+    return timed(f"pubproof check --engine {engine} {path.name}", argv)
+
+
+def verify(expected: dict[str, Any], out: Path) -> list[str]:
+    """Every disagreement between the pipeline's tables and the generator's answer."""
+    problems = compare_packets(expected, pq.read_table(out / "packets").column("type").to_pylist())
+    reconciliation = json.loads((out / "reconciliation.json").read_text())
+    problems += compare_reconciliation(expected, reconciliation)
+    comparison = compare_violations(expected, pq.read_table(out / "violations").to_pylist())
+    return problems + comparison.problems
+
+
+def tshark_decode(path: Path, out: Path) -> Run:
+    argv = ["tshark", "-r", str(path), "-n", "-T", "fields", "-e", "frame.number",
+            "-e", "tcp.stream", "-e", "mqtt.msgtype", "-e", "mqtt.qos", "-e", "mqtt.msgid",
+            "-e", "mqtt.topic", "-o", "tcp.reassemble_out_of_order:TRUE"]  # fmt: skip
+    return timed("tshark -T fields (MQTT)", argv, stdout_to=out)
+
+
+def profile(path: Path, out: Path, work: Path, top: int = 15) -> list[str]:
+    stats_file = work / "python-engine.prof"
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [sys.executable, "-m", "cProfile", "-o", str(stats_file), "-m", "pubproof", "check",
+            str(path), "--out", str(out), "--engine", "python", "--quiet"]  # fmt: skip
+    timed("cProfile of --engine python", argv)
+    stats = pstats.Stats(str(stats_file))
+    total = stats.total_tt  # type: ignore[attr-defined]
+    rows = []
+    entries = sorted(stats.stats.items(), key=lambda item: -item[1][2])  # type: ignore[attr-defined]
+    for (filename, line, function), (_, calls, own, cumulative, _) in entries[:top]:
+        where = f"{Path(filename).parent.name}/{Path(filename).name}:{line}"
+        rows.append(
+            f"| {function} | {where} | {calls:,} | {own:.1f} | {100 * own / total:.0f}% "
+            f"| {cumulative:.1f} |"
+        )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--frames", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--connection-packets", default="10000,100000,1000000",
+        help="sizes of the largest connection for the memory rows (comma-separated)",
+    )  # fmt: skip
+    parser.add_argument("--work", type=Path, default=Path("/tmp/pubproof-bench-pipeline"))
+    parser.add_argument("--profile", action="store_true", help="cProfile the python engine")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    work: Path = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    cores = os.cpu_count() or 1
+    results: dict[str, Any] = {"frames_asked": args.frames, "cores": cores}
+    problems: list[str] = []
+
+    print("capture", file=sys.stderr)
+    capture = work / f"synth-{args.frames}.pcap"
+    gen, expected = synth(capture, args.frames, args.seed)
+    frames = expected["frames"]
+    results["capture"] = {"frames": frames, "connections": expected["connections"],
+                          "bytes": capture.stat().st_size, "synth": asdict(gen)}  # fmt: skip
+
+    print("decoding", file=sys.stderr)
+    tshark = tshark_decode(capture, work / "tshark.tsv")
+    python = check(capture, work / "out-python", "python")
+    problems += [f"python engine: {p}" for p in verify(expected, work / "out-python")]
+    spark = check(capture, work / "out-spark", "spark")
+    problems += [f"spark engine: {p}" for p in verify(expected, work / "out-spark")]
+    synth(work / "tiny.pcap", 100, args.seed)
+    startup = check(work / "tiny.pcap", work / "out-tiny", "spark")
+    spark_summary = json.loads(spark.stdout) if spark.stdout else {}
+
+    rates = []
+    for run, used in ((tshark, 1), (python, 1), (spark, cores)):
+        per_core = frames / run.seconds / used
+        rates.append({
+            "name": run.name.split(" capture")[0], "seconds": run.seconds,
+            "frames_per_s": frames / run.seconds, "cores": used,
+            "frames_per_s_per_core": per_core, "peak_rss_mb": run.peak_rss_mb,
+        })  # fmt: skip
+    tshark_per_core = rates[0]["frames_per_s_per_core"]
+    for rate in rates:
+        rate["vs_tshark_per_core"] = rate["frames_per_s_per_core"] / tshark_per_core
+    results["rates"] = rates
+    results["spark_startup_seconds"] = startup.seconds
+    results["spark_startup_reported"] = spark_summary.get("startup_seconds")
+
+    print("memory as the largest connection grows", file=sys.stderr)
+    memory = []
+    for packets in [int(n) for n in args.connection_packets.split(",") if n]:
+        path = work / f"large-{packets}.pcap"
+        _, exp = synth(path, 1000, args.seed, "--large-connection-packets", str(packets),
+                       "--payload-sizes", "16:3,200:1", "--inject", "all=0")  # fmt: skip
+        run = check(path, work / "out-large", "python")
+        problems += [f"large {packets}: {p}" for p in verify(exp, work / "out-large")]
+        memory.append({"largest_connection_packets": exp["largest_connection_packets"],
+                       "frames": exp["frames"], "seconds": run.seconds,
+                       "peak_rss_mb": run.peak_rss_mb})  # fmt: skip
+    results["memory_by_connection"] = memory
+    tenth = work / f"synth-{args.frames // 10}.pcap"
+    _, exp = synth(tenth, args.frames // 10, args.seed)
+    run = check(tenth, work / "out-tenth", "python")
+    problems += [f"tenth: {p}" for p in verify(exp, work / "out-tenth")]
+    results["memory_by_capture"] = [
+        {"frames": exp["frames"], "peak_rss_mb": run.peak_rss_mb},
+        {"frames": frames, "peak_rss_mb": python.peak_rss_mb},
+    ]
+    if args.profile:
+        results["profile"] = profile(capture, work / "out-profile", work)
+    results["problems"] = problems
+    results["machine"] = (
+        f"{platform.processor() or platform.machine()}, {cores} cores, "
+        f"Python {platform.python_version()}"
+    )
+    (work / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results) if args.json else table(results))
+    if problems:
+        print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
+        return 1
+    return 0
+
+
+def table(results: dict[str, Any]) -> str:
+    capture = results["capture"]
+    lines = [
+        f"capture: {capture['frames']:,} frames, {capture['connections']:,} connections, "
+        f"{capture['bytes'] / 2**20:.0f} MB ({results['machine']})",
+        "",
+        "| decoder | seconds | frames/s | cores | frames/s per core | x tshark per core "
+        "| peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results["rates"]:
+        lines.append(
+            f"| {r['name']} | {r['seconds']:.1f} | {r['frames_per_s']:,.0f} | {r['cores']} | "
+            f"{r['frames_per_s_per_core']:,.0f} | {r['vs_tshark_per_core']:.2f} "
+            f"| {r['peak_rss_mb']:.0f} |"
+        )
+    lines += [
+        "",
+        "Spark fixed cost (100-frame capture, whole command): "
+        f"{results['spark_startup_seconds']:.1f} s"
+        + (
+            f" (startup reported by the job: {results['spark_startup_reported']:.1f} s)"
+            if results.get("spark_startup_reported") is not None
+            else ""
+        ),
+        "",
+        "| largest connection (packets) | frames | seconds | peak RSS MB (--engine python) |",
+        "|---:|---:|---:|---:|",
+    ]
+    for m in results["memory_by_connection"]:
+        lines.append(
+            f"| {m['largest_connection_packets']:,} | {m['frames']:,} | {m['seconds']:.1f} "
+            f"| {m['peak_rss_mb']:.0f} |"
+        )
+    lines += ["", "| capture (frames) | peak RSS MB (--engine python) |", "|---:|---:|"]
+    for m in results["memory_by_capture"]:
+        lines.append(f"| {m['frames']:,} | {m['peak_rss_mb']:.0f} |")
+    if results.get("profile"):
+        lines += [
+            "",
+            "| function | where | calls | own s | own % | cumulative s |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        lines += results["profile"]
+    lines.append("")
+    lines.append(
+        "answers: "
+        + (
+            "all equal to the generator's"
+            if not results["problems"]
+            else f"{len(results['problems'])} WRONG"
+        )
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
