@@ -106,6 +106,7 @@ def run(
 ) -> float:
     """Write every table under ``out``; return Spark's start-up time in seconds."""
     started = time.monotonic()
+    out = os.path.abspath(out)  # the JVM's working directory is not necessarily ours
     if spark is None:
         spark = session(master, partitions)
     startup = time.monotonic() - started

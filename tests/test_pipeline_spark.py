@@ -1,0 +1,200 @@
+"""The Spark engine gives the python engine's tables exactly, for one and for many
+partitions and splits, and a rerun into the same directory gives them again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pipeline_builder import (
+    CONNACK,
+    FIN,
+    Conn,
+    ack,
+    connect,
+    ether,
+    other_block,
+    pcap,
+    pcapng,
+    publish,
+    read_tables,
+    run_check,
+    sll,
+)
+
+SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "mqtt-sample.pcapng"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local SparkSession for the whole test session (start-up is the slow part)."""
+    pytest.importorskip("pyspark")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pubproof.pipeline.engine_spark import session
+
+    spark = session("local[2]", partitions=4)
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    yield spark
+
+
+def _captures() -> dict[str, bytes]:
+    """Many situations at once: sessions, faults, TCP trouble, other traffic, damage."""
+    files: dict[str, bytes] = {}
+    frames: list[bytes] = []
+    for i in range(12):
+        conn = Conn(client=(f"10.0.0.{i + 1}", 40000 + i), isn={"c2s": 1000 * i, "s2c": 77 * i})
+        frames += conn.handshake()
+        frames.append(conn.segment("c2s", connect(f"client-{i}")))
+        frames.append(conn.segment("s2c", CONNACK))
+        for k in range(1, 6):
+            qos = k % 3
+            packet_id = k if qos else None
+            frames.append(
+                conn.segment(
+                    "c2s", publish(f"t/{i}/{k}", b"v" * k * 40, qos=qos, packet_id=packet_id)
+                )
+            )
+            if qos == 1:
+                frames.append(conn.segment("s2c", ack("PUBACK", k)))
+            elif qos == 2:
+                frames.append(conn.segment("s2c", ack("PUBREC", k)))
+                frames.append(conn.segment("c2s", ack("PUBREL", k)))
+        if i % 4 == 1:
+            frames.append(conn.segment("c2s", publish("bad/+", b"x")))
+        if i % 4 == 2:
+            frames.append(conn.segment("s2c", ack("PUBACK", 999)))
+        if i % 4 == 3:
+            frames.append(conn.segment("c2s", ack("PUBREL", 500)))
+            conn.segment("c2s", publish("lost", b"l" * 30))
+            frames.append(conn.segment("c2s", publish("after-gap", b"g")))
+        frames += conn.close()
+    # interleave the connections' frames deterministically (a stride walk)
+    order = sorted(range(len(frames)), key=lambda n: (n % 7, n))
+    files["many.pcap"] = pcap([ether(frames[n]) for n in order])
+    reuse = Conn(client=("10.9.9.9", 5555))
+    again = Conn(client=("10.9.9.9", 5555), isn={"c2s": 123456, "s2c": 654321})
+    both = [
+        *reuse.handshake(),
+        reuse.segment("c2s", connect("r")),
+        *reuse.close(),
+        *again.handshake(),
+        again.segment("c2s", connect("r")),
+        again.segment("c2s", publish("x", b"", qos=3 << 0, first=0x36, packet_id=1)),
+    ]
+    files["reuse.pcapng"] = pcapng(
+        [(n % 2, ether(f) if n % 2 == 0 else sll(f)) for n, f in enumerate(both)],
+        interfaces=((1, 65535), (113, 65535)),
+        extra=other_block(),
+    )
+    tls = Conn(server=("10.0.0.2", 8883))
+    web = Conn(server=("10.0.0.3", 80))
+    files["other.pcap"] = pcap(
+        [
+            ether(f)
+            for f in [
+                *tls.handshake(),
+                tls.segment("c2s", b"\x16\x03\x01hello"),
+                *web.handshake(),
+                web.segment("c2s", b"GET /"),
+                *web.close(),
+            ]
+        ],
+        snaplen=60,
+        endian=">",
+    )
+    files["broken.pcap"] = files["many.pcap"][:-7]
+    return files
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("spark-inputs")
+    for name, data in _captures().items():
+        (directory / name).write_bytes(data)
+    if SAMPLE.exists():
+        shutil.copy(SAMPLE, directory / "sample.pcapng")
+    return directory
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def python_run(inputs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("python")
+    outcome = run_check(work, _files(inputs), engine="python", split_bytes=50_000)
+    assert outcome.reconciliation["ok"] is True
+    return work / "out"
+
+
+@pytest.fixture(scope="module")
+def python_tables(python_run: Path) -> dict[str, Any]:
+    return read_tables(str(python_run))
+
+
+def test_the_composite_input_exercises_everything(python_tables: dict[str, Any]) -> None:
+    kinds = {r["kind"] for r in python_tables["violations"]}
+    assert kinds == {"malformed", "violation", "tolerated"}
+    statuses = {s for r in python_tables["connections"] for s in str(r["status"]).split(",")}
+    assert {"complete", "gaps", "encrypted-tls", "malformed", "open-at-end"} <= statuses
+    reasons = {r["reason"] for r in python_tables["quarantine"]}
+    assert {"tcp-not-mqtt", "truncated-record"} <= reasons
+    assert len({r["connection"] for r in python_tables["connections"]}) >= 15
+
+
+def test_spark_equals_python_one_partition(
+    spark: Any, inputs: Path, tmp_path: Path, python_tables: dict[str, Any], python_run: Path
+) -> None:
+    import pyarrow.dataset as ds
+
+    outcome = run_check(tmp_path, _files(inputs), engine="spark", spark=spark, partitions=1)
+    assert outcome.reconciliation["ok"] is True
+    assert outcome.tables == python_tables
+    for table in ("packets", "violations", "connections", "quarantine", "summary"):
+        a = ds.dataset(str(python_run / table), format="parquet").schema
+        b = ds.dataset(str(tmp_path / "out" / table), format="parquet").schema
+        assert a.remove_metadata() == b.remove_metadata(), table
+
+
+def test_spark_equals_python_many_partitions_and_splits(
+    spark: Any, inputs: Path, tmp_path: Path, python_tables: dict[str, Any]
+) -> None:
+    outcome = run_check(
+        tmp_path, _files(inputs), engine="spark", spark=spark, partitions=4, split_bytes=3_000
+    )
+    assert outcome.tables == python_tables
+    # and again into the same directory: replaced, not appended
+    again = run_check(
+        tmp_path, _files(inputs), engine="spark", spark=spark, partitions=3, split_bytes=1_000
+    )
+    assert again.tables == python_tables
+    assert len(os.listdir(tmp_path / "out" / "packets")) > 1  # really written in parts
+
+
+def test_python_rerun_and_splits_are_deterministic(
+    inputs: Path, tmp_path: Path, python_tables: dict[str, Any]
+) -> None:
+    for split_bytes in (1, 777):
+        outcome = run_check(tmp_path, _files(inputs), engine="python", split_bytes=split_bytes)
+        assert outcome.tables == python_tables
+    assert read_tables(str(tmp_path / "out")) == python_tables
+
+
+def test_spark_is_not_imported_by_the_python_engine(inputs: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    code = (
+        "import sys; from pubproof.main import main; "
+        f"main(['check', {str(inputs / 'reuse.pcapng')!r}, '--out', {str(tmp_path / 'o')!r}, "
+        "'--engine', 'python', '--quiet']); "
+        "assert 'pyspark' not in sys.modules, 'pyspark imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert FIN  # the builder's flags are importable for the scenarios above
