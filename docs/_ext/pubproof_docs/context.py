@@ -44,7 +44,7 @@ def load(root: Path, docs: Path, prove_json: Path) -> Context:
     trace = build(
         root=root,
         index=index,
-        out_of_scope=load_out_of_scope(docs / "data" / "out-of-scope.toml"),
+        out_of_scope=load_out_of_scope(out_of_scope_path(docs)),
         prove=prove,
     )
     return Context(root=root, docs=docs, prove=prove, index=index, trace=trace)
@@ -53,3 +53,9 @@ def load(root: Path, docs: Path, prove_json: Path) -> Context:
 def prove_json_path(root: Path) -> Path:
     """``$PUBPROOF_PROVE_JSON`` or ``build/docs-data/prove.json`` (what ``scripts/docs`` writes)."""
     return Path(os.environ.get("PUBPROOF_PROVE_JSON", root / "build" / "docs-data" / "prove.json"))
+
+
+def out_of_scope_path(docs: Path) -> Path:
+    """``$PUBPROOF_OUT_OF_SCOPE`` (the tests use it to show the build fails without a
+    reason) or ``docs/data/out-of-scope.toml``."""
+    return Path(os.environ.get("PUBPROOF_OUT_OF_SCOPE", docs / "data" / "out-of-scope.toml"))

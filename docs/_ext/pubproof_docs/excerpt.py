@@ -12,7 +12,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 
-class excerpt_node(nodes.General, nodes.Element):  # type: ignore[misc]  # noqa: N801
+class excerpt_node(nodes.General, nodes.Element):  # type: ignore[misc]
     """A verbatim excerpt in one language."""
 
 
