@@ -47,7 +47,8 @@ def label(packet: Entry) -> str:
     return " ".join(words)
 
 
-def _event_text(entry: Entry) -> str:
+def event_text(entry: Entry) -> str:
+    """An event of a trace (not a packet) in a few words."""
     event = entry.get("event")
     if event == "app-publish":
         message = f"message {entry['msg']}" if "msg" in entry else "a message"
@@ -104,14 +105,14 @@ def draw(
         elif event in ("connection-lost", "reconnect"):
             colour = "#c1121f" if event == "connection-lost" else "#2d6a4f"
             ax.plot([LEFT, RIGHT], [y - 0.2, y - 0.2], color=colour, linestyle="--", linewidth=1.2)
-            ax.text((LEFT + RIGHT) / 2, y - 0.1, _event_text(entry), ha="center", va="bottom",
+            ax.text((LEFT + RIGHT) / 2, y - 0.1, event_text(entry), ha="center", va="bottom",
                     fontsize=8.5, color=colour)  # fmt: skip
         elif event == "app-publish" or (event == "deliver" and entry.get("at") == "sender"):
-            _note(ax, LEFT, y, _event_text(entry), "right")
+            _note(ax, LEFT, y, event_text(entry), "right")
         elif event == "deliver":
-            _note(ax, RIGHT, y, _event_text(entry), "left")
+            _note(ax, RIGHT, y, event_text(entry), "left")
         else:
-            ax.text((LEFT + RIGHT) / 2, y - 0.2, _event_text(entry), ha="center", fontsize=8.5)
+            ax.text((LEFT + RIGHT) / 2, y - 0.2, event_text(entry), ha="center", fontsize=8.5)
         if index in notes:
             at_right = direction in TO_RECEIVER or entry.get("toward") == "receiver"
             ax.text(RIGHT + 0.3 if at_right else LEFT - 0.3, y - 0.32, notes[index],
