@@ -295,7 +295,7 @@ class Connection:
         described = describe(
             data,
             self.edition,
-            readings_for(self.edition, self.config.readings) if self.edition is not None else {},
+            readings_for(self.edition, self.config.readings) if self.edition is not None else None,
         )
         if described.type == "CONNECT" and direction == C2S and self.level is None:
             self._connect(described)

@@ -52,13 +52,15 @@ class Described:
 
 
 @lru_cache(maxsize=16)
-def readings_for(edition: Edition, chosen: tuple[tuple[str, str], ...]) -> dict[str, str]:
+def readings_for(edition: Edition, chosen: tuple[tuple[str, str], ...]) -> Mapping[str, str] | None:
     """The chosen readings that apply to ``edition`` (a forced reading of the other
-    edition is ignored for connections of this one)."""
-    return {n: v for n, v in chosen if n in READINGS and READINGS[n].applies_to(edition)}
+    edition is ignored for connections of this one); None for the defaults (the codec's
+    fast path)."""
+    applicable = {n: v for n, v in chosen if n in READINGS and READINGS[n].applies_to(edition)}
+    return applicable or None
 
 
-def describe(data: bytes, edition: Edition | None, readings: Mapping[str, str]) -> Described:
+def describe(data: bytes, edition: Edition | None, readings: Mapping[str, str] | None) -> Described:
     """Describe one whole packet (as framed by its Remaining Length).
 
     ``edition`` None means the connection's protocol level is one the model does not cover
@@ -95,7 +97,7 @@ def describe(data: bytes, edition: Edition | None, readings: Mapping[str, str]) 
 
 
 def _publish_family(
-    name: str, data: bytes, edition: Edition, readings: Mapping[str, str]
+    name: str, data: bytes, edition: Edition, readings: Mapping[str, str] | None
 ) -> Described:
     decoder = Decoder(edition=edition, readings=readings)
     decoder.feed(data)

@@ -32,6 +32,7 @@ from pubproof.probe.findings import Finding
 from pubproof.probe.judge_link import LinkJudge
 
 _FORWARD_DUP = "MQTT-3.3.1-3"
+_JUDGED = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"})
 SERVER, CLIENT = "server", "client"
 
 
@@ -53,8 +54,14 @@ class ConnectionJudge:
     def feed(self, direction: str, fields: Mapping[str, Any]) -> list[Finding]:
         """Judge one packet (``fields``: ``P`` or a control packet's fields) sent ``c2s``
         or ``s2c``; the findings are about its sender."""
-        if fields.get("type") == "CONNECT" and direction == "c2s":
+        kind = fields.get("type")
+        if kind == "CONNECT" and direction == "c2s":
             self.clean_session = bool(fields.get("clean_session"))
+        if kind not in _JUDGED or (kind == "PUBLISH" and fields.get("qos") not in (1, 2)):
+            # LinkJudge ignores other types; a QoS 0 PUBLISH changes no state and cannot be
+            # judged by the tables (DUP on QoS 0 is the codec's), and QoS 3 (accepted only
+            # under 3.1's qos3=accept reading) has no flow: skip them
+            return []
         c2s = direction == "c2s"
         self.index += 1
         found: list[Finding] = []
@@ -65,6 +72,7 @@ class ConnectionJudge:
             before = len(judge.findings)
             entry = {**fields, "dir": "to-broker" if to_broker else "from-broker", "client": name}
             judge.feed(self.index, entry)
+            judge.deliveries.clear()  # kept by LinkJudge for the probe; unbounded here
             for finding in judge.findings[before:]:
                 if _FORWARD_DUP in finding.rules and (
                     name == CLIENT or self.clean_session is not True
