@@ -68,6 +68,7 @@ class Mutations:
     sender: Mapping[tuple[SenderState, SenderInput], Step] = field(default_factory=dict)
     receiver: Mapping[tuple[ReceiverState, ReceiverInput], Step] = field(default_factory=dict)
     reuse_ids_early: bool = False  # allocate identifiers still awaiting PUBCOMP
+    resend_reversed: bool = False  # on resume, re-send newest first (breaks [MQTT-4.6.0-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,12 +323,15 @@ class Explorer:
         event = SI.RESUME if resume else SI.CLEAN
         sent: tuple[Packet, ...] = ()
         sender = []
-        for packet_id, state, msg, pubrec_seen in w.sender:  # original sending order [MQTT-4.6.0-1]
+        # original sending order [MQTT-4.6.0-1]
+        in_order = reversed(w.sender) if self.mut.resend_reversed else w.sender
+        for packet_id, state, msg, pubrec_seen in in_order:
             step = self.sender_rule(state, event)
             assert step is not None
             sent += self._sends(step.actions, packet_id, msg)  # type: ignore[arg-type]
             if step.next is not SenderState.FREE:
                 sender.append((packet_id, cast(SenderState, step.next), msg, pubrec_seen))
+        sender.sort(key=_entry_order)
         receiver = w.receiver if resume else ()
         delayed = w.to_receiver if self.env.reorder else ()
         yield (

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pubproof.proofs.registry import THEOREMS, Theorem
 
-THEOREM_MODULES = ("pubproof.proofs.wire", "pubproof.proofs.protocol")
+THEOREM_MODULES = ("pubproof.proofs.wire", "pubproof.proofs.protocol", "pubproof.proofs.methods")
 #: The id prefix of each module's theorems, in the same order: the order of a run does not
 #: depend on which module some other code happened to import first.
 FAMILIES = ("wire.", "proto.")

@@ -30,7 +30,6 @@ from pubproof.model.explore import (
     at_most_once,
     delivered_when_quiet,
     pubrel_after_pubrec,
-    quiescent_deliveries,
     unique_ids,
 )
 from pubproof.model.flows import (
@@ -438,52 +437,3 @@ at_least_once_fails_without_resend = theorem(
         Broken("re-send on resume", "the sender as the table has it", _case(QOS1, _at_least(1)))
     ],
 )(check)
-
-
-# --- Method A and Method B deliver the same sequence ----------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Comparison:
-    qos: tuple[int, ...]
-    disconnects: int | None  # None: any number of connection losses
-    b_mutations: Mutations = field(default_factory=Mutations)
-    max_depth: int | None = None  # None: search until no new world appears
-
-
-def compare_methods(comparison: Comparison) -> Result:
-    """The delivery sequences of every quiescent world, Method A against Method B."""
-    seen = {}
-    for method in Method:
-        env = Environment(qos=comparison.qos, disconnects=comparison.disconnects, method=method)
-        explorer = Explorer(env, comparison.b_mutations if method is Method.B else Mutations())
-        _, _, worlds = explorer.search({}, max_depth=comparison.max_depth)
-        seen[method] = quiescent_deliveries(explorer, worlds)
-    if seen[Method.A] == seen[Method.B]:
-        return Result(status="proved", details=f"both deliver exactly {sorted(seen[Method.A])}")
-    only = sorted(seen[Method.B] ^ seen[Method.A])
-    example = [{"event": "deliver", "msg": m} for m in only[0]]
-    return Result(
-        status="refuted",
-        counterexample=example,
-        details=f"sequences seen by one method only: {only}",
-    )
-
-
-methods_agree = theorem(
-    id="proto.methods-a-and-b-deliver-the-same-sequence",
-    statement="Method A and Method B deliver the same sequences of messages to the "
-    "application: three QoS 2 messages, any number of connection losses (the explorer "
-    "searches the whole finite system, with no depth bound).",
-    rules=["MQTT-4.3.3-2", "MQTT-4.6.0-1", "MQTT-4.6.0-4"],
-    editions=(Edition.V311,),
-    method="explicit (exhaustive, 3 messages)",
-    model=Comparison(qos=(2, 2, 2), disconnects=None),
-    mutants=[
-        Broken(
-            "B delivers duplicates",
-            "Method B delivering a duplicate PUBLISH",
-            Comparison(qos=(2, 2), disconnects=2, b_mutations=B_DELIVERS_DUPLICATE, max_depth=40),
-        )
-    ],
-)(compare_methods)

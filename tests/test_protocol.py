@@ -22,9 +22,9 @@ from pubproof.model.flows import (
 )
 from pubproof.model.replay import replay
 from pubproof.proofs import protocol
-from pubproof.proofs.registry import THEOREMS
+from pubproof.proofs.catalog import load
 
-PROTOCOL = [t for t in THEOREMS.values() if t.id.startswith("proto.")]
+PROTOCOL = [t for t in load() if t.id.startswith("proto.")]
 
 
 def test_every_state_and_input_pair_is_decided() -> None:
