@@ -168,8 +168,9 @@ TOPIC_RULES = _reading(
     "U+0000 and wildcards; 3.1.1 forbids all three [MQTT-4.7.3-1] [MQTT-1.5.3-2] "
     "[MQTT-3.3.2-2].",
     Passage(source="publish.en.txt", text="The Topic Name is a UTF-encoded string."),
+    # a heading and its cell, one per line in the flattened table
     Passage(
-        source="publish.es.txt", text="Nombre del tema: Una serie de caracteres codificada en UTF."
+        source="publish.es.txt", text="Nombre del tema Una serie de caracteres codificada en UTF."
     ),
 )
 
