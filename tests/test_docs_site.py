@@ -111,8 +111,8 @@ def test_the_sphinx_build_fails_on_an_uncovered_statement(tmp_path: Path) -> Non
     """The real build, through sphinx-needs' warning check, with one reason removed."""
     built_site()
     source = (ROOT / "docs" / "data" / "out-of-scope.toml").read_text("utf-8")
-    start = source.index("[[statement]]")
-    end = source.index("[[statement]]", start + 1)
+    start = source.index("\n[[statement]]\n")
+    end = source.index("\n[[statement]]\n", start + 1)
     dropped = source[start:end]
     (tmp_path / "oos.toml").write_text(source[:start] + source[end:], "utf-8")
     env = {
