@@ -17,18 +17,24 @@ from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
 from pubproof.pipeline.summary import summarize
 
 Rows = dict[str, list[tuple[Any, ...]]]
+PROGRESS_FRAMES = 65536  # frames between two progress calls within a split
 
 
 def run(
     plans: Sequence[Plan], config: Config, on_split: Callable[[int, int], None] | None = None
 ) -> Rows:
-    """Every table's rows (unsorted); ``on_split(bytes, frames)`` after each split."""
+    """Every table's rows (unsorted); ``on_split(bytes, frames)`` reports what is done:
+    the frames as they go, a split's bytes when it ends."""
     sink = Sink()
     for plan in plans:
         sink.quarantine.extend(problem_row(p) for p in plan.problems)
         trackers: dict[str, Tracker] = {}
         for split in plan.splits:
+            done = 0
             for group, frame, value in keyed_frames(split):
+                done += 1
+                if on_split is not None and not done % PROGRESS_FRAMES:
+                    on_split(0, PROGRESS_FRAMES)
                 if group == QUARANTINE_GROUP:
                     sink.quarantine.append(value)
                     continue
@@ -37,7 +43,7 @@ def run(
                     tracker = trackers[group] = Tracker(plan.capture, config, sink)
                 tracker.feed(frame, value)
             if on_split is not None:
-                on_split(split.end - split.start, split.frames)
+                on_split(split.end - split.start, split.frames - done + done % PROGRESS_FRAMES)
         for group in sorted(trackers):
             trackers[group].finish()
     rows: Rows = {
