@@ -83,7 +83,7 @@ class Sink:
 def is_connect_start(data: bytes) -> bool:
     """Whether ``data`` starts like a CONNECT: type 1, flags 0, a Remaining Length, and the
     protocol name "MQTT" (3.1.1) or "MQIsdp" (3.1). Only the bytes there are checked."""
-    if len(data) < 2 or data[0] != 0x10:
+    if not data or data[0] != 0x10:
         return False
     pos = 1
     while pos < len(data) and data[pos] & 0x80:

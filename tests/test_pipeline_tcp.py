@@ -85,7 +85,9 @@ def test_a_clean_session(tmp_path: Path) -> None:
     assert outcome.tables["violations"] == []
 
 
-@pytest.mark.parametrize("link", ["ether", "vlan", "sll", "sll2", "null-le", "null-be", "raw"])
+@pytest.mark.parametrize(
+    "link", ["ether", "vlan", "sll", "sll2", "null-le", "null-be", "raw", "loop"]
+)
 def test_link_types(tmp_path: Path, link: str) -> None:
     wrap = {
         "ether": (1, ether),
@@ -95,6 +97,7 @@ def test_link_types(tmp_path: Path, link: str) -> None:
         "null-le": (0, null),
         "null-be": (0, lambda ip: null(ip, order=">")),
         "raw": (101, lambda ip: ip),
+        "loop": (108, lambda ip: null(ip, order=">")),
     }[link]
     outcome = run_check(
         tmp_path, {"l.pcap": pcap([wrap[1](f) for f in _basic()], linktype=wrap[0])}
@@ -402,3 +405,22 @@ def test_dissect_reads_what_the_builder_writes() -> None:
         "192.168.1.2", 1234, "10.1.1.1", 1883, 77, SYN | ACK | FIN, b"", 0
     )
     assert dissect(1, frame[:30]) == "truncated-header"
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"", False),
+        (b"\x10", True),
+        (b"\x10\x10\x00\x04MQ", True),
+        (connect(), True),
+        (connect(level=3), True),
+        (b"\x10\x10\x00\x04HTTP", False),
+        (b"GET / HTTP/1.1", False),
+        (b"\x10\xff\xff\xff\xff\x7f", False),
+    ],
+)
+def test_is_connect_start(data: bytes, expected: bool) -> None:
+    from pubproof.pipeline.connection import is_connect_start
+
+    assert is_connect_start(data) is expected
