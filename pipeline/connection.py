@@ -307,6 +307,8 @@ class Connection:
             described.topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
         ))  # fmt: skip
+        if error is None and described.packet_id is None and described.type not in _JUDGED:
+            return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         entry = self._entry(direction, item.frame, item.offset, evidence_fields(described, data))
         if error is not None:
             self.flags.add("malformed" if error.kind == "malformed" else "violations")
@@ -440,3 +442,4 @@ class Connection:
 
 
 _FLOW_TYPES = ("PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
+_JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
