@@ -105,3 +105,31 @@ def test_resent_messages_keep_their_original_order(method: Method) -> None:
     explorer = Explorer(Environment(qos=(2, 2, 2), disconnects=None, method=method))
     _, _, worlds = explorer.search({}, max_depth=None)
     assert quiescent_deliveries(explorer, worlds) == {(1, 2, 3)}
+
+
+def test_a_clean_session_discards_the_session_state() -> None:
+    """[MQTT-3.1.2-6] a clean session discards any previous session state: every table entry
+    for a clean reconnect leads to FREE and sends nothing, a session model forgets its
+    in-flight flows, and so a QoS 1 message can be lost (the explorer shows how)."""
+    from pubproof.model.explore import Environment, Explorer, delivered_when_quiet
+    from pubproof.model.flows import RECEIVER_STATES, ReceiverState
+    from pubproof.model.session import SessionModel
+
+    for state in SenderState:
+        step = sender_step(state, SenderInput.CLEAN)
+        assert isinstance(step, Step) and step.next is SenderState.FREE and not step.actions
+        assert "MQTT-3.1.2-6" in step.rules
+    for method in Method:
+        for r_state in RECEIVER_STATES[method]:
+            r_step = receiver_step(method, r_state, ReceiverInput.CLEAN)
+            assert isinstance(r_step, Step) and r_step.next is ReceiverState.FREE
+    end = SessionModel()
+    end.publish("a", b"x", 1)
+    end.publish("a", b"y", 2)
+    assert end.reconnect(resume=False) == [] and end.snapshot()["outgoing"] == []
+    resumed = SessionModel()
+    resumed.publish("a", b"x", 1)
+    assert [o.packet["dup"] for o in resumed.reconnect(resume=True) if o.packet] == [True]  # type: ignore[typeddict-item]
+    explorer = Explorer(Environment(qos=(1,), clean_reconnect=True, method=Method.B))
+    _, findings, _ = explorer.search({"delivered": delivered_when_quiet((1,))}, max_depth=12)
+    assert findings and any(e.get("session") == "clean" for e in findings[0].trace)
