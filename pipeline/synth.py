@@ -234,6 +234,7 @@ class _Connection:
         self.fault = fault
         self.messages = messages
         self.packets = 0
+        self.packet_target = 1 << 62  # the large connection stops once it has this many
         self.stop = False  # set when the capture has enough frames: wrap up
         v6 = rng.random() < config.ipv6
         host = index + 1
@@ -438,7 +439,7 @@ class _Connection:
         ])  # fmt: skip
         flow_at = rng.randrange(self.messages) if self.fault is Fault.QOS1_ON_HELD_ID else -1
         sent = 0
-        while sent < self.messages and not self.stop:
+        while sent < self.messages and not self.stop and self.packets < self.packet_target:
             yield self._burst_segments(flow_fault=sent == flow_at)
             sent += 1
             if rng.random() < self.config.ping:
@@ -501,12 +502,17 @@ def generate(config: SynthConfig, out: str | Path) -> dict[str, Any]:
             # open connections until the frames are there and every fault is placed
             while (not enough or started <= last_fault) and len(open_) < config.concurrent:
                 messages = rng.randint(1, 2 * mean_messages - 1)
-                if started == 0 and config.large_connection_packets:
+                large = started == 0 and config.large_connection_packets > 0
+                if large:
                     messages = config.large_connection_packets  # >= 1 packet per message
                 conn = _Connection(
                     started, config, random.Random(rng.getrandbits(64)), expected,
                     plan.get(started), messages,
                 )  # fmt: skip
+                if large:
+                    # its messages stop once it has the packets asked for (a few more: the
+                    # last flow completes, and DISCONNECT follows)
+                    conn.packet_target = config.large_connection_packets
                 open_.append((conn, conn.run()))
                 started += 1
             if not open_:
