@@ -5,7 +5,7 @@ way both engines hand them over (the python engine as it reads, Spark after its 
 sort), and writes rows into a :class:`Sink`. It splits the 4-tuple into connections (a
 SYN with a new initial sequence number starts the next one: ``#0``, ``#1``, ...), and
 runs each through reassembly (:mod:`.reassembly`), framing (:mod:`.framing`), the codec
-(:mod:`.describe`) and the flow judge (:mod:`.judge`).
+(:mod:`.describe`) and the flow judge (:mod:`.flow_judge`).
 
 Which connections are MQTT:
 
@@ -32,16 +32,24 @@ wire judgement goes on after the framer resynchronises.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
-from pubproof.pipeline.describe import Described, describe, evidence_fields, readings_for
+from pubproof.pipeline.describe import (
+    Described,
+    describe,
+    evidence_fields,
+    evidence_from,
+    payload_head,
+    readings_for,
+)
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
+from pubproof.pipeline.flow_judge import FlowJudge
 from pubproof.pipeline.framing import Framed, Framer, Unframable
-from pubproof.pipeline.judge import ConnectionJudge
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Gap, Stream
 
 HOLD_SEGMENTS = 64
@@ -166,8 +174,9 @@ class Connection:
         self.protocol: str | None = None
         self.client_id: str | None = None
         self.clean_session: bool | None = None
-        self.judge: ConnectionJudge | None = ConnectionJudge()
-        self.history: dict[int, list[dict[str, Any]]] = {}
+        self.judge: FlowJudge | None = FlowJudge()
+        # per packet identifier, its last packets, as what their evidence is built from
+        self.history: dict[int, deque[Recent]] = {}
         self.closed: str | None = None
         self.flags: set[str] = set()
         self.packets = self.violations = self.tolerated = 0
@@ -309,8 +318,10 @@ class Connection:
         ))  # fmt: skip
         if error is None and described.packet_id is None and described.type not in _JUDGED:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
-        entry = self._entry(direction, item.frame, item.offset, evidence_fields(described, data))
         if error is not None:
+            entry = self._entry(
+                direction, item.frame, item.offset, evidence_fields(described, data)
+            )
             self.flags.add("malformed" if error.kind == "malformed" else "violations")
             at = item.offset + error.offset
             self._violation(
@@ -323,7 +334,9 @@ class Connection:
                 [entry],
             )
             return
-        self._judge(direction, item, described, entry)
+        if self.judge is not None:
+            recent = (direction, item.frame, item.offset, described, payload_head(described, data))
+            self._judge(recent)
 
     def _connect(self, described: Described) -> None:
         fields = described.fields
@@ -340,27 +353,37 @@ class Connection:
         if self.judge is not None:
             self.judge.v311 = self.edition is not Edition.V31
 
-    def _judge(
-        self, direction: str, item: Framed, described: Described, entry: dict[str, Any]
-    ) -> None:
+    def _judge(self, recent: Recent) -> None:
+        direction, frame, offset, described, _ = recent
         packet_id = described.packet_id
-        trail: list[dict[str, Any]] = []
+        trail: deque[Recent] | None = None
         if packet_id is not None and described.type in _FLOW_TYPES:
-            trail = self.history.setdefault(packet_id, [])
-            trail.append(entry)
-            del trail[:-EVIDENCE_HISTORY]
-        if self.judge is None or self.edition is None:
+            trail = self.history.get(packet_id)
+            if trail is None:
+                trail = self.history[packet_id] = deque(maxlen=EVIDENCE_HISTORY)
+            trail.append(recent)
+        assert self.judge is not None
+        if self.edition is None:
             return
-        for finding in self.judge.feed(direction, described.fields):
+        found = self.judge.feed(direction, described.fields)
+        if not found:
+            return
+        # the evidence is built only now: the packet's identifier's last packets, or itself
+        evidence = [self._recent_entry(r) for r in (trail or (recent,))]
+        for finding in found:
             self._violation(
                 direction,
-                item.frame,
-                item.offset,
+                frame,
+                offset,
                 finding.verdict,
                 finding.rules,
                 finding.message,
-                list(trail) or [entry],
+                evidence,
             )
+
+    def _recent_entry(self, recent: Recent) -> dict[str, Any]:
+        direction, frame, offset, described, head = recent
+        return self._entry(direction, frame, offset, evidence_from(described, head))
 
     def _entry(
         self, direction: str, frame: int, offset: int, fields: dict[str, Any]
@@ -442,4 +465,7 @@ class Connection:
 
 
 _FLOW_TYPES = ("PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
+#: a judged packet as its evidence needs it: direction, frame, offset, description, and
+#: the head of its payload (:func:`~pubproof.pipeline.describe.payload_head`)
+Recent = tuple[str, int, int, Described, bytes]
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier

@@ -135,16 +135,29 @@ def _publish_family(
 def evidence_fields(described: Described, data: bytes) -> dict[str, Any]:
     """The fields of a trace entry: ``P`` (payload cut to ``EVIDENCE_PAYLOAD`` bytes, with
     ``payload_len``), control fields, or ``{"type", "error"}`` with the packet's hex."""
-    entry: dict[str, Any] = dict(described.fields)
-    if described.payload_len is not None:
-        header = header_length(data)
-        assert header is not None
-        entry["payload_hex"] = data[len(data) - described.payload_len :][:EVIDENCE_PAYLOAD].hex()
-        entry["payload_len"] = described.payload_len
-        if described.payload_len > EVIDENCE_PAYLOAD:
-            entry["payload_cut"] = True
+    entry = evidence_from(described, payload_head(described, data))
     if described.error is not None:
         error = described.error
         entry["error"] = {"rule": error.rule, "offset": error.offset, "message": error.message}
         entry["hex"] = data[:256].hex()
+    return entry
+
+
+def payload_head(described: Described, data: bytes) -> bytes:
+    """The first ``EVIDENCE_PAYLOAD`` bytes of the packet's payload (empty without one):
+    all the evidence keeps of it, so this is all a trail of recent packets needs to hold."""
+    if described.payload_len is None:
+        return b""
+    start = len(data) - described.payload_len
+    return data[start : start + EVIDENCE_PAYLOAD]
+
+
+def evidence_from(described: Described, head: bytes) -> dict[str, Any]:
+    """A sound packet's trace entry fields, from its description and :func:`payload_head`."""
+    entry: dict[str, Any] = dict(described.fields)
+    if described.payload_len is not None:
+        entry["payload_hex"] = head.hex()
+        entry["payload_len"] = described.payload_len
+        if described.payload_len > EVIDENCE_PAYLOAD:
+            entry["payload_cut"] = True
     return entry
