@@ -36,11 +36,10 @@ def stateful_rate(examples: int) -> tuple[int, float]:
 
 
 def theorem_times() -> list[tuple[str, str, str, float]]:
-    import pubproof.proofs.protocol  # noqa: F401  (registers the protocol theorems)
-    from pubproof.proofs.registry import THEOREMS
+    from pubproof.proofs.catalog import load  # every module that registers theorems
 
     rows = []
-    for theorem in THEOREMS.values():
+    for theorem in load():
         if theorem.id.startswith("proto."):
             result = theorem.check()
             rows.append((theorem.id, theorem.expected, result.status, result.seconds))
