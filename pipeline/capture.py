@@ -338,6 +338,17 @@ def _interface(mm: mmap.mmap | bytes, pos: int, endian: str) -> Interface:
 def read_split(split: Split) -> Iterator[Record | Problem]:
     """The packet records of one split, in file order (a packet block naming an interface
     that was never described gives a ``Problem`` for its frame)."""
+    for item in read_frames(split):
+        yield item if isinstance(item, Problem) else Record(*item)
+
+
+#: a packet record as a plain tuple: (frame, link type, captured length, original length,
+#: data), the fields of :class:`Record` in order (the engines read millions of them)
+RawRecord = tuple[int, int, int, int, bytes]
+
+
+def read_frames(split: Split) -> Iterator[RawRecord | Problem]:
+    """:func:`read_split` without building a :class:`Record` per frame."""
     with (
         open(split.path, "rb") as handle,
         mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mm,
@@ -348,18 +359,19 @@ def read_split(split: Split) -> Iterator[Record | Problem]:
             yield from _read_pcapng(mm, split)
 
 
-def _read_pcap(mm: mmap.mmap, split: Split) -> Iterator[Record]:
-    header = struct.Struct(split.endian + "IIII")
+def _read_pcap(mm: mmap.mmap, split: Split) -> Iterator[RawRecord]:
+    unpack = struct.Struct(split.endian + "8xII").unpack_from
     linktype = split.interfaces[0].linktype
-    pos, frame = split.start, split.first_frame
-    while pos < split.end:
-        _, _, caplen, origlen = header.unpack_from(mm, pos)
-        yield Record(frame, linktype, caplen, origlen, mm[pos + 16 : pos + 16 + caplen])
-        pos += 16 + caplen
+    pos, frame, end = split.start, split.first_frame, split.end
+    while pos < end:
+        caplen, origlen = unpack(mm, pos)
+        start = pos + 16
+        pos = start + caplen
+        yield frame, linktype, caplen, origlen, mm[start:pos]
         frame += 1
 
 
-def _read_pcapng(mm: mmap.mmap, split: Split) -> Iterator[Record | Problem]:
+def _read_pcapng(mm: mmap.mmap, split: Split) -> Iterator[RawRecord | Problem]:
     endian, interfaces = split.endian, list(split.interfaces)
     pos, frame = split.start, split.first_frame
     while pos < split.end:
@@ -385,7 +397,7 @@ def _packet_block(
     interfaces: list[Interface],
     split: Split,
     frame: int,
-) -> Record | Problem:
+) -> RawRecord | Problem:
     if block_type == _EPB:
         iface, _, _, caplen, origlen = struct.unpack_from(endian + "IIIII", mm, pos + 8)
         start = pos + 28
@@ -417,4 +429,4 @@ def _packet_block(
             offset=pos,
             length=length,
         )
-    return Record(frame, interfaces[iface].linktype, caplen, origlen, mm[start : start + caplen])
+    return frame, interfaces[iface].linktype, caplen, origlen, mm[start : start + caplen]

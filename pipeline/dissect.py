@@ -45,8 +45,50 @@ class Segment(NamedTuple):
     payload_len: int  # the payload the segment carried (more when the snapshot cut it)
 
 
+#: endpoints seen lately: the 12 bytes of IPv4 source, destination and TCP ports -> the
+#: segment's (src, sport, dst, dport); bounded (cleared when full), so memory is too
+_ENDPOINTS: dict[bytes, tuple[str, int, str, int]] = {}
+_ENDPOINTS_MAX = 1 << 16
+_ETH_IPV4_TCP = struct.Struct(">12xHBxH2xHxB")  # ethertype, version/IHL, total, frag, proto
+_TCP_FIXED = struct.Struct(">I4xB")  # sequence number, (skip ack), data offset
+
+
 def dissect(linktype: int, data: bytes) -> Segment | str:
     """The TCP segment in one frame, or the reason there is none."""
+    if linktype == ETHERNET and len(data) >= 54:
+        # the common case first: Ethernet, IPv4 without options, TCP, not a fragment
+        ethertype, first, total, fragment, protocol = _ETH_IPV4_TCP.unpack_from(data)
+        if ethertype == _ETH_IPV4 and first == 0x45 and protocol == 6:
+            if total < 20:
+                return "bad-header"
+            if fragment & 0x3FFF:  # More Fragments, or a fragment offset
+                return "ip-fragment"
+            return _ipv4_tcp(data, total)
+    return _dissect(linktype, data)
+
+
+def _ipv4_tcp(data: bytes, total: int) -> Segment | str:
+    """Ethernet + a 20-byte IPv4 header + TCP: the same answer as ``_ipv4(data, 14)``."""
+    key = data[26:38]
+    endpoints = _ENDPOINTS.get(key)
+    if endpoints is None:
+        if len(_ENDPOINTS) >= _ENDPOINTS_MAX:
+            _ENDPOINTS.clear()
+        sport, dport = struct.unpack_from(">HH", data, 34)
+        endpoints = _ENDPOINTS[key] = (_v4(data[26:30]), sport, _v4(data[30:34]), dport)
+    seq, offset = _TCP_FIXED.unpack_from(data, 38)
+    header = (offset >> 4) * 4
+    end = 14 + total
+    if header < 20 or 34 + header > end:
+        return "bad-header"
+    if len(data) < 34 + header:
+        return "truncated-header"
+    src, sport, dst, dport = endpoints
+    payload = data[34 + header : end]
+    return Segment(src, sport, dst, dport, seq, data[47], payload, end - 34 - header)
+
+
+def _dissect(linktype: int, data: bytes) -> Segment | str:
     size = len(data)
     if linktype == ETHERNET:
         if size < 14:

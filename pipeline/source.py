@@ -14,11 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split, plan, read_split
+from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split, plan, read_frames
 from pubproof.pipeline.dissect import Segment, dissect
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
 QUARANTINE_GROUP = ""  # the key group of frames that go straight to quarantine
+KEYS_MAX = 1 << 16  # 4-tuples whose key a reader remembers (memory stays bounded)
 
 #: why a frame is no TCP segment, for the quarantine's detail column
 REASONS = {
@@ -107,27 +108,25 @@ Keyed = tuple[str, int, Any]
 def keyed_frames(split: Split) -> Iterator[Keyed]:
     """Every frame of a split: its segment under its 4-tuple, or its quarantine row."""
     capture = split.capture
-    for record in read_split(split):
+    keys: dict[tuple[str, int, str, int], str] = {}  # canonical() of the 4-tuples seen
+    for record in read_frames(split):
         if isinstance(record, Problem):
             assert record.frame is not None
             yield QUARANTINE_GROUP, record.frame, problem_row(record)
             continue
-        result = dissect(record.linktype, record.data)
+        frame, linktype, caplen, _, data = record
+        result = dissect(linktype, data)
         if isinstance(result, str):
             detail = REASONS.get(result, result)
             if result == "unsupported-link-type":
-                detail = f"{detail} ({record.linktype})"
-            row = (
-                capture,
-                record.frame,
-                record.frame,
-                1,
-                result,
-                None,
-                None,
-                record.caplen,
-                detail,
-            )
-            yield QUARANTINE_GROUP, record.frame, row
-        else:
-            yield canonical(result), record.frame, result
+                detail = f"{detail} ({linktype})"
+            row = (capture, frame, frame, 1, result, None, None, caplen, detail)
+            yield QUARANTINE_GROUP, frame, row
+            continue
+        endpoints = result[:4]
+        key = keys.get(endpoints)
+        if key is None:
+            if len(keys) >= KEYS_MAX:
+                keys.clear()
+            key = keys[endpoints] = canonical(result)
+        yield key, frame, result
