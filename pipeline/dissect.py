@@ -176,9 +176,22 @@ def _ipv6(data: bytes, start: int) -> Segment | str:
             return "ip-fragment"
         else:
             return "not-tcp"
-    src = "[" + str(ipaddress.IPv6Address(data[start + 8 : start + 24])) + "]"
-    dst = "[" + str(ipaddress.IPv6Address(data[start + 24 : start + 40])) + "]"
+    src = _v6(data[start + 8 : start + 24])
+    dst = _v6(data[start + 24 : start + 40])
     return _tcp(data, pos, end, src, dst)
+
+
+_V6_TEXT: dict[bytes, str] = {}  # IPv6 addresses seen lately, as text (bounded)
+
+
+def _v6(raw: bytes) -> str:
+    """``[addr]`` in the compressed form; remembered, since ``ipaddress`` is slow."""
+    text = _V6_TEXT.get(raw)
+    if text is None:
+        if len(_V6_TEXT) >= _ENDPOINTS_MAX:
+            _V6_TEXT.clear()
+        text = _V6_TEXT[raw] = "[" + str(ipaddress.IPv6Address(raw)) + "]"
+    return text
 
 
 def _v4(raw: bytes) -> str:

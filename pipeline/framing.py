@@ -152,10 +152,35 @@ class Framer:
             self.state, self.reason = "sync", ""
             self.resyncs += 1
         if not self.buf:
-            self.start = event.offset
+            self._whole(event)
+            return
         self.buf += event.data
         self.chunks.append((event.offset, event.frame))
         self._cut()
+
+    def _whole(self, event: Data) -> None:
+        """Nothing buffered: cut the packets straight out of the event's bytes (the common
+        case: a segment of whole packets), then buffer the rest as :meth:`_cut` would."""
+        data, offset, frame = event.data, event.offset, event.frame
+        size, pos, items = len(data), 0, self.items
+        while pos + 1 < size:
+            length = data[pos + 1]
+            if length & 0x80 or not 0 < data[pos] >> 4 < 15:
+                break  # a longer Remaining Length or a reserved type: the general way
+            end = pos + 2 + length
+            if end > size:
+                break
+            at = offset + pos
+            items.append(Framed(at, data[pos:end], frame, frame, ((at, frame),)))
+            pos = end
+        self.framed += pos
+        self.start = offset + pos
+        self.chunks.append((offset, frame))
+        if pos < size:
+            self.buf += data[pos:] if pos else data
+            self._cut()
+        else:
+            self.chunks.clear()
 
     def _cut(self) -> None:
         buf, chunks = self.buf, self.chunks
