@@ -37,6 +37,7 @@ from pubproof.pipeline.summary import EXAMPLE_ORDER, GROUP
 from pubproof.pipeline.tables import SORT_KEYS, spark_schema
 
 ROW_TABLES = ("packets", "violations", "connections", "quarantine")
+LOCAL_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 
 
 def session(master: str = "local[*]", partitions: int | None = None) -> Any:
@@ -53,11 +54,62 @@ def session(master: str = "local[*]", partitions: int | None = None) -> Any:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
     )
+    local = master.startswith("local")
+    if local:
+        # an embedded driver starts faster with the client compiler and the serial
+        # collector (the heavy work runs in the Python workers, not the JVM)
+        options = " ".join((LOCAL_JAVA_OPTIONS, *class_archive_options()))
+        builder = builder.config("spark.driver.extraJavaOptions", options)
+    if partitions is None and local:
+        partitions = os.cpu_count() or 1  # not 200 tiny shuffle partitions on one machine
     if partitions is not None:
         builder = builder.config("spark.sql.shuffle.partitions", str(partitions))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def class_archive_options() -> list[str]:
+    """JVM options for a class-data-sharing archive of Spark's classes (JDK 17's dynamic
+    AppCDS): it halves a local driver's start. The first run writes it (at JVM exit) under
+    a name of its own; a later run, once that writer is gone, moves it into place and
+    maps it. ``PUBPROOF_SPARK_CDS=0`` turns it off; a stale or broken archive is ignored
+    by the JVM (``-Xshare:auto``), which then starts as without one."""
+    if os.environ.get("PUBPROOF_SPARK_CDS", "1") == "0":
+        return []
+    import pyspark
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(cache, "pubproof")
+    home = os.environ.get("JAVA_HOME", "")
+    tag = zlib.crc32(f"{pyspark.__version__}|{home}|{sys.executable}".encode())
+    archive = os.path.join(folder, f"spark-{pyspark.__version__}-{tag:08x}.jsa")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.path.exists(archive):
+            for name in sorted(os.listdir(folder)):
+                written = os.path.join(folder, name)
+                if name.startswith(os.path.basename(archive) + ".") and _abandoned(written):
+                    os.replace(written, archive)  # its writer has exited: it is whole
+                    break
+    except OSError:
+        return []
+    if os.path.exists(archive):
+        return [f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", "-Xlog:cds=off"]
+    return [f"-XX:ArchiveClassesAtExit={archive}.{os.getpid()}", "-Xlog:cds=off"]
+
+
+def _abandoned(path: str) -> bool:
+    """Whether the process that wrote ``path`` (its name ends in the pid) is gone and the
+    file has not changed for a minute (the JVM writes it as it exits)."""
+    try:
+        pid = int(path.rsplit(".", 1)[1])
+        os.kill(pid, 0)
+        return False
+    except ProcessLookupError:
+        return time.time() - os.path.getmtime(path) > 60
+    except (ValueError, OSError):
+        return False
 
 
 def _keyed(split: Split) -> Iterator[tuple[tuple[str, str, int], Any]]:
