@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +53,11 @@ from pubproof.pipeline.framing import Framed, Framer, Unframable
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Gap, Stream
 
 HOLD_SEGMENTS = 64
-EVIDENCE_HISTORY = 8
+EVIDENCE_HISTORY = 8  # a finding's evidence: its packet identifier's last packets
+#: identifiers whose last packets are kept (the least recently used is forgotten first), so
+#: a connection's memory does not grow with its length; a finding on an identifier unused
+#: for this many others shows only its own packet
+EVIDENCE_IDS = 64
 _LEVELS = {3: Edition.V31, 4: Edition.V311}
 C2S, S2C = "c2s", "s2c"
 
@@ -335,8 +339,8 @@ class Connection:
             )
             return
         if self.judge is not None:
-            recent = (direction, item.frame, item.offset, described, payload_head(described, data))
-            self._judge(recent)
+            head = payload_head(described, data)
+            self._judge(direction, item.frame, item.offset, described, head)
 
     def _connect(self, described: Described) -> None:
         fields = described.fields
@@ -353,19 +357,32 @@ class Connection:
         if self.judge is not None:
             self.judge.v311 = self.edition is not Edition.V31
 
-    def _judge(self, recent: Recent) -> None:
-        direction, frame, offset, described, _ = recent
+    def _judge(
+        self, direction: str, frame: int, offset: int, described: Described, head: bytes
+    ) -> None:
+        fields = described.fields
+        # what the evidence needs, without the judge's copy of the payload
+        recent = (
+            direction, frame, offset,
+            {k: v for k, v in fields.items() if k != "payload_hex"}
+            if "payload_hex" in fields else fields,
+            described.payload_len, head,
+        )  # fmt: skip
         packet_id = described.packet_id
         trail: deque[Recent] | None = None
         if packet_id is not None and described.type in _FLOW_TYPES:
-            trail = self.history.get(packet_id)
+            history = self.history
+            trail = history.pop(packet_id, None)  # re-inserted last: most recent
             if trail is None:
-                trail = self.history[packet_id] = deque(maxlen=EVIDENCE_HISTORY)
+                trail = deque(maxlen=EVIDENCE_HISTORY)
+                if len(history) >= EVIDENCE_IDS:
+                    del history[next(iter(history))]  # the identifier least recently used
+            history[packet_id] = trail
             trail.append(recent)
         assert self.judge is not None
         if self.edition is None:
             return
-        found = self.judge.feed(direction, described.fields)
+        found = self.judge.feed(direction, fields)
         if not found:
             return
         # the evidence is built only now: the packet's identifier's last packets, or itself
@@ -382,8 +399,8 @@ class Connection:
             )
 
     def _recent_entry(self, recent: Recent) -> dict[str, Any]:
-        direction, frame, offset, described, head = recent
-        return self._entry(direction, frame, offset, evidence_from(described, head))
+        direction, frame, offset, fields, payload_len, head = recent
+        return self._entry(direction, frame, offset, evidence_from(fields, payload_len, head))
 
     def _entry(
         self, direction: str, frame: int, offset: int, fields: dict[str, Any]
@@ -465,7 +482,8 @@ class Connection:
 
 
 _FLOW_TYPES = ("PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
-#: a judged packet as its evidence needs it: direction, frame, offset, description, and
-#: the head of its payload (:func:`~pubproof.pipeline.describe.payload_head`)
-Recent = tuple[str, int, int, Described, bytes]
+#: a judged packet as its evidence needs it: direction, frame, offset, fields (without the
+#: payload), payload length, and the head of its payload
+#: (:func:`~pubproof.pipeline.describe.payload_head`)
+Recent = tuple[str, int, int, Mapping[str, Any], int | None, bytes]
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier

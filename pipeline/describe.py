@@ -135,7 +135,7 @@ def _publish_family(
 def evidence_fields(described: Described, data: bytes) -> dict[str, Any]:
     """The fields of a trace entry: ``P`` (payload cut to ``EVIDENCE_PAYLOAD`` bytes, with
     ``payload_len``), control fields, or ``{"type", "error"}`` with the packet's hex."""
-    entry = evidence_from(described, payload_head(described, data))
+    entry = evidence_from(described.fields, described.payload_len, payload_head(described, data))
     if described.error is not None:
         error = described.error
         entry["error"] = {"rule": error.rule, "offset": error.offset, "message": error.message}
@@ -152,12 +152,15 @@ def payload_head(described: Described, data: bytes) -> bytes:
     return data[start : start + EVIDENCE_PAYLOAD]
 
 
-def evidence_from(described: Described, head: bytes) -> dict[str, Any]:
-    """A sound packet's trace entry fields, from its description and :func:`payload_head`."""
-    entry: dict[str, Any] = dict(described.fields)
-    if described.payload_len is not None:
+def evidence_from(
+    fields: Mapping[str, Any], payload_len: int | None, head: bytes
+) -> dict[str, Any]:
+    """A sound packet's trace entry fields, from its description's fields (whose
+    ``payload_hex``, if any, is replaced), payload length and :func:`payload_head`."""
+    entry: dict[str, Any] = dict(fields)
+    if payload_len is not None:
         entry["payload_hex"] = head.hex()
-        entry["payload_len"] = described.payload_len
-        if described.payload_len > EVIDENCE_PAYLOAD:
+        entry["payload_len"] = payload_len
+        if payload_len > EVIDENCE_PAYLOAD:
             entry["payload_cut"] = True
     return entry

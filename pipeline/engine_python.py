@@ -9,23 +9,37 @@ write the same tables. Spark is not imported here.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from pubproof.pipeline.capture import Plan
 from pubproof.pipeline.connection import Config, Sink, Tracker
+from pubproof.pipeline.output import TableWriter, rows_of
 from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
 from pubproof.pipeline.summary import summarize
 
-Rows = dict[str, list[tuple[Any, ...]]]
-PROGRESS_FRAMES = 65536  # frames between two progress calls within a split
+PROGRESS_FRAMES = 65536  # frames between two progress calls (and row flushes) in a split
+ROW_TABLES = ("packets", "violations", "connections", "quarantine")
 
 
 def run(
-    plans: Sequence[Plan], config: Config, on_split: Callable[[int, int], None] | None = None
-) -> Rows:
-    """Every table's rows (unsorted); ``on_split(bytes, frames)`` reports what is done:
-    the frames as they go, a split's bytes when it ends."""
+    plans: Sequence[Plan],
+    config: Config,
+    out: str,
+    on_split: Callable[[int, int], None] | None = None,
+) -> None:
+    """Write every table under ``out``; ``on_split(bytes, frames)`` reports what is done:
+    the frames as they go, a split's bytes when it ends. Rows go to the tables'
+    :class:`~pubproof.pipeline.output.TableWriter` as they are made, so memory does not
+    grow with the number of rows."""
     sink = Sink()
+    writers = {table: TableWriter(out, table) for table in ROW_TABLES}
+
+    def flush() -> None:
+        for table, writer in writers.items():
+            rows: list[tuple[object, ...]] = getattr(sink, table)
+            if rows:
+                writer.add(rows)
+                rows.clear()
+
     for plan in plans:
         sink.quarantine.extend(problem_row(p) for p in plan.problems)
         trackers: dict[str, Tracker] = {}
@@ -33,8 +47,10 @@ def run(
             done = 0
             for group, frame, value in keyed_frames(split):
                 done += 1
-                if on_split is not None and not done % PROGRESS_FRAMES:
-                    on_split(0, PROGRESS_FRAMES)
+                if not done % PROGRESS_FRAMES:
+                    flush()
+                    if on_split is not None:
+                        on_split(0, PROGRESS_FRAMES)
                 if group == QUARANTINE_GROUP:
                     sink.quarantine.append(value)
                     continue
@@ -46,11 +62,10 @@ def run(
                 on_split(split.end - split.start, split.frames - done + done % PROGRESS_FRAMES)
         for group in sorted(trackers):
             trackers[group].finish()
-    rows: Rows = {
-        "packets": sink.packets,
-        "violations": sink.violations,
-        "connections": sink.connections,
-        "quarantine": sink.quarantine,
-    }
-    rows["summary"] = summarize(rows["violations"])
-    return rows
+        flush()
+    flush()
+    for writer in writers.values():
+        writer.close()
+    summary = TableWriter(out, "summary")
+    summary.add(summarize(rows_of(out, "violations")))
+    summary.close()

@@ -8,12 +8,14 @@ DataFrame. Rerunning into the same ``DIR`` replaces every output first.
 
 from __future__ import annotations
 
+import contextlib
+import heapq
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pubproof.pipeline.tables import SORT_KEYS, TABLES, arrow_schema
+from pubproof.pipeline.tables import SORT_KEYS, TABLES, arrow_schema, sort_key
 
 REPORT, RECONCILIATION = "report.html", "reconciliation.json"
 
@@ -26,34 +28,126 @@ def clear(out: str) -> None:
             shutil.rmtree(target)
         elif os.path.exists(target):
             os.remove(target)
+    if os.path.isdir(os.path.join(out, _RUNS)):
+        shutil.rmtree(os.path.join(out, _RUNS))  # an interrupted run's scratch
     for name in (REPORT, RECONCILIATION):
         target = os.path.join(out, name)
         if os.path.exists(target):
             os.remove(target)
 
 
+#: rows a table holds in memory before it writes them as a sorted run
+RUN_ROWS = 65536
+_BATCH_ROWS = 8192
+_RUNS = ".pubproof-runs"  # under the output directory, removed when the tables are written
+
+
 def write_rows(out: str, table: str, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Sort ``rows`` and write them as ``out/table/part-00000.parquet``.
+    """Sort ``rows`` and write them as ``out/table/part-00000.parquet``."""
+    os.makedirs(os.path.join(out, table), exist_ok=True)
+    _write(_sorted(table, rows), os.path.join(out, table, "part-00000.parquet"))
+
+
+def _sorted(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
+    """The rows as an Arrow table in the table's order.
 
     Arrow sorts (stable, nulls first, strings by code point as Python compares them), so
     the order is :func:`pubproof.pipeline.tables.sort_key`'s without a Python key call per
     row."""
-    import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+
+    unsorted = _arrow(table, rows)
+    keys = [(name, "ascending", "at_start") for name in SORT_KEYS[table]]
+    return unsorted.take(pc.sort_indices(unsorted, options=pc.SortOptions(sort_keys=keys)))
+
+
+def _arrow(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
+    import pyarrow as pa
 
     schema = arrow_schema(table)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
     arrays = [pa.array(col, type=field.type) for col, field in zip(columns, schema, strict=True)]
-    unsorted = pa.Table.from_arrays(arrays, schema=schema)
-    order = pc.sort_indices(
-        unsorted,
-        options=pc.SortOptions(
-            sort_keys=[(name, "ascending", "at_start") for name in SORT_KEYS[table]]
-        ),
-    )
-    os.makedirs(os.path.join(out, table), exist_ok=True)
-    pq.write_table(unsorted.take(order), os.path.join(out, table, "part-00000.parquet"))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _write(data: Any, path: str) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(data, path)
+
+
+class TableWriter:
+    """One table's rows in, in any order; ``out/table/part-00000.parquet`` out, sorted, in
+    memory bounded by :data:`RUN_ROWS` whatever the number of rows.
+
+    Up to ``run_rows`` rows it sorts in memory and writes once. Past that it writes
+    sorted runs to a scratch folder and, at :meth:`close`, merges them a batch at a time
+    (a stable merge of stable sorts in arrival order: the rows come out in exactly the
+    order one sort of all of them gives). The cost: each row beyond the first run is
+    written and read once more, and merged in Python."""
+
+    def __init__(self, out: str, table: str, *, run_rows: int = RUN_ROWS) -> None:
+        self.out, self.table, self.run_rows = out, table, run_rows
+        self.rows: list[tuple[Any, ...]] = []
+        self.runs: list[str] = []
+        self.count = 0
+
+    def add(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """More rows of the table."""
+        self.rows.extend(rows)
+        if len(self.rows) >= self.run_rows:
+            self._spill()
+
+    def _spill(self) -> None:
+        folder = os.path.join(self.out, _RUNS)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"{self.table}-{len(self.runs):06d}.parquet")
+        _write(_sorted(self.table, self.rows), path)
+        self.runs.append(path)
+        self.count += len(self.rows)
+        self.rows = []
+
+    def close(self) -> None:
+        """Write the table."""
+        folder = os.path.join(self.out, self.table)
+        os.makedirs(folder, exist_ok=True)
+        target = os.path.join(folder, "part-00000.parquet")
+        if not self.runs:
+            _write(_sorted(self.table, self.rows), target)
+            return
+        if self.rows:
+            self._spill()
+        self._merge(target)
+
+    def _merge(self, target: str) -> None:
+        import pyarrow.parquet as pq
+
+        merged = heapq.merge(*(_rows(path) for path in self.runs), key=sort_key(self.table))
+        with pq.ParquetWriter(target, arrow_schema(self.table)) as writer:
+            batch: list[tuple[Any, ...]] = []
+            for row in merged:
+                batch.append(row)
+                if len(batch) >= RUN_ROWS:
+                    writer.write_table(_arrow(self.table, batch))
+                    batch = []
+            writer.write_table(_arrow(self.table, batch))
+        for path in self.runs:
+            os.remove(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(self.runs[0]))  # empty once every table is merged
+
+
+def rows_of(out: str, table: str) -> Iterator[tuple[Any, ...]]:
+    """A written table's rows, in order, as tuples in column order (a batch in memory)."""
+    for path in files(out, table):
+        yield from _rows(path)
+
+
+def _rows(path: str) -> Iterator[tuple[Any, ...]]:
+    import pyarrow.parquet as pq
+
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=_BATCH_ROWS):
+        yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
 
 
 def files(out: str, table: str) -> list[str]:

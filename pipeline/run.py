@@ -16,7 +16,7 @@ from typing import Any
 
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES
 from pubproof.pipeline.connection import Config
-from pubproof.pipeline.output import RECONCILIATION, clear, write_rows
+from pubproof.pipeline.output import RECONCILIATION, clear
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.reconcile import check as check_reconciliation
 from pubproof.pipeline.reconcile import reconcile
@@ -71,9 +71,7 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
             if progress is not None:
                 progress.advance(size, frames)
 
-        rows = engine_python.run(planned, job.config, on_split=advance)
-        for table in TABLES:
-            write_rows(job.out, table, rows[table])
+        engine_python.run(planned, job.config, job.out, on_split=advance)
     elif job.engine == "spark":
         from pubproof.pipeline import engine_spark
 
