@@ -10,11 +10,13 @@
 - :mod:`.connection`: the per-connection function both engines share (roles, 4-tuple
   reuse, which connections are MQTT), built on :mod:`.reassembly` (TCP, streamed, memory
   bounded by the out-of-order window), :mod:`.framing` (fixed headers; resynchronisation
-  after gaps), :mod:`.describe` (the codec, control packets) and :mod:`.judge` (the flow
-  tables through :class:`pubproof.probe.judge_link.LinkJudge`, both ends);
+  after gaps), :mod:`.describe` (the codec, control packets) and :mod:`.flow_judge` (the
+  flow tables, both ends; it finds what :mod:`.judge`, two
+  :class:`pubproof.probe.judge_link.LinkJudge`, finds, at a fraction of the cost);
 - :mod:`.engine_python` (one process) and :mod:`.engine_spark` (secondary sort by
   (capture, 4-tuple, frame), the same trackers in ``mapPartitions``);
-- :mod:`.tables` (columns and sort orders), :mod:`.output` (Parquet), :mod:`.summary`,
+- :mod:`.tables` (columns and sort orders), :mod:`.output` (Parquet; the python engine
+  streams rows into sorted runs merged at the end), :mod:`.summary`,
   :mod:`.reconcile` (nothing lost: frames and bytes), :mod:`.report` (HTML),
   :mod:`.progress`.
 

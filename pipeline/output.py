@@ -37,8 +37,7 @@ def clear(out: str) -> None:
 
 
 #: rows a table holds in memory before it writes them as a sorted run
-RUN_ROWS = 65536
-_BATCH_ROWS = 8192
+RUN_ROWS = 16384
 _RUNS = ".pubproof-runs"  # under the output directory, removed when the tables are written
 
 
@@ -122,12 +121,15 @@ class TableWriter:
     def _merge(self, target: str) -> None:
         import pyarrow.parquet as pq
 
-        merged = heapq.merge(*(_rows(path) for path in self.runs), key=sort_key(self.table))
+        # every run is read a batch at a time; together the batches hold about one run
+        size = max(64, self.run_rows // len(self.runs))
+        runs = (_rows(path, size) for path in self.runs)
+        merged = heapq.merge(*runs, key=sort_key(self.table))
         with pq.ParquetWriter(target, arrow_schema(self.table)) as writer:
             batch: list[tuple[Any, ...]] = []
             for row in merged:
                 batch.append(row)
-                if len(batch) >= RUN_ROWS:
+                if len(batch) >= self.run_rows:
                     writer.write_table(_arrow(self.table, batch))
                     batch = []
             writer.write_table(_arrow(self.table, batch))
@@ -143,10 +145,10 @@ def rows_of(out: str, table: str) -> Iterator[tuple[Any, ...]]:
         yield from _rows(path)
 
 
-def _rows(path: str) -> Iterator[tuple[Any, ...]]:
+def _rows(path: str, size: int = RUN_ROWS) -> Iterator[tuple[Any, ...]]:
     import pyarrow.parquet as pq
 
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=_BATCH_ROWS):
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=size):
         yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
 
 
