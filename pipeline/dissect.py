@@ -1,11 +1,12 @@
 """One captured frame taken apart: link layer, IPv4 or IPv6, TCP.
 
-:func:`dissect` returns a :class:`Segment` (the TCP segment, its endpoints and the payload
-bytes actually captured) or the reason the frame is no TCP segment, which puts it in
-quarantine: ``unsupported-link-type``, ``not-ip``, ``not-tcp``, ``ip-fragment``,
-``truncated-header`` (the snapshot length cut the headers themselves), ``bad-header``.
+:func:`dissect` returns a :class:`~pubproof.pipeline.dissect.Segment` (the TCP segment, its
+endpoints and the payload bytes actually captured) or the reason the frame is no TCP
+segment, which puts it in quarantine: ``unsupported-link-type``, ``not-ip``, ``not-tcp``,
+``ip-fragment``, ``truncated-header`` (the snapshot length cut the headers themselves),
+``bad-header``.
 
-Link types (tcpdump.org LINKTYPE_ numbers): Ethernet (1, with 802.1Q/802.1ad VLAN tags),
+Link types (tcpdump.org ``LINKTYPE_`` numbers): Ethernet (1, with 802.1Q/802.1ad VLAN tags),
 Linux cooked SLL (113) and SLL2 (276), BSD null/loopback (0, address family in the
 capturing host's byte order, so both are accepted), OpenBSD loop (108, network order), and
 raw IP (101, 228 IPv4, 229 IPv6). IPv6 extension headers (hop-by-hop, routing,

@@ -21,6 +21,9 @@ API_PACKAGES = {
     "format, the flow tables, sessions, replay, the texts and their clauses",
     "pubproof.reference": "the fast sans-IO codec and session engine",
     "pubproof.proofs": "the theorem registry and the Z3 encodings",
+    "pubproof.pipeline": "captured traffic checked against the model: capture reading, TCP "
+    "reassembly, framing, judging, the python and Spark engines, tables and reports",
+    "pubproof.probe": "the live broker probe: its checks, clients, judges and reports",
 }
 
 
