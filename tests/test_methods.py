@@ -31,19 +31,18 @@ def test_the_claim_is_proved_for_two_and_for_one_reused_identifier() -> None:
         assert "checked by Z3" in details
 
 
-def test_the_channel_bound_of_four_is_reached_but_never_exceeded() -> None:
-    """The capacity argument in the module docstring is tight: some reachable state holds
-    four packets in a channel, and none overflows (that is one of the bad states)."""
-    states, broken = reachable(Product())
-    assert broken is None
+def test_the_channels_stay_within_their_four_slots() -> None:
+    """The capacity argument in the module docstring: four slots per channel suffice (a
+    fifth packet would be the ``overflow`` bad state). The reachable states hold at most two
+    packets per channel, two identifiers, and one when the identifier is shared."""
     from pubproof.proofs.methods_z3 import names
 
-    order = names(Product())
-    lengths = {s[order.index("to_r_len")] for s in states} | {
-        s[order.index("to_s_len")] for s in states
-    }
-    assert max(lengths) >= 2
-    assert max(lengths) <= 4
+    for product, most in ((Product(), 2), (Product(shared_identifier=True), 1)):
+        states, broken = reachable(product)
+        assert broken is None
+        order = names(product)
+        for channel in ("to_r_len", "to_s_len"):
+            assert max(s[order.index(channel)] for s in states) == most
 
 
 def test_mixed_qos_breaks_the_order_and_the_trace_shows_it() -> None:
