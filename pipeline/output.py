@@ -8,14 +8,14 @@ DataFrame. Rerunning into the same ``DIR`` replaces every output first.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
-import heapq
 import os
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pubproof.pipeline.tables import SORT_KEYS, TABLES, arrow_schema, sort_key
+from pubproof.pipeline.tables import SORT_KEYS, TABLES, arrow_schema
 
 REPORT, RECONCILIATION = "report.html", "reconciliation.json"
 
@@ -53,11 +53,7 @@ def _sorted(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
     Arrow sorts (stable, nulls first, strings by code point as Python compares them), so
     the order is :func:`pubproof.pipeline.tables.sort_key`'s without a Python key call per
     row."""
-    import pyarrow.compute as pc
-
-    unsorted = _arrow(table, rows)
-    keys = [(name, "ascending", "at_start") for name in SORT_KEYS[table]]
-    return unsorted.take(pc.sort_indices(unsorted, options=pc.SortOptions(sort_keys=keys)))
+    return _sorted_table(table, _arrow(table, rows))
 
 
 def _arrow(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
@@ -83,7 +79,7 @@ class TableWriter:
     sorted runs to a scratch folder and, at :meth:`close`, merges them a batch at a time
     (a stable merge of stable sorts in arrival order: the rows come out in exactly the
     order one sort of all of them gives). The cost: each row beyond the first run is
-    written and read once more, and merged in Python."""
+    written and read once more, and merged by :func:`merge` (vectorised)."""
 
     def __init__(self, out: str, table: str, *, run_rows: int = RUN_ROWS) -> None:
         self.out, self.table, self.run_rows = out, table, run_rows
@@ -119,24 +115,128 @@ class TableWriter:
         self._merge(target)
 
     def _merge(self, target: str) -> None:
-        import pyarrow.parquet as pq
-
-        # every run is read a batch at a time; together the batches hold about one run
-        size = max(64, self.run_rows // len(self.runs))
-        runs = (_rows(path, size) for path in self.runs)
-        merged = heapq.merge(*runs, key=sort_key(self.table))
-        with pq.ParquetWriter(target, arrow_schema(self.table)) as writer:
-            batch: list[tuple[Any, ...]] = []
-            for row in merged:
-                batch.append(row)
-                if len(batch) >= self.run_rows:
-                    writer.write_table(_arrow(self.table, batch))
-                    batch = []
-            writer.write_table(_arrow(self.table, batch))
+        merge(self.runs, self.table, target, run_rows=self.run_rows)
         for path in self.runs:
             os.remove(path)
         with contextlib.suppress(OSError):
             os.rmdir(os.path.dirname(self.runs[0]))  # empty once every table is merged
+
+
+def merge(runs: Sequence[str], table: str, target: str, *, run_rows: int = RUN_ROWS) -> int:
+    """Merge sorted runs of ``table`` (Parquet files, each in the table's order, given in
+    the order they were made) into ``target``; return the rows written.
+
+    The rows come out exactly as one stable sort of all of them would put them: by the
+    table's key, ties in run order and, within a run, in the run's order. Each round reads
+    one batch per run, takes the smallest of the batches' last keys as a bound (ties
+    broken by run order), cuts every batch at the bound, sorts the pieces with Arrow and
+    writes them: no Python call per row. Memory: a batch per run (about ``run_rows`` rows
+    together) plus up to ``run_rows`` sorted rows waiting to be written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    size = max(64, run_rows // max(1, len(runs)))
+    pending = [_Run(order, path, table, size) for order, path in enumerate(runs)]
+    active = [run for run in pending if run.fill()]
+    written = 0
+    with pq.ParquetWriter(target, arrow_schema(table)) as writer:
+        waiting: list[Any] = []
+        held = 0
+        while active:
+            pieces = _cut(active)
+            chunk = _sorted_table(table, pa.Table.from_batches(pieces))
+            waiting.append(chunk)
+            held += chunk.num_rows
+            if held >= run_rows:
+                writer.write_table(pa.concat_tables(waiting))
+                written += held
+                waiting, held = [], 0
+            active = [run for run in active if run.fill()]
+        if waiting or not written:
+            writer.write_table(
+                pa.concat_tables(waiting) if waiting else arrow_schema(table).empty_table()
+            )
+            written += held
+    return written
+
+
+def _cut(active: Sequence[_Run]) -> list[Any]:
+    """One round of the merge: from every run's batch (``active`` in run order), the rows
+    that no row still unread can precede.
+
+    The bound is the smallest (last key, run) of the batches: every unread row of a run
+    comes after its batch's last row, so a row before the bound is final. Rows whose key
+    equals the bound's are final for the runs up to the bound's (an earlier run with more
+    of them would have the smaller bound), not for the later ones (their ties follow the
+    bound run's unread rows)."""
+    bound_run = min(active, key=lambda run: (run.last_key, run.order))
+    bound = bound_run.last_key
+    pieces = []
+    for run in active:
+        final = run.count_through if run.order <= bound_run.order else run.count_before
+        count = final(bound)
+        if count:
+            pieces.append(run.take(count))
+    return pieces
+
+
+def _sorted_table(table: str, data: Any) -> Any:
+    """``data`` (an Arrow table) stably sorted on ``table``'s key, nulls first."""
+    import pyarrow.compute as pc
+
+    keys = [(name, "ascending", "at_start") for name in SORT_KEYS[table]]
+    return data.take(pc.sort_indices(data, options=pc.SortOptions(sort_keys=keys)))
+
+
+class _Run:
+    """A sorted run being merged: its file read a batch at a time, and what is left of
+    the current batch (rows ``start`` onwards)."""
+
+    def __init__(self, order: int, path: str, table: str, size: int) -> None:
+        import pyarrow.parquet as pq
+
+        self.order = order
+        self._batches = pq.ParquetFile(path).iter_batches(batch_size=size)
+        self._keys = SORT_KEYS[table]
+        self._batch: Any = None  # pyarrow.RecordBatch
+        self._columns: list[Any] = []  # its key columns
+        self.start = 0
+        self.last_key: tuple[Any, ...] = ()
+
+    def fill(self) -> bool:
+        """Read the next batch if the current one is used up; False once all is read."""
+        while self._batch is None or self.start == self._batch.num_rows:
+            batch = next(self._batches, None)
+            if batch is None:
+                return False
+            self._batch, self.start = batch, 0
+            self._columns = [batch.column(name) for name in self._keys]
+            if batch.num_rows:
+                self.last_key = self._key(batch.num_rows - 1)
+        return True
+
+    def _key(self, position: int) -> tuple[Any, ...]:
+        """The sort key of a row of the batch, as :func:`pubproof.pipeline.tables.sort_key`
+        makes it (nulls first): Arrow's order and Python's agree on it (strings by code
+        point, which is UTF-8's byte order)."""
+        values = (column[position].as_py() for column in self._columns)
+        return tuple((v is not None, v if v is not None else 0) for v in values)
+
+    def count_before(self, bound: tuple[Any, ...]) -> int:
+        """Rows left in the batch whose key is smaller than ``bound`` (a binary search)."""
+        end = self._batch.num_rows
+        return bisect.bisect_left(range(end), bound, lo=self.start, key=self._key) - self.start
+
+    def count_through(self, bound: tuple[Any, ...]) -> int:
+        """Rows left in the batch whose key is at most ``bound``."""
+        end = self._batch.num_rows
+        return bisect.bisect_right(range(end), bound, lo=self.start, key=self._key) - self.start
+
+    def take(self, count: int) -> Any:
+        """The next ``count`` rows of the batch, which are then used."""
+        head = self._batch.slice(self.start, count)
+        self.start += count
+        return head
 
 
 def rows_of(out: str, table: str) -> Iterator[tuple[Any, ...]]:

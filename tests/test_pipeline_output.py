@@ -1,28 +1,43 @@
 """The streaming table writer: rows in any order, in runs smaller than the table, come out
 exactly as one sort of all of them (ties in arrival order, nulls first), and its scratch
-runs are gone afterwards."""
+runs are gone afterwards. The vectorised merge is checked against Python's own stable
+sort (an oracle that shares no code with it), and each plausible mistake in it (a wrong
+bound, ties cut on the wrong side, pieces or ties reordered) is a mutant the checks kill."""
 
 from __future__ import annotations
 
 import os
 import random
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pubproof.pipeline.output import TableWriter, write_rows
-from pubproof.pipeline.tables import TABLES
+from pubproof.pipeline import output
+from pubproof.pipeline.output import TableWriter, merge, write_rows
+from pubproof.pipeline.tables import SORT_KEYS, TABLES, arrow_schema, sort_key
+
+Row = tuple[object, ...]
 
 
-def _rows(count: int, seed: int) -> list[tuple[object, ...]]:
+def _rows(count: int, seed: int, *, captures: int = 3, frames: int = 5) -> list[Row]:
+    """Quarantine rows with nulls and many ties on the sort key (capture, frame, reason,
+    connection, offset); the detail column tells tied rows apart."""
     rnd = random.Random(seed)
     width = len(TABLES["quarantine"])
     rows = []
     for i in range(count):
         row: list[object] = [None] * width
-        row[0] = rnd.choice(["a.pcap", "b.pcap", "é.pcap"])
-        row[1] = rnd.choice([None, *range(5)])  # frame: nulls and ties
+        row[0] = rnd.choice(["a.pcap", "b.pcap", "é.pcap", "z.pcap"][:captures])
+        row[1] = rnd.choice([None, *range(frames)])  # frame: nulls and ties
         row[2], row[3], row[7] = i, 1, rnd.randrange(100)
         row[4] = rnd.choice(["not-tcp", "garbage", "not-ip"])
         row[5] = rnd.choice([None, "c1", "c2"])
@@ -42,4 +57,159 @@ def test_runs_merge_into_one_sort(tmp_path: Path, run_rows: int) -> None:
     whole = pq.read_table(tmp_path / "whole" / "quarantine")
     merged = pq.read_table(tmp_path / "runs" / "quarantine")
     assert merged.equals(whole)
+    assert merged.column("detail").to_pylist() == [r[8] for r in _stable_sort(rows)]
     assert sorted(os.listdir(tmp_path / "runs")) == ["quarantine"]
+
+
+def _stable_sort(rows: Sequence[Row]) -> list[Row]:
+    """The oracle: Python's stable sort with the table's key (nulls first)."""
+    return sorted(rows, key=sort_key("quarantine"))
+
+
+def _write_runs(folder: str, runs: Sequence[Sequence[Row]]) -> list[str]:
+    """Each run sorted (stably) and written as its own Parquet file, in the given order."""
+    paths = []
+    for number, run in enumerate(runs):
+        path = os.path.join(folder, f"run-{number:03d}.parquet")
+        columns = (
+            list(zip(*_stable_sort(run), strict=True)) if run else [()] * len(TABLES["quarantine"])
+        )
+        schema = arrow_schema("quarantine")
+        arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema, strict=True)]
+        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), path)
+        paths.append(path)
+    return paths
+
+
+def _merged(runs: Sequence[Sequence[Row]], run_rows: int) -> tuple[list[object], int]:
+    """The detail column of ``runs`` merged, and the row count ``merge`` reported."""
+    with tempfile.TemporaryDirectory() as folder:
+        paths = _write_runs(folder, runs)
+        target = os.path.join(folder, "merged.parquet")
+        count = merge(paths, "quarantine", target, run_rows=run_rows)
+        table = pq.read_table(target)
+        assert table.schema == arrow_schema("quarantine")
+        return table.column("detail").to_pylist(), count
+
+
+def _expected(runs: Sequence[Sequence[Row]]) -> list[object]:
+    return [row[8] for row in _stable_sort([row for run in runs for row in run])]
+
+
+@settings(max_examples=200)  # each example writes up to nine Parquet files
+@given(
+    sizes=st.lists(st.integers(0, 300), min_size=1, max_size=9),
+    seed=st.integers(0, 2**16),
+    run_rows=st.sampled_from([1, 64, 200, 5000]),
+    captures=st.integers(1, 4),
+    frames=st.integers(1, 6),
+)
+def test_merge_is_one_stable_sort(
+    sizes: list[int], seed: int, run_rows: int, captures: int, frames: int
+) -> None:
+    rows = _rows(sum(sizes), seed, captures=captures, frames=frames)
+    runs, start = [], 0
+    for size in sizes:
+        runs.append(rows[start : start + size])
+        start += size
+    details, count = _merged(runs, run_rows)
+    assert count == len(rows)
+    assert details == _expected(runs)
+
+
+def _tied_runs() -> list[list[Row]]:
+    """Runs where long stretches of equal keys cross the read batches (64 rows) of
+    several runs at once: what the bound's tie rule is for."""
+    return [
+        _rows(700, seed=1, captures=1, frames=2),
+        _rows(90, seed=2, captures=2, frames=1),
+        _rows(650, seed=3, captures=1, frames=2),
+        _rows(5, seed=4),
+        _rows(400, seed=5, captures=2, frames=3),
+    ]
+
+
+def test_merge_keeps_ties_across_batches_in_run_order() -> None:
+    runs = _tied_runs()
+    details, _ = _merged(runs, run_rows=64)
+    assert details == _expected(runs)
+
+
+def test_merge_of_nothing_writes_the_schema() -> None:
+    details, count = _merged([[], []], run_rows=64)
+    assert (details, count) == ([], 0)
+
+
+# -- mutants: each is a plausible mistake in one round of the merge -------------------------
+
+
+def _cut_with(
+    *,
+    choose: Callable[..., Any] = min,
+    rule: str = "right",
+    reverse: bool = False,
+) -> Callable[[Sequence[Any]], list[Any]]:
+    """A round of the merge with one thing changed: how the bound is chosen, which runs
+    may give rows equal to the bound, or the order the pieces are joined in."""
+
+    def cut(active: Sequence[Any]) -> list[Any]:
+        bound_run = choose(active, key=lambda run: (run.last_key, run.order))
+        bound = bound_run.last_key
+        pieces = []
+        for run in active:
+            if rule == "right":  # the unmutated rule
+                through = run.order <= bound_run.order
+            elif rule == "all-ties":
+                through = True
+            else:  # "only-the-bound-run"
+                through = run is bound_run
+            count = run.count_through(bound) if through else run.count_before(bound)
+            if count:
+                pieces.append(run.take(count))
+        return pieces[::-1] if reverse else pieces
+
+    return cut
+
+
+def _unstable_sort(table: str, data: Any) -> Any:
+    """A sort that breaks ties the other way (what an unstable sort may do)."""
+    keys = [(name, "ascending", "at_start") for name in SORT_KEYS[table]]
+    position = pa.array(range(data.num_rows), type=pa.int64())
+    data = data.append_column("_position", position)
+    order = pc.sort_indices(data, sort_keys=[*keys, ("_position", "descending")])
+    return data.take(order).drop_columns(["_position"])
+
+
+@contextmanager
+def _patched(name: str, value: Any) -> Iterator[None]:
+    saved = getattr(output, name)
+    setattr(output, name, value)
+    try:
+        yield
+    finally:
+        setattr(output, name, saved)
+
+
+MUTANTS: dict[str, tuple[str, Any]] = {
+    "bound from the largest last key": ("_cut", _cut_with(choose=max)),
+    "every run gives its rows equal to the bound": ("_cut", _cut_with(rule="all-ties")),
+    "only the bound run gives its ties": ("_cut", _cut_with(rule="only-the-bound-run")),
+    "pieces joined in reverse run order": ("_cut", _cut_with(reverse=True)),
+    "an unstable sort of each round": ("_sorted_table", _unstable_sort),
+}
+
+
+def test_the_unmutated_round_passes_the_mutant_checks() -> None:
+    runs = _tied_runs()
+    with _patched("_cut", _cut_with()):
+        assert _merged(runs, run_rows=64)[0] == _expected(runs)
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_merge_mutant_is_killed(mutant: str) -> None:
+    name, value = MUTANTS[mutant]
+    runs = _tied_runs()
+    with _patched(name, value):
+        details, _ = _merged(runs, run_rows=64)
+    assert sorted(map(str, details)) == sorted(map(str, _expected(runs)))  # same rows...
+    assert details != _expected(runs), f"mutant survived: {mutant}"  # ...wrong order
