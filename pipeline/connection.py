@@ -40,17 +40,22 @@ from typing import Any
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
 from pubproof.pipeline.describe import (
+    EVIDENCE_PAYLOAD,
     Described,
+    PublishFamilyDecoder,
+    WireError,
     describe,
     evidence_fields,
     evidence_from,
     payload_head,
+    payload_hex,
     readings_for,
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.flow_judge import FlowJudge
 from pubproof.pipeline.framing import Framed, Framer, Unframable
-from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Gap, Stream
+from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
+from pubproof.reference.packets import Publish
 
 HOLD_SEGMENTS = 64
 EVIDENCE_HISTORY = 8  # a finding's evidence: its packet identifier's last packets
@@ -144,7 +149,17 @@ class Tracker:
 
 
 class Connection:
-    """One TCP connection: roles, reassembly, framing, description and judgement."""
+    """One TCP connection: roles, reassembly, framing, description and judgement.
+
+    Most segments take a shorter way through the same steps (``FAST``): a segment that
+    starts at the next byte of its direction, with nothing waiting before or after it, is
+    cut into packets right here, and the PUBLISH family is decoded straight into rows. Any
+    other segment or packet goes the general way (:class:`.Stream` events, the
+    :class:`.Framer`'s buffer, :func:`.describe`). The rows are the same either way
+    (``tests/test_pipeline_fast_path.py`` runs both on the same captures)."""
+
+    #: take the shorter way where it applies (off: every segment the general way)
+    FAST = True
 
     def __init__(self, tracker: Tracker, first: Segment, number: int) -> None:
         self.capture, self.config, self.sink = tracker.capture, tracker.config, tracker.sink
@@ -174,6 +189,10 @@ class Connection:
         }
         self.framers = {C2S: Framer(), S2C: Framer()}
         self.edition: Edition | None = config.edition or Edition.V311
+        self.readings = readings_for(self.edition, config.readings)
+        self.decoder: PublishFamilyDecoder | None = PublishFamilyDecoder(
+            self.edition, self.readings
+        )
         self.level: int | None = None
         self.protocol: str | None = None
         self.client_id: str | None = None
@@ -256,6 +275,27 @@ class Connection:
     def _process(self, frame: int, segment: Segment, c2s: bool) -> None:
         direction = C2S if c2s else S2C
         stream = self.streams[direction]
+        payload = segment.payload
+        if (
+            self.FAST
+            and payload
+            and not segment.flags & _SYN_FIN_RST
+            and len(payload) == segment.payload_len
+        ):
+            framer = self.framers[direction]
+            if framer.state == "sync":
+                offset = stream.accept(segment.seq, payload)
+                if offset >= 0:
+                    # the event the stream would have given, handed on without the stream
+                    self.payload[direction] += len(payload)
+                    if not framer.buf:
+                        self._cut(direction, frame, offset, payload, framer)
+                        return
+                    framer.event(Data(offset, payload, frame, True))  # a packet's next part
+                    if framer.items:
+                        for item in framer.take():
+                            self._item(direction, item)
+                    return
         if segment.flags & SYN:
             stream.syn(segment.seq)
             seq = (segment.seq + 1) & 0xFFFFFFFF
@@ -282,6 +322,26 @@ class Connection:
             for item in framer.take():
                 self._item(direction, item)
 
+    def _cut(self, direction: str, frame: int, offset: int, data: bytes, framer: Framer) -> None:
+        """A segment's bytes, in order, with nothing buffered: its whole packets with a
+        one-byte Remaining Length straight to :meth:`_packet`, the rest to the framer (as
+        the framer's own fast path would cut them)."""
+        size, pos = len(data), 0
+        while pos + 1 < size:
+            length = data[pos + 1]
+            if length & 0x80 or not 0 < data[pos] >> 4 < 15:
+                break  # a longer Remaining Length or a reserved type: the framer's way
+            end = pos + 2 + length
+            if end > size:
+                break
+            self._packet(direction, frame, frame, offset + pos, data[pos:end], None)
+            pos = end
+        framer.framed += pos
+        if pos < size:
+            framer.event(Data(offset + pos, data[pos:] if pos else data, frame, not pos))
+            for item in framer.take():
+                self._item(direction, item)
+
     # -- packets ----------------------------------------------------------------------
 
     def _item(self, direction: str, item: Framed | Unframable) -> None:
@@ -304,18 +364,63 @@ class Connection:
                 [self._entry(direction, item.frame, item.offset, entry)],
             )
             return
-        data = item.data
-        described = describe(
-            data,
-            self.edition,
-            readings_for(self.edition, self.config.readings) if self.edition is not None else None,
-        )
+        self._packet(direction, item.frame, item.first_frame, item.offset, item.data, item)
+
+    def _packet(
+        self,
+        direction: str,
+        frame: int,
+        first_frame: int,
+        offset: int,
+        data: bytes,
+        framed: Framed | None,
+    ) -> None:
+        """One whole packet: ``frame`` carried its last byte, ``first_frame`` its first;
+        ``framed`` tells which frame carried each byte (None: all were in ``frame``)."""
+        kind = data[0] >> 4
+        decoder = self.decoder
+        if self.FAST and 3 <= kind <= 7 and decoder is not None:
+            # the PUBLISH family, decoded by the codec; an error goes the general way below
+            packet = decoder.decode(data)
+            if isinstance(packet, Publish):
+                self.packets += 1
+                packet_id, payload_len = packet.packet_id, len(packet.payload)
+                self.sink.packets.append((
+                    self.capture, self.id, direction, frame, first_frame, offset, len(data),
+                    "PUBLISH", packet.dup, packet.qos, packet.retain, packet.topic, packet_id,
+                    payload_len, None, None,
+                ))  # fmt: skip
+                if packet_id is not None and self.judge is not None:  # QoS 0: not judged
+                    start = len(data) - payload_len
+                    head = data[start : start + EVIDENCE_PAYLOAD]
+                    shown = {
+                        "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos,
+                        "retain": packet.retain, "topic": packet.topic, "packet_id": packet_id,
+                    }  # fmt: skip
+                    p = {**shown, "payload_hex": payload_hex(packet.payload)}
+                    self._judge(direction, frame, offset, "PUBLISH", packet_id, p, shown,
+                                payload_len, head)  # fmt: skip
+                return
+            if not isinstance(packet, WireError):
+                self.packets += 1
+                name, packet_id = _ACK_NAMES[kind], packet.packet_id
+                self.sink.packets.append((
+                    self.capture, self.id, direction, frame, first_frame, offset, len(data),
+                    name, None, None, None, None, packet_id, None, None, None,
+                ))  # fmt: skip
+                if self.judge is not None:
+                    fields = {"type": name, "packet_id": packet_id}
+                    self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
+                                b"")  # fmt: skip
+                return
+        edition = self.edition
+        described = describe(data, edition, self.readings if edition is not None else None)
         if described.type == "CONNECT" and direction == C2S and self.level is None:
             self._connect(described)
         self.packets += 1
         error = described.error
         self.sink.packets.append((
-            self.capture, self.id, direction, item.frame, item.first_frame, item.offset,
+            self.capture, self.id, direction, frame, first_frame, offset,
             len(data), described.type, described.dup, described.qos, described.retain,
             described.topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
@@ -323,14 +428,12 @@ class Connection:
         if error is None and described.packet_id is None and described.type not in _JUDGED:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         if error is not None:
-            entry = self._entry(
-                direction, item.frame, item.offset, evidence_fields(described, data)
-            )
+            entry = self._entry(direction, frame, offset, evidence_fields(described, data))
             self.flags.add("malformed" if error.kind == "malformed" else "violations")
-            at = item.offset + error.offset
+            at = offset + error.offset
             self._violation(
                 direction,
-                item.frame_at(at),
+                framed.frame_at(at) if framed is not None else frame,
                 at,
                 error.kind,
                 (error.rule,) if error.rule else (),
@@ -339,8 +442,16 @@ class Connection:
             )
             return
         if self.judge is not None:
-            head = payload_head(described, data)
-            self._judge(direction, item.frame, item.offset, described, head)
+            every = described.fields
+            # what the evidence needs, without the judge's copy of the payload
+            kept: Mapping[str, Any] = (
+                {k: v for k, v in every.items() if k != "payload_hex"}
+                if "payload_hex" in every else every
+            )  # fmt: skip
+            self._judge(
+                direction, frame, offset, described.type, described.packet_id, every, kept,
+                described.payload_len, payload_head(described, data),
+            )  # fmt: skip
 
     def _connect(self, described: Described) -> None:
         fields = described.fields
@@ -354,23 +465,30 @@ class Connection:
             self.edition = _LEVELS.get(self.level) if self.level is not None else None
             if self.edition is None:
                 self.flags.add("unsupported-level")
+                self.decoder = None
+            else:
+                self.readings = readings_for(self.edition, self.config.readings)
+                self.decoder = PublishFamilyDecoder(self.edition, self.readings)
         if self.judge is not None:
             self.judge.v311 = self.edition is not Edition.V31
 
     def _judge(
-        self, direction: str, frame: int, offset: int, described: Described, head: bytes
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        kind: str,
+        packet_id: int | None,
+        fields: Mapping[str, Any],
+        shown: Mapping[str, Any],
+        payload_len: int | None,
+        head: bytes,
     ) -> None:
-        fields = described.fields
-        # what the evidence needs, without the judge's copy of the payload
-        recent = (
-            direction, frame, offset,
-            {k: v for k, v in fields.items() if k != "payload_hex"}
-            if "payload_hex" in fields else fields,
-            described.payload_len, head,
-        )  # fmt: skip
-        packet_id = described.packet_id
+        """Judge one packet: ``fields`` for the judge, ``shown`` (the same without the
+        payload) and ``head`` (:func:`.payload_head`) for the evidence."""
+        recent = (direction, frame, offset, shown, payload_len, head)
         trail: deque[Recent] | None = None
-        if packet_id is not None and described.type in _FLOW_TYPES:
+        if packet_id is not None and kind in _FLOW_TYPES:
             history = self.history
             trail = history.pop(packet_id, None)  # re-inserted last: most recent
             if trail is None:
@@ -487,3 +605,5 @@ _FLOW_TYPES = ("PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
 #: (:func:`~pubproof.pipeline.describe.payload_head`)
 Recent = tuple[str, int, int, Mapping[str, Any], int | None, bytes]
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
+_ACK_NAMES = ("", "", "", "PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
+_SYN_FIN_RST = SYN | FIN | RST

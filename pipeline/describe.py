@@ -16,9 +16,9 @@ from pubproof.model.editions import READINGS, Edition
 from pubproof.probe.control import CONTROL_TYPES
 from pubproof.probe.control import describe as describe_control
 from pubproof.probe.frames import PUBLISH_FAMILY, header_length, type_name
-from pubproof.reference.codec import NEED_DATA, Decoder
+from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
-from pubproof.reference.packets import Publish
+from pubproof.reference.packets import Packet, Publish
 
 #: payloads longer than this are represented in ``P`` by a digest (the flow judge compares
 #: messages for equality only); the evidence shows at most ``EVIDENCE_PAYLOAD`` bytes
@@ -96,39 +96,88 @@ def describe(data: bytes, edition: Edition | None, readings: Mapping[str, str] |
     )
 
 
+class PublishFamilyDecoder:
+    """Decodes whole PUBLISH, PUBACK, PUBREC, PUBREL and PUBCOMP packets of one edition
+    and readings with the codec, one at a time.
+
+    The codec's :class:`~pubproof.reference.codec.Decoder` is kept between packets: a
+    whole packet leaves it with nothing buffered, so the next one starts it afresh, as a
+    new decoder would, without resolving the readings again (which costs more than the
+    decoding). After an error (the codec's decoder keeps raising it) a new one is made."""
+
+    __slots__ = ("_decoder", "edition", "readings")
+
+    def __init__(self, edition: Edition, readings: Mapping[str, str] | None) -> None:
+        self.edition, self.readings = edition, readings
+        self._decoder = Decoder(edition=edition, readings=readings)
+
+    def decode(self, data: bytes) -> Packet | WireError:
+        """The packet ``data`` holds (exactly one, whole), or the codec's error (its offset
+        counted from the packet's first byte)."""
+        decoder = self._decoder
+        start = decoder.offset
+        decoder.feed(data)
+        try:
+            for packet in decoder:
+                if decoder.buffered:  # cannot happen (the packet is whole); start afresh
+                    self._decoder = Decoder(edition=self.edition, readings=self.readings)
+                return packet  # the codec's fast path, then its general one
+            decoder.close()  # raises IncompleteStream: the codec wants more than RL said
+            raise AssertionError("unreachable")
+        except ProtocolError as error:
+            self._decoder = Decoder(edition=self.edition, readings=self.readings)
+            at = error.offset - start if error.offset is not None else 0
+            return WireError(rule=error.rule, offset=at, message=error.message, kind=error.kind)
+
+
+def decode_publish_family(
+    data: bytes, edition: Edition, readings: Mapping[str, str] | None
+) -> Packet | WireError:
+    """:meth:`PublishFamilyDecoder.decode` with a decoder kept per edition and readings."""
+    key = (edition, None if readings is None else tuple(sorted(readings.items())))
+    decoder = _DECODERS.get(key)
+    if decoder is None:
+        decoder = _DECODERS[key] = PublishFamilyDecoder(edition, readings)
+    return decoder.decode(data)
+
+
+_DECODERS: dict[tuple[Edition, tuple[tuple[str, str], ...] | None], PublishFamilyDecoder] = {}
+
+
+def publish_p(packet: Publish) -> dict[str, Any]:
+    """``P`` of a decoded PUBLISH: what the flow judge compares (the payload as hex, or a
+    digest of it when longer than ``JUDGE_PAYLOAD`` bytes)."""
+    return {
+        "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos, "retain": packet.retain,
+        "topic": packet.topic, "packet_id": packet.packet_id,
+        "payload_hex": payload_hex(packet.payload),
+    }  # fmt: skip
+
+
+def payload_hex(payload: bytes) -> str:
+    """A payload as ``P`` holds it: hex, or a digest when longer than ``JUDGE_PAYLOAD``."""
+    if len(payload) <= JUDGE_PAYLOAD:
+        return payload.hex()
+    return "blake2b:" + hashlib.blake2b(payload, digest_size=16).hexdigest()
+
+
 def _publish_family(
     name: str, data: bytes, edition: Edition, readings: Mapping[str, str] | None
 ) -> Described:
-    decoder = Decoder(edition=edition, readings=readings)
-    decoder.feed(data)
     first = data[0]
-    is_publish = first >> 4 == 3
-    flags: dict[str, Any] = {}
-    if is_publish:
-        flags = {"dup": bool(first & 0x08), "qos": first >> 1 & 3, "retain": bool(first & 1)}
-    try:
-        packet = decoder.next_packet()
-        if packet is NEED_DATA:
-            decoder.close()  # raises IncompleteStream: the codec wants more than RL said
-            raise AssertionError("unreachable")
-    except ProtocolError as error:
-        wire = WireError(
-            rule=error.rule, offset=error.offset or 0, message=error.message, kind=error.kind
-        )
-        return Described(type=name, fields={"type": name, **flags}, error=wire, **flags)
-    if isinstance(packet, Publish):
-        payload = packet.payload
-        p = {
-            "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos, "retain": packet.retain,
-            "topic": packet.topic, "packet_id": packet.packet_id,
-            "payload_hex": payload.hex() if len(payload) <= JUDGE_PAYLOAD
-            else "blake2b:" + hashlib.blake2b(payload, digest_size=16).hexdigest(),
-        }  # fmt: skip
+    result = decode_publish_family(data, edition, readings)
+    if isinstance(result, WireError):
+        flags: dict[str, Any] = {}
+        if first >> 4 == 3:
+            flags = {"dup": bool(first & 0x08), "qos": first >> 1 & 3, "retain": bool(first & 1)}
+        return Described(type=name, fields={"type": name, **flags}, error=result, **flags)
+    if isinstance(result, Publish):
         return Described(
-            type=name, dup=packet.dup, qos=packet.qos, retain=packet.retain, topic=packet.topic,
-            packet_id=packet.packet_id, payload_len=len(payload), fields=p,
+            type=name, dup=result.dup, qos=result.qos, retain=result.retain,
+            topic=result.topic, packet_id=result.packet_id, payload_len=len(result.payload),
+            fields=publish_p(result),
         )  # fmt: skip
-    packet_id = packet.packet_id  # type: ignore[union-attr]
+    packet_id = result.packet_id
     return Described(type=name, packet_id=packet_id, fields={"type": name, "packet_id": packet_id})
 
 

@@ -114,6 +114,9 @@ class Framer:
     unparsed: dict[str, int] = field(default_factory=dict)
     items: list[Item] = field(default_factory=list)
     resyncs: int = 0
+    #: the size of the packet ``buf`` starts, once its fixed header is read (0: not yet):
+    #: until ``buf`` holds that many bytes there is nothing to cut
+    need: int = 0
 
     def hunt(self, reason: str) -> None:
         """Skip bytes until a plausible packet chain starts a segment (not once stopped)."""
@@ -128,6 +131,7 @@ class Framer:
         self.state, self.reason = "stopped", reason
 
     def _drop(self, reason: str) -> None:
+        self.need = 0
         if self.buf:
             self._unparsed(reason, len(self.buf))
             self.buf.clear()
@@ -156,7 +160,8 @@ class Framer:
             return
         self.buf += event.data
         self.chunks.append((event.offset, event.frame))
-        self._cut()
+        if len(self.buf) >= self.need:  # else the packet begun is still not whole
+            self._cut()
 
     def _whole(self, event: Data) -> None:
         """Nothing buffered: cut the packets straight out of the event's bytes (the common
@@ -199,9 +204,11 @@ class Framer:
                 self._unframable(pos, "reserved-type", f"packet type {kind} is reserved")
                 return
             if header is None:
+                self.need = 0
                 break
             size = header[0] + header[1]
             if pos + size > len(buf):
+                self.need = size  # buf will start at pos: nothing to cut before this
                 break
             offset = self.start + pos
             end = offset + size
@@ -220,6 +227,7 @@ class Framer:
             del buf[:pos]
             self.start += pos
             if not buf:
+                self.need = 0
                 chunks.clear()
             else:
                 while len(chunks) > 1 and chunks[1][0] <= self.start:

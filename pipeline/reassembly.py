@@ -120,6 +120,26 @@ class Stream:
             self._gap(self.pending[0][0] - self.next, frame)
             self._drain()
 
+    def accept(self, seq: int, payload: bytes) -> int:
+        """The common case, without an event: a whole segment (not cut by the snapshot
+        length, ``payload`` not empty) that starts exactly at the next byte, with nothing
+        buffered. Its bytes are delivered as :meth:`segment` would deliver them, and its
+        stream offset returned; the caller hands them on itself. -1, and nothing changed,
+        for any other segment (:meth:`segment` takes it)."""
+        base = self.base
+        if base is None or self.pending or (seq - base - self.next) & _MASK:
+            return -1
+        offset = self.next
+        self.captured += len(payload)
+        self.next = offset + len(payload)
+        hist = self.hist
+        hist += payload
+        if len(hist) > 2 * HISTORY:
+            drop = len(hist) - HISTORY
+            del hist[:drop]
+            self.hist_start += drop
+        return offset
+
     def _deliver(self, offset: int, payload: bytes, full: int, frame: int, whole: bool) -> None:
         end, cut_end = offset + len(payload), offset + full
         if offset < self.next:

@@ -12,13 +12,27 @@ from pubproof.pipeline.reassembly import Data, Gap
 
 
 class BufferedOnly(Framer):
-    """The framer as it was: every event through the buffer."""
+    """The framer as it was: every event through the buffer, and the buffer cut after
+    every event (``need``, the size of the packet begun, is never used to wait)."""
 
     def _whole(self, event: Data) -> None:
         self.start = event.offset
         self.buf += event.data
         self.chunks.append((event.offset, event.frame))
         self._cut()
+
+    def _cut(self) -> None:
+        super()._cut()
+        self.need = 0
+
+
+class NeedTooLarge(Framer):
+    """A mutant: believes the packet begun needs one byte more than it does."""
+
+    def _cut(self) -> None:
+        super()._cut()
+        if self.need:
+            self.need += 1
 
 
 def _rl(value: int) -> bytes:
@@ -61,3 +75,17 @@ def test_fast_path_cuts_as_the_buffer_does(
         framer.finish()
     assert fast.take() == slow.take()
     assert (fast.framed, fast.unparsed, fast.state) == (slow.framed, slow.unparsed, slow.state)
+
+
+def test_waiting_for_the_packet_begun_is_checked() -> None:
+    """The comparison above catches a framer that waits for one byte too many."""
+    packet = bytes([0x30]) + _rl(300) + b"p" * 300
+    events: list[Data | Gap] = [Data(0, packet[:100], 1, True), Data(100, packet[100:], 2, True)]
+    real, mutant, slow = Framer(), NeedTooLarge(), BufferedOnly()
+    for framer in (real, mutant, slow):
+        for event in events:
+            framer.event(event)
+        framer.finish()
+    assert real.take() == slow.take() != []
+    assert mutant.take() == []  # the packet was never cut
+    assert mutant.unparsed == {"incomplete": len(packet)}
