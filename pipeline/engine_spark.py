@@ -29,14 +29,22 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from pubproof.pipeline import spark_daemon, staging
 from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Config, Sink, Tracker
+from pubproof.pipeline.output import TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
-from pubproof.pipeline.summary import EXAMPLE_ORDER, GROUP
+from pubproof.pipeline.staging import STAGE_RUN_ROWS
+from pubproof.pipeline.summary import EXAMPLE_ORDER, GROUP, summarize
 from pubproof.pipeline.tables import SORT_KEYS, spark_schema
 
 ROW_TABLES = ("packets", "violations", "connections", "quarantine")
+#: tables of at most this many rows are merged by the driver (one core, memory bounded by
+#: :data:`MERGE_ROWS`); larger ones are sorted by Spark over the whole cluster
+DRIVER_ROWS = 2_000_000
+MERGE_ROWS = 65536  # rows a driver's merge holds (read batches, and as many to write)
+FLUSH_RECORDS = 4096  # records a task tracks between two hand-overs of rows to staging
 LOCAL_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 
 
@@ -60,6 +68,8 @@ def session(master: str = "local[*]", partitions: int | None = None) -> Any:
         # collector (the heavy work runs in the Python workers, not the JVM)
         options = " ".join((LOCAL_JAVA_OPTIONS, *class_archive_options()))
         builder = builder.config("spark.driver.extraJavaOptions", options)
+        if spark_daemon.usable(_spark_home()):
+            builder = builder.config("spark.python.daemon.module", spark_daemon.__name__)
     if partitions is None and local:
         partitions = os.cpu_count() or 1  # not 200 tiny shuffle partitions on one machine
     if partitions is not None:
@@ -67,6 +77,14 @@ def session(master: str = "local[*]", partitions: int | None = None) -> Any:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _spark_home() -> str | None:
+    """Where the JVM finds Spark (what PySpark's launcher uses: ``SPARK_HOME`` or the
+    installed package)."""
+    import pyspark
+
+    return os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
 
 
 def class_archive_options() -> list[str]:
@@ -123,15 +141,35 @@ def _partition(key: tuple[str, str, int]) -> int:
     return zlib.crc32(f"{key[0]}\x00{key[1]}".encode())
 
 
-def _connections(
-    config: Config, records: Iterable[tuple[tuple[str, str, int], Any]]
-) -> Iterator[tuple[str, tuple[Any, ...]]]:
+def _stage(
+    config: Config,
+    out: str,
+    run_rows: int,
+    partition: int,
+    records: Iterable[tuple[tuple[str, str, int], Any]],
+) -> Iterator[tuple[int, tuple[int, ...]]]:
+    """A task of the connection stage: its partition's records, sorted by (capture,
+    4-tuple, frame), streamed one 4-tuple at a time through a
+    :class:`~pubproof.pipeline.connection.Tracker`; the rows go to staged runs
+    (:mod:`pubproof.pipeline.staging`), and only the partition's row count per table
+    (in :data:`ROW_TABLES` order) goes back to the driver."""
     sink = Sink()
+    writers = [staging.RunWriter(out, table, partition, run_rows) for table in ROW_TABLES]
+    lists: list[list[tuple[Any, ...]]] = [getattr(sink, table) for table in ROW_TABLES]
+
+    def flush() -> None:
+        for writer, rows in zip(writers, lists, strict=True):
+            if rows:
+                writer.add(rows)
+                rows.clear()
+
     current: tuple[str, str] | None = None
     tracker: Tracker | None = None
-    for (capture, group, frame), value in records:
+    for done, ((capture, group, frame), value) in enumerate(records, 1):
+        if not done % FLUSH_RECORDS:
+            flush()
         if group == QUARANTINE_GROUP:
-            yield "quarantine", value
+            sink.quarantine.append(value)
             continue
         if current != (capture, group):
             if tracker is not None:
@@ -140,10 +178,10 @@ def _connections(
             tracker = Tracker(capture, config, sink)
         assert tracker is not None
         tracker.feed(frame, value)
-        yield from sink.drain()
     if tracker is not None:
         tracker.finish()
-    yield from sink.drain()
+    flush()
+    yield partition, tuple(writer.close() for writer in writers)
 
 
 def run(
@@ -155,63 +193,100 @@ def run(
     partitions: int | None = None,
     spark: Any = None,
     progress: Progress | None = None,
+    driver_rows: int | None = None,
 ) -> float:
-    """Write every table under ``out``; return Spark's start-up time in seconds."""
+    """Write every table under ``out``; return Spark's start-up time in seconds.
+
+    One Spark job runs the whole pipeline: read the splits, shuffle by 4-tuple with a
+    secondary sort, track every connection, and write each partition's rows as staged
+    sorted runs under ``out`` (:mod:`pubproof.pipeline.staging`). Then each table is
+    written from its runs: one of at most ``driver_rows`` rows (default
+    :data:`DRIVER_ROWS`) by the driver's vectorised merge into one file, a larger one by
+    Spark (read the runs, ``orderBy`` the table's key, write, all in the JVM). ``out``
+    must be on a file system the driver and every worker see at the same path (on a
+    cluster: a shared one, as for the captures themselves)."""
     started = time.monotonic()
     out = os.path.abspath(out)  # the JVM's working directory is not necessarily ours
     if spark is None:
         spark = session(master, partitions)
     startup = time.monotonic() - started
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
+    limit = DRIVER_ROWS if driver_rows is None else driver_rows
     sc = spark.sparkContext
     count = partitions or sc.defaultParallelism
     splits = [split for plan in plans for split in plan.splits]
-    problems = [("quarantine", problem_row(p)) for plan in plans for p in plan.problems]
-    rows = (
-        sc.parallelize(splits, max(1, len(splits)))
-        .flatMap(_keyed)
-        .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
-        .mapPartitions(functools.partial(_connections, config))
-    )
-    if problems:
-        rows = rows.union(sc.parallelize(problems, 1))
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    staging.remove(out)
     watcher = _Watcher(sc, progress) if progress is not None else None
     try:
-        for table in ROW_TABLES:
-            selected = rows.filter(lambda row, name=table: row[0] == name).values()
-            frame = spark.createDataFrame(selected, spark_schema(table))
-            _write(frame, SORT_KEYS[table], os.path.join(out, table), count)
-        violations = spark.read.schema(spark_schema("violations")).parquet(
-            os.path.join(out, "violations")
+        staged = (
+            sc.parallelize(splits, max(1, len(splits)))
+            .flatMap(_keyed)
+            .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
+            .mapPartitionsWithIndex(functools.partial(_stage, config, out, STAGE_RUN_ROWS))
+            .collect()
         )
-        example = F.min(F.struct(*(F.col(c) for c in EXAMPLE_ORDER))).alias("example")
-        summary = (
-            violations.groupBy(*GROUP)
-            .agg(
-                F.count(F.lit(1)).alias("count"),
-                F.countDistinct("connection").alias("connections"),
-                example,
-            )
-            .select(
-                *GROUP,
-                "count",
-                "connections",
-                *(
-                    F.col(f"example.{c}").alias(f"example_{c}")
-                    for c in ("capture", "connection", "frame", "offset", "message", "evidence")
-                ),
-            )
-        )
-        summary = spark.createDataFrame(summary.rdd, spark_schema("summary"))
-        _write(summary, SORT_KEYS["summary"], os.path.join(out, "summary"), count)
     finally:
         if watcher is not None:
             watcher.stop()
-        rows.unpersist()
+    rows = dict.fromkeys(ROW_TABLES, 0)
+    for _, counts in staged:
+        for table, n in zip(ROW_TABLES, counts, strict=True):
+            rows[table] += n
+    # the plans' own problems (a file cut short, bad magic): rows of the driver's walk
+    problems = staging.RunWriter(out, "quarantine", count, STAGE_RUN_ROWS)
+    problems.add(problem_row(p) for plan in plans for p in plan.problems)
+    rows["quarantine"] += problems.close()
+    for table in ROW_TABLES:
+        _table(spark, out, table, rows[table] <= limit, count)
+    _summary(spark, out, rows["violations"] <= limit, count)
+    staging.remove(out)
     return startup
+
+
+def _table(spark: Any, out: str, table: str, on_driver: bool, partitions: int) -> None:
+    """Write ``table`` from its staged runs: merged by the driver, or sorted by Spark."""
+    runs = staging.runs(out, table)
+    folder = os.path.join(out, table)
+    if on_driver:
+        os.makedirs(folder, exist_ok=True)
+        merge(runs, table, os.path.join(folder, "part-00000.parquet"), run_rows=MERGE_ROWS)
+        return
+    frame = spark.read.schema(spark_schema(table)).parquet(*runs)
+    _write(frame, SORT_KEYS[table], folder, partitions)
+
+
+def _summary(spark: Any, out: str, on_driver: bool, partitions: int) -> None:
+    """The summary table from the written violations: by the driver (the python engine's
+    :func:`~pubproof.pipeline.summary.summarize`) or by a Spark aggregation."""
+    if on_driver:
+        writer = TableWriter(out, "summary")
+        writer.add(summarize(rows_of(out, "violations")))
+        writer.close()
+        return
+    from pyspark.sql import functions as F
+
+    violations = spark.read.schema(spark_schema("violations")).parquet(
+        os.path.join(out, "violations")
+    )
+    example = F.min(F.struct(*(F.col(c) for c in EXAMPLE_ORDER))).alias("example")
+    summary = (
+        violations.groupBy(*GROUP)
+        .agg(
+            F.count(F.lit(1)).alias("count"),
+            F.countDistinct("connection").alias("connections"),
+            example,
+        )
+        .select(
+            *GROUP,
+            "count",
+            "connections",
+            *(
+                F.col(f"example.{c}").alias(f"example_{c}")
+                for c in ("capture", "connection", "frame", "offset", "message", "evidence")
+            ),
+        )
+    )
+    summary = spark.createDataFrame(summary.rdd, spark_schema("summary"))
+    _write(summary, SORT_KEYS["summary"], os.path.join(out, "summary"), partitions)
 
 
 def _write(frame: Any, keys: Sequence[str], path: str, partitions: int) -> None:

@@ -28,8 +28,9 @@ def clear(out: str) -> None:
             shutil.rmtree(target)
         elif os.path.exists(target):
             os.remove(target)
-    if os.path.isdir(os.path.join(out, _RUNS)):
-        shutil.rmtree(os.path.join(out, _RUNS))  # an interrupted run's scratch
+    for scratch in (_RUNS, STAGING):  # an interrupted run's scratch
+        if os.path.isdir(os.path.join(out, scratch)):
+            shutil.rmtree(os.path.join(out, scratch))
     for name in (REPORT, RECONCILIATION):
         target = os.path.join(out, name)
         if os.path.exists(target):
@@ -39,15 +40,18 @@ def clear(out: str) -> None:
 #: rows a table holds in memory before it writes them as a sorted run
 RUN_ROWS = 16384
 _RUNS = ".pubproof-runs"  # under the output directory, removed when the tables are written
+#: the Spark engine's staged rows (:mod:`pubproof.pipeline.staging`), under the output
+#: directory, removed when the tables are written
+STAGING = ".pubproof-staging"
 
 
 def write_rows(out: str, table: str, rows: Sequence[tuple[Any, ...]]) -> None:
     """Sort ``rows`` and write them as ``out/table/part-00000.parquet``."""
     os.makedirs(os.path.join(out, table), exist_ok=True)
-    _write(_sorted(table, rows), os.path.join(out, table, "part-00000.parquet"))
+    _write(sort_rows(table, rows), os.path.join(out, table, "part-00000.parquet"))
 
 
-def _sorted(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
+def sort_rows(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
     """The rows as an Arrow table in the table's order.
 
     Arrow sorts (stable, nulls first, strings by code point as Python compares them), so
@@ -97,7 +101,7 @@ class TableWriter:
         folder = os.path.join(self.out, _RUNS)
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{self.table}-{len(self.runs):06d}.parquet")
-        _write(_sorted(self.table, self.rows), path)
+        _write(sort_rows(self.table, self.rows), path)
         self.runs.append(path)
         self.count += len(self.rows)
         self.rows = []
@@ -108,7 +112,7 @@ class TableWriter:
         os.makedirs(folder, exist_ok=True)
         target = os.path.join(folder, "part-00000.parquet")
         if not self.runs:
-            _write(_sorted(self.table, self.rows), target)
+            _write(sort_rows(self.table, self.rows), target)
             return
         if self.rows:
             self._spill()

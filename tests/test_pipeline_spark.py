@@ -148,22 +148,57 @@ def test_the_composite_input_exercises_everything(python_tables: dict[str, Any])
     assert len({r["connection"] for r in python_tables["connections"]}) >= 15
 
 
+#: how a table is written from its staged runs: by the driver's merge (the default for
+#: tables of up to DRIVER_ROWS rows) or by Spark's sort (every table, when the limit is 0)
+SORTERS = {"driver-merge": None, "spark-sort": 0}
+
+
+@pytest.fixture(params=sorted(SORTERS))
+def sorter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    from pubproof.pipeline import engine_spark
+
+    limit = SORTERS[request.param]
+    if limit is not None:
+        monkeypatch.setattr(engine_spark, "DRIVER_ROWS", limit)
+    return str(request.param)
+
+
+def _jobs(spark: Any, group: str) -> int:
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
 def test_spark_equals_python_one_partition(
-    spark: Any, inputs: Path, tmp_path: Path, python_tables: dict[str, Any], python_run: Path
+    spark: Any,
+    sorter: str,
+    inputs: Path,
+    tmp_path: Path,
+    python_tables: dict[str, Any],
+    python_run: Path,
 ) -> None:
     import pyarrow.dataset as ds
 
-    outcome = run_check(tmp_path, _files(inputs), engine="spark", spark=spark, partitions=1)
+    group = f"one-partition-{sorter}"
+    spark.sparkContext.setJobGroup(group, "the test's job")
+    try:
+        outcome = run_check(tmp_path, _files(inputs), engine="spark", spark=spark, partitions=1)
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert outcome.reconciliation["ok"] is True
     assert outcome.tables == python_tables
     for table in ("packets", "violations", "connections", "quarantine", "summary"):
         a = ds.dataset(str(python_run / table), format="parquet").schema
         b = ds.dataset(str(tmp_path / "out" / table), format="parquet").schema
         assert a.remove_metadata() == b.remove_metadata(), table
+    # the staged runs are gone, and the whole pipeline was one Spark job unless Spark sorts
+    assert not any(name.startswith(".") for name in os.listdir(tmp_path / "out"))
+    if sorter == "driver-merge":
+        assert _jobs(spark, group) == 1
+    else:
+        assert _jobs(spark, group) > 5  # the pipeline, and a sort per table
 
 
 def test_spark_equals_python_many_partitions_and_splits(
-    spark: Any, inputs: Path, tmp_path: Path, python_tables: dict[str, Any]
+    spark: Any, sorter: str, inputs: Path, tmp_path: Path, python_tables: dict[str, Any]
 ) -> None:
     outcome = run_check(
         tmp_path, _files(inputs), engine="spark", spark=spark, partitions=4, split_bytes=3_000
@@ -174,7 +209,9 @@ def test_spark_equals_python_many_partitions_and_splits(
         tmp_path, _files(inputs), engine="spark", spark=spark, partitions=3, split_bytes=1_000
     )
     assert again.tables == python_tables
-    assert len(os.listdir(tmp_path / "out" / "packets")) > 1  # really written in parts
+    for table in ("packets", "violations", "connections", "summary"):  # who wrote them
+        by_spark = (tmp_path / "out" / table / "_SUCCESS").exists()  # Spark's committer
+        assert by_spark == (sorter == "spark-sort"), table
 
 
 def test_python_rerun_and_splits_are_deterministic(

@@ -1,0 +1,95 @@
+"""Staged rows: what a Spark task's Python worker writes straight to Parquet, so that no
+row travels back through the JVM as a Python object.
+
+Layout, under the output directory::
+
+    .pubproof-staging/TABLE/part-PPPPP-RRRRR.parquet    partition P's run R of TABLE
+
+Each file is a *sorted run*: at most ``run_rows`` consecutive rows of the partition's
+output, sorted on the table's key (Arrow, stable), so the driver can merge them
+(:func:`pubproof.pipeline.output.merge`) or Spark can read them all
+(``spark.read.parquet``) and sort. A file is written under a hidden temporary name
+(``.``-prefixed: Spark and Arrow skip such files) and renamed when whole, and its name
+depends only on the partition and the run's place in it: a task's rows are a function of
+its partition (the secondary sort fixes their order), so a retried or speculative attempt
+writes the same files with the same rows, and the rename makes it idempotent. On a
+cluster the output directory must be on a file system every worker and the driver see at
+the same path (the workers open the captures by path already).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from pubproof.pipeline.output import STAGING, sort_rows
+
+#: rows per sorted run a worker writes (memory per table in a worker: about one run)
+STAGE_RUN_ROWS = 65536
+
+
+def folder(out: str) -> str:
+    """The staging folder of the output directory ``out``."""
+    return os.path.join(out, STAGING)
+
+
+class RunWriter:
+    """One table's rows of one partition, in order, written as sorted runs.
+
+    Runs are cut every ``run_rows`` rows of the sequence given, whatever the sizes of the
+    :meth:`add` calls, so the same rows always give the same files."""
+
+    def __init__(self, out: str, table: str, partition: int, run_rows: int = STAGE_RUN_ROWS):
+        if run_rows < 1:
+            raise ValueError("run_rows must be positive")
+        self.directory = os.path.join(folder(out), table)
+        self.table, self.partition, self.run_rows = table, partition, run_rows
+        self.rows: list[tuple[Any, ...]] = []
+        self.runs = 0
+        self.count = 0
+
+    def add(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """More rows of the partition, in their order."""
+        self.rows.extend(rows)
+        while len(self.rows) >= self.run_rows:
+            self._spill(self.rows[: self.run_rows])
+            del self.rows[: self.run_rows]
+
+    def close(self) -> int:
+        """Write what is left; the number of rows written."""
+        if self.rows:
+            self._spill(self.rows)
+            self.rows = []
+        return self.count
+
+    def _spill(self, rows: list[tuple[Any, ...]]) -> None:
+        import pyarrow.parquet as pq
+
+        os.makedirs(self.directory, exist_ok=True)
+        name = f"part-{self.partition:05d}-{self.runs:05d}.parquet"
+        temporary = os.path.join(self.directory, f".{name}.{uuid.uuid4().hex}.tmp")
+        pq.write_table(sort_rows(self.table, rows), temporary)
+        os.replace(temporary, os.path.join(self.directory, name))  # whole, or not there
+        self.runs += 1
+        self.count += len(rows)
+
+
+def runs(out: str, table: str) -> list[str]:
+    """The staged runs of ``table``, by partition and then run (the order they were
+    made in, which a stable merge keeps for tied rows)."""
+    directory = os.path.join(folder(out), table)
+    if not os.path.isdir(directory):
+        return []
+    return sorted(
+        os.path.join(directory, name)
+        for name in os.listdir(directory)
+        if name.startswith("part-") and name.endswith(".parquet")
+    )
+
+
+def remove(out: str) -> None:
+    """Remove the staging folder (and every run in it)."""
+    shutil.rmtree(folder(out), ignore_errors=True)
