@@ -1,21 +1,29 @@
 """The Spark engine: the same per-connection code as the python engine, at scale.
 
-Stages::
+Stages (one Spark job, one action)::
 
     splits (byte ranges on record boundaries)      sc.parallelize, one task per split
       -> keyed frames ((capture, 4-tuple, frame), segment | quarantine row)   flatMap
       -> repartitionAndSortWithinPartitions: partition by (capture, 4-tuple), sort by
          (capture, 4-tuple, frame): a secondary sort, so no connection is ever gathered
          in memory (Spark's external sorter spills)
-      -> mapPartitions: stream each 4-tuple's segments, in frame order, through one
-         :class:`~pubproof.pipeline.connection.Tracker` (rows out as they are made)
-      -> one DataFrame per table -> orderBy the table's sort key -> Parquet
-      -> summary: groupBy (role, endpoint, rule, kind), the example by min(struct(...))
+      -> mapPartitionsWithIndex: stream each 4-tuple's segments, in frame order, through
+         one :class:`~pubproof.pipeline.connection.Tracker`; the rows go straight to
+         sorted Parquet runs under the output directory (:mod:`.staging`), only the row
+         counts go back to the driver
+
+then, per table, from its staged runs:
+
+    at most DRIVER_ROWS rows: the driver's vectorised merge (:func:`.output.merge`)
+    more: spark.read.parquet(runs) -> orderBy the table's sort key -> Parquet (JVM only)
+    summary: the python engine's :func:`.summary.summarize`, or for many violations
+             groupBy (role, endpoint, rule, kind) with the example by min(struct(...))
 
 Nothing depends on which task ran first or how the input was split: each tracker sees
-exactly its 4-tuple's frames in frame order, and every table is sorted on a total order.
-A shared file system (or the same local paths on every worker) is needed on a cluster:
-workers open the capture files by path.
+exactly its 4-tuple's frames in frame order, every table is sorted on a total order, and
+a retried task rewrites the same staged files. A shared file system (or the same local
+paths on every worker) is needed on a cluster: workers open the capture files by path
+and write the staged runs under the output directory, which the driver then reads.
 """
 
 from __future__ import annotations

@@ -235,3 +235,142 @@ def test_spark_is_not_imported_by_the_python_engine(inputs: Path, tmp_path: Path
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert FIN  # the builder's flags are importable for the scenarios above
+
+
+# -- staging: what the workers write ---------------------------------------------------------
+
+
+def _keyed_records(inputs: Path, split_bytes: int = 2_000) -> list[tuple[Any, Any]]:
+    """A capture's records as one Spark partition holds them (sorted by key)."""
+    from pubproof.pipeline.engine_spark import _keyed
+    from pubproof.pipeline.source import inputs as captures
+    from pubproof.pipeline.source import plans
+
+    here = os.getcwd()
+    os.chdir(inputs)
+    try:
+        planned = plans(captures(["many.pcap", "reuse.pcapng"]), split_bytes)
+        records = [r for p in planned for split in p.splits for r in _keyed(split)]
+    finally:
+        os.chdir(here)
+    return sorted(records, key=lambda record: record[0])
+
+
+def _staged(out: Path) -> dict[str, list[dict[str, Any]]]:
+    import pyarrow.parquet as pq
+
+    from pubproof.pipeline import staging
+
+    return {
+        table: [
+            row for path in staging.runs(str(out), table) for row in pq.read_table(path).to_pylist()
+        ]
+        for table in ("packets", "violations", "connections", "quarantine")
+    }
+
+
+def test_run_writer_cuts_runs_by_rows_not_by_calls(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from pubproof.pipeline import staging
+    from pubproof.pipeline.tables import sort_key
+
+    rows = [("c.pcap", n % 4, n, 1, "garbage", None, None, None, f"row {n}") for n in range(50)]
+    layouts = []
+    for name, chunk in (("one", 50), ("odd", 7), ("single", 1)):
+        writer = staging.RunWriter(str(tmp_path / name), "quarantine", 3, run_rows=16)
+        for start in range(0, len(rows), chunk):
+            writer.add(rows[start : start + chunk])
+        assert writer.close() == 50
+        paths = staging.runs(str(tmp_path / name), "quarantine")
+        runs = [pq.read_table(p).to_pylist() for p in paths]
+        for run in runs:  # each run is sorted
+            keyed = [tuple(r.values()) for r in run]
+            assert keyed == sorted(keyed, key=sort_key("quarantine"))
+        layouts.append(([os.path.basename(p) for p in paths], runs))
+    assert layouts[0] == layouts[1] == layouts[2]
+    assert layouts[0][0] == [f"part-00003-{n:05d}.parquet" for n in range(4)]  # 16+16+16+2
+    with pytest.raises(ValueError):
+        staging.RunWriter(str(tmp_path), "quarantine", 0, run_rows=0)
+
+
+def test_a_retried_task_rewrites_the_same_staged_rows(inputs: Path, tmp_path: Path) -> None:
+    from pubproof.pipeline import staging
+    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.engine_spark import ROW_TABLES, _stage
+
+    records = _keyed_records(inputs)
+    once, twice = tmp_path / "once", tmp_path / "twice"
+    ((_, counts),) = _stage(Config(), str(once), 40, 0, iter(records))
+    # a crashed attempt leaves a temporary file behind; a retry then writes everything again
+    crashed = Path(staging.folder(str(twice))) / "packets" / ".part-00000-00000.parquet.x.tmp"
+    crashed.parent.mkdir(parents=True)
+    crashed.write_bytes(b"half a file")
+    for _ in range(2):
+        ((_, again),) = _stage(Config(), str(twice), 40, 0, iter(records))
+        assert again == counts
+    assert _staged(twice) == _staged(once)
+    assert dict(zip(ROW_TABLES, counts, strict=True)) == {
+        t: len(rows) for t, rows in _staged(once).items()
+    }
+    assert sum(counts) > 100 and len(staging.runs(str(once), "packets")) > 1
+    # the negative case: an attempt that named its files differently would add its rows
+    list(_stage(Config(), str(twice), 40, 1, iter(records)))
+    assert len(_staged(twice)["packets"]) == 2 * len(_staged(once)["packets"])
+    staging.remove(str(twice))
+    assert not os.path.exists(staging.folder(str(twice)))
+
+
+# -- the worker daemon -------------------------------------------------------------------------
+
+
+def test_daemon_path_drops_only_sparks_zips() -> None:
+    from pubproof.pipeline.spark_daemon import installed_path
+
+    lib = "/opt/spark/python/lib"
+    path = [
+        "/work",
+        f"{lib}/pyspark.zip",
+        f"{lib}/py4j-0.10.9.9-src.zip",
+        "/site-packages",
+        "/elsewhere/lib/pyspark.zip.d",
+        "/mine/pyspark.zip",
+        "/x/lib/other.zip",
+    ]
+    assert installed_path(path) == [path[0], path[3], path[4], path[5], path[6]]
+
+
+def test_daemon_is_used_only_for_the_installed_pyspark(tmp_path: Path) -> None:
+    pyspark = pytest.importorskip("pyspark")
+    from pubproof.pipeline.spark_daemon import usable
+
+    assert usable(os.path.dirname(pyspark.__file__))
+    assert not usable(str(tmp_path))  # a SPARK_HOME of its own: keep its zip
+    assert not usable(None)
+
+
+def test_workers_import_the_installed_pyspark(spark: Any) -> None:
+    def where(_: int) -> str:
+        import pyspark
+
+        return str(pyspark.__file__)
+
+    (origin,) = spark.sparkContext.parallelize([0], 1).map(where).collect()
+    assert ".zip" not in origin  # (without the daemon: .../python/lib/pyspark.zip/...)
+    assert spark.conf.get("spark.python.daemon.module") == "pubproof.pipeline.spark_daemon"
+
+
+def test_daemon_preload_is_fork_safe() -> None:
+    import subprocess
+
+    from pubproof.pipeline.spark_daemon import PRELOAD
+
+    code = (
+        "import importlib, sys, threading; "
+        f"importlib.import_module({PRELOAD!r}); "
+        "assert threading.active_count() == 1, threading.enumerate(); "
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'pandas', 'numpy', "
+        "'pyspark')]; assert not heavy, heavy"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
