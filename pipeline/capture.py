@@ -160,11 +160,15 @@ class _Walker:
             return
         split_start, split_frame, split_frames = start, 1, 0
         split_state = (self.endian, self.interfaces)
+        released = pos
         while pos < self.size:
             step = self.step(pos, result)
             if step is None:
                 break
             pos, is_frame = step
+            if pos - released > RELEASE_BYTES:
+                _release(self.mm, released, min(pos, self.size))
+                released = pos
             if is_frame:
                 result.frames += 1
                 split_frames += 1
@@ -359,22 +363,45 @@ def read_frames(split: Split) -> Iterator[RawRecord | Problem]:
             yield from _read_pcapng(mm, split)
 
 
+#: bytes read between two releases of the pages behind (see :func:`_release`)
+RELEASE_BYTES = 16 * 1024 * 1024
+
+
+def _release(mm: mmap.mmap, start: int, end: int) -> None:
+    """Unmap from this process the pages of ``mm`` between ``start`` and ``end``, which
+    the reader has passed: a read-only file mapping keeps every page it touched resident
+    (counted in the process's memory) until unmapped, so without this a reader's memory
+    would grow with the file. The pages stay in the page cache; nothing is lost."""
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE  # whole pages only
+    last = end // mmap.PAGESIZE * mmap.PAGESIZE
+    if last > first and hasattr(mmap, "MADV_DONTNEED"):
+        mm.madvise(mmap.MADV_DONTNEED, first, last - first)
+
+
 def _read_pcap(mm: mmap.mmap, split: Split) -> Iterator[RawRecord]:
     unpack = struct.Struct(split.endian + "8xII").unpack_from
     linktype = split.interfaces[0].linktype
     pos, frame, end = split.start, split.first_frame, split.end
+    released = pos
     while pos < end:
         caplen, origlen = unpack(mm, pos)
         start = pos + 16
         pos = start + caplen
         yield frame, linktype, caplen, origlen, mm[start:pos]
         frame += 1
+        if pos - released > RELEASE_BYTES:
+            _release(mm, released, pos)
+            released = pos
 
 
 def _read_pcapng(mm: mmap.mmap, split: Split) -> Iterator[RawRecord | Problem]:
     endian, interfaces = split.endian, list(split.interfaces)
     pos, frame = split.start, split.first_frame
+    released = pos
     while pos < split.end:
+        if pos - released > RELEASE_BYTES:
+            _release(mm, released, pos)
+            released = pos
         header = _block_header(mm, pos, split.end, endian)
         assert not isinstance(header, str), "the plan only cuts at valid blocks"
         block_type, length, endian = header

@@ -201,6 +201,7 @@ class Connection:
         # per packet identifier, its last packets, as what their evidence is built from
         self.history: dict[int, deque[Recent]] = {}
         self.closed: str | None = None
+        self.fins: set[str] = set()  # the directions that sent a FIN
         self.flags: set[str] = set()
         self.packets = self.violations = self.tolerated = 0
         self.payload = {C2S: 0, S2C: 0}
@@ -303,14 +304,22 @@ class Connection:
             seq = segment.seq
         if segment.flags & RST:
             self.closed = "rst"
-        elif segment.flags & FIN and self.closed is None:
-            self.closed = "fin"
+        elif segment.flags & FIN:
+            self.fins.add(direction)
+            if self.closed is None:
+                self.closed = "fin"
         self.payload[direction] += len(segment.payload)
         if stream.base is None and not segment.flags & SYN and segment.payload_len:
             self.flags.add("started-mid-connection")
             self.framers[direction].hunt("mid-connection")
         stream.segment(seq, segment.payload, segment.payload_len, frame)
         self._events(direction)
+        if self.closed == "rst" or len(self.fins) == 2:
+            # both ends are done sending: the bytes delivered need not be kept to compare
+            # retransmissions with, so a closed connection holds no stream history (memory
+            # then grows with the connections open at once, not with the capture)
+            for each in self.streams.values():
+                each.forget_history()
 
     def _events(self, direction: str) -> None:
         stream, framer = self.streams[direction], self.framers[direction]

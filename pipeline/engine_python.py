@@ -16,7 +16,9 @@ from pubproof.pipeline.output import TableWriter, rows_of
 from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
 from pubproof.pipeline.summary import summarize
 
-PROGRESS_FRAMES = 65536  # frames between two progress calls (and row flushes) in a split
+#: frames between two progress calls and row flushes in a split (the rows of that many
+#: frames are what the engine holds besides the table writers' runs)
+PROGRESS_FRAMES = 16384
 ROW_TABLES = ("packets", "violations", "connections", "quarantine")
 
 

@@ -15,7 +15,8 @@ bytes in stream order as :class:`Data` and :class:`Gap` events, each byte once:
 - **mid-connection starts**: without a SYN the first segment seen defines offset 0; bytes
   that arrive later from before it are counted as ``before-start``.
 
-Memory is bounded by the window (plus the history), never by the length of the stream.
+Memory is bounded by the window (plus the history, dropped once the connection closes),
+never by the length of the stream.
 Sequence numbers are unwrapped into 64-bit stream offsets relative to the next expected
 byte, so streams longer than 4 GiB are fine.
 """
@@ -185,6 +186,13 @@ class Stream:
         self.next += length
         self.hist.clear()
         self.hist_start = self.next
+
+    def forget_history(self) -> None:
+        """Drop the bytes kept to compare retransmissions with (the connection is closing:
+        a copy of them arriving later is still counted as duplicate, not compared)."""
+        if self.hist:
+            self.hist = bytearray()
+            self.hist_start = self.next
 
     def finish(self, frame: int) -> None:
         """The connection ended: give up every hole still open."""
