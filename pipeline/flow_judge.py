@@ -25,7 +25,6 @@ a 3.1 connection was judged on Session Present as if it were 3.1.1.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,8 +128,9 @@ class _View:
         self.client_rx: dict[int | None, int] = {}
         self.broker_tx: dict[int, list[Any]] = {}  # packet id -> [sender state, message]
         self.client_tx: dict[int, int] = {}  # packet id -> sender state
-        # (type, packet id) -> what is owed, first owed first (a PUBLISH's P, else None)
-        self.owed: dict[tuple[str, int | None], deque[Mapping[str, Any] | None]] = {}
+        # (type, packet id) -> what is owed, first owed first (a PUBLISH's P, else None);
+        # a list, not a deque: it rarely holds more than one
+        self.owed: dict[tuple[str, int | None], list[Mapping[str, Any] | None]] = {}
         self.connections = 0
         self.persistent = False
         self.pending: str | None = None
@@ -140,14 +140,15 @@ class _View:
     def _owe(self, kind: str, packet_id: int | None, packet: Mapping[str, Any] | None) -> None:
         queue = self.owed.get((kind, packet_id))
         if queue is None:
-            queue = self.owed[kind, packet_id] = deque()
-        queue.append(packet)
+            self.owed[kind, packet_id] = [packet]
+        else:
+            queue.append(packet)
 
     def _pay(self, kind: str, packet_id: int | None) -> tuple[bool, Mapping[str, Any] | None]:
         queue = self.owed.get((kind, packet_id))
         if not queue:
             return False, None
-        packet = queue.popleft()
+        packet = queue.pop(0)
         if not queue:
             del self.owed[kind, packet_id]
         return True, packet
