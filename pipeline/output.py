@@ -69,10 +69,15 @@ def _arrow(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _write(data: Any, path: str) -> None:
+#: rows per Parquet row group of a sorted run: the merge reads a run a row group at a time
+#: at least, so small groups keep what it holds small
+RUN_GROUP_ROWS = 1024
+
+
+def _write(data: Any, path: str, row_group_size: int | None = None) -> None:
     import pyarrow.parquet as pq
 
-    pq.write_table(data, path)
+    pq.write_table(data, path, row_group_size=row_group_size)
 
 
 class TableWriter:
@@ -101,7 +106,7 @@ class TableWriter:
         folder = os.path.join(self.out, _RUNS)
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{self.table}-{len(self.runs):06d}.parquet")
-        _write(sort_rows(self.table, self.rows), path)
+        _write(sort_rows(self.table, self.rows), path, RUN_GROUP_ROWS)
         self.runs.append(path)
         self.count += len(self.rows)
         self.rows = []
