@@ -3,10 +3,12 @@
 Stages (one Spark job, one action)::
 
     splits (byte ranges on record boundaries)      sc.parallelize, one task per split
-      -> keyed frames ((capture, 4-tuple, frame), segment | quarantine row)   flatMap
+      -> keyed frames ((capture, 4-tuple, frame), segment | quarantine row), grouped
+         into pickled chunks of one 4-tuple's consecutive frames (:mod:`.shuffle`),
+         keyed by (capture, 4-tuple, first frame)                            flatMap
       -> repartitionAndSortWithinPartitions: partition by (capture, 4-tuple), sort by
-         (capture, 4-tuple, frame): a secondary sort, so no connection is ever gathered
-         in memory (Spark's external sorter spills)
+         (capture, 4-tuple, first frame): a secondary sort, so no connection is ever
+         gathered in memory (Spark's external sorter spills)
       -> mapPartitionsWithIndex: stream each 4-tuple's segments, in frame order, through
          one :class:`~pubproof.pipeline.connection.Tracker`; the rows go straight to
          sorted Parquet runs under the output directory (:mod:`.staging`), only the row
@@ -37,12 +39,12 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pubproof.pipeline import spark_daemon, staging
-from pubproof.pipeline.capture import Plan, Split
+from pubproof.pipeline import shuffle, spark_daemon, staging
+from pubproof.pipeline.capture import Plan
 from pubproof.pipeline.connection import Config, Sink, Tracker
 from pubproof.pipeline.output import TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
-from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
+from pubproof.pipeline.source import QUARANTINE_GROUP, problem_row
 from pubproof.pipeline.staging import STAGE_RUN_ROWS
 from pubproof.pipeline.summary import EXAMPLE_ORDER, GROUP, summarize
 from pubproof.pipeline.tables import SORT_KEYS, spark_schema
@@ -138,13 +140,7 @@ def _abandoned(path: str) -> bool:
         return False
 
 
-def _keyed(split: Split) -> Iterator[tuple[tuple[str, str, int], Any]]:
-    capture = split.capture
-    for group, frame, value in keyed_frames(split):
-        yield (capture, group, frame), value
-
-
-def _partition(key: tuple[str, str, int]) -> int:
+def _partition(key: shuffle.Key) -> int:
     # deterministic across processes (Python's str hash is salted per process)
     return zlib.crc32(f"{key[0]}\x00{key[1]}".encode())
 
@@ -154,11 +150,12 @@ def _stage(
     out: str,
     run_rows: int,
     partition: int,
-    records: Iterable[tuple[tuple[str, str, int], Any]],
+    records: Iterable[tuple[shuffle.Key, bytes]],
 ) -> Iterator[tuple[int, tuple[int, ...]]]:
-    """A task of the connection stage: its partition's records, sorted by (capture,
-    4-tuple, frame), streamed one 4-tuple at a time through a
-    :class:`~pubproof.pipeline.connection.Tracker`; the rows go to staged runs
+    """A task of the connection stage: its partition's chunks (:mod:`.shuffle`), sorted
+    by (capture, 4-tuple, first frame), unpacked and streamed one 4-tuple at a time, in
+    frame order, through a :class:`~pubproof.pipeline.connection.Tracker`; the rows go
+    to staged runs
     (:mod:`pubproof.pipeline.staging`), and only the partition's row count per table
     (in :data:`ROW_TABLES` order) goes back to the driver."""
     sink = Sink()
@@ -173,7 +170,7 @@ def _stage(
 
     current: tuple[str, str] | None = None
     tracker: Tracker | None = None
-    for done, ((capture, group, frame), value) in enumerate(records, 1):
+    for done, ((capture, group, frame), value) in enumerate(shuffle.frames(records), 1):
         if not done % FLUSH_RECORDS:
             flush()
         if group == QUARANTINE_GROUP:
@@ -227,7 +224,7 @@ def run(
     try:
         staged = (
             sc.parallelize(splits, max(1, len(splits)))
-            .flatMap(_keyed)
+            .flatMap(shuffle.chunks)
             .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
             .mapPartitionsWithIndex(functools.partial(_stage, config, out, STAGE_RUN_ROWS))
             .collect()

@@ -241,8 +241,8 @@ def test_spark_is_not_imported_by_the_python_engine(inputs: Path, tmp_path: Path
 
 
 def _keyed_records(inputs: Path, split_bytes: int = 2_000) -> list[tuple[Any, Any]]:
-    """A capture's records as one Spark partition holds them (sorted by key)."""
-    from pubproof.pipeline.engine_spark import _keyed
+    """A capture's chunks as one Spark partition holds them (sorted by key)."""
+    from pubproof.pipeline.shuffle import chunks
     from pubproof.pipeline.source import inputs as captures
     from pubproof.pipeline.source import plans
 
@@ -250,7 +250,7 @@ def _keyed_records(inputs: Path, split_bytes: int = 2_000) -> list[tuple[Any, An
     os.chdir(inputs)
     try:
         planned = plans(captures(["many.pcap", "reuse.pcapng"]), split_bytes)
-        records = [r for p in planned for split in p.splits for r in _keyed(split)]
+        records = [r for p in planned for split in p.splits for r in chunks(split, max_frames=9)]
     finally:
         os.chdir(here)
     return sorted(records, key=lambda record: record[0])
@@ -374,3 +374,65 @@ def test_daemon_preload_is_fork_safe() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+# -- the shuffle's chunks ------------------------------------------------------------------------
+
+
+def _splits(inputs: Path, split_bytes: int) -> list[Any]:
+    from pubproof.pipeline.source import inputs as captures
+    from pubproof.pipeline.source import plans
+
+    here = os.getcwd()
+    os.chdir(inputs)
+    try:
+        planned = plans(captures(["many.pcap", "reuse.pcapng", "other.pcap"]), split_bytes)
+    finally:
+        os.chdir(here)
+    return [split for plan in planned for split in plan.splits]
+
+
+@pytest.mark.parametrize(("split_bytes", "max_frames"), [(1, 1), (2_000, 3), (10**9, 10**6)])
+def test_chunks_sorted_by_key_give_every_frame_in_frame_order(
+    inputs: Path, split_bytes: int, max_frames: int
+) -> None:
+    import random
+
+    from pubproof.pipeline.shuffle import chunks, frames
+    from pubproof.pipeline.source import keyed_frames
+
+    splits = _splits(inputs, split_bytes)
+    expected = sorted(
+        ((split.capture, group, frame), value)
+        for split in splits
+        for group, frame, value in keyed_frames(split)
+    )
+    records = [r for split in splits for r in chunks(split, max_frames=max_frames)]
+    random.Random(split_bytes).shuffle(records)  # the shuffle's arrival order is anyone's
+    assert len({key for key, _ in records}) == len(records)  # keys are unique: a total order
+    assert list(frames(sorted(records, key=lambda r: r[0]))) == expected
+    if max_frames < 10**6:  # small bounds make many chunks of several frames
+        assert max_frames < len(records) < len(expected) or max_frames == 1
+
+
+def test_a_reader_holds_at_most_its_bounds(inputs: Path) -> None:
+    import pickle
+
+    from pubproof.pipeline.shuffle import chunks
+    from pubproof.pipeline.source import keyed_frames
+
+    (split,) = [s for s in _splits(inputs, 10**9) if s.capture == "many.pcap"]
+    largest = max(len(v.payload) for group, _, v in keyed_frames(split) if group)
+
+    def emitted(**bounds: int) -> list[list[Any]]:
+        return [pickle.loads(data) for _, data in chunks(split, **bounds)]
+
+    def payload(chunk: list[Any]) -> int:
+        return sum(len(value.payload) for _, value in chunk if hasattr(value, "payload"))
+
+    assert max(map(len, emitted(max_frames=5))) <= 5
+    assert max(map(len, emitted())) > 5  # the negative case: unbounded, chunks are longer
+    # a reader emits once the payload it holds reaches the bound: no chunk passes the
+    # bound by more than its last segment
+    assert max(map(payload, emitted(max_bytes=500))) < 500 + largest
+    assert max(map(payload, emitted())) >= 500 + largest
