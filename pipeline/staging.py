@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from pubproof.pipeline.output import STAGING, sort_rows
+from pubproof.pipeline.output import RUN_GROUP_ROWS, STAGING, sort_rows
 
 #: rows per sorted run a worker writes (memory per table in a worker: about one run)
 STAGE_RUN_ROWS = 65536
@@ -71,7 +71,8 @@ class RunWriter:
         os.makedirs(self.directory, exist_ok=True)
         name = f"part-{self.partition:05d}-{self.runs:05d}.parquet"
         temporary = os.path.join(self.directory, f".{name}.{uuid.uuid4().hex}.tmp")
-        pq.write_table(sort_rows(self.table, rows), temporary)
+        # small row groups: a merge reads a run a row group at a time at least
+        pq.write_table(sort_rows(self.table, rows), temporary, row_group_size=RUN_GROUP_ROWS)
         os.replace(temporary, os.path.join(self.directory, name))  # whole, or not there
         self.runs += 1
         self.count += len(rows)

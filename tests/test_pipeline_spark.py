@@ -273,6 +273,7 @@ def test_run_writer_cuts_runs_by_rows_not_by_calls(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     from pubproof.pipeline import staging
+    from pubproof.pipeline.output import RUN_GROUP_ROWS
     from pubproof.pipeline.tables import sort_key
 
     rows = [("c.pcap", n % 4, n, 1, "garbage", None, None, None, f"row {n}") for n in range(50)]
@@ -292,6 +293,13 @@ def test_run_writer_cuts_runs_by_rows_not_by_calls(tmp_path: Path) -> None:
     assert layouts[0][0] == [f"part-00003-{n:05d}.parquet" for n in range(4)]  # 16+16+16+2
     with pytest.raises(ValueError):
         staging.RunWriter(str(tmp_path), "quarantine", 0, run_rows=0)
+    # a long run is written in small row groups, so a merge holds a group per run, not a run
+    writer = staging.RunWriter(str(tmp_path / "long"), "quarantine", 0, run_rows=3000)
+    writer.add(rows * 60)
+    writer.close()
+    (long_run,) = staging.runs(str(tmp_path / "long"), "quarantine")
+    groups = pq.ParquetFile(long_run).metadata
+    assert groups.num_rows == 3000 and groups.num_row_groups == -(-3000 // RUN_GROUP_ROWS) > 1
 
 
 def test_a_retried_task_rewrites_the_same_staged_rows(inputs: Path, tmp_path: Path) -> None:
