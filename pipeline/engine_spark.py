@@ -55,6 +55,13 @@ ROW_TABLES = ("packets", "violations", "connections", "quarantine")
 DRIVER_ROWS = 2_000_000
 MERGE_ROWS = 65536  # rows a driver's merge holds (read batches, and as many to write)
 FLUSH_RECORDS = 4096  # records a task tracks between two hand-overs of rows to staging
+#: a partition's table of at most this many rows goes back to the driver to be staged,
+#: and at most INLINE_TOTAL rows per table in all (so what the driver collects is small)
+INLINE_ROWS = 1024
+INLINE_TOTAL = 65536
+#: what a task of the connection stage returns: its partition, and per table the rows it
+#: wrote and the rows it handed over
+Staged = tuple[int, tuple[tuple[int, list[tuple[Any, ...]]], ...]]
 LOCAL_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 
 
@@ -149,15 +156,16 @@ def _stage(
     config: Config,
     out: str,
     run_rows: int,
+    inline_rows: int,
     partition: int,
     records: Iterable[tuple[shuffle.Key, bytes]],
-) -> Iterator[tuple[int, tuple[int, ...]]]:
+) -> Iterator[Staged]:
     """A task of the connection stage: its partition's chunks (:mod:`.shuffle`), sorted
     by (capture, 4-tuple, first frame), unpacked and streamed one 4-tuple at a time, in
     frame order, through a :class:`~pubproof.pipeline.connection.Tracker`; the rows go
-    to staged runs
-    (:mod:`pubproof.pipeline.staging`), and only the partition's row count per table
-    (in :data:`ROW_TABLES` order) goes back to the driver."""
+    to staged runs (:mod:`pubproof.pipeline.staging`). Back to the driver go, per table
+    (in :data:`ROW_TABLES` order), the rows written and the rows handed over: those of a
+    table with at most ``inline_rows`` rows in the partition, which the driver stages."""
     sink = Sink()
     writers = [staging.RunWriter(out, table, partition, run_rows) for table in ROW_TABLES]
     lists: list[list[tuple[Any, ...]]] = [getattr(sink, table) for table in ROW_TABLES]
@@ -186,7 +194,8 @@ def _stage(
     if tracker is not None:
         tracker.finish()
     flush()
-    yield partition, tuple(writer.close() for writer in writers)
+    handed = [writer.hand_over(inline_rows) for writer in writers]
+    yield partition, tuple((w.count, rows) for w, rows in zip(writers, handed, strict=True))
 
 
 def run(
@@ -218,6 +227,7 @@ def run(
     limit = DRIVER_ROWS if driver_rows is None else driver_rows
     sc = spark.sparkContext
     count = partitions or sc.defaultParallelism
+    inline = min(INLINE_ROWS, INLINE_TOTAL // count)
     splits = [split for plan in plans for split in plan.splits]
     staging.remove(out)
     watcher = _Watcher(sc, progress) if progress is not None else None
@@ -226,16 +236,20 @@ def run(
             sc.parallelize(splits, max(1, len(splits)))
             .flatMap(shuffle.chunks)
             .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
-            .mapPartitionsWithIndex(functools.partial(_stage, config, out, STAGE_RUN_ROWS))
+            .mapPartitionsWithIndex(functools.partial(_stage, config, out, STAGE_RUN_ROWS, inline))
             .collect()
         )
     finally:
         if watcher is not None:
             watcher.stop()
     rows = dict.fromkeys(ROW_TABLES, 0)
-    for _, counts in staged:
-        for table, n in zip(ROW_TABLES, counts, strict=True):
-            rows[table] += n
+    for partition, tables in staged:
+        for table, (written, handed) in zip(ROW_TABLES, tables, strict=True):
+            if handed:  # staged here as the partition's run 0, as its worker would have
+                writer = staging.RunWriter(out, table, partition, STAGE_RUN_ROWS)
+                writer.add(handed)
+                written += writer.close()
+            rows[table] += written
     # the plans' own problems (a file cut short, bad magic): rows of the driver's walk
     problems = staging.RunWriter(out, "quarantine", count, STAGE_RUN_ROWS)
     problems.add(problem_row(p) for plan in plans for p in plan.problems)

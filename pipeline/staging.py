@@ -65,6 +65,18 @@ class RunWriter:
             self.rows = []
         return self.count
 
+    def hand_over(self, most: int) -> list[tuple[Any, ...]]:
+        """Close, except that a partition of at most ``most`` rows in all (no run written
+        yet) is not written but returned, for the driver to stage as the same run 0 with
+        :meth:`close` (a worker whose tables are all that small then never imports
+        pyarrow, which costs it most of a second); otherwise write what is left and
+        return nothing."""
+        if self.runs == 0 and len(self.rows) <= most:
+            rows, self.rows = self.rows, []
+            return rows
+        self.close()
+        return []
+
     def _spill(self, rows: list[tuple[Any, ...]]) -> None:
         import pyarrow.parquet as pq
 

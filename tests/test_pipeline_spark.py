@@ -148,18 +148,22 @@ def test_the_composite_input_exercises_everything(python_tables: dict[str, Any])
     assert len({r["connection"] for r in python_tables["connections"]}) >= 15
 
 
-#: how a table is written from its staged runs: by the driver's merge (the default for
-#: tables of up to DRIVER_ROWS rows) or by Spark's sort (every table, when the limit is 0)
-SORTERS = {"driver-merge": None, "spark-sort": 0}
+#: where the rows are staged and how a table is written from its staged runs: small
+#: partitions' rows handed to the driver and the tables merged by it (the defaults for
+#: these inputs), every row staged by the workers, or also every table sorted by Spark
+SORTERS: dict[str, dict[str, int]] = {
+    "driver-merge": {},
+    "worker-staged": {"INLINE_ROWS": 0},
+    "spark-sort": {"INLINE_ROWS": 0, "DRIVER_ROWS": 0},
+}
 
 
 @pytest.fixture(params=sorted(SORTERS))
 def sorter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     from pubproof.pipeline import engine_spark
 
-    limit = SORTERS[request.param]
-    if limit is not None:
-        monkeypatch.setattr(engine_spark, "DRIVER_ROWS", limit)
+    for name, value in SORTERS[request.param].items():
+        monkeypatch.setattr(engine_spark, name, value)
     return str(request.param)
 
 
@@ -191,7 +195,7 @@ def test_spark_equals_python_one_partition(
         assert a.remove_metadata() == b.remove_metadata(), table
     # the staged runs are gone, and the whole pipeline was one Spark job unless Spark sorts
     assert not any(name.startswith(".") for name in os.listdir(tmp_path / "out"))
-    if sorter == "driver-merge":
+    if sorter != "spark-sort":
         assert _jobs(spark, group) == 1
     else:
         assert _jobs(spark, group) > 5  # the pipeline, and a sort per table
@@ -302,6 +306,38 @@ def test_run_writer_cuts_runs_by_rows_not_by_calls(tmp_path: Path) -> None:
     assert groups.num_rows == 3000 and groups.num_row_groups == -(-3000 // RUN_GROUP_ROWS) > 1
 
 
+def test_a_small_partition_handed_over_is_staged_as_its_worker_would(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from pubproof.pipeline import staging
+
+    rows = [("c.pcap", n % 3, n, 1, "garbage", None, None, None, f"row {n}") for n in range(30)]
+
+    def files(out: Path) -> dict[str, list[dict[str, Any]]]:
+        paths = staging.runs(str(out), "quarantine")
+        return {os.path.basename(p): pq.read_table(p).to_pylist() for p in paths}
+
+    worker = staging.RunWriter(str(tmp_path / "worker"), "quarantine", 5)
+    worker.add(rows)
+    assert worker.close() == 30
+    small = staging.RunWriter(str(tmp_path / "driver"), "quarantine", 5)
+    small.add(rows)
+    handed = small.hand_over(30)
+    assert handed == rows and files(tmp_path / "driver") == {}  # nothing written
+    driver = staging.RunWriter(str(tmp_path / "driver"), "quarantine", 5)
+    driver.add(handed)
+    driver.close()
+    assert files(tmp_path / "driver") == files(tmp_path / "worker") != {}
+    # one row too many, or a run already written: the worker writes the rest itself
+    big = staging.RunWriter(str(tmp_path / "big"), "quarantine", 5)
+    big.add(rows)
+    assert big.hand_over(29) == [] and files(tmp_path / "big") == files(tmp_path / "worker")
+    spilled = staging.RunWriter(str(tmp_path / "spilled"), "quarantine", 5, run_rows=20)
+    spilled.add(rows)
+    assert spilled.hand_over(1000) == [] and spilled.count == 30
+    assert len(files(tmp_path / "spilled")) == 2
+
+
 def test_a_retried_task_rewrites_the_same_staged_rows(inputs: Path, tmp_path: Path) -> None:
     from pubproof.pipeline import staging
     from pubproof.pipeline.connection import Config
@@ -309,21 +345,22 @@ def test_a_retried_task_rewrites_the_same_staged_rows(inputs: Path, tmp_path: Pa
 
     records = _keyed_records(inputs)
     once, twice = tmp_path / "once", tmp_path / "twice"
-    ((_, counts),) = _stage(Config(), str(once), 40, 0, iter(records))
+    ((_, tables),) = _stage(Config(), str(once), 40, 0, 0, iter(records))
+    counts = [written for written, _ in tables]
     # a crashed attempt leaves a temporary file behind; a retry then writes everything again
     crashed = Path(staging.folder(str(twice))) / "packets" / ".part-00000-00000.parquet.x.tmp"
     crashed.parent.mkdir(parents=True)
     crashed.write_bytes(b"half a file")
     for _ in range(2):
-        ((_, again),) = _stage(Config(), str(twice), 40, 0, iter(records))
-        assert again == counts
+        ((_, again),) = _stage(Config(), str(twice), 40, 0, 0, iter(records))
+        assert again == tables
     assert _staged(twice) == _staged(once)
     assert dict(zip(ROW_TABLES, counts, strict=True)) == {
         t: len(rows) for t, rows in _staged(once).items()
     }
     assert sum(counts) > 100 and len(staging.runs(str(once), "packets")) > 1
     # the negative case: an attempt that named its files differently would add its rows
-    list(_stage(Config(), str(twice), 40, 1, iter(records)))
+    list(_stage(Config(), str(twice), 40, 0, 1, iter(records)))
     assert len(_staged(twice)["packets"]) == 2 * len(_staged(once)["packets"])
     staging.remove(str(twice))
     assert not os.path.exists(staging.folder(str(twice)))
