@@ -213,7 +213,9 @@ def run(
 
     One Spark job runs the whole pipeline: read the splits, shuffle by 4-tuple with a
     secondary sort, track every connection, and write each partition's rows as staged
-    sorted runs under ``out`` (:mod:`pubproof.pipeline.staging`). Then each table is
+    sorted runs under ``out`` (:mod:`pubproof.pipeline.staging`; a partition's table of
+    at most :data:`INLINE_ROWS` rows comes back and is staged by the driver, under the
+    same name). Then each table is
     written from its runs: one of at most ``driver_rows`` rows (default
     :data:`DRIVER_ROWS`) by the driver's vectorised merge into one file, a larger one by
     Spark (read the runs, ``orderBy`` the table's key, write, all in the JVM). ``out``
@@ -225,6 +227,8 @@ def run(
         spark = session(master, partitions)
     startup = time.monotonic() - started
     limit = DRIVER_ROWS if driver_rows is None else driver_rows
+    if limit < 0:
+        raise ValueError("driver_rows must be at least 0")
     sc = spark.sparkContext
     count = partitions or sc.defaultParallelism
     inline = min(INLINE_ROWS, INLINE_TOTAL // count)
@@ -255,13 +259,13 @@ def run(
     problems.add(problem_row(p) for plan in plans for p in plan.problems)
     rows["quarantine"] += problems.close()
     for table in ROW_TABLES:
-        _table(spark, out, table, rows[table] <= limit, count)
-    _summary(spark, out, rows["violations"] <= limit, count)
+        _table(spark, out, table, rows[table] <= limit)
+    _summary(spark, out, rows["violations"] <= limit)
     staging.remove(out)
     return startup
 
 
-def _table(spark: Any, out: str, table: str, on_driver: bool, partitions: int) -> None:
+def _table(spark: Any, out: str, table: str, on_driver: bool) -> None:
     """Write ``table`` from its staged runs: merged by the driver, or sorted by Spark."""
     runs = staging.runs(out, table)
     folder = os.path.join(out, table)
@@ -270,10 +274,10 @@ def _table(spark: Any, out: str, table: str, on_driver: bool, partitions: int) -
         merge(runs, table, os.path.join(folder, "part-00000.parquet"), run_rows=MERGE_ROWS)
         return
     frame = spark.read.schema(spark_schema(table)).parquet(*runs)
-    _write(frame, SORT_KEYS[table], folder, partitions)
+    _write(frame, SORT_KEYS[table], folder)
 
 
-def _summary(spark: Any, out: str, on_driver: bool, partitions: int) -> None:
+def _summary(spark: Any, out: str, on_driver: bool) -> None:
     """The summary table from the written violations: by the driver (the python engine's
     :func:`~pubproof.pipeline.summary.summarize`) or by a Spark aggregation."""
     if on_driver:
@@ -305,10 +309,10 @@ def _summary(spark: Any, out: str, on_driver: bool, partitions: int) -> None:
         )
     )
     summary = spark.createDataFrame(summary.rdd, spark_schema("summary"))
-    _write(summary, SORT_KEYS["summary"], os.path.join(out, "summary"), partitions)
+    _write(summary, SORT_KEYS["summary"], os.path.join(out, "summary"))
 
 
-def _write(frame: Any, keys: Sequence[str], path: str, partitions: int) -> None:
+def _write(frame: Any, keys: Sequence[str], path: str) -> None:
     frame.orderBy(*keys).write.mode("overwrite").parquet(path)
 
 
