@@ -14,7 +14,7 @@ Stages (one Spark job, one action)::
          sorted Parquet runs under the output directory (:mod:`.staging`), only the row
          counts go back to the driver
 
-then, per table, from its staged runs:
+then, per table, from its staged runs::
 
     at most DRIVER_ROWS rows: the driver's vectorised merge (:func:`.output.merge`)
     more: spark.read.parquet(runs) -> orderBy the table's sort key -> Parquet (JVM only)
