@@ -130,8 +130,13 @@ def class_archive_options() -> list[str]:
     except OSError:
         return []
     if os.path.exists(archive):
-        return [f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", "-Xlog:cds=off"]
-    return [f"-XX:ArchiveClassesAtExit={archive}.{os.getpid()}", "-Xlog:cds=off"]
+        return [f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", *_JVM_LOG]
+    return [f"-XX:ArchiveClassesAtExit={archive}.{os.getpid()}", *_JVM_LOG]
+
+
+#: the JVM's own warnings (an archive it cannot map, say) go to stderr, never to stdout,
+#: which ``pubproof check --json`` keeps for its JSON
+_JVM_LOG = ("-Xlog:disable", "-Xlog:all=warning:stderr", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 
 
 def _abandoned(path: str) -> bool:
