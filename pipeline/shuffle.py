@@ -39,35 +39,61 @@ def chunks(
     split: Split, *, max_frames: int = CHUNK_FRAMES, max_bytes: int = CHUNK_BYTES
 ) -> Iterator[tuple[Key, bytes]]:
     """The split's keyed frames (:func:`pubproof.pipeline.source.keyed_frames`) as
-    pickled chunks of ``[(frame, value), ...]``, keyed by their first frame."""
+    pickled chunks of one group's frames and values, keyed by their first frame."""
     capture = split.capture
-    open_chunks: dict[str, list[tuple[int, Any]]] = {}
-    frames = size = 0
+    open_chunks: dict[str, _Chunk] = {}
+    held = size = 0
     for group, frame, value in keyed_frames(split):
         chunk = open_chunks.get(group)
         if chunk is None:
-            chunk = open_chunks[group] = []
-        chunk.append((frame, value))
-        frames += 1
-        payload = getattr(value, "payload", None)
-        size += len(payload) if isinstance(payload, bytes) else 0
-        if frames >= max_frames or size >= max_bytes:
+            chunk = open_chunks[group] = ([], [])
+        chunk[0].append(frame)
+        chunk[1].append(value)
+        held += 1
+        size += len(getattr(value, "payload", b""))  # a quarantine row has none
+        if held >= max_frames or size >= max_bytes:
             yield from _emit(capture, open_chunks)
-            frames = size = 0
+            held = size = 0
     yield from _emit(capture, open_chunks)
 
 
-def _emit(
-    capture: str, open_chunks: dict[str, list[tuple[int, Any]]]
-) -> Iterator[tuple[Key, bytes]]:
-    for group, chunk in open_chunks.items():
-        yield (capture, group, chunk[0][0]), pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
+#: an open chunk: its frames, and their values
+_Chunk = tuple[list[int], list[Any]]
+
+
+def _emit(capture: str, open_chunks: dict[str, _Chunk]) -> Iterator[tuple[Key, bytes]]:
+    for group, (frames_, values) in open_chunks.items():
+        yield (capture, group, frames_[0]), _pack(frames_, values)
     open_chunks.clear()
+
+
+def _pack(frames_: list[int], values: list[Any]) -> bytes:
+    """One chunk as bytes. Named tuples (the segments) go as plain tuples with their class
+    named once: pickling a named tuple calls Python code per object (its
+    ``__getnewargs__``, then its ``__new__`` to load it), which costs more than the rest
+    of the pickling; a plain tuple is all C."""
+    kind = type(values[0])
+    if _plain(kind) and all(type(value) is kind for value in values):
+        if kind is not tuple:
+            values = [tuple(value) for value in values]
+        return pickle.dumps((kind, frames_, values), pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps((None, frames_, values), pickle.HIGHEST_PROTOCOL)
+
+
+def _plain(kind: type) -> bool:
+    """Whether a value of ``kind`` is exactly its items: a tuple or a named tuple."""
+    return kind is tuple or (issubclass(kind, tuple) and hasattr(kind, "_fields"))
 
 
 def frames(records: Iterable[tuple[Key, bytes]]) -> Iterator[tuple[Key, Any]]:
     """Chunks sorted by key, back to ``((capture, group, frame), value)`` per frame, in
     that order (the order of the frames themselves sorted by key)."""
+    make = tuple.__new__
     for (capture, group, _), data in records:
-        for frame, value in pickle.loads(data):
-            yield (capture, group, frame), value
+        kind, numbers, values = pickle.loads(data)
+        if kind is None or kind is tuple:
+            for frame, value in zip(numbers, values, strict=True):
+                yield (capture, group, frame), value
+        else:
+            for frame, value in zip(numbers, values, strict=True):
+                yield (capture, group, frame), make(kind, value)

@@ -7,8 +7,9 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from pipeline_builder import (
@@ -455,25 +456,57 @@ def test_chunks_sorted_by_key_give_every_frame_in_frame_order(
     records = [r for split in splits for r in chunks(split, max_frames=max_frames)]
     random.Random(split_bytes).shuffle(records)  # the shuffle's arrival order is anyone's
     assert len({key for key, _ in records}) == len(records)  # keys are unique: a total order
-    assert list(frames(sorted(records, key=lambda r: r[0]))) == expected
+    got = list(frames(sorted(records, key=lambda r: r[0])))
+    assert got == expected
+    assert [type(v) for _, v in got] == [type(v) for _, v in expected]  # segments stay segments
     if max_frames < 10**6:  # small bounds make many chunks of several frames
         assert max_frames < len(records) < len(expected) or max_frames == 1
 
 
-def test_a_reader_holds_at_most_its_bounds(inputs: Path) -> None:
-    import pickle
+class _Pair(NamedTuple):
+    a: int
+    b: object
 
-    from pubproof.pipeline.shuffle import chunks
+
+@dataclass(frozen=True)
+class _Box:
+    a: int
+
+
+class _Tagged(tuple[int, ...]):  # a tuple subclass that may be more than its items
+    pass
+
+
+def test_a_chunk_gives_back_its_values_whatever_they_are() -> None:
+    from pubproof.pipeline.shuffle import _pack, frames
+
+    cases: list[list[Any]] = [
+        [("x", 1), ("y", 2)],  # quarantine rows: plain tuples
+        [_Pair(1, b"p"), _Pair(2, b"")],  # segments: named tuples
+        [_Pair(1, 2), (1, 2)],  # mixed: as they are
+        [_Box(1), _Box(2)],
+        [_Tagged((1,)), _Tagged((2,))],  # pickled as they are
+    ]
+    for values in cases:
+        data = _pack([10, 11], list(values))
+        got = [v for _, v in frames([(("c", "g", 10), data)])]
+        assert got == values and [type(v) for v in got] == [type(v) for v in values]
+    keys = [k for k, _ in frames([(("c", "g", 10), _pack([10, 11], [_Box(1), _Box(2)]))])]
+    assert keys == [("c", "g", 10), ("c", "g", 11)]
+
+
+def test_a_reader_holds_at_most_its_bounds(inputs: Path) -> None:
+    from pubproof.pipeline.shuffle import chunks, frames
     from pubproof.pipeline.source import keyed_frames
 
     (split,) = [s for s in _splits(inputs, 10**9) if s.capture == "many.pcap"]
     largest = max(len(v.payload) for group, _, v in keyed_frames(split) if group)
 
     def emitted(**bounds: int) -> list[list[Any]]:
-        return [pickle.loads(data) for _, data in chunks(split, **bounds)]
+        return [[v for _, v in frames([record])] for record in chunks(split, **bounds)]
 
     def payload(chunk: list[Any]) -> int:
-        return sum(len(value.payload) for _, value in chunk if hasattr(value, "payload"))
+        return sum(len(value.payload) for value in chunk if hasattr(value, "payload"))
 
     assert max(map(len, emitted(max_frames=5))) <= 5
     assert max(map(len, emitted())) > 5  # the negative case: unbounded, chunks are longer
