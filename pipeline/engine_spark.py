@@ -234,14 +234,34 @@ def run(
     limit = DRIVER_ROWS if driver_rows is None else driver_rows
     if limit < 0:
         raise ValueError("driver_rows must be at least 0")
-    sc = spark.sparkContext
-    count = partitions or sc.defaultParallelism
+    count = partitions or spark.sparkContext.defaultParallelism
+    staging.remove(out)
+    try:
+        staged = _pipeline(spark.sparkContext, plans, config, out, count, progress)
+        rows = _stage_the_rest(out, staged, plans, count)
+        for table in ROW_TABLES:
+            _table(spark, out, table, rows[table] <= limit)
+        _summary(spark, out, rows["violations"] <= limit)
+    finally:
+        staging.remove(out)  # after a failure too: no scratch is left behind
+    return startup
+
+
+def _pipeline(
+    sc: Any,
+    plans: Sequence[Plan],
+    config: Config,
+    out: str,
+    count: int,
+    progress: Progress | None,
+) -> list[Staged]:
+    """The one Spark job: every split read, shuffled into ``count`` partitions, tracked
+    and staged; what each task returned."""
     inline = min(INLINE_ROWS, INLINE_TOTAL // count)
     splits = [split for plan in plans for split in plan.splits]
-    staging.remove(out)
     watcher = _Watcher(sc, progress) if progress is not None else None
     try:
-        staged = (
+        staged: list[Staged] = (
             sc.parallelize(splits, max(1, len(splits)))
             .flatMap(shuffle.chunks)
             .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
@@ -251,6 +271,13 @@ def run(
     finally:
         if watcher is not None:
             watcher.stop()
+    return staged
+
+
+def _stage_the_rest(
+    out: str, staged: Sequence[Staged], plans: Sequence[Plan], count: int
+) -> dict[str, int]:
+    """Stage what the tasks handed back and the plans' own problems; every table's rows."""
     rows = dict.fromkeys(ROW_TABLES, 0)
     for partition, tables in staged:
         for table, (written, handed) in zip(ROW_TABLES, tables, strict=True):
@@ -259,15 +286,12 @@ def run(
                 writer.add(handed)
                 written += writer.close()
             rows[table] += written
-    # the plans' own problems (a file cut short, bad magic): rows of the driver's walk
+    # the plans' own problems (a file cut short, bad magic): rows of the driver's walk,
+    # staged as a partition after the tasks' ones
     problems = staging.RunWriter(out, "quarantine", count, STAGE_RUN_ROWS)
     problems.add(problem_row(p) for plan in plans for p in plan.problems)
     rows["quarantine"] += problems.close()
-    for table in ROW_TABLES:
-        _table(spark, out, table, rows[table] <= limit)
-    _summary(spark, out, rows["violations"] <= limit)
-    staging.remove(out)
-    return startup
+    return rows
 
 
 def _table(spark: Any, out: str, table: str, on_driver: bool) -> None:

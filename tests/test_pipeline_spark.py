@@ -514,3 +514,26 @@ def test_a_reader_holds_at_most_its_bounds(inputs: Path) -> None:
     # bound by more than its last segment
     assert max(map(payload, emitted(max_bytes=500))) < 500 + largest
     assert max(map(payload, emitted())) >= 500 + largest
+
+
+def test_a_failed_run_leaves_no_staged_rows(
+    spark: Any, inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pubproof.pipeline import engine_spark, staging
+
+    seen: list[bool] = []
+
+    def broken(spark: Any, out: str, table: str, on_driver: bool) -> None:
+        seen.append(bool(staging.runs(out, "packets")))  # the staged rows were there
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(engine_spark, "_table", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        run_check(
+            tmp_path,
+            {"reuse.pcapng": (inputs / "reuse.pcapng").read_bytes()},
+            engine="spark",
+            spark=spark,
+        )
+    assert seen == [True]
+    assert not os.path.exists(staging.folder(str(tmp_path / "out")))
