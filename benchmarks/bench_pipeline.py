@@ -52,11 +52,20 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _children(pid: int) -> list[int]:
+    """Every child of the process, whichever of its threads started it (the JVM starts
+    Spark's Python workers from threads other than its main one)."""
+    found: list[int] = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as handle:
-            return [int(p) for p in handle.read().split()]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return []
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found += [int(p) for p in handle.read().split()]
+        except OSError:
+            continue
+    return found
 
 
 def _tree_rss(pid: int) -> int:

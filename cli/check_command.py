@@ -21,7 +21,7 @@ import sys
 
 from pubproof.codec_commands import Subcommands
 from pubproof.model.editions import Edition, ReadingError, parse_reading_assignments
-from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES
+from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, MIN_AUTO_SPLIT_BYTES
 from pubproof.pipeline.connection import Config
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.reconcile import ReconciliationError
@@ -87,9 +87,13 @@ def add_check(commands: Subcommands) -> None:
     command.add_argument(
         "--split-bytes",
         type=int,
-        default=DEFAULT_SPLIT_BYTES,
+        default=None,
         metavar="N",
-        help=f"bytes per split of a capture file (default {DEFAULT_SPLIT_BYTES})",
+        help=(
+            "bytes per split of a capture file (default: two splits per core of a local "
+            f"Spark master, at least {MIN_AUTO_SPLIT_BYTES} and at most {DEFAULT_SPLIT_BYTES}; "
+            f"{DEFAULT_SPLIT_BYTES} for a cluster and for --engine python)"
+        ),
     )
     command.add_argument("--json", action="store_true", help="print a one-line JSON summary")
     command.add_argument("--quiet", action="store_true", help="no progress on standard error")
@@ -102,7 +106,9 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         readings = parse_reading_assignments(args.reading)
     except ReadingError as error:
         command.error(str(error))
-    if args.split_bytes < 1 or (args.partitions is not None and args.partitions < 1):
+    if (args.split_bytes is not None and args.split_bytes < 1) or (
+        args.partitions is not None and args.partitions < 1
+    ):
         command.error("--split-bytes and --partitions must be positive")
     config = Config(
         ports=frozenset(args.port or [1883]),

@@ -38,6 +38,18 @@ _PACKET_BLOCKS = (_PB, _SPB, _EPB)
 #: A record longer than this is not a record: the file is garbage from here on.
 MAX_RECORD = 0x4000000  # 64 MiB, far above any real snapshot length (262,144)
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+#: the smallest split :func:`split_bytes_for` chooses (a split's task has a fixed cost)
+MIN_AUTO_SPLIT_BYTES = 4 * 1024 * 1024
+
+
+def split_bytes_for(total_bytes: int, workers: int) -> int:
+    """A split size for ``total_bytes`` of captures read by ``workers`` at once: about
+    two splits per worker (so the last split to finish is a small one), between
+    :data:`MIN_AUTO_SPLIT_BYTES` and :data:`DEFAULT_SPLIT_BYTES`.
+
+    A fixed 64 MiB left one core idle on a 77 MB capture (splits of 64 and 13 MB)."""
+    wanted = -(-total_bytes // max(1, 2 * workers))
+    return max(MIN_AUTO_SPLIT_BYTES, min(DEFAULT_SPLIT_BYTES, wanted))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES
+from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, split_bytes_for
 from pubproof.pipeline.connection import Config
 from pubproof.pipeline.output import RECONCILIATION, clear
 from pubproof.pipeline.progress import Progress
@@ -35,7 +36,7 @@ class Job:
     engine: str = "spark"
     master: str = "local[*]"
     partitions: int | None = None
-    split_bytes: int = DEFAULT_SPLIT_BYTES
+    split_bytes: int | None = None  # None: chosen by :func:`split_bytes` from the input
     config: Config = field(default_factory=Config)
 
 
@@ -51,12 +52,34 @@ class Result:
     startup_seconds: float  # Spark's session start (0 for the python engine)
 
 
+def local_cores(master: str) -> int | None:
+    """The cores an embedded master runs on (``local``, ``local[N]``, ``local[*]``,
+    ``local[N,F]``); None for a cluster, whose size is not known before it starts."""
+    match = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", master.strip())
+    if match is None:
+        return None
+    count = match.group(1)
+    if count is None:
+        return 1
+    return (os.cpu_count() or 1) if count == "*" else max(1, int(count))
+
+
+def split_bytes(job: Job, total_bytes: int) -> int:
+    """The job's split size: as given, else :data:`DEFAULT_SPLIT_BYTES` for the python
+    engine and a cluster, else two splits per local core
+    (:func:`~pubproof.pipeline.capture.split_bytes_for`)."""
+    if job.split_bytes is not None:
+        return job.split_bytes
+    cores = local_cores(job.master) if job.engine == "spark" else None
+    return DEFAULT_SPLIT_BYTES if cores is None else split_bytes_for(total_bytes, cores)
+
+
 def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> Result:
     """Run the job. Raises ``ReconciliationError`` (after writing every output, so the
     difference can be inspected) when frames or bytes do not add up."""
     started = time.monotonic()
     captures = inputs(job.paths)
-    planned = plans(captures, job.split_bytes)
+    planned = plans(captures, split_bytes(job, sum(os.path.getsize(c.path) for c in captures)))
     if progress is not None:
         progress.files = len(captures)
         progress.total_bytes = sum(p.size for p in planned)
