@@ -53,7 +53,7 @@ from pubproof.pipeline.describe import (
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.flow_judge import FlowJudge
-from pubproof.pipeline.framing import Framed, Framer, Unframable
+from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.reference.packets import Publish
 
@@ -333,16 +333,10 @@ class Connection:
 
     def _cut(self, direction: str, frame: int, offset: int, data: bytes, framer: Framer) -> None:
         """A segment's bytes, in order, with nothing buffered: its whole packets with a
-        one-byte Remaining Length straight to :meth:`_packet`, the rest to the framer (as
-        the framer's own fast path would cut them)."""
+        one-byte Remaining Length straight to :meth:`_packet` (cut as the framer's own
+        fast path cuts them, without a :class:`Framed` each), the rest to the framer."""
         size, pos = len(data), 0
-        while pos + 1 < size:
-            length = data[pos + 1]
-            if length & 0x80 or not 0 < data[pos] >> 4 < 15:
-                break  # a longer Remaining Length or a reserved type: the framer's way
-            end = pos + 2 + length
-            if end > size:
-                break
+        for end in short_packets(data):
             self._packet(direction, frame, frame, offset + pos, data[pos:end], None)
             pos = end
         framer.framed += pos

@@ -27,6 +27,7 @@ Every byte handed in is accounted for exactly once: in a packet (``framed``) or 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pubproof.pipeline.reassembly import Data, Gap
@@ -101,6 +102,24 @@ def plausible_chain(data: bytes) -> bool:
     return pos == len(data)
 
 
+def short_packets(data: bytes | bytearray) -> Iterator[int]:
+    """Where each packet ends, from the start of ``data``, while the packets are whole and
+    have a one-byte Remaining Length and a type that is not reserved (the common packet:
+    no buffering, no :func:`~pubproof.probe.frames.header_length`). The first other packet
+    ends the cut: it is for the general way (:meth:`Framer._cut`), from where this
+    stopped."""
+    size, pos = len(data), 0
+    while pos + 1 < size:
+        length = data[pos + 1]
+        if length & 0x80 or not 0 < data[pos] >> 4 < 15:
+            return  # a longer Remaining Length or a reserved type
+        end = pos + 2 + length
+        if end > size:
+            return
+        yield end
+        pos = end
+
+
 @dataclass(slots=True)
 class Framer:
     """Cut one direction into packets. Feed events in order; read the items."""
@@ -168,13 +187,7 @@ class Framer:
         case: a segment of whole packets), then buffer the rest as :meth:`_cut` would."""
         data, offset, frame = event.data, event.offset, event.frame
         size, pos, items = len(data), 0, self.items
-        while pos + 1 < size:
-            length = data[pos + 1]
-            if length & 0x80 or not 0 < data[pos] >> 4 < 15:
-                break  # a longer Remaining Length or a reserved type: the general way
-            end = pos + 2 + length
-            if end > size:
-                break
+        for end in short_packets(data):
             at = offset + pos
             items.append(Framed(at, data[pos:end], frame, frame, ((at, frame),)))
             pos = end

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from pubproof.pipeline.connection import Config, Connection, Sink, Tracker
 from pubproof.pipeline.dissect import ACK, FIN, SYN, Segment
-from pubproof.pipeline.framing import Framer
+from pubproof.pipeline.framing import Framer, short_packets
 from pubproof.pipeline.reassembly import Data, Stream
 from pubproof.pipeline.source import QUARANTINE_GROUP, inputs, keyed_frames, plans
 from pubproof.pipeline.synth import SynthConfig, generate
@@ -276,13 +276,7 @@ def _mutant_cut_uncounted(
 ) -> None:
     """Cuts a segment's whole packets but does not count their bytes as framed."""
     size, pos = len(data), 0
-    while pos + 1 < size:
-        length = data[pos + 1]
-        if length & 0x80 or not 0 < data[pos] >> 4 < 15:
-            break
-        end = pos + 2 + length
-        if end > size:
-            break
+    for end in short_packets(data):
         self._packet(direction, frame, frame, offset + pos, data[pos:end], None)
         pos = end
     if pos < size:
