@@ -45,6 +45,23 @@ from pubproof.probe.findings import Finding, tolerated, violation
 from pubproof.probe.judge_link import describe, same_message
 
 _FORWARD_DUP = "MQTT-3.3.1-3"
+#: a rule of the view's "broker" that binds a Server, and the same rule for a Client: the
+#: view that judges the client takes it for the broker. [MQTT-2.3.1-4] "The same
+#: conditions apply to a Server when it sends a PUBLISH with QoS >0" (those of
+#: [MQTT-2.3.1-2]: "Each time a Client sends a new packet of one of these types it MUST
+#: assign it a currently unused Packet Identifier")
+_SERVER_TO_CLIENT_RULE = {"MQTT-2.3.1-4": "MQTT-2.3.1-2"}
+
+
+def about_client(finding: Finding) -> Finding:
+    """A finding of the roles-swapped view, which judges the client as if it were the
+    broker, with the Server's rule ids replaced by the Client's (each id once)."""
+    if not any(rule in _SERVER_TO_CLIENT_RULE for rule in finding.rules):
+        return finding
+    rules = tuple(dict.fromkeys(_SERVER_TO_CLIENT_RULE.get(r, r) for r in finding.rules))
+    return Finding(finding.verdict, rules, finding.message)
+
+
 SERVER, CLIENT = "server", "client"
 _METHOD = Method.B  # LinkJudge's SessionModel default
 
@@ -399,7 +416,7 @@ class FlowJudge:
             self.of_server.to_broker(kind, fields)
             self.of_client.from_broker(kind, fields, self.v311, found)
             # [MQTT-3.3.1-3] binds a forwarding server only: never a finding about a client
-            return [f for f in found if _FORWARD_DUP not in f.rules] if found else found
+            return [about_client(f) for f in found if _FORWARD_DUP not in f.rules]
         self.of_server.from_broker(kind, fields, self.v311, found)
         self.of_client.to_broker(kind, fields)
         if found and self.clean_session is not True:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pubproof.pipeline.flow_judge import about_client
 from pubproof.probe.findings import Finding
 from pubproof.probe.judge_link import LinkJudge
 
@@ -78,5 +79,5 @@ class ConnectionJudge:
                     name == CLIENT or self.clean_session is not True
                 ):
                     continue
-                found.append(finding)
+                found.append(about_client(finding) if name == CLIENT else finding)
         return found

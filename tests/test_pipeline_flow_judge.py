@@ -140,6 +140,7 @@ def test_finds_each_kind_of_flow_fault() -> None:
         ("s2c", _pub(1, qos=2, topic="b")),  # a new message on an identifier in use
         ("s2c", {"type": "PUBREL", "packet_id": 1}),  # before the client's PUBREC
         ("c2s", _pub(2, dup=True)),  # DUP 1 from a client: [MQTT-3.3.1-3] is a server's
+        ("c2s", _pub(2, topic="b")),  # the client's new message on an identifier in use
     )
     assert results[2] == [
         ("tolerated", ("MQTT-3.3.4-1",), "server: PUBACK 9: PUBACK for an identifier not "
@@ -148,6 +149,9 @@ def test_finds_each_kind_of_flow_fault() -> None:
     assert [r[1] for r in results[4]] == [("MQTT-2.3.1-4", "MQTT-2.3.1-2")]
     assert results[5][0][:2] == ("violation", ("MQTT-4.3.3-1",))
     assert results[6] == []
+    # the same fault by the client is judged by the Client's rule, not the Server's
+    assert [r[1] for r in results[7]] == [("MQTT-2.3.1-2",)]
+    assert "client: PUBLISH" in results[7][0][2]
 
 
 def test_the_edition_reaches_the_judge_after_construction() -> None:
