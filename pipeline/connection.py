@@ -39,6 +39,7 @@ from typing import Any
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
+from pubproof.pipeline.close_judge import CloseJudge, Seen
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
     Described,
@@ -55,6 +56,7 @@ from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.flow_judge import FlowJudge
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
+from pubproof.probe.frames import type_name
 from pubproof.reference.packets import Publish
 
 HOLD_SEGMENTS = 64
@@ -202,6 +204,9 @@ class Connection:
         self.history: dict[int, deque[Recent]] = {}
         self.closed: str | None = None
         self.fins: set[str] = set()  # the directions that sent a FIN
+        # [MQTT-4.8.0-1]: set at the first packet the model rejects (None until then)
+        self.closing: CloseJudge | None = None
+        self.pings = {C2S: 0, S2C: 0}  # PINGREQs sent c2s, PINGRESPs sent s2c, and so on
         self.flags: set[str] = set()
         self.packets = self.violations = self.tolerated = 0
         self.payload = {C2S: 0, S2C: 0}
@@ -381,6 +386,10 @@ class Connection:
         """One whole packet: ``frame`` carried its last byte, ``first_frame`` its first;
         ``framed`` tells which frame carried each byte (None: all were in ``frame``)."""
         kind = data[0] >> 4
+        if self.closing is not None:  # after a rejected packet: did its receiver read on?
+            seen = Seen(direction=direction, frame=frame, offset=offset,
+                        fields={"type": type_name(data[0])})  # fmt: skip
+            self.closing.packet(seen, data)
         decoder = self.decoder
         if self.FAST and 3 <= kind <= 7 and decoder is not None:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
@@ -418,6 +427,8 @@ class Connection:
                 return
         edition = self.edition
         described = describe(data, edition, self.readings if edition is not None else None)
+        if kind == 12 or kind == 13:  # PINGREQ, PINGRESP: [MQTT-4.8.0-1] evidence
+            self.pings[direction] += 1
         if described.type == "CONNECT" and direction == C2S and self.level is None:
             self._connect(described)
         self.packets += 1
@@ -431,8 +442,12 @@ class Connection:
         if error is None and described.packet_id is None and described.type not in _JUDGED:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         if error is not None:
-            entry = self._entry(direction, frame, offset, evidence_fields(described, data))
+            shown = evidence_fields(described, data)
+            entry = self._entry(direction, frame, offset, shown)
             self.flags.add("malformed" if error.kind == "malformed" else "violations")
+            if 3 <= kind <= 7 and edition is not None and self.judge is not None:
+                self._offence(Seen(direction=direction, frame=frame, offset=offset,
+                                   fields=shown), data, edition)  # fmt: skip
             at = offset + error.offset
             self._violation(
                 direction,
@@ -455,6 +470,42 @@ class Connection:
                 direction, frame, offset, described.type, described.packet_id, every, kept,
                 described.payload_len, payload_head(described, data),
             )  # fmt: skip
+
+    def _offence(self, seen: Seen, data: bytes, edition: Edition) -> None:
+        """A PUBLISH-family packet the codec rejected: from now on, watch whether its
+        receiver reads on (:mod:`.close_judge`)."""
+        assert self.judge is not None
+        receiver = S2C if seen.direction == C2S else C2S
+        # the answers its receiver owed before it: the view that takes the receiver for
+        # the broker keeps them, and the PINGREQs sent minus the PINGRESPs answered
+        view = self.judge.of_server if receiver == S2C else self.judge.of_client
+        owed = [key for key, queue in view.owed.items() for _ in queue]
+        pings = self.pings[seen.direction] - self.pings[receiver]
+        owed += [("PINGRESP", None)] * max(0, pings)
+        if self.closing is None:
+            self.closing = CloseJudge()
+        self.closing.offence(seen, data, edition, self.readings, owed)
+
+    def _closing_findings(self) -> None:
+        """At the end: a receiver that read on after a packet the model rejects."""
+        if self.closing is None or "gaps" in self.flags:
+            return  # lost frames could have held the answer's cause or the close
+        for offence, finding in self.closing.findings():
+            assert offence.answered is not None
+            shown = dict.fromkeys((offence.packet, *offence.answered))  # each packet once
+            evidence = [self._entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown]
+            answer = offence.answered[1]
+            if finding.verdict != "tolerated":
+                self.flags.add("violations")
+            self._violation(
+                answer.direction,
+                answer.frame,
+                answer.offset,
+                finding.verdict,
+                finding.rules,
+                finding.message,
+                evidence,
+            )
 
     def _connect(self, described: Described) -> None:
         fields = described.fields
@@ -571,6 +622,7 @@ class Connection:
             self.streams[direction].finish(self.last_frame)
             self._events(direction)
             self.framers[direction].finish()
+        self._closing_findings()
         self.sink.connections.append(self._row())
 
     def _row(self) -> tuple[Any, ...]:
