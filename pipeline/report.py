@@ -3,7 +3,9 @@ rule with an inline SVG bar chart, the first example of each rule as a decoded p
 trace, the reconciliation, and an overview of the connections.
 
 Everything is read back from the written tables, so the page shows what the files hold.
-Rule titles come from the registry (:data:`pubproof.model.rules.RULES`) where it has them.
+Each rule id's title is what the project's registries say of it
+(:func:`pubproof.model.titles.title`: the rule registry, then the normative index, then the
+flow tables); the cell's tooltip names which one.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 from html import escape
 from typing import Any
 
-from pubproof.model.rules import RULES
+from pubproof.model.titles import title
 from pubproof.pipeline.output import REPORT, read
 
 MAX_CONNECTIONS = 200
@@ -31,13 +33,20 @@ code, .hex { font-family: ui-monospace, monospace; font-size: 12px; }
 _KIND_COLOURS = {"malformed": "#c0392b", "violation": "#e67e22", "tolerated": "#c9a400"}
 
 
-def _title(rule: str | None) -> str:
+#: the title of an id that no registry holds (the report says so rather than guess)
+NO_STATEMENT = (
+    "(no statement for this id in the rule registry, the normative index or the flow tables)"
+)
+
+
+def _title(rule: str | None) -> tuple[str, str]:
+    """The title of ``rule`` in the rule table, and where it comes from."""
     if rule is None:
-        return "(no rule id: a control packet the model does not cover)"
-    try:
-        return RULES.by_id(rule).title
-    except KeyError:
-        return ""
+        return "(no rule id: a control packet the model does not cover)", ""
+    found = title(rule)
+    if found is None:
+        return NO_STATEMENT, ""
+    return found.text, f"from {found.source.value}"
 
 
 def write_report(out: str, reconciliation: dict[str, Any]) -> str:
@@ -118,10 +127,16 @@ def _chart(ordered: list[tuple[tuple[str | None, str], int]]) -> str:
 def _rule_table(ordered: list[tuple[tuple[str | None, str], int]]) -> str:
     rows = "".join(
         f'<tr class="{escape(kind)}"><td><code>{escape(rule or "-")}</code></td>'
-        f"<td>{escape(kind)}</td><td class=n>{count:,}</td><td>{escape(_title(rule))}</td></tr>"
+        f"<td>{escape(kind)}</td><td class=n>{count:,}</td>{_title_cell(rule)}</tr>"
         for (rule, kind), count in ordered
     )
     return f"<table><tr><th>rule</th><th>kind</th><th>count</th><th>title</th></tr>{rows}</table>"
+
+
+def _title_cell(rule: str | None) -> str:
+    text, source = _title(rule)
+    tip = f' title="{escape(source)}"' if source else ""
+    return f"<td{tip}>{escape(text)}</td>"
 
 
 def _summary_table(summary: list[dict[str, Any]]) -> str:

@@ -1,0 +1,265 @@
+"""report.html gives every rule id a report can show its title from the project's
+registries (the rule registry, the packaged normative index, the flow tables), never a
+blank cell; a mutant that looks in the rule registry only is caught."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable, Iterator, Sequence
+from html.parser import HTMLParser
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pubproof.main import main
+from pubproof.model import flows, normative_index
+from pubproof.model.editions import Edition
+from pubproof.model.rules import RULES
+from pubproof.model.titles import Source, Title, title
+from pubproof.pipeline import report
+
+from conftest import ROOT
+
+SAMPLE = ROOT / "samples" / "mqtt-sample.pcapng"
+_ID = re.compile(r"MQTT-\d+(?:\.\d+)+-\d+|PP(?:31|311)?-[A-Za-z0-9.-]+")
+#: modules that put rule ids into the violations table besides the codec (whose ids are
+#: the registry's): every literal id in their source is one a report can show
+_CITING = (
+    "pubproof.probe.judge_link",  # the judge the pipeline's flow judge is tested equal to
+    "pubproof.model.session",  # the receivers inside that judge
+)
+#: ids cited by a judge that no registry of the project holds (the report says so)
+GAPS = {"MQTT-3.2.2-2"}
+
+
+def _literal_ids(module: str) -> set[str]:
+    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _ID.fullmatch(node.value)
+    }
+
+
+def _pipeline_modules() -> Iterator[str]:
+    import pubproof.pipeline as pipeline
+
+    for info in pkgutil.iter_modules(pipeline.__path__):
+        yield f"pubproof.pipeline.{info.name}"
+
+
+def citable_ids() -> set[str]:
+    """Every rule id the codec, the wire rules, the control-packet describer and the flow
+    judges can put in a violation row."""
+    ids: set[str] = set()
+    for edition in Edition:
+        ids.update(RULES.ids(edition))  # the codec's errors and the framer's wire rules
+    for rule in RULES.values():
+        ids.update(rule.also)
+    steps = [
+        *flows.SENDER.values(),
+        *flows.RECEIVER_COMMON.values(),
+        *(step for table in flows.RECEIVER_METHOD.values() for step in table.values()),
+    ]
+    undefined = [*flows.UNDEFINED_SENDER.values(), *flows.UNDEFINED_RECEIVER.values()]
+    for cited in (*(step.rules for step in steps), *(u.rules for u in undefined)):
+        ids.update(cited)
+    for module in (*_pipeline_modules(), *_CITING):
+        ids.update(_literal_ids(module))
+    return ids
+
+
+class _Tables(HTMLParser):
+    """Each ``<table>`` of a page as rows of (text, attributes) cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[tuple[str, dict[str, str | None]]]]] = []
+        self._cell: list[str] | None = None
+        self._attrs: dict[str, str | None] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell, self._attrs = [], dict(attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append(("".join(self._cell), self._attrs))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def rule_titles(page: str) -> dict[str, tuple[str, str | None]]:
+    """The findings-per-rule table of a page: rule id -> (title, the title cell's tooltip)."""
+    parser = _Tables()
+    parser.feed(page)
+    for rows in parser.tables:
+        head = [text for text, _ in rows[0]]
+        if head == ["rule", "kind", "count", "title"]:
+            return {row[0][0]: (row[3][0], row[3][1].get("title")) for row in rows[1:]}
+    raise AssertionError("the page has no findings-per-rule table")
+
+
+def _summary_row(rule: str | None, frame: int) -> dict[str, Any]:
+    return {
+        "role": "client", "endpoint": "crafted-1", "rule": rule, "kind": "violation",
+        "count": 1, "connections": 1, "example_capture": "c.pcapng",
+        "example_connection": "tcp 1", "example_frame": frame, "example_offset": 0,
+        "example_message": "m", "example_evidence": "[]",
+    }  # fmt: skip
+
+
+def _page(ids: Sequence[str | None]) -> str:
+    summary = [_summary_row(rule, frame) for frame, rule in enumerate(ids)]
+    reconciliation = {"captures": 1, "frames_in": 0, "connections": 0, "packets": 0, "ok": True}
+    return report.render(summary, [], reconciliation)
+
+
+def untitled(ids: set[str]) -> set[str]:
+    """The ids whose title cell in a page listing them all is empty, or says that no
+    registry holds them."""
+    shown = rule_titles(_page(sorted(ids)))
+    assert set(shown) == ids
+    return {rule for rule, (text, _) in shown.items() if not text.strip()} | {
+        rule for rule, (text, _) in shown.items() if text == report.NO_STATEMENT
+    }
+
+
+def test_the_ids_a_report_can_show_include_the_flow_rules() -> None:
+    ids = citable_ids()
+    flow_ids = {"MQTT-4.3.2-1", "MQTT-4.3.3-1", "MQTT-2.3.1-2", "MQTT-3.3.4-1", "MQTT-4.4.0-1"}
+    judge_only = {"MQTT-3.3.1-3", "MQTT-2.3.1-4", "MQTT-3.2.2-2", "MQTT-3.1.2-4"}
+    assert flow_ids | judge_only <= ids
+    assert "PP-scope-packet-type" in ids and "PP31-2.1-reserved-type" in ids
+
+
+def test_every_id_a_report_can_show_has_a_title() -> None:
+    ids = citable_ids()
+    assert untitled(ids) == GAPS
+    shown = rule_titles(_page(sorted(ids)))
+    for rule in ids - GAPS:
+        text, tooltip = shown[rule]
+        assert text and tooltip and tooltip.startswith("from the "), rule
+    text, tooltip = shown["MQTT-3.2.2-2"]
+    assert text == report.NO_STATEMENT and tooltip is None
+
+
+def test_a_control_packet_without_a_rule_id_is_named_so() -> None:
+    text, _ = rule_titles(_page([None]))["-"]
+    assert "control packet" in text
+
+
+def _registry_only(rule_id: str) -> Title | None:
+    try:
+        return Title(text=RULES.by_id(rule_id).title, source=Source.REGISTRY)
+    except KeyError:
+        return None
+
+
+@pytest.mark.parametrize(
+    "mutant", [_registry_only, lambda rule_id: None], ids=["registry-only", "no-titles"]
+)
+def test_a_report_with_titles_from_the_registry_only_is_caught(
+    monkeypatch: pytest.MonkeyPatch, mutant: Callable[[str], Title | None]
+) -> None:
+    monkeypatch.setattr(report, "title", mutant)
+    missing = untitled(citable_ids())
+    assert {"MQTT-4.3.2-1", "MQTT-4.3.3-1", "MQTT-2.3.1-2", "MQTT-3.3.1-3"} <= missing
+
+
+def test_titles_come_from_the_first_registry_that_holds_the_id() -> None:
+    # the rule registry first: a codec error's id
+    assert title("MQTT-3.3.1-4") == Title(
+        text=RULES.by_id("MQTT-3.3.1-4").title, source=Source.REGISTRY
+    )
+    assert title("PP31-2.1-qos-reserved") == title("MQTT-3.3.1-4")
+    # then the normative index: a flow rule's paraphrase
+    entry = normative_index.table_a()["MQTT-4.3.2-1"]
+    assert title("MQTT-4.3.2-1") == Title(text=entry.paraphrase, source=Source.INDEX)
+    assert entry.paraphrase.startswith("QoS 1:")
+    # then the flow tables' own words: MQTT-3.1.2-6 is in neither (every state, both ends)
+    assert title("MQTT-3.1.2-6") == Title(
+        text="reconnected, clean session -> free", source=Source.FLOWS
+    )
+    assert title("MQTT-3.2.2-2") is None
+    assert title("MQTT-9.9.9-9") is None
+
+
+def test_flow_table_titles_read_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An id only the flow tables hold reads as their entries: a defined step with its
+    actions and next state, and an undefined input with its note and verdict."""
+    monkeypatch.setattr("pubproof.model.titles.table_a", lambda: {})
+    pubrec = title("MQTT-4.3.3-1")
+    assert pubrec is not None and pubrec.source is Source.FLOWS
+    assert "PUBREC received: send PUBREL -> await PUBCOMP" in pubrec.text.split("; ")
+    assert "PUBLISH QoS 1 received: a QoS 1 PUBLISH on an identifier" in pubrec.text
+    assert pubrec.text.count("PUBREC received: send PUBREL -> await PUBCOMP") == 1
+
+
+def test_the_sample_capture_report_titles_every_rule(tmp_path: Path) -> None:
+    out = tmp_path / "check"
+    assert main(["check", str(SAMPLE), "--out", str(out), "--engine", "python", "--quiet"]) == 0
+    shown = rule_titles((out / "report.html").read_text(encoding="utf-8"))
+    assert "MQTT-4.3.3-1" in shown  # a flow judge's finding
+    assert all(text and text != report.NO_STATEMENT for text, _ in shown.values()), shown
+
+
+# -- the packaged normative index ---------------------------------------------------------
+
+
+def _packaged() -> str:
+    files = resources.files("pubproof.model.texts")
+    return (files / normative_index.FILE).read_text(encoding="utf-8")
+
+
+def test_the_packaged_index_is_the_shared_index_unchanged() -> None:
+    first, rest = _packaged().split("\n", 1)
+    recorded = re.search(r"sha256 of the original: ([0-9a-f]{64})", first)
+    assert recorded is not None
+    assert hashlib.sha256(rest.encode("utf-8")).hexdigest() == recorded.group(1)
+    docs_copy = (ROOT / "docs" / "data" / "normative-index.md").read_text(encoding="utf-8")
+    assert docs_copy.split("\n", 1)[1] == rest
+    shared = ROOT.parent / "shared" / "spec" / "normative-index.md"
+    if shared.exists():
+        assert shared.read_text(encoding="utf-8") == rest
+
+
+def test_table_a_is_read_whole() -> None:
+    table = normative_index.table_a()
+    # "All 57 ids below" of Table A, and the 4 related 3.1.1 ids listed after it
+    assert len(table) == 61
+    assert table["MQTT-3.1.2-4"].section == "3.1.2.4"
+    assert table["MQTT-2.3.1-2"].binds == "Client"
+    assert all(rule_id.startswith("MQTT-") and e.paraphrase for rule_id, e in table.items())
+    assert "MQTT-4.3.2-1" in table and table["MQTT-4.3.2-1"].strength == "MUST"
+
+
+def test_a_malformed_index_is_refused() -> None:
+    text = _packaged()
+    row = next(line for line in text.splitlines() if line.startswith("| MQTT-4.3.2-1 |"))
+    twice = text.replace(row, f"{row}\n{row}", 1)
+    clash = re.escape("MQTT-4.3.2-1 has two rows")
+    with pytest.raises(normative_index.MalformedIndex, match=clash):
+        normative_index.parse(twice)
+    with pytest.raises(normative_index.MalformedIndex, match="Table A"):
+        normative_index.parse(text.replace("## Table A", "## Table Z"))
+    # Table B (MQTT 5.0) repeats 3.1.1 ids with other meanings: read past it, they clash
+    past_b = text.replace("## Table B", "## Table Y").replace("## Notes", "## Table B")
+    with pytest.raises(normative_index.MalformedIndex, match="two rows"):
+        normative_index.parse(past_b)
