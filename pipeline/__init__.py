@@ -1,7 +1,8 @@
 """pubproof.pipeline: captured MQTT traffic checked against the model, at scale (PySpark).
 
 ``pubproof check CAPTURE_OR_DIR... --out DIR`` (:mod:`pubproof.check_command`) runs
-:func:`pubproof.pipeline.run.check`. The stages, each a module with one job:
+:func:`pubproof.pipeline.run.check` (:mod:`.run`: plan, run an engine, write and
+reconcile). The stages, each a module with one job:
 
 - :mod:`.capture`: pcap/pcapng readers; the driver's header walk plans byte-range splits
   on record boundaries, workers read their ranges (frames numbered as tshark does);
@@ -13,12 +14,38 @@
   after gaps), :mod:`.describe` (the codec, control packets) and :mod:`.flow_judge` (the
   flow tables, both ends; it finds what :mod:`.judge`, two
   :class:`pubproof.probe.judge_link.LinkJudge`, finds, at a fraction of the cost);
-- :mod:`.engine_python` (one process) and :mod:`.engine_spark` (secondary sort by
-  (capture, 4-tuple, frame), the same trackers in ``mapPartitions``);
+- :mod:`.engine_python` (one process, no Spark imported) and :mod:`.engine_spark` (one
+  Spark job: a secondary sort by (capture, 4-tuple, frame), the same trackers in
+  ``mapPartitionsWithIndex``), with its helpers:
+
+  - :mod:`.shuffle`: what the job shuffles: a 4-tuple's consecutive frames in chunks,
+    pickled once by the C pickler, keyed by their first frame so that sorting the chunks
+    gives the frames in frame order;
+  - :mod:`.staging`: the workers' rows written straight to sorted Parquet runs under the
+    output directory, named by partition and run so a retried task rewrites the same files;
+  - :mod:`.spark_daemon`: the Python worker daemon of a local master, which imports the
+    installed PySpark (compiled once) instead of Spark's ``pyspark.zip`` and preloads the
+    pipeline's task code before it forks;
+
 - :mod:`.tables` (columns and sort orders), :mod:`.output` (Parquet; the python engine
-  streams rows into sorted runs merged at the end), :mod:`.summary`,
-  :mod:`.reconcile` (nothing lost: frames and bytes), :mod:`.report` (HTML),
-  :mod:`.progress`.
+  streams rows into sorted runs merged at the end), :mod:`.summary` (per implementation
+  endpoint and rule: the count and the first example, chosen by (capture, frame, offset),
+  never by which worker saw it first), :mod:`.reconcile` (nothing lost: frames and bytes),
+  :mod:`.report` (HTML, rule titles from the project's registries), :mod:`.progress`
+  (files, bytes, frames and the rate on standard error).
+
+Test and benchmark inputs whose right answer is known (not used by ``pubproof check``):
+
+- :mod:`.pcapwrite`: byte-correct pcap and pcapng writers of TCP traffic (TCP connections
+  with sequence numbers, IPv4/IPv6 and link framing, snapshot lengths), which tshark reads;
+- :mod:`.synth`: a deterministic generator of large captures of many interleaved MQTT
+  3.1.1 connections (``python -m pubproof.pipeline.synth``), with what a capture of real
+  TCP shows (cut packets, retransmissions, reordering, IPv6), and the expected counts
+  beside it in ``OUT.expected.json``;
+- :mod:`.synth_faults`: the wire and flow faults the generator injects, their rule ids
+  taken from the codec and :func:`pubproof.model.replay.replay`, never written by hand;
+- :mod:`.synth_check`: compares a check's ``violations`` (and ``packets``, reconciliation)
+  with the expected file and lists every disagreement.
 
 Layers: the pipeline imports the model, the reference codec and the probe's framing and
 judging helpers; nothing imports the pipeline but the command line.
