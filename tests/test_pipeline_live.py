@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from test_probe_live import MOSQUITTO, free_port, run_broker
+from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
 from tshark_decode import Pdu, mqtt_pdus, preferences, tshark
 
 from pubproof.model.editions import Edition
@@ -195,8 +195,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recording]:
     assert MOSQUITTO is not None, "mosquitto is not installed (scripts/system-deps installs it)"
     folder = tmp_path_factory.mktemp("live")
     port = free_port()
-    config = folder / "mosquitto.conf"
-    config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    config = mosquitto_config(folder, port)
     path = folder / "live.pcapng"
     for _ in run_broker([MOSQUITTO, "-c", str(config)], port, folder / "mosquitto.log"):
         capture = start_capture(path, port)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
 
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition
@@ -29,46 +28,9 @@ from pubproof.probe.control import describe
 from pubproof.probe.frames import PUBLISH_FAMILY, header_length
 from pubproof.probe.judge_wire import expectation
 
-SBIN = Path("/usr/sbin/mosquitto")  # Debian installs the broker outside a user's PATH
-MOSQUITTO = shutil.which("mosquitto") or (str(SBIN) if SBIN.exists() else None)
 #: a run of the whole catalog must end well within this (the issue: ~30 s for mosquitto)
 RUN_BOUND = 60.0
 P_KEYS = ("type", "dup", "qos", "retain", "topic", "packet_id", "payload_hex")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_listening(port: int, process: subprocess.Popen[bytes], seconds: float = 20.0) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if process.poll() is not None:
-            raise RuntimeError(f"the broker exited with status {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
-
-
-def run_broker(argv: list[str], port: int, log: Path) -> Iterator[int]:
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            wait_listening(port, process)
-            yield port
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +39,7 @@ def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         pytest.skip("mosquitto is not installed (scripts/system-deps installs it)")
     folder = tmp_path_factory.mktemp("mosquitto")
     port = free_port()
-    config = folder / "mosquitto.conf"
-    # mosquitto 2 listens only on loopback, refusing anonymous clients, unless told
-    config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    config = mosquitto_config(folder, port)
     yield from run_broker([MOSQUITTO, "-c", str(config)], port, folder / "mosquitto.log")
 
 
