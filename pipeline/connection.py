@@ -204,6 +204,7 @@ class Connection:
         self.history: dict[int, deque[Recent]] = {}
         self.closed: str | None = None
         self.fins: set[str] = set()  # the directions that sent a FIN
+        self.fin_seq: dict[str, int] = {}  # direction -> its FIN's sequence number
         # [MQTT-4.8.0-1]: set at the first packet the model rejects (None until then)
         self.closing: CloseJudge | None = None
         self.pings = {C2S: 0, S2C: 0}  # PINGREQs sent c2s, PINGRESPs sent s2c, and so on
@@ -311,6 +312,7 @@ class Connection:
             self.closed = "rst"
         elif segment.flags & FIN:
             self.fins.add(direction)
+            self.fin_seq[direction] = (seq + len(segment.payload)) & 0xFFFFFFFF
             if self.closed is None:
                 self.closed = "fin"
         self.payload[direction] += len(segment.payload)
@@ -325,6 +327,23 @@ class Connection:
             # then grows with the connections open at once, not with the capture)
             for each in self.streams.values():
                 each.forget_history()
+            if self.history and self._all_delivered():
+                # nor packets to come whose findings would need the evidence trail: the
+                # last packets per identifier (most of what a connection holds) go too
+                self.history.clear()
+
+    def _all_delivered(self) -> bool:
+        """Whether no segment waits in either direction and each FIN's sequence number is
+        where its direction's delivered bytes end (no hole before it left to fill)."""
+        for direction, stream in self.streams.items():
+            if stream.pending:
+                return False
+            fin = self.fin_seq.get(direction)
+            if fin is not None and (
+                stream.base is None or (stream.base + stream.next) & 0xFFFFFFFF != fin
+            ):
+                return False
+        return True
 
     def _events(self, direction: str) -> None:
         stream, framer = self.streams[direction], self.framers[direction]
