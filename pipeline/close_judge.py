@@ -81,6 +81,16 @@ def request_of(data: bytes) -> tuple[str, int | None] | None:
     return ("PUBACK" if first >> 1 & 3 == 1 else "PUBREC"), data[at] << 8 | data[at + 1]
 
 
+def shown(data: bytes) -> dict[str, Any]:
+    """What the evidence shows of a packet after an offence: its type, and its packet
+    identifier when it is a request or an answer that carries one."""
+    fields: dict[str, Any] = {"type": type_name(data[0])}
+    asked = request_of(data) or answer_of(data)
+    if asked is not None and asked[1] is not None:
+        fields["packet_id"] = asked[1]
+    return fields
+
+
 def answer_of(data: bytes) -> tuple[str, int | None] | None:
     """(type, packet identifier) of an answer (PUBACK, PUBREC, PUBCOMP, PINGRESP)."""
     kind = data[0] >> 4
@@ -181,11 +191,15 @@ class CloseJudge:
             if offence.answered is None or not offence.close:
                 continue
             request = offence.answered[0]
-            which = "itself" if request is offence.packet else f"of frame {request.frame}"
+            which = (
+                "that packet itself"
+                if request is offence.packet
+                else f"the {request.fields['type']} of frame {request.frame}, sent after it"
+            )
             what = (
-                f"kept the connection open after {offence.message} [{offence.rule}] "
-                f"(frame {offence.packet.frame}): it answered the "
-                f"{request.fields['type']} {which}"
+                f"did not close the connection after the {offence.packet.fields['type']} of "
+                f"frame {offence.packet.frame}, which the model rejects ({offence.message} "
+                f"[{offence.rule}]): it answered {which}"
             )
             if offence.readings_keep_open:
                 also = " or ".join(offence.readings_keep_open)

@@ -40,6 +40,7 @@ from typing import Any
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
 from pubproof.pipeline.close_judge import CloseJudge, Seen
+from pubproof.pipeline.close_judge import shown as shown_after_offence
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
     Described,
@@ -56,7 +57,6 @@ from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.flow_judge import FlowJudge
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
-from pubproof.probe.frames import type_name
 from pubproof.reference.packets import Publish
 
 HOLD_SEGMENTS = 64
@@ -407,7 +407,7 @@ class Connection:
         kind = data[0] >> 4
         if self.closing is not None:  # after a rejected packet: did its receiver read on?
             seen = Seen(direction=direction, frame=frame, offset=offset,
-                        fields={"type": type_name(data[0])})  # fmt: skip
+                        fields=shown_after_offence(data))  # fmt: skip
             self.closing.packet(seen, data)
         decoder = self.decoder
         if self.FAST and 3 <= kind <= 7 and decoder is not None:

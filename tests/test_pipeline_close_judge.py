@@ -55,10 +55,12 @@ def test_a_server_that_acknowledges_the_offending_publish_read_on(tmp_path: Path
         "violation", "server", "s2c", FIRST + 1,
     )  # fmt: skip
     assert str(row["rules"]).split(",")[:2] == ["MQTT-4.8.0-1", "MQTT-3.3.2-2"]
-    assert "answered the PUBLISH itself" in str(row["message"])
+    assert "the PUBLISH of frame 6, which the model rejects" in str(row["message"])
+    assert str(row["message"]).endswith("it answered that packet itself")
     evidence = json.loads(str(row["evidence"]))
     assert [(e["dir"], e["frame"]) for e in evidence] == [("c2s", FIRST), ("s2c", FIRST + 1)]
     assert evidence[0]["error"]["rule"] == "MQTT-3.3.2-2"
+    assert (evidence[1]["type"], evidence[1]["packet_id"]) == ("PUBACK", 7)
     # the sender's own violation is still there, about the client
     (own,) = outcome.rows("violations", rule="MQTT-3.3.2-2")
     assert own["role"] == "client"
@@ -77,7 +79,7 @@ def test_an_answer_to_a_later_request_shows_it_too(tmp_path: Path) -> None:
     )
     (row,) = _closing(outcome)
     assert row["frame"] == FIRST + 2  # the PINGRESP: the first answer to a later request
-    assert "answered the PINGREQ of frame 7" in str(row["message"])
+    assert "answered the PINGREQ of frame 7, sent after it" in str(row["message"])
 
 
 def test_a_receiver_that_closes_without_answering_passes(tmp_path: Path) -> None:
