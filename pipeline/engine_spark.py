@@ -42,7 +42,7 @@ from typing import Any
 from pubproof.pipeline import shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan
 from pubproof.pipeline.connection import Config, Sink, Tracker
-from pubproof.pipeline.output import TableWriter, merge, rows_of
+from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.source import QUARANTINE_GROUP, problem_row
 from pubproof.pipeline.staging import STAGE_RUN_ROWS
@@ -51,9 +51,9 @@ from pubproof.pipeline.tables import SORT_KEYS, spark_schema
 
 ROW_TABLES = ("packets", "violations", "connections", "quarantine")
 #: tables of at most this many rows are merged by the driver (one core, memory bounded by
-#: :data:`MERGE_ROWS`); larger ones are sorted by Spark over the whole cluster
+#: :data:`pubproof.pipeline.output.MERGE_ROWS`); larger ones are sorted by Spark over the
+#: whole cluster
 DRIVER_ROWS = 2_000_000
-MERGE_ROWS = 65536  # rows a driver's merge holds (read batches, and as many to write)
 FLUSH_RECORDS = 4096  # records a task tracks between two hand-overs of rows to staging
 #: a partition's table of at most this many rows goes back to the driver to be staged,
 #: and at most INLINE_TOTAL rows per table in all (so what the driver collects is small)
