@@ -39,8 +39,8 @@ from pubproof.probe.frames import FrameError, header_length, type_name
 from pubproof.probe.judge_wire import CLOSE_ON_VIOLATION, close_rules, expectation
 
 PUBLISH, PUBACK, PUBREC, PUBREL, PUBCOMP, PINGREQ, PINGRESP = 3, 4, 5, 6, 7, 12, 13
-#: an answer's packet type -> the type of the request it answers
-_ANSWERS = {PUBACK: "PUBLISH", PUBREC: "PUBLISH", PUBCOMP: "PUBREL", PINGRESP: "PINGREQ"}
+#: the packet types that answer a request (a PUBLISH, a PUBREL, a PINGREQ)
+_ANSWERS = frozenset({PUBACK, PUBREC, PUBCOMP, PINGRESP})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)

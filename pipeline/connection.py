@@ -495,10 +495,9 @@ class Connection:
         receiver reads on (:mod:`.close_judge`)."""
         assert self.judge is not None
         receiver = S2C if seen.direction == C2S else C2S
-        # the answers its receiver owed before it: the view that takes the receiver for
-        # the broker keeps them, and the PINGREQs sent minus the PINGRESPs answered
-        view = self.judge.of_server if receiver == S2C else self.judge.of_client
-        owed = [key for key, queue in view.owed.items() for _ in queue]
+        # the answers its receiver owed before it: the flow judge's, and the PINGREQs sent
+        # minus the PINGRESPs answered
+        owed = self.judge.owed_by(receiver)
         pings = self.pings[seen.direction] - self.pings[receiver]
         owed += [("PINGRESP", None)] * max(0, pings)
         if self.closing is None:

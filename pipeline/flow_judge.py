@@ -402,6 +402,13 @@ class FlowJudge:
         self.of_server = _View(SERVER)  # the client "to the broker": judges the server
         self.of_client = _View(CLIENT)  # the server "to the broker": judges the client
 
+    def owed_by(self, direction: str) -> list[tuple[str, int | None]]:
+        """The answers the end that sends ``direction`` owes now, as (type, packet
+        identifier), once per answer owed (the view that takes that end for the broker
+        keeps them)."""
+        view = self.of_server if direction == "s2c" else self.of_client
+        return [key for key, queue in view.owed.items() for _ in queue]
+
     def feed(self, direction: str, fields: Mapping[str, Any]) -> list[Finding]:
         """Judge one packet (``fields``: ``P`` or a control packet's fields) sent ``c2s``
         or ``s2c``; the findings are about its sender."""

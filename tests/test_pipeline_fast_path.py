@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pubproof.model.wire import encode_remaining_length
 from pubproof.pipeline.connection import Config, Connection, Sink, Tracker
 from pubproof.pipeline.dissect import ACK, FIN, SYN, Segment
 from pubproof.pipeline.framing import Framer, short_packets
@@ -93,21 +94,12 @@ def test_synthetic_captures_give_the_same_rows(
 CLIENT, SERVER = ("10.0.0.1", 40000), ("10.0.0.2", 1883)
 
 
-def _rl(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value % 128, value // 128
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
 def _publish(qos: int, pid: int, topic: bytes, payload_len: int, first_flags: int) -> bytes:
     body = len(topic).to_bytes(2, "big") + topic
     if qos:
         body += pid.to_bytes(2, "big")
     body += bytes(range(256)) * (payload_len // 256) + bytes(payload_len % 256)
-    return bytes([0x30 | qos << 1 | first_flags]) + _rl(len(body)) + body
+    return bytes([0x30 | qos << 1 | first_flags]) + encode_remaining_length(len(body)) + body
 
 
 CONNECT = bytes.fromhex("101000044d5154540402003c000463312d31")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pubproof.model.wire import encode_remaining_length
 from pubproof.pipeline.framing import Framer
 from pubproof.pipeline.reassembly import Data, Gap
 
@@ -35,17 +36,8 @@ class NeedTooLarge(Framer):
             self.need += 1
 
 
-def _rl(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value % 128, value // 128
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
 PACKET = st.one_of(
-    st.builds(lambda n: bytes([0x30]) + _rl(n) + b"p" * n, st.integers(0, 300)),
+    st.builds(lambda n: bytes([0x30]) + encode_remaining_length(n) + b"p" * n, st.integers(0, 300)),
     st.sampled_from([b"\x40\x02\x00\x01", b"\xc0\x00", b"\xd0\x00", b"\x62\x02\x00\x07"]),
     st.sampled_from([b"\x00\x00", b"\xf0\x00", b"\x30\xff\xff\xff\xff\x01"]),  # never framed
     st.binary(min_size=1, max_size=6),
@@ -79,7 +71,7 @@ def test_fast_path_cuts_as_the_buffer_does(
 
 def test_waiting_for_the_packet_begun_is_checked() -> None:
     """The comparison above catches a framer that waits for one byte too many."""
-    packet = bytes([0x30]) + _rl(300) + b"p" * 300
+    packet = bytes([0x30]) + encode_remaining_length(300) + b"p" * 300
     events: list[Data | Gap] = [Data(0, packet[:100], 1, True), Data(100, packet[100:], 2, True)]
     real, mutant, slow = Framer(), NeedTooLarge(), BufferedOnly()
     for framer in (real, mutant, slow):
