@@ -103,6 +103,11 @@ def initial() -> World:
     return World(0, (), (), (), (), True, 1, 0, (), ())
 
 
+def _message(msg: int) -> dict[str, str]:
+    """Message ``msg`` of a world: topic "t", its number as the payload."""
+    return {"topic": "t", "payload_hex": f"{msg:02x}"}
+
+
 def _p(kind: str, packet_id: int, msg: int, dup: bool, qos: int) -> dict[str, Any]:
     if kind == "PUBLISH":
         return {
@@ -110,9 +115,9 @@ def _p(kind: str, packet_id: int, msg: int, dup: bool, qos: int) -> dict[str, An
             "dup": dup,
             "qos": qos,
             "retain": False,
-            "topic": "t",
+            "topic": _message(msg)["topic"],
             "packet_id": packet_id,
-            "payload_hex": f"{msg:02x}",
+            "payload_hex": _message(msg)["payload_hex"],
         }
     return {"type": kind, "packet_id": packet_id}
 
@@ -195,7 +200,7 @@ class Explorer:
         if qos == 0:
             packet: Packet = ("PUBLISH", 0, msg, False)
             yield (
-                {"event": "app-publish", "msg": msg, "qos": 0},
+                {"event": "app-publish", "msg": msg, "qos": 0, **_message(msg)},
                 replace(w, published=msg, to_receiver=(*w.to_receiver, packet)),
             )
             return
@@ -212,7 +217,13 @@ class Explorer:
         sender = (*w.sender, (packet_id, cast(SenderState, step.next), msg, False))
         sent = self._sends(step.actions, packet_id, msg)  # type: ignore[arg-type]
         yield (
-            {"event": "app-publish", "msg": msg, "qos": qos, "packet_id": packet_id},
+            {
+                "event": "app-publish",
+                "msg": msg,
+                "qos": qos,
+                "packet_id": packet_id,
+                **_message(msg),
+            },
             replace(
                 w,
                 published=msg,

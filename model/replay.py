@@ -6,6 +6,13 @@ A trace is a list of entries: packets ``P`` with ``dir`` ("to-receiver" / "to-se
 is handed to the end it travels to, and what that end does is recorded: so a
 counterexample from :mod:`pubproof.proofs` can be replayed against the real tables, and a
 captured or probed exchange can be judged the same way.
+
+An ``app-publish`` event (``qos``, and ``packet_id``, ``topic``, ``payload_hex`` when the
+trace gives them) is the sending application publishing: the sending end takes up the
+flow, so the acknowledgements that come back find it waiting for them. Without a
+``packet_id`` the end allocates its own; with one it uses that one, and one still in use
+is judged [MQTT-2.3.1-2]. A ``connection-lost`` event changes no end's state (what was in
+flight is the network's); the ``reconnect`` that follows does.
 """
 
 from __future__ import annotations
@@ -54,6 +61,15 @@ def replay(trace: Iterable[Mapping[str, Any]], *, method: Method = Method.B) -> 
             result.steps.append((entry, receiver.receive(packet)))  # type: ignore[arg-type]
         elif direction in _TO_SENDER:
             result.steps.append((entry, sender.receive(packet)))  # type: ignore[arg-type]
+        elif entry.get("event") == "app-publish":
+            outputs = sender.publish(
+                str(entry.get("topic", "")),
+                bytes.fromhex(str(entry.get("payload_hex", ""))),
+                int(entry.get("qos", 0)),
+                bool(entry.get("retain", False)),
+                packet_id=entry.get("packet_id"),
+            )
+            result.steps.append((entry, outputs))
         elif entry.get("event") == "reconnect":
             resume = entry.get("session", "resumed") == "resumed"
             outputs = sender.reconnect(resume=resume) + receiver.reconnect(resume=resume)

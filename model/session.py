@@ -63,7 +63,21 @@ class SessionModel:
 
     # -- the application publishes -----------------------------------------------------
 
-    def publish(self, topic: str, payload: bytes, qos: int, retain: bool = False) -> list[Output]:
+    def publish(
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int,
+        retain: bool = False,
+        *,
+        packet_id: int | None = None,
+    ) -> list[Output]:
+        """The application publishes a message: what the end sends for it.
+
+        ``packet_id`` is the identifier the end chose (from a trace); without it the end
+        allocates one. A chosen identifier that is still in use is judged a violation of
+        [MQTT-2.3.1-2] and its old flow is forgotten, as the end that chose it did.
+        """
         if qos == 0:
             return [
                 Output(
@@ -72,15 +86,32 @@ class SessionModel:
                     rules=("MQTT-4.3.1-1",),
                 )
             ]
-        packet_id = self._allocate()
+        judged: list[Output] = []
         if packet_id is None:
-            return []  # every identifier is in use: the application must wait
+            packet_id = self._allocate()
+            if packet_id is None:
+                return []  # every identifier is in use: the application must wait
+        else:
+            old = self.outgoing.pop(packet_id, None)
+            if old is not None:
+                # [MQTT-2.3.1-2] "Each time a Client sends a new packet of one of these
+                # types it MUST assign it a currently unused Packet Identifier"
+                judged.append(
+                    Output(
+                        kind="violation",
+                        packet=old.message,
+                        rules=("MQTT-2.3.1-2",),
+                        note=f"packet identifier {packet_id} reused while its message is "
+                        f"still in flight ({old.state.name})",
+                    )
+                )
+            self.last_id = packet_id
         message = publish(topic=topic, qos=qos, packet_id=packet_id, payload=payload, retain=retain)
         event = SI.PUBLISH_QOS1 if qos == 1 else SI.PUBLISH_QOS2
         step = sender_step(SenderState.FREE, event)
         assert isinstance(step, Step)
         self.outgoing[packet_id] = _Outgoing(step.next, message)  # type: ignore[arg-type]
-        return self._sender_outputs(step, message)
+        return judged + self._sender_outputs(step, message)
 
     def _allocate(self) -> int | None:
         candidate = self.last_id

@@ -73,6 +73,49 @@ def test_the_reordering_counterexample_replays_against_the_real_tables() -> None
     assert all("dir" in step or "event" in step for step in trace)
 
 
+@pytest.mark.parametrize("method", list(Method))
+def test_a_replayed_counterexample_finds_both_ends_following_the_tables(method: Method) -> None:
+    """The reordering counterexample breaks exactly once through the network alone: replayed
+    with its app-publish events, the sending end awaits the PUBREC that comes back, so
+    neither end is judged (without the app-publish the sender would tolerate a PUBREC for
+    an identifier it does not hold)."""
+    trace = protocol.exactly_once_fails_with_reordering.check().counterexample
+    assert trace is not None
+    assert any(step.get("event") == "app-publish" for step in trace)
+    replayed = replay(trace, method=method)
+    assert replayed.judgements() == []
+    published = [outs for step, outs in replayed.steps if step.get("event") == "app-publish"]
+    assert [[o.packet["packet_id"] for o in outs if o.packet] for outs in published] == [[1]]
+
+
+def test_a_replayed_counterexample_names_the_reused_identifier() -> None:
+    """The counterexample of a sender reusing an identifier before PUBCOMP: the replay
+    judges the second app-publish itself [MQTT-2.3.1-2], before any packet shows it."""
+    trace = protocol.exactly_once_fails_reusing_ids.check().counterexample
+    assert trace is not None
+    replayed = replay(trace, method=Method.B)
+    first = next(
+        (step, o) for step, outs in replayed.steps for o in outs
+        if o.kind in ("violation", "tolerated")
+    )  # fmt: skip
+    step, judged = first
+    assert step["event"] == "app-publish" and step["msg"] == 2
+    assert judged.kind == "violation" and judged.rules == ("MQTT-2.3.1-2",)
+    assert "AWAIT_PUBCOMP" in judged.note
+
+
+def test_an_end_allocates_past_a_chosen_identifier() -> None:
+    from pubproof.model.session import SessionModel
+
+    end = SessionModel()
+    sent = end.publish("a", b"1", 1, packet_id=7)
+    assert [o.packet["packet_id"] for o in sent if o.packet] == [7]
+    assert [o.packet["packet_id"] for o in end.publish("a", b"2", 1) if o.packet] == [8]
+    again = end.publish("a", b"3", 2, packet_id=8)
+    assert [o.kind for o in again] == ["violation", "send"]
+    assert [i for i, _, _ in end.snapshot()["outgoing"]] == [7, 8]
+
+
 def test_the_required_theorems_are_registered() -> None:
     ids = {t.id for t in PROTOCOL}
     assert {
