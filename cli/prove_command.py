@@ -5,12 +5,17 @@ a table, or with ``--json`` exactly::
 
     {"seconds": total, "theorems": [{"id", "statement", "rules": [...], "editions": [...],
       "method", "expected": "proved"|"refuted",
-      "status": "proved"|"refuted"|"unknown"|"failed", "seconds",
-      "counterexample": [P, ...] or null, "mutants": [{"name", "status"}]}]}
+      "status": "proved"|"refuted"|"unknown"|"failed", "seconds", "details",
+      "counterexample": [P, ...] or null,
+      "mutants": [{"name", "description", "status", "killed", "details",
+                   "counterexample": [P, ...] or null}]}]}
 
-A mutant's status is the status the theorem's check reached on the broken variant; it is
-killed when that differs from the theorem's expected status. The exit status is 1 when
-any theorem's status differs from its expected status, 2 for an unknown theorem id.
+``details`` says in words what a check found. A mutant's status is the status the
+theorem's check reached on the broken variant; it is ``killed`` when that differs from the
+theorem's expected status, and its ``counterexample`` is the witness that tells it apart
+(the packet whose bytes the broken encoder gets wrong, the trace the broken table allows).
+The exit status is 1 when any theorem's status differs from its expected status, 2 for an
+unknown theorem id.
 """
 
 from __future__ import annotations
@@ -102,16 +107,29 @@ def as_json(checked: Sequence[Checked], seconds: float) -> dict[str, object]:
                 "expected": c.theorem.expected,
                 "status": c.result.status,
                 "seconds": round(c.result.seconds, 3),
-                "counterexample": (
-                    None
-                    if c.result.counterexample is None
-                    else [dict(p) for p in c.result.counterexample]
-                ),
-                "mutants": [{"name": name, "status": r.status} for name, r in c.mutants],
+                "details": c.result.details.strip(),
+                "counterexample": _evidence(c.result),
+                "mutants": [
+                    {
+                        "name": name,
+                        "description": mutant.description,
+                        "status": r.status,
+                        "killed": c.theorem.kills(r),
+                        "details": r.details.strip(),
+                        "counterexample": _evidence(r),
+                    }
+                    for (name, r), mutant in zip(c.mutants, c.theorem.mutants, strict=True)
+                ],
             }
             for c in checked
         ],
     }
+
+
+def _evidence(result: Result) -> list[dict[str, object]] | None:
+    if result.counterexample is None:
+        return None
+    return [dict(p) for p in result.counterexample]
 
 
 def table(checked: Sequence[Checked], seconds: float) -> str:

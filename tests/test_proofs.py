@@ -254,7 +254,8 @@ def test_prove_json_contract() -> None:
     assert isinstance(report["seconds"], float) and report["seconds"] > 0
     assert [t["id"] for t in report["theorems"]] == THEOREM_IDS
     keys = {"id", "statement", "rules", "editions", "method", "expected", "status", "seconds",
-            "counterexample", "mutants"}  # fmt: skip
+            "details", "counterexample", "mutants"}  # fmt: skip
+    mutant_keys = {"name", "description", "status", "killed", "details", "counterexample"}
     for entry in report["theorems"]:
         assert set(entry) == keys
         assert entry["expected"] in ("proved", "refuted")
@@ -264,9 +265,13 @@ def test_prove_json_contract() -> None:
         assert isinstance(entry["seconds"], float)
         cex = entry["counterexample"]
         assert cex is None if entry["expected"] == "proved" else isinstance(cex, list) and cex
-        assert entry["mutants"] and all(set(m) == {"name", "status"} for m in entry["mutants"])
+        assert entry["details"], entry["id"]
+        assert entry["mutants"] and all(set(m) == mutant_keys for m in entry["mutants"])
         for mutant in entry["mutants"]:
             assert mutant["status"] in STATUSES and mutant["status"] != entry["expected"]
+            assert mutant["killed"] is True and mutant["description"] and mutant["details"]
+            if mutant["status"] == "refuted":  # what told the broken variant apart
+                assert isinstance(mutant["counterexample"], list) and mutant["counterexample"]
     # progress goes to stderr, one line per theorem
     assert len([line for line in result.stderr.splitlines() if line.startswith("[")]) == len(
         THEOREM_IDS

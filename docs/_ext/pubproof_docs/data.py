@@ -20,6 +20,17 @@ class DocsDataError(Exception):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ProvedMutant:
+    """A theorem's mutant as the run reported it: what is broken and what told it apart."""
+
+    name: str
+    description: str
+    status: str
+    killed: bool
+    details: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProvedTheorem:
     """One theorem as the latest ``pubproof prove --json`` run reported it."""
 
@@ -32,7 +43,8 @@ class ProvedTheorem:
     status: str
     seconds: float
     counterexample: list[dict[str, Any]] | None
-    mutants: tuple[tuple[str, str], ...]
+    details: str
+    mutants: tuple[ProvedMutant, ...]
 
     @property
     def as_expected(self) -> bool:
@@ -66,7 +78,17 @@ def load_prove(path: Path) -> ProveRun:
             status=t["status"],
             seconds=float(t["seconds"]),
             counterexample=t["counterexample"],
-            mutants=tuple((m["name"], m["status"]) for m in t["mutants"]),
+            details=t["details"],
+            mutants=tuple(
+                ProvedMutant(
+                    name=m["name"],
+                    description=m["description"],
+                    status=m["status"],
+                    killed=m["killed"],
+                    details=m["details"],
+                )
+                for m in t["mutants"]
+            ),
         )
     return ProveRun(seconds=float(raw["seconds"]), theorems=theorems, path=path)
 

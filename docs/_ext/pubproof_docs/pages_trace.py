@@ -198,13 +198,20 @@ def theorems_page(ctx: Context) -> str:
     )
     for t in ctx.trace.theorems.values():
         proved = ctx.prove.theorems[t.id]
-        mutants = ", ".join(f"{literal(n)} ({esc(s)})" for n, s in proved.mutants)
+        mutants = "\n".join(
+            f"- {literal(m.name)}: {esc(m.description.rstrip('.'))}. The check "
+            f"{esc(m.status)} it ({'killed' if m.killed else '**survived**'}): "
+            f"{esc(m.details)}"
+            for m in proved.mutants
+        )
         body = (
             f"{esc(t.statement)}\n\n"
             f"Status **{esc(t.status)}** (expected {esc(t.expected)}), method "
             f"{literal(t.method)}, {t.seconds:.2f} s. Rests on: "
             + ", ".join(literal(r) for r in t.rules)
-            + f". Mutants: {mutants}."
+            + f".\n\nWhat the check found: {esc(proved.details)}\n\n"
+            f"Mutants, each a deliberately broken variant the check must tell apart:\n\n"
+            f"{mutants}"
         )
         out.append(
             _need(
