@@ -168,6 +168,11 @@ def _pubproof_record(packet: Packet) -> Record:
 # Each codec is a set of callables on one stream: ``decode(stream)`` returns the list of
 # the codec's own packet objects (what is timed); ``records(stream)`` decodes it again into
 # Records, for the check only; ``encode(objects)`` returns the bytes of the stream.
+#
+# The peers are optional (the ``bench`` extra) and, except paho-mqtt, ship no type
+# information: an import of one is "not found" where it is not installed and "untyped"
+# where it is, so those imports ignore both codes, and unused-ignore because only one of
+# them (or, for paho-mqtt, none) fires in a given environment.
 
 
 @dataclass
@@ -243,8 +248,8 @@ def mqtt_codec_codec() -> Codec:
     # Does not: empty topic, U+0000 or wildcards in the topic, packet identifier 0.
     # Its packet constructors encode the body again (to know the packet size): part of its
     # decoding cost.
-    from mqtt_codec.io import DecodeError
-    from mqtt_codec.packet import (
+    from mqtt_codec.io import DecodeError  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from mqtt_codec.packet import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
         MqttControlPacketType,
         MqttFixedHeader,
         MqttPuback,
@@ -327,11 +332,11 @@ def amqtt_codec() -> Codec:
     # acks' Remaining Length, empty topic, U+0000, packet identifier 0; an ill-formed
     # UTF-8 topic becomes str(bytes), whose length then throws the framing off.
     # Each packet gets a datetime.now() timestamp.
-    from amqtt.adapters import BufferReader
-    from amqtt.errors import AMQTTError
-    from amqtt.mqtt import packet_class
-    from amqtt.mqtt.packet import RESERVED_0, RESERVED_15, MQTTFixedHeader
-    from amqtt.mqtt.publish import PublishPacket
+    from amqtt.adapters import BufferReader  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from amqtt.errors import AMQTTError  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from amqtt.mqtt import packet_class  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from amqtt.mqtt.packet import RESERVED_0, RESERVED_15, MQTTFixedHeader  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from amqtt.mqtt.publish import PublishPacket  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     names = {4: "PUBACK", 5: "PUBREC", 6: "PUBREL", 7: "PUBCOMP"}
     header_from_stream = MQTTFixedHeader.from_stream
@@ -399,9 +404,9 @@ def paho_codec() -> Codec:
     # 0, ack flags), UTF-8 (the topic stays bytes until the application reads it), U+0000,
     # wildcards, packet identifier 0.
     # paho.mqtt._packet is private: this may break with a later paho release.
-    from paho.mqtt import _packet
-    from paho.mqtt.client import Client, MQTTErrorCode, MQTTv311
-    from paho.mqtt.enums import CallbackAPIVersion
+    from paho.mqtt import _packet  # type: ignore[import-untyped, unused-ignore]
+    from paho.mqtt.client import Client, MQTTv311  # type: ignore[import-untyped, unused-ignore]
+    from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode  # type: ignore[import-untyped, unused-ignore]
 
     decoders = {
         0x30: _packet.decode_publish,
@@ -410,6 +415,7 @@ def paho_codec() -> Codec:
         0x60: _packet.decode_pubrel,
         0x70: _packet.decode_pubcomp,
     }
+    publish_packet = _packet.PublishPacket  # what decode_publish (0x30) returns
     names = {0x40: "PUBACK", 0x50: "PUBREC", 0x60: "PUBREL", 0x70: "PUBCOMP"}
     success, protocol_error = MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_PROTOCOL
 
@@ -420,7 +426,7 @@ def paho_codec() -> Codec:
         def close(self) -> None:
             pass
 
-    class _DecodingClient(Client):
+    class _DecodingClient(Client):  # type: ignore[misc, unused-ignore]  # Client is Any without paho
         def __init__(self) -> None:
             super().__init__(CallbackAPIVersion.VERSION2, protocol=MQTTv311)
             self.decoded: list[Any] = []
@@ -431,7 +437,7 @@ def paho_codec() -> Codec:
             if decoder is None:
                 return protocol_error
             packet = decoder(command, self._in_packet["packet"], self._protocol)
-            if command & 0xF0 == 0x30 and packet.qos == 3:
+            if isinstance(packet, publish_packet) and packet.qos == 3:
                 return protocol_error
             self.decoded.append((command & 0xF0, packet))
             return success
@@ -439,7 +445,7 @@ def paho_codec() -> Codec:
     def decode(stream: Stream) -> list[Any]:
         client = _DecodingClient()
         socket = _Socket(stream.data)
-        client._sock = socket  # type: ignore[assignment]
+        client._sock = socket  # type: ignore[assignment, unused-ignore]  # a stand-in socket
         read = client._packet_read
         while (rc := read()) == success:
             pass
@@ -484,10 +490,10 @@ def gmqtt_codec() -> Codec:
     # 2 bytes). Drops with a log line: an empty topic; silently: QoS 3. Does not: other
     # fixed-header flags, the acks' Remaining Length, UTF-8 (the topic stays bytes),
     # U+0000, wildcards, packet identifier 0.
-    from gmqtt.mqtt.constants import MQTTv311
-    from gmqtt.mqtt.handler import MqttPackageHandler
-    from gmqtt.mqtt.protocol import MQTTProtocol
-    from gmqtt.mqtt.utils import ConnectionState
+    from gmqtt.mqtt.constants import MQTTv311  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from gmqtt.mqtt.handler import MqttPackageHandler  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from gmqtt.mqtt.protocol import MQTTProtocol  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from gmqtt.mqtt.utils import ConnectionState  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     read_packet = MQTTProtocol._read_packet
     names = {0x40: "PUBACK", 0x50: "PUBREC", 0x60: "PUBREL", 0x70: "PUBCOMP"}

@@ -38,7 +38,7 @@ def stateful_rate(examples: int) -> tuple[int, float]:
 def theorem_times() -> list[tuple[str, str, str, float]]:
     from pubproof.proofs.catalog import load  # every module that registers theorems
 
-    rows = []
+    rows: list[tuple[str, str, str, float]] = []
     for theorem in load():
         if theorem.id.startswith("proto."):
             result = theorem.check()

@@ -250,6 +250,12 @@ class Outcome:
     def rows(self, table: str, **match: object) -> list[dict[str, object]]:
         return [r for r in self.tables[table] if all(r[k] == v for k, v in match.items())]
 
+    def count(self, name: str) -> int:
+        """One of the reconciliation's counts (an int in ``reconciliation.json``)."""
+        value = self.reconciliation[name]
+        assert isinstance(value, int), (name, value)
+        return value
+
 
 def read_tables(out: str) -> dict[str, list[dict[str, object]]]:
     from pubproof.pipeline.output import read

@@ -25,7 +25,8 @@ def edition_and_readings(draw: st.DrawFn) -> tuple[Edition, dict[str, str]]:
 _topic_chars = st.one_of(
     st.sampled_from(list("ab/xyz09-_ ")),
     st.sampled_from(["é", "温", "🌡", "\ufeff", "$"]),
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00+#"),
+    # a list, not a tuple: mypy infers a tuple literal as tuple[str], not the category names
+    st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00+#"),
 )
 valid_topics = st.text(_topic_chars, min_size=1, max_size=24)
 

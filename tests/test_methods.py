@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import cache
+from typing import cast
 
 import pytest
 
@@ -12,14 +13,17 @@ from pubproof.model.explore import Environment, Mutations
 from pubproof.model.flows import (
     SENDER,
     Method,
+    ReceiverAction,
     ReceiverInput,
     ReceiverState,
+    SenderAction,
     SenderState,
     Step,
     receiver_table,
 )
 from pubproof.model.lockstep import Lockstep, explore, judge
 from pubproof.model.replay import replay
+from pubproof.model.trace import is_publish
 from pubproof.proofs.methods import SideBySide, check_side_by_side
 from pubproof.proofs.methods_z3 import Product, bad_conditions, check_product, reachable
 
@@ -57,7 +61,9 @@ def test_mixed_qos_breaks_the_order_and_the_trace_shows_it() -> None:
     # publish order
     packets = [dict(step) for step in trace if "dir" in step]
     delivered = replay(packets, method=Method.B).deliveries()
-    assert [p["payload_hex"] for p in delivered] == ["01", "02"]
+    publishes = [p for p in delivered if is_publish(p)]
+    assert publishes == delivered  # what is delivered is PUBLISH packets
+    assert [p["payload_hex"] for p in publishes] == ["01", "02"]
 
 
 def test_judge_names_each_fault() -> None:
@@ -93,24 +99,34 @@ def _single_entry_mutants() -> Iterator[tuple[str, SideBySide]]:
         for key, step in receiver_table(method).items():
             if "QOS2" not in key[1].name and key[1].name != "PUBREL":
                 continue
-            for index in range(len(step.actions)):
-                actions = step.actions[:index] + step.actions[index + 1 :]
+            # a receiver table's steps take receiver actions
+            receiver_actions = cast("tuple[ReceiverAction, ...]", step.actions)
+            for index in range(len(receiver_actions)):
+                actions = receiver_actions[:index] + receiver_actions[index + 1 :]
                 broken = {key: Step(actions=actions, next=step.next, rules=("mutant",))}
-                field = "a_mutations" if method is Method.A else "b_mutations"
-                mutations = Mutations(receiver=broken)  # type: ignore[arg-type]
+                mutations = Mutations(receiver=broken)
                 yield (
                     f"{method.value}:{key[0].name}/{key[1].name}-{index}",
-                    SideBySide(qos=(2, 2), **{field: mutations}),  # type: ignore[arg-type]
+                    SideBySide(qos=(2, 2), a_mutations=mutations)
+                    if method is Method.A
+                    else SideBySide(qos=(2, 2), b_mutations=mutations),
                 )
-    for key, step in SENDER.items():
-        if key[1].name in ("PUBLISH_QOS1", "PUBACK", "CLEAN") or key[0] is SenderState.AWAIT_PUBACK:
+    for sender_key, sender_step in SENDER.items():
+        if (
+            sender_key[1].name in ("PUBLISH_QOS1", "PUBACK", "CLEAN")
+            or sender_key[0] is SenderState.AWAIT_PUBACK
+        ):
             continue
-        for index in range(len(step.actions)):
-            actions = step.actions[:index] + step.actions[index + 1 :]
-            broken_s = {key: Step(actions=actions, next=step.next, rules=("mutant",))}
+        # the sender table's steps take sender actions
+        sender_actions = cast("tuple[SenderAction, ...]", sender_step.actions)
+        for index in range(len(sender_actions)):
+            actions_s = sender_actions[:index] + sender_actions[index + 1 :]
+            broken_s = {
+                sender_key: Step(actions=actions_s, next=sender_step.next, rules=("mutant",))
+            }
             yield (
-                f"sender:{key[0].name}/{key[1].name}-{index}",
-                SideBySide(qos=(2, 2), sender_mutations=Mutations(sender=broken_s)),  # type: ignore[arg-type]
+                f"sender:{sender_key[0].name}/{sender_key[1].name}-{index}",
+                SideBySide(qos=(2, 2), sender_mutations=Mutations(sender=broken_s)),
             )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pipeline_builder import Conn, ether, ipv4, other_block, pcap, pcapng, sll, tcp
 
-from pubproof.pipeline.capture import Problem, Record, plan, read_split
+from pubproof.pipeline.capture import Plan, Problem, Record, plan, read_split
 
 
 def _frames(count: int) -> list[bytes]:
@@ -17,7 +17,7 @@ def _frames(count: int) -> list[bytes]:
     return [ether(conn.segment("c2s", bytes([i % 256]) * (10 + i))) for i in range(count)]
 
 
-def _read(path: Path, split_bytes: int = 1 << 30) -> tuple[list[Record | Problem], object]:
+def _read(path: Path, split_bytes: int = 1 << 30) -> tuple[list[Record | Problem], Plan]:
     result = plan(path.name, str(path), split_bytes)
     items = [item for split in result.splits for item in read_split(split)]
     return items, result
@@ -30,9 +30,9 @@ def test_pcap_both_byte_orders_and_resolutions(tmp_path: Path, endian: str, nano
     path = tmp_path / "a.pcap"
     path.write_bytes(pcap(frames, endian=endian, nano=nano))
     items, result = _read(path)
-    assert [r.frame for r in items] == [1, 2, 3, 4, 5]  # type: ignore[union-attr]
+    assert [r.frame for r in items] == [1, 2, 3, 4, 5]
     assert [r.data for r in items] == frames  # type: ignore[union-attr]
-    assert result.frames == 5 and not result.problems  # type: ignore[attr-defined]
+    assert result.frames == 5 and not result.problems
 
 
 @pytest.mark.parametrize("endian", ["<", ">"])
@@ -48,7 +48,7 @@ def test_pcapng_interfaces_link_types_and_skipped_blocks(tmp_path: Path, endian:
     path.write_bytes(body)
     items, result = _read(path)
     assert [(r.frame, r.linktype) for r in items] == [(1, 1), (2, 113), (3, 1), (4, 113)]  # type: ignore[union-attr]
-    assert result.skipped_blocks == {"0x00000005": 1, "0x00000004": 1}  # type: ignore[attr-defined]
+    assert result.skipped_blocks == {"0x00000005": 1, "0x00000004": 1}
 
 
 def test_simple_packet_blocks(tmp_path: Path) -> None:
@@ -66,9 +66,9 @@ def test_splits_cover_every_record_once(tmp_path: Path, fmt: str, split_bytes: i
     path = tmp_path / f"a.{fmt}"
     path.write_bytes(pcap(frames) if fmt == "pcap" else pcapng([(0, f) for f in frames]))
     items, result = _read(path, split_bytes)
-    assert [r.frame for r in items] == list(range(1, 41))  # type: ignore[union-attr]
+    assert [r.frame for r in items] == list(range(1, 41))
     assert [r.data for r in items] == frames  # type: ignore[union-attr]
-    splits = result.splits  # type: ignore[attr-defined]
+    splits = result.splits
     if split_bytes < 10_000:
         assert len(splits) > 1
     assert all(a.end == b.start for a, b in itertools.pairwise(splits))
@@ -97,10 +97,10 @@ def test_truncated_last_record(tmp_path: Path, fmt: str, cut: int) -> None:
     path = tmp_path / f"t.{fmt}"
     path.write_bytes(body[:-cut])
     items, result = _read(path)
-    assert [r.frame for r in items] == [1, 2]  # type: ignore[union-attr]
-    problems = result.problems  # type: ignore[attr-defined]
+    assert [r.frame for r in items] == [1, 2]
+    problems = result.problems
     assert [(p.reason, p.frame) for p in problems] == [("truncated-record", 3)]
-    assert result.frames == 3  # type: ignore[attr-defined]
+    assert result.frames == 3
 
 
 @pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
@@ -110,9 +110,9 @@ def test_garbage_after_records_ends_the_file(tmp_path: Path, fmt: str) -> None:
     path = tmp_path / f"g.{fmt}"
     path.write_bytes(body + b"\xff" * 64)
     items, result = _read(path)
-    assert [r.frame for r in items] == [1, 2, 3]  # type: ignore[union-attr]
-    assert [p.reason for p in result.problems] == ["garbage"]  # type: ignore[attr-defined]
-    assert result.problems[0].offset == len(body)  # type: ignore[attr-defined]
+    assert [r.frame for r in items] == [1, 2, 3]
+    assert [p.reason for p in result.problems] == ["garbage"]
+    assert result.problems[0].offset == len(body)
 
 
 def test_snaplen_cut_record_keeps_both_lengths(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def test_the_sample_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         ]
     )
     endpoints = {r["endpoint"] for r in tables["violations"]}
-    assert all(e.startswith("crafted-") for e in endpoints)
+    assert all(isinstance(e, str) and e.startswith("crafted-") for e in endpoints)
     qos = {r["qos"] for r in tables["packets"] if r["type"] == "PUBLISH"}
     assert {0, 1, 2} <= qos
     assert any(r["first_frame"] != r["frame"] for r in tables["packets"])  # spans segments

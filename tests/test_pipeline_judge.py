@@ -21,13 +21,16 @@ from pipeline_builder import (
     run_check,
 )
 
+from pubproof.model.editions import Edition
+
 
 def _run(
     tmp_path: Path,
     *packets: tuple[str, bytes],
     level: int = 4,
     name: str = "j.pcap",
-    **options: object,
+    out: str = "out",
+    edition: Edition | None = None,
 ) -> tuple[Outcome, list[int]]:
     """One session; returns the outcome and each packet's stream offset in its direction."""
     conn = Conn()
@@ -41,7 +44,9 @@ def _run(
         offsets.append(conn.seq[direction] - conn.isn[direction] - 1)
         frames.append(conn.segment(direction, data))
     frames += conn.close()
-    outcome = run_check(tmp_path, {name: pcap([ether(f) for f in frames])}, **options)
+    outcome = run_check(
+        tmp_path, {name: pcap([ether(f) for f in frames])}, out=out, edition=edition
+    )
     assert outcome.reconciliation["ok"] is True
     return outcome, offsets
 
@@ -86,14 +91,8 @@ def test_edition_from_connect_and_forced(tmp_path: Path) -> None:
     outcome, _ = _run(tmp_path, ("c2s", dup0), level=3)
     assert outcome.tables["connections"][0]["edition"] == "3.1"
     assert outcome.tables["violations"] == []  # 3.1: DUP on QoS 0 "is not used" (ignored)
-    forced, _ = _run(tmp_path / "..", ("c2s", dup0), level=3, out="forced", edition=_v311())
+    forced, _ = _run(tmp_path / "..", ("c2s", dup0), level=3, out="forced", edition=Edition.V311)
     assert [r["rule"] for r in forced.tables["violations"]] == ["MQTT-3.3.1-2"]
-
-
-def _v311() -> object:
-    from pubproof.model.editions import Edition
-
-    return Edition.V311
 
 
 def test_unsupported_protocol_level_is_framed_not_judged(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pubproof.model.flows import (
     sender_step,
 )
 from pubproof.model.replay import replay
+from pubproof.model.trace import is_publish
 from pubproof.proofs import protocol
 from pubproof.proofs.catalog import load
 
@@ -36,8 +37,10 @@ def test_every_state_and_input_pair_is_decided() -> None:
         assert step.rules, (state, event)
         pairs += 1
     for method in Method:
-        for state, receiver_event in itertools.product(RECEIVER_STATES[method], ReceiverInput):
-            step = receiver_step(method, state, receiver_event)
+        for receiver_state, receiver_event in itertools.product(
+            RECEIVER_STATES[method], ReceiverInput
+        ):
+            step = receiver_step(method, receiver_state, receiver_event)
             assert isinstance(step, Step | Undefined)
             assert step.rules
             pairs += 1
@@ -68,7 +71,9 @@ def test_the_reordering_counterexample_replays_against_the_real_tables() -> None
     assert trace is not None
     delivered = replay(trace, method=Method.B).deliveries()
     assert len(delivered) == 2
-    assert delivered[0]["payload_hex"] == delivered[1]["payload_hex"]  # the same message twice
+    first, second = delivered
+    assert is_publish(first) and is_publish(second)
+    assert first["payload_hex"] == second["payload_hex"]  # the same message twice
     # every step of the trace is a packet or an event the replay understands
     assert all("dir" in step or "event" in step for step in trace)
 
