@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from docs_site import ROOT, built_site
 
-# docs/_ext is on sys.path at run time (docs_site puts it there) but not on mypy's search
-# path, which pyproject.toml would have to give (mypy_path = "docs/_ext"); with it, these
-# ignores become unused.
-from pubproof_docs import data, linkcheck, trace  # type: ignore[import-not-found]
-from pubproof_docs.context import prove_json_path  # type: ignore[import-not-found]
+# docs/_ext is on sys.path at run time (docs_site puts it there) and on mypy's search path
+# (pyproject.toml's mypy_path)
+from pubproof_docs import data, linkcheck, trace
+from pubproof_docs.context import prove_json_path
 
 from pubproof.model.clauses import CLAUSES
 from pubproof.model.rules import RULES
