@@ -110,14 +110,15 @@ def _message(msg: int) -> dict[str, str]:
 
 def _p(kind: str, packet_id: int, msg: int, dup: bool, qos: int) -> dict[str, Any]:
     if kind == "PUBLISH":
+        message = _message(msg)
         return {
             "type": "PUBLISH",
             "dup": dup,
             "qos": qos,
             "retain": False,
-            "topic": _message(msg)["topic"],
+            "topic": message["topic"],
             "packet_id": packet_id,
-            "payload_hex": _message(msg)["payload_hex"],
+            "payload_hex": message["payload_hex"],
         }
     return {"type": kind, "packet_id": packet_id}
 
