@@ -5,7 +5,8 @@ named switch with a small set of values, a default per edition, and the passages
 it necessary. Nothing here chooses silently: when the texts leave a question open, the
 question is a reading and the default is stated with its reason.
 
-MQTT 5.0 slots in as another ``Edition`` member; readings name the editions they apply to.
+MQTT 5.0 is another ``Edition`` member; readings name the editions they apply to. A 5.0
+verdict also depends on two limits the receiver declared (``Limits``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class Edition(enum.Enum):
 
     V31 = "3.1"
     V311 = "3.1.1"
+    V50 = "5.0"
 
     @classmethod
     def parse(cls, text: str) -> Edition:
@@ -74,19 +76,67 @@ def _reading(
     )
 
 
-V31, V311 = Edition.V31, Edition.V311
+V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
+
+#: The largest Remaining Length; with the fixed header's at most 5 bytes, the largest packet.
+MAX_REMAINING_LENGTH = 268_435_455
+MAX_PACKET_SIZE = MAX_REMAINING_LENGTH + 5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """MQTT 5.0: what the receiver declared it accepts (in CONNECT for a client receiving,
+    in CONNACK for a server receiving); each absent property has the standard's default."""
+
+    #: "If the Topic Alias Maximum property is absent, the default value is 0." (3.1.2.11.5)
+    topic_alias_maximum: int = 0
+    #: "If the Maximum Packet Size is not present, no limit on the packet size is imposed
+    #: beyond the limitations in the protocol" (3.1.2.11.4)
+    maximum_packet_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.topic_alias_maximum) is not int or not (
+            0 <= self.topic_alias_maximum <= 0xFFFF
+        ):
+            raise ValueError("topic_alias_maximum is a Two Byte Integer (0 to 65,535)")
+        size = self.maximum_packet_size
+        # "It is a Protocol Error to include the Maximum Packet Size more than once, or for
+        # the value to be set to zero." A Four Byte Integer.
+        if size is not None and (type(size) is not int or not 1 <= size <= 0xFFFF_FFFF):
+            raise ValueError("maximum_packet_size is a Four Byte Integer from 1")
+
+    @property
+    def is_default(self) -> bool:
+        return self.topic_alias_maximum == 0 and self.maximum_packet_size is None
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def check_limits(edition: Edition, limits: Limits | None) -> Limits:
+    """The limits to judge with: ``limits`` (or the defaults) in 5.0; 3.1 and 3.1.1 have
+    none, and asking for one there is an error."""
+    if limits is None:
+        return DEFAULT_LIMITS
+    if edition is not Edition.V50 and not limits.is_default:
+        raise ValueError(f"edition {edition.value} has no Topic Alias Maximum or Maximum Packet Size")
+    return limits
 
 RL_ENCODING = _reading(
     "rl-encoding",
-    "Is a Remaining Length encoded in more bytes than its value needs (e.g. 80 00 for 0) valid?",
+    "Is a Remaining Length (in 5.0: any Variable Byte Integer) encoded in more bytes than its "
+    "value needs (e.g. 80 00 for 0) valid?",
     {
         "lenient": "accept any encoding of 1 to 4 bytes",
         "strict": "reject an encoding longer than the shortest one for its value",
     },
-    {V31: "lenient", V311: "lenient"},
+    {V31: "lenient", V311: "lenient", V50: "strict"},
     "Neither 3.1 nor 3.1.1 forbids it: 3.1.1 section 2.2.3 gives an encoding algorithm that "
-    "produces the shortest form but no MUST; only MQTT 5.0 makes the shortest form "
-    "mandatory for senders [MQTT-1.5.5-1].",
+    "produces the shortest form but no MUST. MQTT 5.0 makes the shortest form mandatory for "
+    "senders [MQTT-1.5.5-1], for the Remaining Length, the Property Length and the "
+    "Subscription Identifier alike, so a 5.0 oracle reports a longer one (as a Malformed "
+    "Packet: the text says nothing of the receiver, and 'lenient' is the receiver that "
+    "parses it anyway).",
     Passage(
         source="MQTT 3.1.1 section 2.2.3",
         text="The Remaining Length is encoded using a variable length encoding scheme which uses "
@@ -106,8 +156,8 @@ DUP_QOS0 = _reading(
         "reject": "a violation of the sender's obligation to clear DUP on QoS 0",
         "ignore": "the bit carries no meaning for QoS 0 and is ignored",
     },
-    {V31: "ignore", V311: "reject"},
-    "3.1.1 binds the sender with a MUST [MQTT-3.3.1-2], so an oracle reports it. The English "
+    {V31: "ignore", V311: "reject", V50: "reject"},
+    "3.1.1 and 5.0 bind the sender with a MUST [MQTT-3.3.1-2], so an oracle reports it. The English "
     "3.1 text only says the bit 'is not used' for QoS 0 (and the Japanese and Spanish "
     "agree), which reads as an instruction to ignore it; the German says it 'is not set', "
     "a statement about the sender.",
@@ -200,14 +250,70 @@ DISCOURAGED_CODE_POINTS = _reading(
         "accept": "yes: the text only says SHOULD NOT",
         "reject": "no: the receiver takes the option to close the connection",
     },
-    {V311: "accept"},
+    {V311: "accept", V50: "accept"},
     "MQTT 3.1.1 section 1.5.3 says a string SHOULD NOT include these code points and that a "
-    "receiver MAY close the connection; a SHOULD is not a MUST.",
+    "receiver MAY close the connection; 5.0 section 1.5.4 says the same ('it MAY treat it as "
+    "a Malformed Packet') of every UTF-8 Encoded String, which pubproof applies in 5.0 to "
+    "every string it decodes. A SHOULD is not a MUST.",
     Passage(
         source="MQTT 3.1.1 section 1.5.3",
         text="The data SHOULD NOT include encodings of the Unicode code points listed below. If a "
         "receiver receives a Control Packet containing any of them it MAY close the Network "
         "Connection.",
+    ),
+)
+
+PFI_MEI_ONCE = _reading(
+    "pfi-mei-once",
+    "May a 5.0 PUBLISH carry the Payload Format Indicator or the Message Expiry Interval "
+    "more than once?",
+    {
+        "reject": "no: a Protocol Error, as for every other property that is not a User "
+        "Property or a Subscription Identifier",
+        "accept": "yes: the PUBLISH section does not forbid it; the last one counts",
+    },
+    {V50: "reject"},
+    "MQTT 5.0 section 3.3.2.3 says 'It is a Protocol Error to include ... more than once' of "
+    "the Topic Alias, Response Topic, Correlation Data and Content Type but not of these two, "
+    "while the Will Properties (3.1.3.2.3, 3.1.3.2.4) say it of the very same properties, "
+    "and only User Property and Subscription Identifier are described as repeatable. The "
+    "omission reads as an editorial gap.",
+    Passage(
+        source="MQTT 5.0 section 3.3.2.3.4",
+        text="It is a Protocol Error to include the Topic Alias value more than once.",
+    ),
+    Passage(
+        source="MQTT 5.0 section 3.1.3.2.3",
+        text="It is a Protocol Error to include the Payload Format Indicator more than once.",
+    ),
+    Passage(
+        source="MQTT 5.0 section 3.3.2.3.3",
+        text="Followed by the Four Byte Integer representing the Message Expiry Interval.",
+    ),
+)
+
+PAYLOAD_UTF8 = _reading(
+    "payload-utf8",
+    "Does a 5.0 receiver judge the payload of a PUBLISH whose Payload Format Indicator is 1?",
+    {
+        "reject": "yes: ill-formed UTF-8 there breaks the sender's MUST (Reason Code 0x99)",
+        "accept": "no: the receiver MAY validate it, and this one does not",
+    },
+    {V50: "reject"},
+    "Section 3.3.2.3.2 binds the sender ('The UTF-8 data in the Payload MUST be well-formed "
+    "UTF-8') and leaves checking to the receiver ('MAY validate'). An oracle reports what "
+    "the sender broke; a receiver that skips the check is 'accept'.",
+    Passage(
+        source="MQTT 5.0 section 3.3.2.3.2",
+        text="1 (0x01) Byte Indicates that the Payload is UTF-8 Encoded Character Data. The "
+        "UTF-8 data in the Payload MUST be well-formed UTF-8 as defined by the Unicode "
+        "specification [Unicode] and restated in RFC 3629 [RFC3629].",
+    ),
+    Passage(
+        source="MQTT 5.0 section 3.3.2.3.2",
+        text="The receiver MAY validate that the Payload is of the format indicated, and if it "
+        "is not send a PUBACK, PUBREC, or DISCONNECT with Reason Code of 0x99 (Payload format "
+        "invalid) as described in section 4.13.",
     ),
 )
 
@@ -222,6 +328,8 @@ READINGS: Mapping[str, Reading] = MappingProxyType(
             TOPIC_RULES,
             TOPIC_LENGTH,
             DISCOURAGED_CODE_POINTS,
+            PFI_MEI_ONCE,
+            PAYLOAD_UTF8,
         )
     }
 )

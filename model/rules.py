@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pubproof.model.editions import Edition
@@ -69,6 +69,13 @@ class Rule:
     kind: Kind
     quotes: tuple[Quote, ...]
     reading: str | None = None  # the reading that switches the rule, if any
+    #: The kind in an edition where it differs from ``kind`` (5.0 names a Malformed Packet
+    #: and a Protocol Error where 3.1.1 only says "close the Network Connection").
+    kinds: Mapping[Edition, Kind] = field(default_factory=lambda: MappingProxyType({}))
+    #: MQTT 5.0: the DISCONNECT Reason Code a receiver sends when the rule is broken, where
+    #: the standard names one more specific than 0x81 (Malformed Packet) or 0x82 (Protocol
+    #: Error).
+    reason_code: int | None = None
 
     def id_for(self, edition: Edition) -> str:
         try:
@@ -80,22 +87,51 @@ class Rule:
     def editions(self) -> tuple[Edition, ...]:
         return tuple(self.ids)
 
+    def kind_in(self, edition: Edition) -> Kind:
+        """What breaking the rule makes of the bytes in ``edition``."""
+        return self.kinds.get(edition, self.kind)
+
+    def reason_code_in(self, edition: Edition) -> int | None:
+        """MQTT 5.0: the DISCONNECT Reason Code of a receiver that finds the rule broken
+        (0x81 Malformed Packet, 0x82 Protocol Error, or the more specific code the standard
+        gives); None in the editions without Reason Codes."""
+        if edition.value != "5.0":
+            return None
+        if self.reason_code is not None:
+            return self.reason_code
+        return MALFORMED_PACKET if self.kind_in(edition) is Kind.MALFORMED else PROTOCOL_ERROR
+
 
 class RuleRegistry(Mapping[str, Rule]):
-    """All rules by key, with look-up by id."""
+    """All rules by key, with look-up by id.
+
+    An id names one rule within an edition. Across editions the standard reuses a few
+    numbers for other statements (3.1.1's MQTT-2.2.2-1 is about reserved flags, 5.0's about
+    the Property Length), so a look-up by id alone prefers 3.1.1, then 3.1, then 5.0, and
+    ``by_id(rule_id, edition)`` is exact.
+    """
 
     def __init__(self) -> None:
         self._by_key: dict[str, Rule] = {}
         self._by_id: dict[str, Rule] = {}
+        self._by_edition_id: dict[tuple[Edition, str], Rule] = {}
 
     def add(self, rule: Rule) -> Rule:
         if rule.key in self._by_key:
             raise ValueError(f"duplicate rule key {rule.key!r}")
-        for rule_id in rule.ids.values():
-            other = self._by_id.get(rule_id)
+        for edition, rule_id in rule.ids.items():
+            other = self._by_edition_id.get((edition, rule_id))
             if other is not None and other.key != rule.key:
-                raise ValueError(f"rule id {rule_id!r} used by {other.key!r} and {rule.key!r}")
-            self._by_id[rule_id] = rule
+                raise ValueError(
+                    f"rule id {rule_id!r} used by {other.key!r} and {rule.key!r} in "
+                    f"edition {edition.value}"
+                )
+            self._by_edition_id[edition, rule_id] = rule
+            known = self._by_id.get(rule_id)
+            if known is None or _PREFERENCE[edition] < min(
+                _PREFERENCE[e] for e, i in known.ids.items() if i == rule_id
+            ):
+                self._by_id[rule_id] = rule
         self._by_key[rule.key] = rule
         return rule
 
@@ -108,14 +144,22 @@ class RuleRegistry(Mapping[str, Rule]):
     def __len__(self) -> int:
         return len(self._by_key)
 
-    def by_id(self, rule_id: str) -> Rule:
+    def by_id(self, rule_id: str, edition: Edition | None = None) -> Rule:
+        if edition is not None:
+            return self._by_edition_id[edition, rule_id]
         return self._by_id[rule_id]
 
     def ids(self, edition: Edition) -> list[str]:
         return [r.ids[edition] for r in self._by_key.values() if edition in r.ids]
 
 
+_PREFERENCE = {Edition.V311: 0, Edition.V31: 1, Edition.V50: 2}
+
 RULES = RuleRegistry()
+
+#: MQTT 5.0 section 4.13.1: "The Reason Codes used for Malformed Packet and Protocol Errors"
+MALFORMED_PACKET = 0x81
+PROTOCOL_ERROR = 0x82
 
 #: The pseudo-rule of a byte stream that ends inside a packet.
 INCOMPLETE = "incomplete"
@@ -132,6 +176,8 @@ def rule(
     quotes: tuple[Quote, ...],
     also: tuple[str, ...] = (),
     reading: str | None = None,
+    kinds: dict[Edition, Kind] | None = None,
+    reason_code: int | None = None,
 ) -> Rule:
     """Define and register a rule."""
     return RULES.add(
@@ -145,5 +191,7 @@ def rule(
             kind=kind,
             quotes=quotes,
             reading=reading,
+            kinds=MappingProxyType(kinds or {}),
+            reason_code=reason_code,
         )
     )
