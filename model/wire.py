@@ -39,7 +39,9 @@ MQTT 5.0 keeps steps 1 and 2 (type 15 becomes AUTH, outside pubproof's scope; ev
 Variable Byte Integer must be minimal by default) and adds the receiver's Maximum Packet
 Size to step 2; the 5.0 bodies, with their Reason Codes and property sections, are read by
 :mod:`pubproof.model.wire50`, whose judgement order ``docs/guides/mqtt5-wire.md`` states. A
-5.0 failure also names the DISCONNECT Reason Code the receiver sends. A stream that ends inside a packet is ``incomplete`` at the offset where that packet
+5.0 failure also names the DISCONNECT Reason Code the receiver sends.
+
+A stream that ends inside a packet is ``incomplete`` at the offset where that packet
 starts. Because every judgement needs only the bytes of the fields before it, the verdict
 does not depend on how the stream is cut into chunks.
 """
