@@ -14,11 +14,17 @@ from pubproof.model.editions import (
     resolve_readings,
 )
 
+#: The editions the oracle (pubproof check, pubproof probe) judges; MQTT 5.0 reaches them
+#: with the 5.0 flows (the issue "MQTT 5.0, part 3").
+ORACLE_EDITIONS = (Edition.V31, Edition.V311)
 
-def add_edition_options(command: argparse.ArgumentParser) -> None:
+
+def add_edition_options(
+    command: argparse.ArgumentParser, editions: tuple[Edition, ...] = tuple(Edition)
+) -> None:
     command.add_argument(
         "--edition",
-        choices=[e.value for e in Edition],
+        choices=[e.value for e in editions],
         default=Edition.V311.value,
         help="edition of the protocol text (default: 3.1.1)",
     )
