@@ -280,16 +280,7 @@ def publish_body(ctx: Context, flags: int, body: int, remaining: int) -> Publish
 
     # Step 7. The payload is the rest of the packet, possibly empty.
     payload = ctx.take(position, end - position)
-    if properties.get("payload_format_indicator") == 1 and ctx.reading("payload-utf8") == "reject":
-        bad = first_ill_formed_utf8(payload)
-        if bad is not None:
-            # "The UTF-8 data in the Payload MUST be well-formed UTF-8" (3.3.2.3.2)
-            raise ctx.fail(
-                R.PAYLOAD_UTF8,
-                position + bad,
-                f"the Payload Format Indicator says UTF-8, but the payload is not "
-                f"well-formed UTF-8 at byte {bad} (0x{payload[bad]:02x})",
-            )
+    _judge_payload(ctx, properties, payload, position)
     return {
         "type": "PUBLISH",
         "dup": dup,
@@ -300,6 +291,21 @@ def publish_body(ctx: Context, flags: int, body: int, remaining: int) -> Publish
         "payload_hex": payload.hex(),
         "properties": properties,  # type: ignore[typeddict-item]
     }
+
+
+def _judge_payload(ctx: Context, properties: dict[str, Any], payload: bytes, at: int) -> None:
+    """Step 7: a payload the Payload Format Indicator marks as UTF-8 (reading payload-utf8)."""
+    if properties.get("payload_format_indicator") != 1 or ctx.reading("payload-utf8") != "reject":
+        return
+    bad = first_ill_formed_utf8(payload)
+    if bad is not None:
+        # "The UTF-8 data in the Payload MUST be well-formed UTF-8" (3.3.2.3.2)
+        raise ctx.fail(
+            R.PAYLOAD_UTF8,
+            at + bad,
+            f"the Payload Format Indicator says UTF-8, but the payload is not well-formed "
+            f"UTF-8 at byte {bad} (0x{payload[bad]:02x})",
+        )
 
 
 # --- the property section --------------------------------------------------------------
