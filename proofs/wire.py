@@ -10,8 +10,9 @@ finds and on a fixed sample, so that the encoding cannot drift from the model:
 - :mod:`~pubproof.proofs.wire_publish`: the packet identifier's presence, and the
   Remaining Length of a PUBLISH as the sum of its fields
 - :mod:`~pubproof.proofs.wire_readings`: witnesses where editions and readings part
-- :mod:`~pubproof.proofs.wire50_vbi`, :mod:`~pubproof.proofs.wire50_ack`: MQTT 5.0's
-  Property Length and Subscription Identifier, the acknowledgements' Reason Codes and
+- :mod:`~pubproof.proofs.wire50_vbi`, :mod:`~pubproof.proofs.wire50_properties`,
+  :mod:`~pubproof.proofs.wire50_ack`: MQTT 5.0's Property Length and Subscription
+  Identifier, the property section's unique parse, the acknowledgements' Reason Codes and
   their shortest forms
 
 Each comes with mutants (a broken variant of the encoding) that its check must kill.
@@ -27,6 +28,7 @@ from pubproof.proofs.wire_first_byte import first_bytes
 from pubproof.proofs.wire_publish import packet_id_presence, publish_remaining_length
 from pubproof.proofs.wire_readings import READING_THEOREMS, editions_agree
 from pubproof.proofs.wire50_vbi import property_length, subscription_identifier
+from pubproof.proofs.wire50_properties import property_section
 from pubproof.proofs.wire50_ack import ack_reason_codes, ack_success_forms
 # isort: on
 
@@ -42,6 +44,7 @@ WIRE_THEOREMS = [
     *READING_THEOREMS,
     property_length,
     subscription_identifier,
+    property_section,
     ack_reason_codes,
     ack_success_forms,
 ]
