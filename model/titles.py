@@ -7,7 +7,9 @@ Each id's line comes from the first of the project's registries that has it:
 1. the rule registry: the title of the rule whose id it is, in any edition;
 2. the normative index (:mod:`pubproof.model.normative_index`): the paraphrase of the
    MQTT 3.1.1 statement;
-3. the flow tables: what the entries citing the id do, in the tables' own words.
+3. the flow tables: what the entries citing the id do, in the tables' own words;
+4. the normative index's MQTT 5.0 table (the 5.0 rules cite 5.0 statements in ``also``),
+   last, so that no 3.1.1 id reads as the 5.0 statement of the same number.
 
 Nothing here words a statement itself: an id none of them holds has no title (None).
 """
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pubproof.model import flows
-from pubproof.model.normative_index import table_a
+from pubproof.model.normative_index import table_a, table_b
 from pubproof.model.rules import RULES
 
 
@@ -51,6 +53,9 @@ def title(rule_id: str) -> Title | None:
     cited = list(dict.fromkeys(_flow_entries(rule_id)))
     if cited:
         return Title(text="; ".join(cited), source=Source.FLOWS)
+    entry = table_b().get(rule_id)
+    if entry is not None:
+        return Title(text=entry.paraphrase, source=Source.INDEX)
     return None
 
 
