@@ -1477,10 +1477,11 @@ def encode(
             )
         return _encode_publish(packet, config)
     if packet.reason_code != 0 or packet.properties is not None:
-        # A Reason Code or properties would make the Remaining Length more than 2, which is
-        # the rule a 3.1 or 3.1.1 decoder would name (PP311-3.4.1-remaining-length, ...).
+        # Likewise the scope rule (as the model's encoder says): a Reason Code or
+        # properties would make the Remaining Length more than 2, which a 3.x decoder
+        # rejects, but the packet itself is not one of these editions'.
         raise InvalidPacket(
-            R.ACK_RL[packet.type_name].id_for(config.edition),
+            R.OUT_OF_SCOPE_TYPE.id_for(config.edition),
             f"a {packet.type_name} with a Reason Code or properties exists only in MQTT 5.0",
             edition=config.edition_name,
         )
