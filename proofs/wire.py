@@ -13,7 +13,8 @@ finds and on a fixed sample, so that the encoding cannot drift from the model:
 - :mod:`~pubproof.proofs.wire50_vbi`, :mod:`~pubproof.proofs.wire50_properties`,
   :mod:`~pubproof.proofs.wire50_ack`: MQTT 5.0's Property Length and Subscription
   Identifier, the property section's unique parse, the acknowledgements' Reason Codes and
-  their shortest forms
+  their shortest forms; :mod:`~pubproof.proofs.wire50_editions`: witnesses where 5.0 parts
+  from 3.1.1 and 3.1
 
 Each comes with mutants (a broken variant of the encoding) that its check must kill.
 """
@@ -30,6 +31,7 @@ from pubproof.proofs.wire_readings import READING_THEOREMS, editions_agree
 from pubproof.proofs.wire50_vbi import property_length, subscription_identifier
 from pubproof.proofs.wire50_properties import property_section
 from pubproof.proofs.wire50_ack import ack_reason_codes, ack_success_forms
+from pubproof.proofs.wire50_editions import editions_agree_50
 # isort: on
 
 WIRE_THEOREMS = [
@@ -47,6 +49,7 @@ WIRE_THEOREMS = [
     property_section,
     ack_reason_codes,
     ack_success_forms,
+    editions_agree_50,
 ]
 
 __all__ = ["WIRE_THEOREMS"]
