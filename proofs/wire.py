@@ -52,4 +52,7 @@ WIRE_THEOREMS = [
     editions_agree_50,
 ]
 
-__all__ = ["WIRE_THEOREMS"]
+#: The order of a run (catalog.load), whatever imported a theorem module first.
+THEOREM_ORDER = WIRE_THEOREMS
+
+__all__ = ["THEOREM_ORDER", "WIRE_THEOREMS"]
