@@ -86,13 +86,13 @@ class Expected:
 
     @property
     def label(self) -> str:
-        """The configuration in words: "5.0, pfi-mei-once=accept, topic_alias_maximum=10"."""
+        """The configuration in words: "5.0, pfi-mei-once=accept", "5.0, defaults"."""
         parts = [self.edition.value, *(f"{k}={v}" for k, v in self.readings.items())]
         if self.limits.topic_alias_maximum:
             parts.append(f"topic_alias_maximum={self.limits.topic_alias_maximum}")
         if self.limits.maximum_packet_size is not None:
             parts.append(f"maximum_packet_size={self.limits.maximum_packet_size}")
-        return ", ".join(parts)
+        return ", ".join(parts) if len(parts) > 1 else f"{self.edition.value}, defaults"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
