@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Throughput of pubproof's reference codec, against MQTT codecs from PyPI on the same bytes.
+"""Throughput of pubproof's reference codec, against MQTT codecs (PyPI, npm) on the same bytes.
 
-    python benchmarks/bench_codec.py [--packets N] [--json] [--peers NAME,...]
+    python benchmarks/bench_codec.py [--packets N] [--json] [--peers NAME,...] [--streams NAME,...]
 
-Two streams are built from a seeded random generator, so every run decodes the same bytes:
+Four streams are built from a seeded random generator, so every run decodes the same bytes:
 
 ``mix``
     A realistic MQTT 3.1.1 session: ~85% small PUBLISH (QoS 0/1/2, topics such as
@@ -46,8 +46,9 @@ validates. A peer that is not installed is skipped with a note; the pinned versi
 the ``bench`` extra of pyproject.toml (``pip install -e '.[bench]'``), except mqtt-codec,
 whose 2019 sdist needs ``setuptools<58`` to build, and mqtt-packet, the npm package, which
 runs in node from ``benchmarks/peers`` (``npm ci`` there; see ``benchmarks/README.md``).
-mqtt-packet is timed inside node (best of the same number of passes, each a fresh parser
-fed the whole stream), and its packets come back to Python as JSON for the check.
+mqtt-packet is timed inside node (after untimed warm-up passes, best of the same number of
+passes, each a fresh parser fed the whole stream), and its packets come back to Python as
+JSON for the check.
 Only paho-mqtt, gmqtt and mqtt-packet parse 5.0 properties; amqtt and mqtt-codec decode
 3.1.1 only.
 
