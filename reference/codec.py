@@ -68,6 +68,7 @@ from pubproof.reference.properties import (
     NO_ACK_PROPERTIES,
     NO_PUBLISH_PROPERTIES,
     PublishProperties,
+    PublishPropertiesLayout,
     trusted_ack_properties,
     trusted_publish_properties,
 )
@@ -232,7 +233,21 @@ _PROPERTY_NAMES = {
 }  # fmt: skip
 #: Per acknowledgement type number: the Reason Codes it may carry (Tables 3-4 to 3-7).
 _ACK_CODES = {kind: frozenset(R.ACK_REASON_CODES[name]) for kind, name in _ACK_NAMES.items()}
+#: The same, indexed by the packet type number (for the fast path).
+_ACK_CODES_BY_KIND: tuple[frozenset[int], ...] = (frozenset(),) * 4 + tuple(
+    _ACK_CODES[kind] for kind in (4, 5, 6, 7)
+)
 _WILDCARD_BYTES = re.compile(rb"[+#]")
+
+
+#: The 5.0 fast path remembers up to this many property sections (of at most 127 bytes)
+#: with the properties they decode to, per decoder. A sender tends to repeat its sections
+#: (the same Content Type and User Properties on every message of a topic), and the
+#: judgement of a section is a function of its bytes alone (for one decoder: its readings
+#: and limits are fixed), and its result immutable; so a section seen before is not parsed
+#: again. Bounded: the memory is at most a few hundred KB, and the cache starts afresh
+#: when full.
+_SECTION_CACHE_SIZE = 1024
 
 
 def _vbi_size(value: int) -> int:
@@ -310,16 +325,21 @@ def _fast_publish_properties(
 ) -> PublishProperties | None:
     """The properties of a complete PUBLISH property section ``buf[i:stop]`` when every one
     is within the rules and simple (one-byte Subscription Identifiers, nothing repeated
-    that must not be); None at the first doubt, and the judging path takes over."""
+    that must not be); None at the first doubt, and the judging path takes over.
+
+    Written for speed: identifiers are literals (0x26 User Property, 0x23 Topic Alias,
+    0x02 Message Expiry Interval, 0x03 Content Type, 0x01 Payload Format Indicator, 0x0B
+    Subscription Identifier, 0x08 Response Topic, 0x09 Correlation Data), the common ones
+    first, and the result is built without ``__post_init__`` (see PublishLayout)."""
     pfi = mei = alias = None
     response_topic = content_type = None
     correlation = None
-    user: list[tuple[str, str]] | None = None
-    sub_ids: list[int] | None = None
+    user: tuple[tuple[str, str], ...] = ()
+    sub_ids: tuple[int, ...] = ()
     try:
         while i < stop:
             ident = buf[i]
-            if ident == _USER:
+            if ident == 0x26:
                 a = i + 3
                 b = a + (buf[i + 1] << 8 | buf[i + 2])
                 c = b + 2
@@ -330,85 +350,82 @@ def _fast_publish_properties(
                 raw_value = buf[c:d]
                 if 0 in raw_name or 0 in raw_value:
                     return None
-                pair = (raw_name.decode("utf-8"), raw_value.decode("utf-8"))
+                name = raw_name.decode("utf-8")
+                value = raw_value.decode("utf-8")
                 if discouraged is not None and (
-                    discouraged(pair[0]) is not None or discouraged(pair[1]) is not None
+                    discouraged(name) is not None or discouraged(value) is not None
                 ):
                     return None
-                if user is None:
-                    user = [pair]
-                else:
-                    user.append(pair)
+                user += ((name, value),)
                 i = d
-            elif ident == _PFI:
-                if pfi is not None or i + 2 > stop:
-                    return None
-                pfi = buf[i + 1]
-                if pfi > 1:
-                    return None
-                i += 2
-            elif ident == _MEI:
-                if mei is not None or i + 5 > stop:
-                    return None
-                mei = buf[i + 1] << 24 | buf[i + 2] << 16 | buf[i + 3] << 8 | buf[i + 4]
-                i += 5
-            elif ident == _TOPIC_ALIAS:
+            elif ident == 0x23:
                 if alias is not None or i + 3 > stop:
                     return None
                 alias = buf[i + 1] << 8 | buf[i + 2]
                 if not 0 < alias <= alias_max:
                     return None
                 i += 3
-            elif ident == _SUB_ID:
-                if i + 2 > stop:
+            elif ident == 0x02:
+                if mei is not None or i + 5 > stop:
                     return None
-                sub_id = buf[i + 1]
-                if sub_id == 0 or sub_id & 0x80:
-                    return None
-                if sub_ids is None:
-                    sub_ids = [sub_id]
-                else:
-                    sub_ids.append(sub_id)
-                i += 2
-            elif ident in (_CONTENT_TYPE, _RESPONSE_TOPIC, _CORRELATION):
+                mei = buf[i + 1] << 24 | buf[i + 2] << 16 | buf[i + 3] << 8 | buf[i + 4]
+                i += 5
+            elif ident == 0x03 or ident == 0x08:
                 a = i + 3
                 b = a + (buf[i + 1] << 8 | buf[i + 2])
                 if b > stop:
                     return None
                 raw = buf[a:b]
-                if ident == _CORRELATION:
-                    if correlation is not None:
+                if 0 in raw:
+                    return None
+                text = raw.decode("utf-8")
+                if discouraged is not None and discouraged(text) is not None:
+                    return None
+                if ident == 0x03:
+                    if content_type is not None:
                         return None
-                    correlation = bytes(raw)
+                    content_type = text
                 else:
-                    if 0 in raw:
+                    if response_topic is not None or 43 in raw or 35 in raw:  # '+', '#'
                         return None
-                    text = raw.decode("utf-8")
-                    if discouraged is not None and discouraged(text) is not None:
-                        return None
-                    if ident == _CONTENT_TYPE:
-                        if content_type is not None:
-                            return None
-                        content_type = text
-                    else:
-                        if response_topic is not None or 43 in raw or 35 in raw:
-                            return None
-                        response_topic = text
+                    response_topic = text
+                i = b
+            elif ident == 0x01:
+                if pfi is not None or i + 2 > stop:
+                    return None
+                pfi = buf[i + 1]
+                if pfi > 1:
+                    return None
+                i += 2
+            elif ident == 0x0B:
+                if i + 2 > stop:
+                    return None
+                sub_id = buf[i + 1]
+                if sub_id == 0 or sub_id & 0x80:
+                    return None
+                sub_ids += (sub_id,)
+                i += 2
+            elif ident == 0x09:
+                b = i + 3 + (buf[i + 1] << 8 | buf[i + 2])
+                if correlation is not None or b > stop:
+                    return None
+                correlation = bytes(buf[i + 3 : b])
                 i = b
             else:
                 return None
     except (IndexError, UnicodeDecodeError):
         return None
-    return trusted_publish_properties(
-        pfi,
-        mei,
-        alias,
-        response_topic,
-        correlation,
-        () if user is None else tuple(user),
-        () if sub_ids is None else tuple(sub_ids),
-        content_type,
-    )
+    props = PublishPropertiesLayout()
+    props.payload_format_indicator = pfi
+    props.message_expiry_interval = mei
+    props.topic_alias = alias
+    props.response_topic = response_topic
+    props.correlation_data = correlation
+    props.user_properties = user
+    props.subscription_identifiers = sub_ids
+    props.content_type = content_type
+    props.__class__ = PublishProperties  # type: ignore[assignment]
+    return props  # type: ignore[return-value]
 
 
 class Decoder:
@@ -432,6 +449,7 @@ class Decoder:
         "_max_size",
         "_pending",
         "_pos",
+        "_sections",
     )
 
     def __init__(
@@ -453,6 +471,9 @@ class Decoder:
         self._error: ProtocolError | None = None
         self._awaiting = -1  # end of a PUBLISH whose header fields are all judged
         self._pending: _Pending | None = None  # 5.0: a packet partly judged
+        # 5.0: property sections the fast path has judged, and what they decoded to (see
+        # _SECTION_CACHE_SIZE).
+        self._sections: dict[bytes, PublishProperties] = {}
 
     @property
     def edition(self) -> Edition:
@@ -804,7 +825,9 @@ class Decoder:
         payload_utf8 = config.payload_utf8
         no_properties = NO_PUBLISH_PROPERTIES
         no_ack_properties = NO_ACK_PROPERTIES
+        ack_codes = _ACK_CODES_BY_KIND
         fast_properties = _fast_publish_properties
+        sections = self._sections
         next_packet = self.next_packet
         buf: bytes | bytearray = b""
         is_bytes = True
@@ -831,11 +854,17 @@ class Decoder:
                 ):
                     break
                 if first & 0xF0 != 0x30:
-                    if length != 2:
+                    if length == 2:
+                        code = 0
+                    elif length == 3:  # a Reason Code and no properties
+                        code = buf[body + 2]
+                        if code not in ack_codes[first >> 4]:
+                            break
+                    else:
                         break
                     ack = AckLayout()
                     ack.packet_id = buf[body] << 8 | buf[body + 1]
-                    ack.reason_code = 0
+                    ack.reason_code = code
                     ack.properties = no_ack_properties
                     ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
                     self._pos = end
@@ -875,9 +904,17 @@ class Decoder:
                     payload_start = at + 1 + property_length
                     if property_length > 127 or payload_start > end:
                         break
-                    found = fast_properties(buf, at + 1, payload_start, alias_max, discouraged)
+                    key = buf[at + 1 : payload_start]
+                    if not is_bytes:
+                        key = bytes(key)
+                    found = sections.get(key)  # type: ignore[arg-type]  # bytes by now
                     if found is None:
-                        break
+                        found = fast_properties(buf, at + 1, payload_start, alias_max, discouraged)
+                        if found is None:
+                            break
+                        if len(sections) >= _SECTION_CACHE_SIZE:
+                            sections.clear()
+                        sections[key] = found  # type: ignore[index]
                     properties = found
                 payload = buf[payload_start:end]
                 if payload_utf8 and properties.payload_format_indicator == 1:
@@ -1554,6 +1591,12 @@ def _judge_string(
 ) -> None:
     """Refuse a string the decoder would reject, naming the decoder's rule (construction
     has already refused what UTF-8 cannot encode)."""
+    if (
+        not config.reject_discouraged
+        and "\x00" not in text
+        and (wildcards is None or ("+" not in text and "#" not in text))
+    ):
+        return  # nothing the decoder could find (the common case)
     probe = Decoder.__new__(Decoder)
     probe._config = config
     probe._base = 0
@@ -1626,13 +1669,14 @@ def _encode_publish5(packet: Publish, config: _Config, limits: Limits | None) ->
     length = len(variable) + len(packet.payload)
     _judge_size(config, length, limits)
     # Then every field in the order the decoder judges it.
-    probe = Decoder.__new__(Decoder)
-    probe._config = config
-    probe._base = 0
-    try:
-        probe._check_topic_content(topic, packet.topic, 0)
-    except ProtocolError as error:
-        raise InvalidPacket(error.rule, error.message, edition=config.edition_name) from None
+    if config.reject_discouraged or 0 in topic or 43 in topic or 35 in topic:
+        probe = Decoder.__new__(Decoder)
+        probe._config = config
+        probe._base = 0
+        try:
+            probe._check_topic_content(topic, packet.topic, 0)
+        except ProtocolError as error:
+            raise InvalidPacket(error.rule, error.message, edition=config.edition_name) from None
     pfi = props.payload_format_indicator
     if pfi is not None and pfi > 1:
         raise _refuse(

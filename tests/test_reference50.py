@@ -1219,3 +1219,25 @@ def test_the_fast_path_and_the_judging_path_agree() -> None:
             except ProtocolError as error:
                 fast_out.append((error.rule, error.offset))
             assert fast_out == slow_out
+
+
+def test_the_fast_paths_memory_of_property_sections_is_per_decoder_and_bounded() -> None:
+    section = b"\x23\x00\x05\x26" + s("k") + s("v")
+    data = pub(section) * 3
+    expected = Publish(
+        topic="a",
+        properties=PublishProperties(topic_alias=5, user_properties=(("k", "v"),)),
+    )
+    assert decode_all(data, edition=V50, limits=ALIASES) == [expected] * 3
+    # the same bytes, another receiver: its own limits judge them
+    with pytest.raises(ProtocolViolation) as raised:
+        decode_all(data, edition=V50, limits=Limits(topic_alias_maximum=4))
+    assert raised.value.rule == "PP50-3.3.4-topic-alias-maximum"
+    decoder = Decoder(edition=V50)
+    many = [
+        Publish(topic="t", properties=PublishProperties(user_properties=(("n", str(i)),)))
+        for i in range(3000)
+    ]
+    decoder.feed(b"".join(encode(packet, edition=V50) for packet in many))
+    assert list(decoder) == many
+    assert 0 < len(decoder._sections) <= codec._SECTION_CACHE_SIZE
