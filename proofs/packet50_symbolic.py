@@ -158,7 +158,9 @@ def judge50(packet: Packet, config: Config, codec: Codec) -> Expr:
         wildcard = z3.Or(*[char == w for w in codec.wildcards])
         checks.append((z3.And(present, wildcard), R.TOPIC_NO_WILDCARDS.key))
         if config.reading("discouraged-code-points") == "reject":
-            control = z3.Or(z3.And(z3.UGE(char, 0x01), z3.ULE(char, 0x1F)), char == 0x7F)
+            control = z3.And(z3.UGE(char, 0x01), z3.ULE(char, 0x1F))
+            if codec.discouraged_del:
+                control = z3.Or(control, char == 0x7F)
             checks.append((z3.And(present, control), R.TOPIC_DISCOURAGED.key))
     if codec.reject_id_zero:
         checks.append((z3.And(form.has_id, inner.packet_id == 0), R.PACKET_ID_NONZERO.key))
