@@ -73,6 +73,8 @@ class Codec:
     subscription_id_reject_zero: bool = True  # Subscription Identifier 0 is a violation
     properties: tuple[tuple[int, str], ...] = STANDARD_PROPERTIES
     length_prefix_big_endian: bool = True  # a string's two-byte length, MSB first
+    once_by_reading: tuple[int, ...] = (0x01, 0x02)  # PFI and MEI: once (pfi-mei-once)
+    payload_utf8_when: int = 1  # the Payload Format Indicator that makes the payload UTF-8
 
 
 #: The model itself.

@@ -67,7 +67,7 @@ def test_the_wire_theorems_are_registered() -> None:
     }  # fmt: skip
     assert expected <= set(THEOREM_IDS)
     readings = {i for i in WIRE_IDS if i.startswith("wire.reading-irrelevant.")}
-    assert len(readings) == 7
+    assert len(readings) == 9
     v5 = {i for i in WIRE_IDS if i.startswith("wire.v5.")}
     assert len(WIRE_IDS) == 8 + len(readings) + len(v5)
 

@@ -7,6 +7,7 @@ JSON contract, in test_proofs.py; here the 5.0 theorems' content.)
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import cache
 
@@ -19,7 +20,7 @@ from pubproof.model.editions import Edition
 from pubproof.model.trace import ACK_TYPE_NAMES, AckType
 from pubproof.proofs import packet50_symbolic as p50
 from pubproof.proofs import packet_symbolic as p3
-from pubproof.proofs import probes50, vbi_crosscheck
+from pubproof.proofs import pfi_symbolic, probes50, vbi_crosscheck
 from pubproof.proofs.catalog import load
 from pubproof.proofs.oracle import Config, verdict
 from pubproof.proofs.registry import THEOREMS, Result
@@ -263,3 +264,29 @@ def test_three_edition_judgement_agrees_with_the_model(point: p50.Point, edition
     data = p50.render(point, MODEL)
     says = verdict(data, Config.of(edition))[0]
     assert p50.RULE_KEYS[evaluate(code, packet.assignment(point))] == says, data.hex()
+
+
+# --- the 5.0-only readings -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [("pfi-mei-once", "PP50-2.2.2-property-once"), ("payload-utf8", "PP50-3.3.2-payload-utf8")],
+)
+def test_5_0_reading_witnesses(name: str, rule: str) -> None:
+    """The witness (Z3's choice of values may vary) is one the model parts on."""
+    result = outcome(f"wire.reading-irrelevant.{name}")
+    found = re.search(rf"([0-9a-f]+): 5\.0 -> {re.escape(rule)}, 5\.0 {name}=accept -> ok",
+                      result.details)  # fmt: skip
+    assert found, result.details
+    data = bytes.fromhex(found.group(1))
+    assert decode50(data).rule == rule
+    assert decode50(data, {name: "accept"}).packets == result.counterexample
+
+
+@pytest.mark.parametrize("chosen", [{}, {"pfi-mei-once": "accept"}, {"payload-utf8": "accept"}])
+def test_pfi_probes_agree_with_the_model(chosen: dict[str, str]) -> None:
+    assert pfi_symbolic.drift(Config.of(V50, chosen), MODEL) is None
+    seen = {verdict(pfi_symbolic.render(p), Config.of(V50, chosen))[0]
+            for p in pfi_symbolic.probe_points()}  # fmt: skip
+    assert seen <= set(pfi_symbolic.RULE_KEYS)
