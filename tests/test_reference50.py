@@ -31,6 +31,7 @@ from pubproof.reference import (
     PubRec,
     PubRel,
     codec,
+    decode50,
     decode_all,
     encode,
     from_p,
@@ -1148,30 +1149,30 @@ def test_p_form_of_5_0_packets() -> None:
 
 @contextmanager
 def patched(name: str, value: object) -> Iterator[None]:
-    original = getattr(codec, name)
-    setattr(codec, name, value)
+    original = getattr(decode50, name)
+    setattr(decode50, name, value)
     codec._config.cache_clear()
     try:
         yield
     finally:
-        setattr(codec, name, original)
+        setattr(decode50, name, original)
         codec._config.cache_clear()
 
 
 def _widened_codes() -> dict[int, frozenset[int]]:
-    return {kind: frozenset(range(256)) for kind in codec._ACK_CODES}
+    return {kind: frozenset(range(256)) for kind in decode50._ACK_CODES}
 
 
 MUTANTS: dict[str, tuple[str, Any]] = {
     "any ack Reason Code": ("_ACK_CODES", _widened_codes()),
-    "Reason String valid in PUBLISH": ("_PUBLISH_IDS", codec._PUBLISH_IDS | {0x1F}),
-    "PFI valid in acks": ("_ACK_IDS", codec._ACK_IDS | {0x01}),
+    "Reason String valid in PUBLISH": ("_PUBLISH_IDS", decode50._PUBLISH_IDS | {0x1F}),
+    "PFI valid in acks": ("_ACK_IDS", decode50._ACK_IDS | {0x01}),
     "Response Topic wildcards allowed": ("_WILDCARD_BYTES", re.compile(rb"[^\x00-\xff]")),
-    "MEI three bytes": ("_FIXED_SIZE", {**codec._FIXED_SIZE, 0x02: 3}),
+    "MEI three bytes": ("_FIXED_SIZE", {**decode50._FIXED_SIZE, 0x02: 3}),
     "no minimal rule": ("_vbi_size", lambda value: 4),
     "Content Type judged as a Reason String": (
         "_STRING_RULES",
-        {**codec._STRING_RULES, 0x03: codec._STRING_RULES[0x1F]},
+        {**decode50._STRING_RULES, 0x03: decode50._STRING_RULES[0x1F]},
     ),
 }
 
@@ -1240,4 +1241,4 @@ def test_the_fast_paths_memory_of_property_sections_is_per_decoder_and_bounded()
     ]
     decoder.feed(b"".join(encode(packet, edition=V50) for packet in many))
     assert list(decoder) == many
-    assert 0 < len(decoder._sections) <= codec._SECTION_CACHE_SIZE
+    assert 0 < len(decoder._sections) <= decode50._SECTION_CACHE_SIZE
