@@ -104,6 +104,15 @@ def readings_page(ctx: Context) -> str:
         out.append(_reading_section(ctx, reading))
     out.append(heading("Where the two editions part", "-"))
     out.append(witness_block(ctx, "wire.editions-agree", None))
+    if "wire.v5.editions-agree" in ctx.prove.theorems:
+        out.append(heading("Where MQTT 5.0 parts from 3.1.1 and 3.1", "-"))
+        out.append(
+            "The same bytes under 5.0: its property section, Reason Codes and stricter "
+            "Variable Byte Integers judge some 3.1.1 packets otherwise "
+            "(:doc:`the 5.0 wire format </guides/mqtt5-wire>`). The theorem's details list "
+            "every witness; one is judged here:\n"
+        )
+        out.append(witness_block(ctx, "wire.v5.editions-agree", None))
     return "\n".join(out)
 
 
