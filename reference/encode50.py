@@ -78,8 +78,8 @@ def _judge_string(
 
 
 def _publish_properties_bytes(props: PublishProperties) -> bytes:
-    # The order: that of the fields (and of PUBLISH_PROPERTY_KEYS in model/trace.py).
-    # The contract does not fix one; every order decodes to the same packet.
+    # The contract's one fixed order (docs/guides/mqtt5-wire.md, "Encoding"), which is
+    # also that of the fields and of PUBLISH_PROPERTY_KEYS in model/trace.py.
     out = bytearray()
     if props.payload_format_indicator is not None:
         out += bytes((_PFI, props.payload_format_indicator))
