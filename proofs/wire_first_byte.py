@@ -92,6 +92,10 @@ def _sample(first: int) -> Point:
 def _counterexample(first: int, config: Config, z3_accepts: bool) -> Result:
     rule = rule_id(verdict(bytes([first]), config)[0], config.edition)
     packet = packet_of(_sample(first), MODEL)
+    if packet is not None and config.edition is Edition.V50:  # the 5.0 form of P
+        packet = {**packet, "properties": {}}  # type: ignore[assignment]
+        if packet["type"] != "PUBLISH":
+            packet = {**packet, "reason_code": 0}
     return Result(
         status="refuted",
         counterexample=None if packet is None else [packet],
