@@ -1,6 +1,6 @@
 """What one framed packet says: PUBLISH and its acknowledgements decoded by the project's
 codec (:class:`pubproof.reference.codec.Decoder`, so its errors name the rule and the byte
-offset), every other packet described by :func:`pubproof.probe.control.describe`.
+offset), every other packet described by :func:`pubproof.judge.packets.describe`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from pubproof.judge.packets import CONTROL_TYPES, PUBLISH_FAMILY, header_length, type_name
+from pubproof.judge.packets import describe as describe_control
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import READINGS, Edition
-from pubproof.probe.control import CONTROL_TYPES
-from pubproof.probe.control import describe as describe_control
-from pubproof.probe.frames import PUBLISH_FAMILY, header_length, type_name
 from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.packets import Packet, Publish

@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from pubproof.judge.packets import FrameError, header_length
 from pubproof.pipeline.reassembly import Data, Gap
-from pubproof.probe.frames import FrameError, header_length
 
 RESYNC_MIN = 4
 #: first byte -> the Remaining Length the type fixes (None: any); PUBLISH is checked apart

@@ -2,7 +2,7 @@
 PUBLISH before PUBREL; PUBREL for an identifier the broker does not hold; DUP as forwarded.
 
 The publisher and the subscriber are the reference Session; what the broker owes each of
-them is judged by the flow tables (:mod:`pubproof.probe.judge_link`), the deliveries by
+them is judged by the flow tables (:mod:`pubproof.judge.link`), the deliveries by
 :mod:`pubproof.probe.expect`.
 """
 

@@ -1,6 +1,6 @@
 """What checks expect of deliveries, as findings.
 
-The deliveries are those of a model client (:mod:`pubproof.probe.judge_link`): what a
+The deliveries are those of a model client (:mod:`pubproof.judge.link`): what a
 well-behaved client hands its application from the packets the broker sent, duplicates of
 QoS 2 flows already set aside as the tables say.
 """
