@@ -333,7 +333,12 @@ class LinkJudge:
         if not entry.defined:
             return  # the judged end's own judgement of its peer: not this judge's
         for reply in entry.replies:
-            self._owe(reply, packet_id, self._owed(None, entry.rules, index, fields))
+            owed = self._owed(None, entry.rules, index, fields) if self.keep else _NOTHING
+            queue = self.owed.get((reply, packet_id))
+            if queue is None:
+                self.owed[reply, packet_id] = [owed]
+            else:
+                queue.append(owed)
         if entry.next == R_FREE:
             self.judged_rx.pop(packet_id, None)
         else:

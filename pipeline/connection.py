@@ -146,7 +146,7 @@ class Connection:
         self.clean_session: bool | None = None
         self.judge: BothEnds | None = BothEnds()
         # per packet identifier, its last packets, as what their evidence is built from
-        self.history = Trail(self.id)
+        self.trail = Trail(self.id)
         self.closed: str | None = None
         self.fins: set[str] = set()  # the directions that sent a FIN
         self.fin_seq: dict[str, int] = {}  # direction -> its FIN's sequence number
@@ -262,10 +262,10 @@ class Connection:
             # then grows with the connections open at once, not with the capture)
             for each in self.streams.values():
                 each.forget_history()
-            if self.history and self._all_delivered():
+            if self.trail and self._all_delivered():
                 # nor packets to come whose findings would need the evidence trail: the
                 # last packets per identifier (most of what a connection holds) go too
-                self.history.clear()
+                self.trail.clear()
 
     def _all_delivered(self) -> bool:
         """Whether no segment waits in either direction and each FIN's sequence number is
@@ -324,7 +324,7 @@ class Connection:
                 Source.FRAMING,
                 (rule.id_for(edition),),
                 item.message,
-                [self.history.entry(direction, item.frame, item.offset, entry)],
+                [self.trail.entry(direction, item.frame, item.offset, entry)],
             )
             return
         self._packet(direction, item.frame, item.first_frame, item.offset, item.data, item)
@@ -398,7 +398,7 @@ class Connection:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         if error is not None:
             shown = evidence_fields(described, data)
-            entry = self.history.entry(direction, frame, offset, shown)
+            entry = self.trail.entry(direction, frame, offset, shown)
             self.flags.add("malformed" if error.kind == "malformed" else "violations")
             if PUBLISH <= kind <= PUBCOMP and edition is not None and self.judge is not None:
                 self._offence(Seen(direction=direction, frame=frame, offset=offset,
@@ -449,7 +449,7 @@ class Connection:
             assert offence.answered is not None
             shown = dict.fromkeys((offence.packet, *offence.answered))  # each packet once
             evidence = [
-                self.history.entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown
+                self.trail.entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown
             ]
             answer = offence.answered[1]
             if finding.verdict != TOLERATED:
@@ -501,7 +501,7 @@ class Connection:
         recent = Recent(direction, frame, offset, shown, payload_len, head)
         trail: deque[Recent] | None = None
         if packet_id is not None and kind in FLOW_TYPES:
-            trail = self.history.note(packet_id, recent)
+            trail = self.trail.note(packet_id, recent)
         assert self.judge is not None
         if self.edition is None:
             return
@@ -509,7 +509,7 @@ class Connection:
         if not found:
             return
         # the evidence is built only now: the packet's identifier's last packets, or itself
-        evidence = self.history.evidence(trail or (recent,))
+        evidence = self.trail.evidence(trail or (recent,))
         for finding in found:
             self._violation(
                 direction,

@@ -41,8 +41,9 @@ class Trail:
         self.conn = conn
         self.history: dict[int, deque[Recent]] = {}
 
-    def __bool__(self) -> bool:
-        return bool(self.history)
+    def __len__(self) -> int:
+        """The packet identifiers kept."""
+        return len(self.history)
 
     def clear(self) -> None:
         """Forget every packet (nothing to come will need them)."""

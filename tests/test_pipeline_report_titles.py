@@ -32,8 +32,9 @@ _ID = re.compile(r"MQTT-\d+(?:\.\d+)+-\d+|PP(?:31|311)?-[A-Za-z0-9.-]+")
 #: modules that put rule ids into the violations table besides the codec (whose ids are
 #: the registry's): every literal id in their source is one a report can show
 _CITING = (
-    "pubproof.probe.judge_link",  # the judge the pipeline's flow judge is tested equal to
-    "pubproof.model.session",  # the receivers inside that judge
+    "pubproof.judge.link",  # the link judge: the ids it cites besides the tables'
+    "pubproof.judge.close",  # the close judge
+    "pubproof.model.flows",  # the tables the link judge is compiled from
 )
 # The ids the tests name are constants here, not strings inside the test functions: the
 # docs' traceability counts a test function whose strings name a rule id as verifying that

@@ -24,9 +24,9 @@ from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition
 from pubproof.model.replay import replay
 from pubproof.probe import BY_ID, VERDICTS, rejudge
-from pubproof.probe.control import describe
-from pubproof.probe.frames import PUBLISH_FAMILY, header_length
-from pubproof.probe.judge_wire import expectation
+from pubproof.judge.packets import describe
+from pubproof.judge.packets import PUBLISH_FAMILY, header_length
+from pubproof.judge.close import expectation
 
 #: a run of the whole catalog must end well within this (the issue: ~30 s for mosquitto)
 RUN_BOUND = 60.0
