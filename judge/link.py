@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pubproof.judge.describe import P_FIELDS, describe, same_message
-from pubproof.judge.findings import VIOLATION, Finding, Source, TOLERATED
+from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
 from pubproof.judge.packets import FLOW_TYPES
 from pubproof.model.flows import (
     RECEIVER_STATES,
@@ -201,8 +201,20 @@ class LinkJudge:
     peer's judge needs: the model peer's deliveries and why each answer is owed."""
 
     __slots__ = (
-        "connections", "deliveries", "judged", "judged_rx", "judged_tx", "keep", "label",
-        "owed", "owes", "pending", "peer_rx", "peer_tx", "persistent", "v311",
+        "connections",
+        "deliveries",
+        "judged",
+        "judged_rx",
+        "judged_tx",
+        "keep",
+        "label",
+        "owed",
+        "owes",
+        "peer_rx",
+        "peer_tx",
+        "pending",
+        "persistent",
+        "v311",
     )  # fmt: skip
 
     def __init__(self, label: str, judged: str, *, keep: bool = False, v311: bool = True) -> None:
@@ -314,7 +326,7 @@ class LinkJudge:
                 assert entry.defined
                 self.peer_tx[packet_id] = entry.next
             if qos in (1, 2):  # a QoS 0 message owes nothing and touches no identifier
-                self._judged_receives(_RX_PUBLISH[qos], packet_id, fields, index)  # type: ignore[index]
+                self._judged_receives(_RX_PUBLISH[qos], packet_id, fields, index)
         elif kind == "PUBREL":
             assert packet_id is not None
             self._judged_receives(_RX_PUBREL, packet_id, fields, index)
@@ -440,7 +452,9 @@ class LinkJudge:
             )  # fmt: skip
             flow.message = _p(fields)
         elif flow.state == S_AWAIT_PUBCOMP:
-            self._found(found, VIOLATION, f"{what}: the PUBLISH re-sent after its PUBREL", QOS2_SENDER)
+            self._found(
+                found, VIOLATION, f"{what}: the PUBLISH re-sent after its PUBREL", QOS2_SENDER
+            )
         elif fields["dup"]:
             self._found(
                 found, TOLERATED,
@@ -484,10 +498,9 @@ class LinkJudge:
         packet_id: int | None,
         found: list[Finding],
     ) -> None:
-        if packet_id is None:  # QoS 0: no identifier's state
-            entry = table[R_FREE]
-        else:
-            entry = table[self.peer_rx.get(packet_id, R_FREE)]
+        # QoS 0: no identifier's state
+        state = R_FREE if packet_id is None else self.peer_rx.get(packet_id, R_FREE)
+        entry = table[state]
         assert entry is not None
         if not entry.defined:
             self._found(found, entry.verdict, f"{describe(fields)}: {entry.note}", *entry.rules)

@@ -382,7 +382,7 @@ class Connection:
                 return
         edition = self.edition
         described = describe(data, edition, self.readings if edition is not None else None)
-        if kind == PINGREQ or kind == PINGRESP:  # [MQTT-4.8.0-1] evidence
+        if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
             self.pings[direction] += 1
         if described.type == "CONNECT" and direction == C2S and self.level is None:
             self._connect(described)

@@ -70,6 +70,8 @@ class Trail:
     def evidence(self, recents: deque[Recent] | tuple[Recent, ...]) -> list[dict[str, Any]]:
         """The trace entries of kept packets."""
         return [
-            self.entry(r.direction, r.frame, r.offset, evidence_from(r.fields, r.payload_len, r.head))
+            self.entry(
+                r.direction, r.frame, r.offset, evidence_from(r.fields, r.payload_len, r.head)
+            )
             for r in recents
         ]

@@ -110,5 +110,6 @@ def close_findings(view: View) -> list[Finding]:
                 findings.append(error(message + f"(does it speak MQTT {edition}?)"))
             elif state.get(client) == "connected":
                 message = f"{client}: the broker closed the connection after {after}"
-                findings.append(violation(message + ", which the model accepts", source=Source.CLOSE))
+                message += ", which the model accepts"
+                findings.append(violation(message, source=Source.CLOSE))
     return findings

@@ -31,7 +31,8 @@ class View:
     @cached_property
     def links(self) -> dict[str, ClientLink]:
         """The flow judgement of each client, over the whole evidence."""
-        judges = {name: ClientLink(name, v311=self.edition is Edition.V311) for name in self.clients}
+        v311 = self.edition is Edition.V311
+        judges = {name: ClientLink(name, v311=v311) for name in self.clients}
         for index, entry in enumerate(self.entries):
             for judge in judges.values():
                 judge.feed(index, entry)

@@ -57,6 +57,7 @@ def violation(message: str, *rules: str) -> Finding:
 def tolerated(message: str, *rules: str) -> Finding:
     return _finding("tolerated", message, *rules)
 
+
 _P_FIELDS = ("type", "dup", "qos", "retain", "topic", "packet_id", "payload_hex")
 _ACK_INPUT = {
     "PUBACK": SenderInput.PUBACK, "PUBREC": SenderInput.PUBREC, "PUBCOMP": SenderInput.PUBCOMP,
@@ -267,7 +268,7 @@ class LinkJudge:
         if resent is not None:
             if not p["dup"]:
                 self.findings.append(violation(f"{what}: re-sent with DUP 0", "MQTT-3.3.1-1"))
-            if not same_message(p, resent.packet):  # type: ignore[arg-type]
+            if not same_message(p, resent.packet):
                 self.findings.append(
                     violation(f"{what}: the re-send is not the original message", "MQTT-4.4.0-1")
                 )

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from link_oracle import ConnectionJudge
 
 from pubproof.judge.ends import BothEnds

@@ -63,13 +63,14 @@ def test_an_answer_owed_before_a_wait_is_missing_and_cites_the_table() -> None:
     publish = {"type": "PUBLISH", "dup": False, "qos": 1, "retain": False, "topic": "a",
                "payload_hex": "00", "packet_id": 1}  # fmt: skip
     link = ClientLink("c")
-    for index, item in enumerate([
+    evidence: list[dict[str, Any]] = [
         {"type": "CONNECT", "clean_session": True, "dir": "to-broker", "client": "c"},
         {"type": "CONNACK", "session_present": False, "return_code": 0, "dir": "from-broker",
          "client": "c"},
         {**publish, "dir": "to-broker", "client": "c"},
         {"event": "quiet", "client": None},
-    ]):  # fmt: skip
+    ]  # fmt: skip
+    for index, item in enumerate(evidence):
         link.feed(index, item)
     link.finish()
     (found,) = link.findings

@@ -163,8 +163,5 @@ def test_the_contract_sees_every_kind_of_import(tmp_path: Path) -> None:
 
 def test_every_source_folder_is_a_layer() -> None:
     """A new top-level folder of Python code must take its place in the contract."""
-    packaged = {
-        p.parent.relative_to(ROOT).parts[0]
-        for p in ROOT.glob("*/__init__.py")
-    }
+    packaged = {p.parent.relative_to(ROOT).parts[0] for p in ROOT.glob("*/__init__.py")}
     assert packaged <= set(FOLDERS)
