@@ -67,6 +67,7 @@ PROTOCOL: Mapping[Edition, tuple[str, int]] = MappingProxyType(
 #: CONNECT's protocol level -> the edition it names
 LEVELS: Mapping[int, Edition] = MappingProxyType({level: e for e, (_, level) in PROTOCOL.items()})
 PINGREQ = bytes((T.PINGREQ << 4, 0x00))
+PINGRESP = bytes((T.PINGRESP << 4, 0x00))
 DISCONNECT = bytes((T.DISCONNECT << 4, 0x00))
 #: CONNECT flags (3.1.1 section 3.1.2.3)
 CLEAN_SESSION, WILL_FLAG, PASSWORD_FLAG, USER_NAME_FLAG = 0x02, 0x04, 0x40, 0x80
@@ -130,6 +131,17 @@ def subscribe(packet_id: int, subscriptions: Sequence[tuple[str, int]]) -> bytes
     body = packet_id.to_bytes(2, "big")
     body += b"".join(_string(topic_filter) + bytes((qos,)) for topic_filter, qos in subscriptions)
     return _packet(T.SUBSCRIBE << 4 | SUBSCRIBE_FLAGS, body)
+
+
+def connack(*, session_present: bool, return_code: int) -> bytes:
+    """CONNACK (what a server answers; the test captures write it)."""
+    flags = SESSION_PRESENT if session_present else 0x00
+    return _packet(T.CONNACK << 4, bytes((flags, return_code)))
+
+
+def suback(packet_id: int, granted: Sequence[int]) -> bytes:
+    """SUBACK with the granted QoS of each subscription (or 0x80, failure)."""
+    return _packet(T.SUBACK << 4, packet_id.to_bytes(2, "big") + bytes(granted))
 
 
 class _Short(Exception):

@@ -36,7 +36,7 @@ from tshark_decode import Pdu, mqtt_pdus, preferences, tshark
 
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
-from pubproof.pipeline.synth_faults import (
+from pubproof.pipeline.synth.faults import (
     Fault,
     checked_wire_fault,
     flow_findings,
