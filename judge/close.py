@@ -40,6 +40,7 @@ from typing import Any
 
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
 from pubproof.judge.packets import FrameError, PacketType, header_length, type_name
+from pubproof.model import flow_rules
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import READINGS, Edition, resolve_readings
 from pubproof.model.rules import INCOMPLETE, RULES
@@ -47,8 +48,8 @@ from pubproof.model.wire import Failure
 
 #: [MQTT-4.8.0-1] "Unless stated otherwise, if either the Server or Client encounters a
 #: protocol violation, it MUST close the Network Connection on which it received that
-#: Control Packet which caused the protocol violation."
-CLOSE_ON_VIOLATION = "MQTT-4.8.0-1"
+#: Control Packet which caused the protocol violation." (a flow rule of the registry)
+CLOSE_ON_VIOLATION = flow_rules.CLOSE_ON_VIOLATION.id_for(Edition.V311)
 
 T = PacketType
 PUBLISH, PUBREL, PINGREQ, PINGRESP = T.PUBLISH, T.PUBREL, T.PINGREQ, T.PINGRESP

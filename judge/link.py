@@ -35,6 +35,8 @@ from typing import Any, NamedTuple
 from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
 from pubproof.judge.packets import FLOW_TYPES
+from pubproof.model import flow_rules as FR
+from pubproof.model.editions import Edition
 from pubproof.model.flows import (
     RECEIVER_STATES,
     Method,
@@ -51,32 +53,24 @@ from pubproof.model.flows import (
 
 METHOD = Method.B
 
-# -- the rules the judge cites besides the tables' own ----------------------------------
-#: [MQTT-3.2.2-2] "If the Server accepts a connection with CleanSession set to 0, the value
-#: set in Session Present depends on whether the Server already has stored Session state"
-#: and [MQTT-3.1.2-4] "If CleanSession is set to 0, the Server MUST resume communications
-#: with the Client based on state from the current Session"
-SESSION_LOST = ("MQTT-3.2.2-2", "MQTT-3.1.2-4")
-#: [MQTT-3.3.1-1] "The DUP flag MUST be set to 1 by the Client or Server when it attempts
-#: to re-deliver a PUBLISH Packet."
-RESENT_DUP = "MQTT-3.3.1-1"
-#: [MQTT-3.3.1-3] "The DUP flag in the outgoing PUBLISH packet is set independently to the
-#: incoming PUBLISH packet": binds a server that forwards
-FORWARD_DUP = "MQTT-3.3.1-3"
-#: [MQTT-4.4.0-1] "When a Client reconnects with CleanSession set to 0, both the Client and
-#: Server MUST re-send any unacknowledged PUBLISH Packets ... and PUBREL Packets using their
-#: original Packet Identifiers."
-RESEND = "MQTT-4.4.0-1"
-#: [MQTT-2.3.1-4] "The same conditions [MQTT-2.3.1-2] apply to a Server when it sends a
-#: PUBLISH with QoS >0"; [MQTT-2.3.1-2] "Each time a Client sends a new packet of one of
-#: these types it MUST assign it a currently unused Packet Identifier"
-ID_IN_USE_SERVER, ID_IN_USE_CLIENT = "MQTT-2.3.1-4", "MQTT-2.3.1-2"
-#: [MQTT-4.3.3-1] the QoS 2 sender "MUST NOT re-send the PUBLISH once it has sent the
-#: corresponding PUBREL packet" and sends PUBREL only after PUBREC
-QOS2_SENDER = "MQTT-4.3.3-1"
-#: [MQTT-4.3.3-2] the QoS 2 receiver "MUST respond to a PUBREL packet by sending a PUBCOMP
-#: packet containing the same Packet Identifier as the PUBREL"
-QOS2_RECEIVER = "MQTT-4.3.3-2"
+# -- the rules the judge cites besides the tables' own (objects of the registry) ------------
+_V311 = Edition.V311
+#: Session Present 0 on a resumed session: [MQTT-3.2.2-2] and [MQTT-3.1.2-4]
+SESSION_LOST = (FR.SESSION_PRESENT.id_for(_V311), FR.RESUME.id_for(_V311))
+#: a re-sent PUBLISH with DUP 0: [MQTT-3.3.1-1]
+RESENT_DUP = FR.DUP_ON_RESEND.id_for(_V311)
+#: DUP 1 on a PUBLISH not sent before: [MQTT-3.3.1-3] binds a server that forwards
+FORWARD_DUP = FR.DUP_FORWARDED.id_for(_V311)
+#: the re-sends a resumed session owes: [MQTT-4.4.0-1]
+RESEND = FR.RESEND.id_for(_V311)
+#: a new message on an identifier in use: [MQTT-2.3.1-4] for a Server, [MQTT-2.3.1-2] for
+#: a Client
+ID_IN_USE_SERVER = FR.ID_UNUSED_SERVER.id_for(_V311)
+ID_IN_USE_CLIENT = FR.ID_UNUSED.id_for(_V311)
+#: the QoS 2 sender (PUBREL only after PUBREC, no PUBLISH after PUBREL): [MQTT-4.3.3-1]
+QOS2_SENDER = FR.QOS2_SENDER.id_for(_V311)
+#: the QoS 2 receiver answers every PUBREL with PUBCOMP: [MQTT-4.3.3-2]
+QOS2_RECEIVER = FR.QOS2_RECEIVER.id_for(_V311)
 
 
 # -- the tables, compiled once --------------------------------------------------------------
