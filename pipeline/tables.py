@@ -47,7 +47,7 @@ SUMMARY: Columns = (
     ("role", "string"), ("endpoint", "string"), ("rule", "string"), ("kind", "string"),
     ("count", "long"), ("connections", "long"), ("example_capture", "string"),
     ("example_connection", "string"), ("example_frame", "long"), ("example_offset", "long"),
-    ("example_message", "string"), ("example_evidence", "string"),
+    ("example_message", "string"), ("example_evidence", "string"), ("example_source", "string"),
 )  # fmt: skip
 
 TABLES: Mapping[str, Columns] = MappingProxyType({
