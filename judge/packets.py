@@ -75,7 +75,14 @@ CLEAN_SESSION, WILL_FLAG, PASSWORD_FLAG, USER_NAME_FLAG = 0x02, 0x04, 0x40, 0x80
 SESSION_PRESENT = 0x01
 #: [MQTT-3.8.1-1] "Bits 3,2,1 and 0 of the fixed header of the SUBSCRIBE Control Packet are
 #: reserved and MUST be set to 0,0,1 and 0 respectively."
-SUBSCRIBE_FLAGS = 0x02
+SUBSCRIBE_FLAGS = 0x02  # FLAGS_0010
+#: PUBLISH's fixed-header flags (3.1.1 section 3.3.1): DUP, the two QoS bits, RETAIN
+DUP_FLAG, QOS_BITS, RETAIN_FLAG = 0x08, 0x06, 0x01
+QOS_SHIFT = 1
+#: PUBREL's, SUBSCRIBE's and UNSUBSCRIBE's fixed-header flags are 0010 (3.1.1 section 2.2.2)
+FLAGS_0010 = 0x02
+#: the type numbers 0 and 15 are reserved (3.1.1 section 2.2.1)
+RESERVED_TYPES = frozenset({0, 15})
 #: the Remaining Length takes at most four bytes (3.1.1 section 2.2.3)
 RL_MAX_BYTES = 4
 #: the continuation bit of a Remaining Length byte, and its value bits

@@ -43,15 +43,12 @@ from pubproof.pipeline.describe import (
     payload_hex,
     readings_for,
 )
-from pubproof.pipeline.detect import is_connect_start
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import Recent, Trail
 from pubproof.reference.packets import Publish
-
-__all__ = ["Config", "Connection", "Sink", "Tracker", "is_connect_start"]
 
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)

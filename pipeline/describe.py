@@ -11,7 +11,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from pubproof.judge.packets import CONTROL_TYPES, PUBLISH_FAMILY, header_length, type_name
+from pubproof.judge.packets import (
+    CONTROL_TYPES,
+    DUP_FLAG,
+    PUBLISH_FAMILY,
+    QOS_BITS,
+    QOS_SHIFT,
+    RETAIN_FLAG,
+    PacketType,
+    header_length,
+    type_name,
+)
 from pubproof.judge.packets import describe as describe_control
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import READINGS, Edition
@@ -167,8 +177,12 @@ def _publish_family(
     result = decode_publish_family(data, edition, readings)
     if isinstance(result, WireError):
         flags: dict[str, Any] = {}
-        if first >> 4 == 3:
-            flags = {"dup": bool(first & 0x08), "qos": first >> 1 & 3, "retain": bool(first & 1)}
+        if first >> 4 == PacketType.PUBLISH:
+            flags = {
+                "dup": bool(first & DUP_FLAG),
+                "qos": (first & QOS_BITS) >> QOS_SHIFT,
+                "retain": bool(first & RETAIN_FLAG),
+            }
         return Described(type=name, fields={"type": name, **flags}, error=result, **flags)
     if isinstance(result, Publish):
         return Described(

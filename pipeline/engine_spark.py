@@ -41,9 +41,10 @@ from typing import Any
 
 from pubproof.pipeline import shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan
-from pubproof.pipeline.connection import Config, Sink, Tracker
+from pubproof.pipeline.connection import Config, Tracker
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
+from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.source import QUARANTINE_GROUP, problem_row
 from pubproof.pipeline.staging import STAGE_RUN_ROWS
 from pubproof.pipeline.summary import EXAMPLE_COLUMNS, EXAMPLE_ORDER, GROUP, summarize

@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pubproof.judge.describe import describe
-from pubproof.judge.findings import Source
+from pubproof.judge.findings import Finding, Source
 from pubproof.model.editions import Edition
 from pubproof.probe.context import CheckContext
 from pubproof.probe.evidence import Entry
-from pubproof.probe.findings import Finding, Judgement, conclude, error, missing, violation
+from pubproof.probe.findings import Judgement, conclude, error, missing, violation
 from pubproof.probe.judge_wire import frame_findings
 from pubproof.probe.view import View
 

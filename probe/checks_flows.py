@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from pubproof.judge.findings import Finding
 from pubproof.probe.check import Check, Judge, Run, fixed
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import delivered, effective_qos
-from pubproof.probe.findings import Finding, passed
+from pubproof.probe.findings import passed
 from pubproof.probe.steps import connected, subscriber
 from pubproof.probe.view import View
 from pubproof.reference.packets import PubRec, PubRel

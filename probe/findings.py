@@ -24,10 +24,6 @@ NO_ANSWER = "no-answer"
 VERDICTS = (PASS, TOLERATED, NO_ANSWER, VIOLATION, ERROR)
 _RANK = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
 
-__all__ = [
-    "ERROR", "MISSING", "NO_ANSWER", "PASS", "TOLERATED", "VERDICTS", "VIOLATION", "Finding",
-    "Judgement", "conclude", "error", "missing", "passed", "tolerated", "violation",
-]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

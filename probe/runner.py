@@ -17,13 +17,13 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from pubproof.judge.findings import Source
+from pubproof.judge.findings import ERROR, Source
 from pubproof.model.editions import Edition, resolve_readings
 from pubproof.probe.catalog import CHECKS, select
 from pubproof.probe.check import Check, judge
 from pubproof.probe.context import BrokerClosed, CheckContext, Stalled
 from pubproof.probe.evidence import Entry
-from pubproof.probe.findings import ERROR, Judgement
+from pubproof.probe.findings import Judgement
 from pubproof.probe.link import ProbeError
 from pubproof.probe.progress import Progress
 from pubproof.probe.report import CheckResult, Report

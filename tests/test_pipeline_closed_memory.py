@@ -9,8 +9,9 @@ import json
 
 from pipeline_builder import ACK, CONNACK, FIN, Conn, ack, connect, ether, publish
 
-from pubproof.pipeline.connection import Config, Connection, Sink, Tracker
+from pubproof.pipeline.connection import Config, Connection, Tracker
 from pubproof.pipeline.dissect import Segment, dissect
+from pubproof.pipeline.rows import Sink
 
 
 def _segments(frames: list[bytes]) -> list[Segment]:

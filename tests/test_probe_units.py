@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 
 from pubproof.judge.close import expectation
+from pubproof.judge.findings import VIOLATION
 from pubproof.judge.packets import FrameError, connect, describe, subscribe
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition, resolve_readings
 from pubproof.probe import CHECKS, VERDICTS, Target, Timing, probe, rejudge, select
 from pubproof.probe.checks_wire import BUILDS, PUBLISH_CHECKS
-from pubproof.probe.findings import NO_ANSWER, VIOLATION, conclude, missing
+from pubproof.probe.findings import NO_ANSWER, conclude, missing
 from pubproof.probe.frames import FrameSplitter, describe_bytes
 from pubproof.probe.html_report import render
 from pubproof.probe.judge_link import ClientLink
