@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Throughput of pubproof's reference codec, against MQTT codecs from PyPI on the same bytes.
+"""Throughput of pubproof's reference codec, against MQTT codecs (PyPI, npm) on the same bytes.
 
-    python benchmarks/bench_codec.py [--packets N] [--json] [--peers NAME,...]
+    python benchmarks/bench_codec.py [--packets N] [--json] [--peers NAME,...] [--streams NAME,...]
 
-Two streams are built from a seeded random generator, so every run decodes the same bytes:
+Four streams are built from a seeded random generator, so every run decodes the same bytes:
 
 ``mix``
     A realistic MQTT 3.1.1 session: ~85% small PUBLISH (QoS 0/1/2, topics such as
@@ -13,6 +13,20 @@ Two streams are built from a seeded random generator, so every run decodes the s
     Small PUBLISH packets only: the target of the performance issue (pubproof decodes at
     least 500,000 of them per second on one core with full validation, and at least 3x as
     many as the fastest Python peer).
+``small5``
+    MQTT 5.0 small PUBLISH packets with two or three properties each: a Topic Alias (sent
+    with its topic name, which sets the mapping) or a Message Expiry Interval, a User
+    Property, and half the time a Content Type. The target of "MQTT 5.0, part 1": at least
+    mqtt-packet's rate, and 3x the fastest Python peer, with full validation.
+``mix5``
+    MQTT 5.0 like ``mix``: the PUBLISH packets of ``small5`` (and 2% large ones), the
+    acknowledgements with Reason Codes (70% success, mostly in the two-byte short form),
+    about a third of the failures with a Reason String, a few with a User Property.
+
+The 5.0 streams are written by a small builder in this file (``encode5``, property order
+as the wire contract gives it), by the model's encoder and by the reference's: the three
+must give the same bytes, or the run stops. They are decoded with a Topic Alias
+Maximum of 16 (the receiver's limit; the default, 0, accepts no alias).
 
 Operations: ``decode`` (the whole stream is available, then every packet is taken out),
 ``decode/4KiB`` (pubproof only: the stream arrives in 4 KiB chunks, each drained before the
@@ -23,15 +37,20 @@ stream (``time.perf_counter``; the garbage collector is off while timing, as ``t
 does). The ratio column is pubproof's rate divided by the row's rate for the same stream
 and operation (so a peer's row reads "pubproof is N times faster"). Before any timing, each
 peer's output is compared field by field (type, topic, payload, QoS, packet id, DUP,
-RETAIN) with pubproof's on the whole stream: a peer that decodes something else is not
-timed.
+RETAIN; in 5.0 also each acknowledgement's Reason Code and every packet's properties) with
+pubproof's on the whole stream: a peer that decodes something else is not timed.
 
 Peers are used through their own packet-reading path, in the most favourable honest way
 (all bytes already in memory, no sockets, no logging); see the comment on each for what it
 validates. A peer that is not installed is skipped with a note; the pinned versions are in
 the ``bench`` extra of pyproject.toml (``pip install -e '.[bench]'``), except mqtt-codec,
-whose 2019 sdist needs ``PIP_CONSTRAINT`` with ``setuptools<58`` to build (see
-``benchmarks/README.md``).
+whose 2019 sdist needs ``setuptools<58`` to build, and mqtt-packet, the npm package, which
+runs in node from ``benchmarks/peers`` (``npm ci`` there; see ``benchmarks/README.md``).
+mqtt-packet is timed inside node (after untimed warm-up passes, best of the same number of
+passes, each a fresh parser fed the whole stream), and its packets come back to Python as
+JSON for the check.
+Only paho-mqtt, gmqtt and mqtt-packet parse 5.0 properties; amqtt and mqtt-codec decode
+3.1.1 only.
 
 Progress goes to stderr; the table (or, with ``--json``, a JSON document) to stdout.
 """
@@ -43,28 +62,70 @@ import asyncio
 import gc
 import io
 import json
+import os
 import platform
 import random
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
-from pubproof.reference import Decoder, Packet, PubAck, PubComp, Publish, PubRec, PubRel, encode
+from pubproof.model import wire as model_wire
+from pubproof.model.editions import Edition, Limits
+from pubproof.model.wire_rules import ACK_REASON_CODES
+from pubproof.reference import (
+    Decoder,
+    Packet,
+    PubAck,
+    PubComp,
+    Publish,
+    PubRec,
+    PubRel,
+    encode,
+    from_p,
+    to_p,
+)
 
 SEED = 20_240_611
 CHUNK = 4096
 #: The issue's targets for the small-PUBLISH stream.
 TARGET_RATE = 500_000
 TARGET_RATIO = 3.0
+#: "MQTT 5.0, part 1": small 5.0 PUBLISH at least at mqtt-packet's rate, and 3x the
+#: fastest Python peer.
+TARGET_RATIO5_NODE = 1.0
+TARGET_RATIO5_PYTHON = 3.0
+#: The receiver's Topic Alias Maximum for the 5.0 streams (aliases 1 to 16 are used).
+TOPIC_ALIAS_MAXIMUM = 16
+LIMITS5 = Limits(topic_alias_maximum=TOPIC_ALIAS_MAXIMUM)
+PEERS_DIR = Path(__file__).resolve().parent / "peers"
 
 Record = tuple[str, str | None, bytes | None, int | None, int | None, bool | None, bool | None]
 """A packet as every codec must agree on it: (type, topic, payload, qos, packet id, dup,
 retain); the PUBLISH-only fields are None for an acknowledgement."""
+Props = tuple[tuple[str, Any], ...]
+Record5 = tuple[
+    str,
+    str | None,
+    bytes | None,
+    int | None,
+    int | None,
+    bool | None,
+    bool | None,
+    int | None,
+    Props,
+]
+"""An MQTT 5.0 packet: a ``Record`` and the Reason Code (None for a PUBLISH) and the
+properties in the canonical form of ``canonical_properties``."""
+AnyRecord = Record | Record5
 
 
 def log(message: str) -> None:
@@ -76,6 +137,8 @@ def log(message: str) -> None:
 _AREAS = ("sensors", "home", "plant", "fleet", "devices", "lab")
 _UNITS = ("room", "line", "truck", "node", "floor", "zone")
 _METRICS = ("temp", "humidity", "co2", "pressure", "state", "battery", "rssi", "lux", "power")
+_MEASURES = ("celsius", "percent", "ppm", "hPa", "dBm", "lx", "W")
+_CONTENT_TYPES = ("application/json", "application/cbor", "application/octet-stream")
 
 
 class _Workload:
@@ -127,27 +190,214 @@ class _Workload:
                 packets.append(self.ack())
         return packets
 
+    # MQTT 5.0: packets in the P form of pubproof.model.trace (what ``pubproof decode
+    # --edition 5.0`` prints), which both encoders can take.
+
+    def publish5(self, payload_size: int) -> dict[str, Any]:
+        rng = self.rng
+        packet = to_p(self.publish(payload_size))
+        properties: dict[str, Any] = {}
+        if rng.random() < 0.5:
+            # A Topic Alias with its topic name sets the mapping: every packet carries its
+            # topic, so a peer that resolves aliases (gmqtt) reports what the others do.
+            properties["topic_alias"] = rng.randint(1, TOPIC_ALIAS_MAXIMUM)
+        else:
+            properties["message_expiry_interval"] = rng.choice((30, 60, 300, 3600, 86_400))
+        properties["user_properties"] = [["unit", rng.choice(_MEASURES)]]
+        if rng.random() < 0.5:
+            properties["content_type"] = rng.choice(_CONTENT_TYPES)
+        return {**packet, "properties": properties}
+
+    def small_publish5(self) -> dict[str, Any]:
+        return self.publish5(self.rng.randint(2, 64))
+
+    def ack5(self) -> dict[str, Any]:
+        rng = self.rng
+        kind = rng.choices(("PUBACK", "PUBREC", "PUBREL", "PUBCOMP"), weights=(40, 20, 20, 20))[0]
+        codes = ACK_REASON_CODES[kind]
+        code = 0 if rng.random() < 0.7 else rng.choice([c for c in codes if c])
+        properties: dict[str, Any] = {}
+        if code and rng.random() < 0.35:
+            properties["reason_string"] = codes[code]
+        if rng.random() < 0.03:
+            properties["user_properties"] = [["trace", f"{rng.getrandbits(32):08x}"]]
+        packet_id = rng.randint(1, 0xFFFF)
+        return {"type": kind, "packet_id": packet_id, "reason_code": code, "properties": properties}
+
+    def mix5(self, count: int) -> list[dict[str, Any]]:
+        packets: list[dict[str, Any]] = []
+        for _ in range(count):
+            draw = self.rng.random()
+            if draw < 0.85:
+                packets.append(self.small_publish5())
+            elif draw < 0.87:
+                packets.append(self.publish5(self.rng.randint(4096, 65536)))
+            else:
+                packets.append(self.ack5())
+        return packets
+
+
+# --- a small MQTT 5.0 stream builder -----------------------------------------------------
+# Independent of pubproof's encoder (written from the wire contract, docs/guides/mqtt5-wire.md,
+# before that encoder existed), so the two check each other on every run.
+
+_ACK_FIRST_BYTE = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}
+
+
+def _vbi(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        value, digit = divmod(value, 128)
+        out.append(digit | 0x80 if value else digit)
+        if not value:
+            return bytes(out)
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode("utf-8")
+    return len(raw).to_bytes(2, "big") + raw
+
+
+def _properties5(properties: Mapping[str, Any]) -> bytes:
+    """The property section (Property Length first), in the encoder's fixed order."""
+    out = bytearray()
+    if "payload_format_indicator" in properties:
+        out += bytes((0x01, properties["payload_format_indicator"]))
+    if "message_expiry_interval" in properties:
+        out += b"\x02" + properties["message_expiry_interval"].to_bytes(4, "big")
+    if "topic_alias" in properties:
+        out += b"\x23" + properties["topic_alias"].to_bytes(2, "big")
+    if "response_topic" in properties:
+        out += b"\x08" + _string(properties["response_topic"])
+    if "correlation_data_hex" in properties:
+        data = bytes.fromhex(properties["correlation_data_hex"])
+        out += b"\x09" + len(data).to_bytes(2, "big") + data
+    if "reason_string" in properties:
+        out += b"\x1f" + _string(properties["reason_string"])
+    for name, value in properties.get("user_properties", ()):
+        out += b"\x26" + _string(name) + _string(value)
+    for identifier in properties.get("subscription_identifiers", ()):
+        out += b"\x0b" + _vbi(identifier)
+    if "content_type" in properties:
+        out += b"\x03" + _string(properties["content_type"])
+    return _vbi(len(out)) + bytes(out)
+
+
+def encode5(packet: Mapping[str, Any]) -> bytes:
+    """The shortest MQTT 5.0 encoding of a packet given in the P form."""
+    properties = packet.get("properties", {})
+    if packet["type"] == "PUBLISH":
+        qos = packet["qos"]
+        first = 0x30 | qos << 1 | (8 if packet["dup"] else 0) | (1 if packet["retain"] else 0)
+        body = _string(packet["topic"])
+        if qos:
+            body += packet["packet_id"].to_bytes(2, "big")
+        body += _properties5(properties) + bytes.fromhex(packet["payload_hex"])
+    else:
+        first = _ACK_FIRST_BYTE[packet["type"]]
+        body = packet["packet_id"].to_bytes(2, "big")
+        code = packet.get("reason_code", 0)
+        if code or properties:
+            body += bytes((code,))
+        if properties:
+            body += _properties5(properties)
+    return bytes((first,)) + _vbi(len(body)) + body
+
+
+def canonical_properties(properties: Mapping[str, Any] | None) -> Props:
+    """Properties as every codec can give them: sorted by key; the User Properties grouped
+    by name, each name's values in the order sent (mqtt-packet keeps no order across
+    names), the Subscription Identifiers as a tuple."""
+    items: list[tuple[str, Any]] = []
+    for key, value in sorted((properties or {}).items()):
+        if key == "user_properties":
+            grouped: dict[str, list[str]] = {}
+            for name, text in value:
+                grouped.setdefault(name, []).append(text)
+            value = tuple((name, tuple(texts)) for name, texts in sorted(grouped.items()))
+        elif key == "subscription_identifiers":
+            value = tuple(value)
+        items.append((key, value))
+    return tuple(items)
+
+
+def record_of_p(packet: Mapping[str, Any], v5: bool) -> AnyRecord:
+    """The record of a packet in the P form (5.0 when ``v5``)."""
+    if packet["type"] == "PUBLISH":
+        record: Record = (
+            "PUBLISH",
+            packet["topic"],
+            bytes.fromhex(packet["payload_hex"]),
+            packet["qos"],
+            packet["packet_id"],
+            packet["dup"],
+            packet["retain"],
+        )
+        if v5:
+            return (*record, None, canonical_properties(packet.get("properties")))
+        return record
+    record = (packet["type"], None, None, None, packet["packet_id"], None, None)
+    if v5:
+        code = packet.get("reason_code", 0)
+        return (*record, code, canonical_properties(packet.get("properties")))
+    return record
+
 
 @dataclass
 class Stream:
     name: str
-    packets: list[Packet]
+    packets: list[Any]  # reference packets (3.1.1) or P dicts (5.0)
+    edition: Edition = Edition.V311
     data: bytes = b""
     chunks: list[bytes] = field(default_factory=list)
-    records: list[Record] = field(default_factory=list)
+    records: list[AnyRecord] = field(default_factory=list)
+    encoded_by: str = "pubproof"
+
+    @property
+    def v5(self) -> bool:
+        return self.edition is Edition.V50
 
     def __post_init__(self) -> None:
-        self.data = b"".join(encode(p) for p in self.packets)
+        if self.v5:
+            self.data = b"".join(encode5(p) for p in self.packets)
+            # The model (the executable specification) must write the same bytes.
+            if b"".join(model_wire.encode(p, Edition.V50) for p in self.packets) != self.data:
+                raise SystemExit(f"{self.name}: pubproof's model and encode5 differ")
+            self.encoded_by = "encode5 (= the model's encoder)"
+            try:
+                ours = b"".join(encode(from_p(p), edition=Edition.V50) for p in self.packets)
+            except Exception as error:  # a reference without 5.0 yet
+                log(f"  {self.name}: pubproof has no 5.0 encoder yet ({error}); encode5 only")
+            else:
+                if ours != self.data:
+                    raise SystemExit(f"{self.name}: pubproof's 5.0 encoder and encode5 differ")
+                self.encoded_by = "pubproof (= encode5 = the model's encoder)"
+            self.records = [record_of_p(p, True) for p in self.packets]
+        else:
+            self.data = b"".join(encode(p) for p in self.packets)
+            self.records = [_pubproof_record(p) for p in self.packets]
         self.chunks = [self.data[i : i + CHUNK] for i in range(0, len(self.data), CHUNK)]
-        self.records = [_pubproof_record(p) for p in self.packets]
 
 
-def build_streams(count: int) -> list[Stream]:
-    small = _Workload(SEED + 1)
-    return [
-        Stream("mix", _Workload(SEED).mix(count)),
-        Stream("small", [small.small_publish() for _ in range(count)]),
-    ]
+STREAMS = ("mix", "small", "mix5", "small5")
+
+
+def build_streams(count: int, names: Sequence[str] = STREAMS) -> list[Stream]:
+    makers: dict[str, Callable[[], Stream]] = {
+        "mix": lambda: Stream("mix", _Workload(SEED).mix(count)),
+        "small": lambda: Stream("small", _small(_Workload(SEED + 1), count)),
+        "mix5": lambda: Stream("mix5", _Workload(SEED + 2).mix5(count), Edition.V50),
+        "small5": lambda: Stream("small5", _small5(_Workload(SEED + 3), count), Edition.V50),
+    }
+    return [makers[name]() for name in names]
+
+
+def _small(workload: _Workload, count: int) -> list[Packet]:
+    return [workload.small_publish() for _ in range(count)]
+
+
+def _small5(workload: _Workload, count: int) -> list[dict[str, Any]]:
+    return [workload.small_publish5() for _ in range(count)]
 
 
 def _pubproof_record(packet: Packet) -> Record:
@@ -180,17 +430,25 @@ class Codec:
     name: str
     version: str
     how: str
-    decode: Callable[[Stream], list[Any]]
+    decode: Callable[[Stream], list[Any]] | None  # None: timed outside Python (``timer``)
     record: Callable[[Any], Record] | None  # one decoded object -> Record, if it can say
     decode_chunked: Callable[[Stream], list[Any]] | None = None
-    encode: Callable[[list[Any]], bytes] | None = None
-    records_of: Callable[[Stream], list[Record]] | None = None  # when record cannot
+    encode: Callable[[list[Any], Edition], bytes] | None = None
+    records_of: Callable[[Stream], list[AnyRecord]] | None = None  # when record cannot
+    editions: frozenset[Edition] = frozenset({Edition.V311})
+    record5: Callable[[Any], Record5] | None = None  # one decoded 5.0 object -> Record5
+    #: (stream, budget, min repeats, max repeats) -> (best s, median s, repeats), for a
+    #: codec that times itself (in another runtime)
+    timer: Callable[[Stream, float, int, int], tuple[float, float, int]] | None = None
+    runtime: str = "Python"
 
-    def records(self, stream: Stream) -> list[Record]:
+    def records(self, stream: Stream) -> list[AnyRecord]:
         if self.records_of is not None:
             return self.records_of(stream)
-        assert self.record is not None
-        return [self.record(p) for p in self.decode(stream)]
+        assert self.decode is not None
+        to_record = self.record5 if stream.v5 else self.record
+        assert to_record is not None
+        return [to_record(p) for p in self.decode(stream)]
 
 
 def _version(dist: str) -> str:
@@ -201,20 +459,31 @@ def _version(dist: str) -> str:
 
 
 def pubproof_codec() -> Codec:
-    # Full validation, every rule of the 3.1.1 edition with its default readings: first
+    # Full validation, every rule of the edition with its default readings. 3.1.1: first
     # byte (reserved and out-of-scope types, QoS 3, DUP on QoS 0, acknowledgement flags),
     # Remaining Length (at most 4 bytes; exactly 2 for acknowledgements), topic (fits in
     # the packet, not empty, well-formed UTF-8, no U+0000, no wildcards), packet
-    # identifier (room for it, not 0), and the packet objects are fully typed.
+    # identifier (room for it, not 0), and the packet objects are fully typed. 5.0 adds
+    # the shortest Variable Byte Integers, the acknowledgements' Reason Codes against
+    # their tables, and every property: identifier valid for the packet type, bounds,
+    # strings (UTF-8, U+0000, Response Topic wildcards), once-only properties, values
+    # (Topic Alias 1 to the Topic Alias Maximum, Payload Format Indicator, Subscription
+    # Identifier not 0), the empty topic without an alias, the payload's UTF-8 when the
+    # Payload Format Indicator says so (docs/guides/mqtt5-wire.md).
+    def decoder_for(stream: Stream) -> Decoder:
+        if stream.v5:
+            return Decoder(edition=Edition.V50, limits=LIMITS5)  # type: ignore[call-arg, unused-ignore]
+        return Decoder()
+
     def decode(stream: Stream) -> list[Any]:
-        decoder = Decoder()
+        decoder = decoder_for(stream)
         decoder.feed(stream.data)
         packets = list(decoder)
         decoder.close()
         return packets
 
     def decode_chunked(stream: Stream) -> list[Any]:
-        decoder = Decoder()
+        decoder = decoder_for(stream)
         packets: list[Any] = []
         feed, take = decoder.feed, packets.extend
         for chunk in stream.chunks:
@@ -223,8 +492,13 @@ def pubproof_codec() -> Codec:
         decoder.close()
         return packets
 
-    def encode_all(packets: list[Any]) -> bytes:
+    def encode_all(packets: list[Any], edition: Edition) -> bytes:
+        if edition is Edition.V50:
+            return b"".join([encode(p, edition=edition) for p in packets])
         return b"".join([encode(p) for p in packets])
+
+    def record5(packet: Any) -> Record5:
+        return record_of_p(to_p(packet), True)  # type: ignore[return-value]
 
     return Codec(
         "pubproof",
@@ -234,6 +508,8 @@ def pubproof_codec() -> Codec:
         _pubproof_record,
         decode_chunked,
         encode_all,
+        editions=frozenset({Edition.V311, Edition.V50}),
+        record5=record5,
     )
 
 
@@ -301,7 +577,7 @@ def mqtt_codec_codec() -> Codec:
             )
         return (names[type(p)], None, None, None, p.packet_id, None, None)
 
-    def encode_all(packets: list[Any]) -> bytes:
+    def encode_all(packets: list[Any], edition: Edition) -> bytes:
         f = io.BytesIO()
         for p in packets:
             p.encode(f)
@@ -377,7 +653,7 @@ def amqtt_codec() -> Codec:
             )
         return (names[p.fixed_header.packet_type], None, None, None, p.packet_id, None, None)
 
-    def encode_all(packets: list[Any]) -> bytes:
+    def encode_all(packets: list[Any], edition: Edition) -> bytes:
         return b"".join([p.to_bytes() for p in packets])
 
     return Codec(
@@ -403,9 +679,15 @@ def paho_codec() -> Codec:
     # body length (acks exactly 2 bytes). Does not: other fixed-header flags (DUP on QoS
     # 0, ack flags), UTF-8 (the topic stays bytes until the application reads it), U+0000,
     # wildcards, packet identifier 0.
+    # MQTT 5.0 (a Client with protocol MQTTv5): properties through paho.mqtt.properties
+    # (identifier valid for the packet type, duplicates of once-only properties, Topic
+    # Alias not 0, strings decoded as UTF-8), acknowledgements' Reason Codes as ReasonCode
+    # objects (a code outside the packet's table is an error). Not: the Topic Alias
+    # Maximum, the empty topic without an alias, shortest Variable Byte Integers, the
+    # payload's UTF-8.
     # paho.mqtt._packet is private: this may break with a later paho release.
     from paho.mqtt import _packet  # type: ignore[import-untyped, unused-ignore]
-    from paho.mqtt.client import Client, MQTTv311  # type: ignore[import-untyped, unused-ignore]
+    from paho.mqtt.client import Client, MQTTv5, MQTTv311  # type: ignore[import-untyped, unused-ignore]
     from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode  # type: ignore[import-untyped, unused-ignore]
 
     decoders = {
@@ -427,8 +709,8 @@ def paho_codec() -> Codec:
             pass
 
     class _DecodingClient(Client):  # type: ignore[misc, unused-ignore]  # Client is Any without paho
-        def __init__(self) -> None:
-            super().__init__(CallbackAPIVersion.VERSION2, protocol=MQTTv311)
+        def __init__(self, protocol: Any) -> None:
+            super().__init__(CallbackAPIVersion.VERSION2, protocol=protocol)
             self.decoded: list[Any] = []
 
         def _packet_handle(self) -> MQTTErrorCode:
@@ -443,7 +725,7 @@ def paho_codec() -> Codec:
             return success
 
     def decode(stream: Stream) -> list[Any]:
-        client = _DecodingClient()
+        client = _DecodingClient(MQTTv5 if stream.v5 else MQTTv311)
         socket = _Socket(stream.data)
         client._sock = socket  # type: ignore[assignment, unused-ignore]  # a stand-in socket
         read = client._packet_read
@@ -467,12 +749,45 @@ def paho_codec() -> Codec:
             )
         return (names[kind], None, None, None, p.mid, None, None)
 
+    scalars = (
+        ("PayloadFormatIndicator", "payload_format_indicator"),
+        ("MessageExpiryInterval", "message_expiry_interval"),
+        ("TopicAlias", "topic_alias"),
+        ("ResponseTopic", "response_topic"),
+        ("ContentType", "content_type"),
+        ("ReasonString", "reason_string"),
+    )
+
+    def properties_of(properties: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if properties is None:
+            return out
+        for attribute, key in scalars:
+            if hasattr(properties, attribute):
+                out[key] = getattr(properties, attribute)
+        if hasattr(properties, "CorrelationData"):
+            out["correlation_data_hex"] = bytes(properties.CorrelationData).hex()
+        if hasattr(properties, "UserProperty"):
+            out["user_properties"] = [list(pair) for pair in properties.UserProperty]
+        if hasattr(properties, "SubscriptionIdentifier"):
+            out["subscription_identifiers"] = list(properties.SubscriptionIdentifier)
+        return out
+
+    def record5(item: Any) -> Record5:
+        kind, p = item
+        props = canonical_properties(properties_of(p.properties))
+        if kind == 0x30:
+            return (*record(item), None, props)
+        return (*record(item), p.reason.value, props)
+
     return Codec(
         "paho-mqtt",
         _version("paho-mqtt"),
         "Client._packet_read over an in-memory socket; _packet_handle = paho.mqtt._packet decoders",
         decode,
         record,
+        editions=frozenset({Edition.V311, Edition.V50}),
+        record5=record5,
     )
 
 
@@ -480,34 +795,50 @@ def gmqtt_codec() -> Codec:
     # gmqtt 0.8 has no codec apart from its client. Its reading path is
     # MQTTProtocol._read_packet (framing of a received buffer into Package(cmd, body)),
     # then, per package, the MqttPackageHandler method for its type, which unpacks the
-    # fields (struct) and reacts. Here a real MqttPackageHandler (MQTT 3.1.1) gets every
-    # package through its own type-to-method cache (__get_handler__, as _handle_packet
-    # does, without that method's debug log and clock read); what would leave the client
-    # (acks to send, stored messages) goes to no-op callbacks and on_message appends to a
-    # list. So this is the client's receive path, a little more than decoding: PUBREC
-    # also builds the PUBREL the client stores, acks free packet identifiers.
+    # fields (struct) and reacts. Here a real MqttPackageHandler (MQTT 3.1.1 or 5.0) gets
+    # every package through its own type-to-method cache (__get_handler__, as
+    # _handle_packet does, without that method's debug log and clock read); what would
+    # leave the client (acks to send, stored messages) goes to no-op callbacks and
+    # on_message appends to a list. So this is the client's receive path, a little more
+    # than decoding: PUBREC also builds the PUBREL the client stores, acks free packet
+    # identifiers.
     # Validates: Remaining Length at most 4 bytes, known types, body length (acks at least
     # 2 bytes). Drops with a log line: an empty topic; silently: QoS 3. Does not: other
     # fixed-header flags, the acks' Remaining Length, UTF-8 (the topic stays bytes),
     # U+0000, wildcards, packet identifier 0.
-    from gmqtt.mqtt.constants import MQTTv311  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    # MQTT 5.0: parses the PUBLISH properties (unknown identifiers drop the packet; no
+    # check that a property belongs to PUBLISH, of duplicates or of values) and resolves
+    # Topic Aliases; reads no Reason Code or property of PUBACK, PUBREL and PUBCOMP, and
+    # only the Reason Code of PUBREC, so it cannot be checked (nor timed) on mix5.
+    from gmqtt.mqtt.constants import MQTTv50, MQTTv311  # type: ignore[import-not-found, import-untyped, unused-ignore]
     from gmqtt.mqtt.handler import MqttPackageHandler  # type: ignore[import-not-found, import-untyped, unused-ignore]
     from gmqtt.mqtt.protocol import MQTTProtocol  # type: ignore[import-not-found, import-untyped, unused-ignore]
     from gmqtt.mqtt.utils import ConnectionState  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     read_packet = MQTTProtocol._read_packet
     names = {0x40: "PUBACK", 0x50: "PUBREC", 0x60: "PUBREL", 0x70: "PUBCOMP"}
+    # gmqtt's property names -> the P form's
+    property_keys = {
+        "payload_format_id": "payload_format_indicator",
+        "message_expiry_interval": "message_expiry_interval",
+        "topic_alias": "topic_alias",
+        "response_topic": "response_topic",
+        "content_type": "content_type",
+    }
 
     def nothing(*args: Any, **kwargs: Any) -> None:
         return None
 
     def make_handler(
-        on_message: Callable[..., None], sent: Callable[..., None], removed: Callable[..., None]
+        protocol_version: int,
+        on_message: Callable[..., None],
+        sent: Callable[..., None],
+        removed: Callable[..., None],
     ) -> Any:
         handler = MqttPackageHandler(
             connack_event=asyncio.Event(),
             connection_lost_event=asyncio.Event(),
-            connection_state=ConnectionState(protocol_version=MQTTv311),
+            connection_state=ConnectionState(protocol_version=protocol_version),
             reconnect_callback=nothing,
             disconnect_callback=nothing,
             resend_qos_callback=nothing,
@@ -535,22 +866,44 @@ def gmqtt_codec() -> Codec:
 
     def decode(stream: Stream) -> list[Any]:
         messages: list[Any] = []
-        handler = make_handler(lambda *message: messages.append(message), nothing, nothing)
+        handler = make_handler(
+            MQTTv50 if stream.v5 else MQTTv311,
+            lambda *message: messages.append(message),
+            nothing,
+            nothing,
+        )
         by_type = handler.__get_handler__
         packages = frame(stream.data)
         for package in packages:
             by_type(package.cmd)(package.cmd, package.data)
         return packages  # the count of packets; messages hold what on_message got
 
-    def decode_records(stream: Stream) -> list[Record]:
+    def properties_of(properties: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, values in properties.items():
+            if name in property_keys:
+                (out[property_keys[name]],) = values  # a repeated one fails the check
+            elif name == "correlation_data":
+                (data,) = values
+                out["correlation_data_hex"] = bytes(data).hex()
+            elif name == "user_property":
+                out["user_properties"] = [list(pair) for pair in values]
+            elif name == "subscription_identifier":
+                out["subscription_identifiers"] = list(values)
+            elif name not in ("dup", "retain"):
+                raise RuntimeError(f"gmqtt gave a property {name!r}")
+        return out
+
+    def decode_records(stream: Stream) -> list[AnyRecord]:
         # For the check only: tie each package to what the handler made of it.
         events: list[tuple[str, Any]] = []
         handler = make_handler(
+            MQTTv50 if stream.v5 else MQTTv311,
             lambda *message: events.append(("message", message)),
             lambda cmd, mid, dup, reason_code=0: events.append(("sent", mid)),
             lambda mid: events.append(("removed", mid)),
         )
-        records: list[Record] = []
+        records: list[AnyRecord] = []
         for package in frame(stream.data):
             events.clear()
             handler._handle_packet(package.cmd, package.data)
@@ -560,16 +913,23 @@ def gmqtt_codec() -> Codec:
                 messages = [value for what, value in events if what == "message"]
                 ((topic, payload, qos, properties),) = messages
                 mid = mids[0] if qos else None
-                records.append(
-                    (
-                        "PUBLISH",
-                        topic,
-                        payload,
-                        qos,
-                        mid,
-                        bool(properties["dup"]),
-                        bool(properties["retain"]),
-                    )
+                publish: Record = (
+                    "PUBLISH",
+                    topic,
+                    payload,
+                    qos,
+                    mid,
+                    bool(properties["dup"]),
+                    bool(properties["retain"]),
+                )
+                if stream.v5:
+                    props = canonical_properties(properties_of(properties))
+                    records.append((*publish, None, props))
+                else:
+                    records.append(publish)
+            elif stream.v5:
+                raise RuntimeError(
+                    f"gmqtt does not decode the Reason Code and properties of {names[kind]}"
                 )
             else:
                 records.append((names[kind], None, None, None, mids[0], None, None))
@@ -582,6 +942,98 @@ def gmqtt_codec() -> Codec:
         decode,
         None,
         records_of=decode_records,
+        editions=frozenset({Edition.V311, Edition.V50}),
+    )
+
+
+def mqtt_packet_codec() -> Codec:
+    # mqtt-packet (npm), the codec of MQTT.js and Aedes, in node: its streaming Parser
+    # (mqtt.parser({protocolVersion}), 4 for 3.1.1, 5 for 5.0) fed the whole stream at
+    # once, a 'packet' listener keeping every packet. Run by benchmarks/peers/
+    # mqtt_packet_bench.js, which reads the stream from a file, times the passes itself
+    # (process.hrtime; node's GC stays on) and gives the packets back as JSON for the
+    # check.
+    # Validates: fixed-header flags of the acks (and PUBREL's), QoS 3, Remaining Length
+    # at most 4 bytes, the topic's length prefix within the packet. 5.0: a property
+    # identifier it does not know (not: whether it belongs to the packet type), the
+    # acknowledgements' Reason Codes against their tables. Does not: DUP on QoS 0, empty
+    # topic, UTF-8 (decoded with replacement characters), U+0000, wildcards, packet
+    # identifier 0, the acks' Remaining Length (2 or more, the rest ignored in 3.1.1),
+    # duplicate or out-of-range properties, property values running past the section.
+    node = shutil.which("node")
+    script = PEERS_DIR / "mqtt_packet_bench.js"
+    manifest = PEERS_DIR / "node_modules" / "mqtt-packet" / "package.json"
+    if node is None:
+        raise ImportError("no node on PATH")
+    if not manifest.exists():
+        raise ImportError(f"no mqtt-packet in {PEERS_DIR} (run npm ci there)")
+    version = json.loads(manifest.read_text())["version"]
+    node_version = subprocess.run(
+        [node, "--version"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    files: dict[str, Path] = {}
+    # the closures below keep it alive; it is removed when they go
+    workdir = tempfile.TemporaryDirectory(prefix="bench-mqtt-packet-")
+
+    def file_of(stream: Stream) -> Path:
+        path = files.get(stream.name)
+        if path is None:
+            path = files[stream.name] = Path(workdir.name) / f"{stream.name}.bin"
+            path.write_bytes(stream.data)
+        return path
+
+    def run_node(*args: object) -> Any:
+        done = subprocess.run(
+            [node, str(script), *map(str, args)],
+            capture_output=True,
+            check=False,
+            env={**os.environ, "DEBUG": ""},  # mqtt-packet's debug logging off
+        )
+        if done.returncode:
+            raise RuntimeError(f"node failed: {done.stderr.decode(errors='replace')[-500:]}")
+        return json.loads(done.stdout)
+
+    def records_of(stream: Stream) -> list[AnyRecord]:
+        out = run_node("records", file_of(stream), 5 if stream.v5 else 4)
+        records: list[AnyRecord] = []
+        for p in out["packets"]:
+            if stream.v5:
+                # back from mqtt-packet's grouping by name to [name, value] pairs
+                props = dict(p["properties"])
+                if "user_properties" in props:
+                    props["user_properties"] = [
+                        [name, value]
+                        for name, values in props["user_properties"]
+                        for value in values
+                    ]
+                p["properties"] = props
+            records.append(record_of_p(p, stream.v5))
+        return records
+
+    def timer(
+        stream: Stream, budget: float, min_repeats: int, max_repeats: int
+    ) -> tuple[float, float, int]:
+        out = run_node(
+            "time",
+            file_of(stream),
+            5 if stream.v5 else 4,
+            len(stream.records),
+            budget,
+            min_repeats,
+            max_repeats,
+        )
+        return out["best_s"], out["median_s"], out["repeats"]
+
+    return Codec(
+        "mqtt-packet",
+        version,
+        "node: mqtt.parser({protocolVersion}).parse(whole stream), 'packet' events kept",
+        None,
+        None,
+        records_of=records_of,
+        editions=frozenset({Edition.V311, Edition.V50}),
+        timer=timer,
+        runtime=f"node {node_version}",
     )
 
 
@@ -590,6 +1042,7 @@ PEERS: dict[str, Callable[[], Codec]] = {
     "amqtt": amqtt_codec,
     "paho-mqtt": paho_codec,
     "gmqtt": gmqtt_codec,
+    "mqtt-packet": mqtt_packet_codec,
 }
 
 
@@ -605,6 +1058,7 @@ class Result:
     best_s: float
     median_s: float
     repeats: int
+    runtime: str = "Python"
     ratio: float | None = None  # pubproof's rate / this rate
 
     @property
@@ -659,11 +1113,37 @@ def verify_decode(codec: Codec, stream: Stream) -> str | None:
     return None
 
 
+def check(codec: Codec, stream: Stream) -> str | None:
+    """``verify_decode``, then pubproof's chunked decoding and every encoder's round trip."""
+    problem = verify_decode(codec, stream)
+    if problem is None and codec.decode_chunked is not None:
+        to_record = codec.record5 if stream.v5 else codec.record
+        assert to_record is not None
+        chunked = [to_record(p) for p in codec.decode_chunked(stream)]
+        problem = None if chunked == stream.records else "chunked decoding differs"
+    if problem is None and codec.encode is not None and codec.decode is not None:
+        encoded = codec.encode(codec.decode(stream), stream.edition)
+        problem = None if encoded == stream.data else "encoding does not give back the stream"
+    return problem
+
+
+def _fastest(results: list[Result], stream: str, runtime: str | None) -> Result | None:
+    peers = [
+        r
+        for r in results
+        if r.codec != "pubproof"
+        and r.stream == stream
+        and r.operation == "decode"
+        and (runtime is None or r.runtime == runtime)
+    ]
+    return max(peers, key=lambda r: r.rate, default=None)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     log(f"building streams of {args.packets:,} packets (seed {SEED})")
-    streams = build_streams(args.packets)
+    streams = build_streams(args.packets, args.streams)
     for s in streams:
-        log(f"  {s.name}: {len(s.packets):,} packets, {len(s.data):,} bytes")
+        log(f"  {s.name}: {len(s.packets):,} packets, {len(s.data):,} bytes ({s.encoded_by})")
 
     codecs = [pubproof_codec()]
     peers: dict[str, dict[str, Any]] = {}
@@ -674,33 +1154,65 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"{name}: not installed ({error}); skipped")
             peers[name] = {"status": f"skipped: not installed ({error})"}
             continue
-        peers[name] = {"version": codec.version, "how": codec.how, "status": "ok", "verified": {}}
+        peers[name] = {
+            "version": codec.version,
+            "runtime": codec.runtime,
+            "how": codec.how,
+            "status": "ok",
+            "verified": {},
+        }
         codecs.append(codec)
 
-    # Check before timing: pubproof against the packets it encoded, peers against pubproof.
-    for codec in list(codecs):
+    # Check before timing: pubproof against the packets it encoded, peers against pubproof,
+    # stream by stream (a peer is timed on the streams it decodes right).
+    usable: dict[str, list[Stream]] = {}
+    for codec in codecs:
+        usable[codec.name] = []
         for s in streams:
-            problem = verify_decode(codec, s)
-            if problem is None and codec.decode_chunked is not None:
-                chunked = [_pubproof_record(p) for p in codec.decode_chunked(s)]
-                problem = None if chunked == s.records else "chunked decoding differs"
-            if problem is None and codec.encode is not None:
-                encoded = codec.encode(codec.decode(s))
-                problem = None if encoded == s.data else "encoding does not give back the stream"
+            if s.edition not in codec.editions:
+                problem: str | None = f"not run: no MQTT {s.edition.value} decoding"
+            else:
+                problem = check(codec, s)
             log(f"check {codec.name} on {s.name}: {'ok' if problem is None else problem}")
-            if codec.name != "pubproof":
+            if codec.name == "pubproof":
+                if problem is not None:
+                    raise SystemExit(f"pubproof fails its own check on {s.name}: {problem}")
+            else:
                 peers[codec.name]["verified"][s.name] = problem or "ok"
-            if problem is not None:
-                if codec.name == "pubproof":
-                    raise SystemExit(f"pubproof fails its own check: {problem}")
-                peers[codec.name]["status"] = f"excluded: {problem}"
-                codecs.remove(codec)
-                break
+            if problem is None:
+                usable[codec.name].append(s)
+        if codec.name != "pubproof":
+            left_out = {
+                k: v
+                for k, v in peers[codec.name]["verified"].items()
+                if v != "ok" and not v.startswith("not run")
+            }
+            if left_out:
+                peers[codec.name]["status"] = "; ".join(
+                    f"excluded from {k}: {v}" for k, v in left_out.items()
+                )
 
     results: list[Result] = []
     for s in streams:
         for codec in codecs:
+            if s not in usable[codec.name]:
+                continue
             count = len(s.packets)
+            if codec.timer is not None:
+                log(f"timing {codec.name} decode on {s.name} ({codec.runtime}) ...")
+                best, median, repeats = codec.timer(
+                    s, args.budget, args.min_repeats, args.max_repeats
+                )
+                result = Result(
+                    codec.name, s.name, "decode", count, best, median, repeats, codec.runtime
+                )
+                results.append(result)
+                log(
+                    f"  {result.rate:,.0f} packets/s "
+                    f"(best of {repeats}; median {count / median:,.0f})"
+                )
+                continue
+            assert codec.decode is not None
 
             def decoded_all(out: list[Any], count: int = count) -> bool:
                 return len(out) == count
@@ -712,13 +1224,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 operations.append(("decode/4KiB", partial(codec.decode_chunked, s), decoded_all))
             if codec.encode is not None:
                 objects = codec.decode(s)
-                operations.append(("encode", partial(codec.encode, objects), s.data.__eq__))
-            for operation, fn, check in operations:
+                operations.append(
+                    ("encode", partial(codec.encode, objects, s.edition), s.data.__eq__)
+                )
+            for operation, fn, is_right in operations:
                 log(f"timing {codec.name} {operation} on {s.name} ...")
                 best, median, repeats = measure(
-                    fn, check, args.budget, args.min_repeats, args.max_repeats
+                    fn, is_right, args.budget, args.min_repeats, args.max_repeats
                 )
-                result = Result(codec.name, s.name, operation, count, best, median, repeats)
+                result = Result(
+                    codec.name, s.name, operation, count, best, median, repeats, codec.runtime
+                )
                 results.append(result)
                 log(
                     f"  {result.rate:,.0f} packets/s "
@@ -731,13 +1247,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         r.ratio = ours / r.rate if ours else None
 
     small_ours = reference.get(("small", "decode"), 0.0)
-    peer_small = [
-        r
-        for r in results
-        if r.codec != "pubproof" and r.stream == "small" and r.operation == "decode"
-    ]
-    fastest = max(peer_small, key=lambda r: r.rate, default=None)
-    targets = {
+    fastest = _fastest(results, "small", "Python")
+    targets: dict[str, Any] = {
         "small_publish_decode_rate": small_ours,
         "rate_target": TARGET_RATE,
         "rate_met": small_ours >= TARGET_RATE,
@@ -747,17 +1258,45 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "ratio_target": TARGET_RATIO,
         "ratio_met": (small_ours / fastest.rate >= TARGET_RATIO) if fastest else None,
     }
+    small5_ours = reference.get(("small5", "decode"), 0.0)
+    node5 = next((r for r in results if r.codec == "mqtt-packet" and r.stream == "small5"), None)
+    fastest5 = _fastest(results, "small5", "Python")
+    targets5: dict[str, Any] = {
+        "small5_publish_decode_rate": small5_ours,
+        "mqtt_packet_rate": node5.rate if node5 else None,
+        "ratio_to_mqtt_packet": small5_ours / node5.rate if node5 else None,
+        "ratio_to_mqtt_packet_target": TARGET_RATIO5_NODE,
+        "ratio_to_mqtt_packet_met": (
+            small5_ours / node5.rate >= TARGET_RATIO5_NODE if node5 else None
+        ),
+        "fastest_python_peer": fastest5.codec if fastest5 else None,
+        "fastest_python_peer_rate": fastest5.rate if fastest5 else None,
+        "ratio_to_fastest_python_peer": small5_ours / fastest5.rate if fastest5 else None,
+        "ratio_to_fastest_python_peer_target": TARGET_RATIO5_PYTHON,
+        "ratio_to_fastest_python_peer_met": (
+            small5_ours / fastest5.rate >= TARGET_RATIO5_PYTHON if fastest5 else None
+        ),
+    }
     return {
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
         "machine": platform.machine(),
         "seed": SEED,
         "chunk_bytes": CHUNK,
-        "streams": {s.name: {"packets": len(s.packets), "bytes": len(s.data)} for s in streams},
+        "streams": {
+            s.name: {
+                "edition": s.edition.value,
+                "packets": len(s.packets),
+                "bytes": len(s.data),
+                "encoded_by": s.encoded_by,
+            }
+            for s in streams
+        },
         "peers": peers,
         "results": [
             {
                 "codec": r.codec,
+                "runtime": r.runtime,
                 "stream": r.stream,
                 "operation": r.operation,
                 "packets_per_s": round(r.rate),
@@ -769,6 +1308,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for r in results
         ],
         "targets": targets,
+        "targets5": targets5,
     }
 
 
@@ -798,23 +1338,46 @@ def table(report: dict[str, Any]) -> str:
             lines.append("  ".join("-" * w for w in widths))
     t = report["targets"]
     lines.append("")
-    lines.append(
-        f"small PUBLISH decode: {t['small_publish_decode_rate']:,.0f} packets/s "
-        f"(target {t['rate_target']:,}: {'met' if t['rate_met'] else 'NOT met'})"
-    )
+    if t["small_publish_decode_rate"]:
+        lines.append(
+            f"small PUBLISH decode: {t['small_publish_decode_rate']:,.0f} packets/s "
+            f"(target {t['rate_target']:,}: {'met' if t['rate_met'] else 'NOT met'})"
+        )
     if t["fastest_peer"]:
         met = "met" if t["ratio_met"] else "NOT met"
         lines.append(
-            f"vs fastest peer ({t['fastest_peer']}, {t['fastest_peer_rate']:,.0f}/s): "
+            f"  vs fastest Python peer ({t['fastest_peer']}, {t['fastest_peer_rate']:,.0f}/s): "
             f"{t['ratio_to_fastest_peer']:.2f}x (target {t['ratio_target']}x: {met})"
+        )
+    t5 = report["targets5"]
+    if t5["small5_publish_decode_rate"]:
+        lines.append(
+            f"MQTT 5.0 small PUBLISH decode: {t5['small5_publish_decode_rate']:,.0f} packets/s"
+        )
+    if t5["mqtt_packet_rate"]:
+        met = "met" if t5["ratio_to_mqtt_packet_met"] else "NOT met"
+        lines.append(
+            f"  vs mqtt-packet ({t5['mqtt_packet_rate']:,.0f}/s): "
+            f"{t5['ratio_to_mqtt_packet']:.2f}x (target {t5['ratio_to_mqtt_packet_target']}x: "
+            f"{met})"
+        )
+    if t5["fastest_python_peer"]:
+        met = "met" if t5["ratio_to_fastest_python_peer_met"] else "NOT met"
+        lines.append(
+            f"  vs fastest Python peer ({t5['fastest_python_peer']}, "
+            f"{t5['fastest_python_peer_rate']:,.0f}/s): "
+            f"{t5['ratio_to_fastest_python_peer']:.2f}x "
+            f"(target {t5['ratio_to_fastest_python_peer_target']}x: {met})"
         )
     for name, peer in report["peers"].items():
         if peer["status"] != "ok":
             lines.append(f"{name}: {peer['status']}")
+        if "runtime" in peer and peer["runtime"] != "Python":
+            lines.append(f"{name} {peer['version']} runs in {peer['runtime']}")
     lines.append(
         f"Python {report['python']} ({report['implementation']}, {report['machine']}); streams: "
         + ", ".join(
-            f"{k} {v['packets']:,} packets / {v['bytes']:,} bytes"
+            f"{k} ({v['edition']}) {v['packets']:,} packets / {v['bytes']:,} bytes"
             for k, v in report["streams"].items()
         )
     )
@@ -835,6 +1398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"comma-separated peers (default: all of {', '.join(PEERS)}; '' for none)",
     )
     parser.add_argument(
+        "--streams",
+        default=",".join(STREAMS),
+        help=f"comma-separated streams (default: all of {', '.join(STREAMS)})",
+    )
+    parser.add_argument(
         "--budget",
         type=float,
         default=1.5,
@@ -851,6 +1419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [p for p in args.peers if p not in PEERS]
     if unknown:
         parser.error(f"unknown peer(s) {', '.join(unknown)}; known: {', '.join(PEERS)}")
+    args.streams = [s for s in args.streams.split(",") if s]
+    unknown = [s for s in args.streams if s not in STREAMS]
+    if unknown or not args.streams:
+        parser.error(f"unknown stream(s) {', '.join(unknown)}; known: {', '.join(STREAMS)}")
     if args.packets < 1:
         parser.error("--packets must be at least 1")
 

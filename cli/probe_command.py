@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from pubproof.codec_commands import Subcommands
-from pubproof.options import add_edition_options, edition_and_readings
+from pubproof.options import ORACLE_EDITIONS, add_edition_options, edition_and_readings
 from pubproof.probe.catalog import select
 from pubproof.probe.html_report import render
 from pubproof.probe.progress import Progress
@@ -46,7 +46,7 @@ def add_probe(commands: Subcommands) -> None:
         "1 if any verdict is violation, no-answer or error.",
     )
     command.add_argument("target", metavar="mqtt://HOST:PORT", help="the broker (plain TCP)")
-    add_edition_options(command)
+    add_edition_options(command, ORACLE_EDITIONS)
     command.add_argument("--json", action="store_true", help="print the report as JSON")
     command.add_argument("--out", metavar="DIR", help="also write report.html and report.json")
     command.add_argument(

@@ -13,7 +13,7 @@ from typing import Any
 
 from pubproof.codec_commands import Subcommands, decode_line, rule_in_edition
 from pubproof.model import vectors
-from pubproof.model.editions import Edition
+from pubproof.model.editions import Edition, Limits
 from pubproof.reference.codec import encode
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.jsonform import from_p
@@ -37,8 +37,9 @@ def check_case(case: dict[str, Any], engine: str = "reference") -> str | None:
     """Why the engine disagrees with one corpus case, or None when it agrees."""
     edition = Edition.parse(case["edition"])
     readings = case["reading"]
+    limits = Limits(**case["limits"]) if case.get("limits") is not None else None
     if case["op"] == "decode":
-        got = decode_line(case["hex"], edition, readings, engine)
+        got = decode_line(case["hex"], edition, readings, engine, limits)
         expected: dict[str, Any] = {"ok": case["verdict"] == "ok", "packets": case["packets"]}
         got_error = got.get("error")
         if got["packets"] != expected["packets"] or got["ok"] != expected["ok"]:
@@ -50,6 +51,11 @@ def check_case(case: dict[str, Any], engine: str = "reference") -> str | None:
                     f"expected {case['rule']} at {case['offset']}, "
                     f"got {got_error['rule']} at {got_error['offset']}"
                 )
+            if got_error.get("reason_code") != case.get("reason_code"):
+                return (
+                    f"expected Reason Code {case.get('reason_code')}, "
+                    f"got {got_error.get('reason_code')}"
+                )
         return None
     packet = case["packets"][0]
     if engine == "model":
@@ -57,13 +63,21 @@ def check_case(case: dict[str, Any], engine: str = "reference") -> str | None:
         from pubproof.model.wire import encode as model_encode
 
         try:
-            produced: str | None = model_encode(packet, edition, readings).hex()
+            produced: str | None = model_encode(packet, edition, readings, limits).hex()
             rule = case["rule"] if produced is not None else None
         except EncodeError as error:
             produced, rule = None, error.rule
     else:
         try:
-            produced = encode(from_p(packet), edition=edition, readings=readings).hex()
+            if limits is None:
+                produced = encode(from_p(packet), edition=edition, readings=readings).hex()
+            else:
+                produced = encode(
+                    from_p(packet),
+                    edition=edition,
+                    readings=readings,
+                    limits=limits,
+                ).hex()
             rule = case["rule"]
         except ProtocolError as error:
             produced, rule = None, rule_in_edition(error.rule, edition)

@@ -7,11 +7,20 @@ where an example does not match its own figure. Each entry quotes the passages e
 words, says what pubproof does about it (``model``; the reading in
 :data:`pubproof.model.editions.READINGS` that switches it, when one exists) and names the
 theorem whose counterexample separates the readings (``witness``), when one exists.
+
+MQTT 5.0 is in none of the five excerpts. An entry about 5.0 quotes the standard with a
+``source`` ("MQTT 5.0 section 3.3.2.1"); such a quote is held to the project's record of
+the 5.0 wording (:func:`record_50`: the rules' and the readings' 5.0 quotes, and the
+catalog's own ``[[standard]]`` passages for the few sentences no rule quotes). Its
+``examples`` are bytes written by hand from the wire contract
+(``docs/guides/mqtt5-wire.md``) with the verdict each configuration must give; the model's
+decoder confirms them (:func:`example_problems`).
 """
 
 from __future__ import annotations
 
 import enum
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,7 +30,7 @@ from typing import Any
 
 from pubproof.model.clauses import BY_ID as CLAUSES_BY_ID
 from pubproof.model.clauses import LANGUAGES, lines
-from pubproof.model.editions import READINGS
+from pubproof.model.editions import READINGS, Edition, Limits, ReadingError, resolve_readings
 from pubproof.model.rules import RULES
 
 
@@ -49,11 +58,55 @@ class Severity(enum.Enum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Quote:
-    """An exact passage of one excerpt, with an English gloss for the translations."""
+    """An exact passage of one excerpt, with an English gloss for the translations; or,
+    with a ``source``, of the MQTT 5.0 standard ("MQTT 5.0 section 3.3.2.1")."""
 
     lang: str
     text: str
     note: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Passage:
+    """A sentence of the MQTT 5.0 standard that the catalog quotes and no rule records."""
+
+    source: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expected:
+    """The verdict one configuration must give on an example's bytes."""
+
+    edition: Edition
+    readings: Mapping[str, str]  # the readings set away from the edition's defaults
+    limits: Limits  # the receiver's, in 5.0
+    verdict: str  # "ok", or "<kind> <rule id> at offset <n>" and, in 5.0, " (0x<code>)"
+
+    @property
+    def label(self) -> str:
+        """The configuration in words: "5.0, pfi-mei-once=accept", "5.0, defaults"."""
+        parts = [self.edition.value, *(f"{k}={v}" for k, v in self.readings.items())]
+        if self.limits.topic_alias_maximum:
+            parts.append(f"topic_alias_maximum={self.limits.topic_alias_maximum}")
+        if self.limits.maximum_packet_size is not None:
+            parts.append(f"maximum_packet_size={self.limits.maximum_packet_size}")
+        return ", ".join(parts) if len(parts) > 1 else f"{self.edition.value}, defaults"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Example:
+    """Bytes that show the question, written by hand from the wire contract, with the
+    verdict each configuration must give (checked against the model's decoder)."""
+
+    hex: str
+    note: str
+    verdicts: tuple[Expected, ...]
+
+    @property
+    def data(self) -> bytes:
+        return bytes.fromhex(self.hex)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +125,25 @@ class Ambiguity:
     reading: str | None = None  # the name in READINGS that switches it
     witness: str | None = None  # the theorem whose counterexample separates the readings
     rules: tuple[str, ...] = ()  # keys of RULES that embody the choice
+    examples: tuple[Example, ...] = ()  # hand-written bytes and their verdicts (5.0)
+
+
+def _expected(row: Mapping[str, Any]) -> Expected:
+    limits = row.get("limits", {})
+    return Expected(
+        edition=Edition.parse(row["edition"]),
+        readings=MappingProxyType(dict(row.get("readings", {}))),
+        limits=Limits(**limits),
+        verdict=row["verdict"],
+    )
+
+
+def _example(entry: Mapping[str, Any]) -> Example:
+    return Example(
+        hex=entry["hex"],
+        note=entry["note"],
+        verdicts=tuple(_expected(row) for row in entry["verdicts"]),
+    )
 
 
 def _ambiguity(entry: Mapping[str, Any]) -> Ambiguity:
@@ -83,13 +155,15 @@ def _ambiguity(entry: Mapping[str, Any]) -> Ambiguity:
         severity=Severity(entry["severity"]),
         summary=entry["summary"],
         quotes=tuple(
-            Quote(lang=q["lang"], text=q["text"], note=q.get("note")) for q in entry["quotes"]
+            Quote(lang=q["lang"], text=q["text"], note=q.get("note"), source=q.get("source"))
+            for q in entry["quotes"]
         ),
         readings=tuple(entry["readings"]),
         model=entry["model"],
         reading=entry.get("reading"),
         witness=entry.get("witness"),
         rules=tuple(entry.get("rules", ())),
+        examples=tuple(_example(e) for e in entry.get("examples", ())),
     )
 
 
@@ -98,16 +172,95 @@ def load(data: Mapping[str, Any]) -> tuple[Ambiguity, ...]:
     return tuple(_ambiguity(entry) for entry in data["ambiguity"])
 
 
-def problems(entries: tuple[Ambiguity, ...]) -> list[str]:
+def load_standard(data: Mapping[str, Any]) -> tuple[Passage, ...]:
+    """The catalog's ``[[standard]]`` passages: 5.0 sentences it quotes that no rule does."""
+    return tuple(Passage(source=p["source"], text=p["text"]) for p in data.get("standard", ()))
+
+
+_SECTION_50 = re.compile(r"MQTT 5\.0 section (\d+(?:\.\d+)*)$")
+_ID_50 = re.compile(r"MQTT 5\.0 \[MQTT-(\d+(?:\.\d+)*)-\d+\]$")
+
+
+def _section_50(source: str) -> str | None:
+    """The section a 5.0 source names ("MQTT 5.0 section 3.3.2.1", "MQTT 5.0 [MQTT-1.5.5-1]")."""
+    match = _SECTION_50.match(source) or _ID_50.match(source)
+    return match.group(1) if match else None
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def record_50(standard: tuple[Passage, ...] = ()) -> dict[str, list[str]]:
+    """The project's record of the MQTT 5.0 standard's wording, by section: every 5.0 quote
+    of the rules, every 5.0 passage of the readings, and ``standard`` (the catalog's own)."""
+    found: dict[str, list[str]] = {}
+    sources = [(q.source, q.text) for r in RULES.values() for q in r.quotes]
+    sources += [(p.source, p.text) for r in READINGS.values() for p in r.passages]
+    sources += [(p.source, p.text) for p in standard]
+    for source, text in sources:
+        section = _section_50(source)
+        if section is not None:
+            found.setdefault(section, []).append(_squeeze(text))
+    return found
+
+
+def judge(data: bytes, expected: Expected) -> str:
+    """The model's verdict on ``data`` in the configuration of ``expected``, in the form the
+    catalog writes it."""
+    from pubproof.model.wire import decode  # the decoder imports the registries, not this
+
+    verdict = decode(data, expected.edition, expected.readings, expected.limits)
+    failure = verdict.failure
+    if failure is None:
+        return "ok"
+    text = f"{failure.kind} {failure.rule} at offset {failure.offset}"
+    return text + (f" (0x{failure.reason_code:02X})" if failure.reason_code is not None else "")
+
+
+def example_problems(entries: tuple[Ambiguity, ...]) -> list[str]:
+    """Every example whose stated verdict is not the model's, in words (empty when all hold)."""
+    found: list[str] = []
+    for entry in entries:
+        for example in entry.examples:
+            try:
+                data = example.data
+            except ValueError:
+                found.append(f"ambiguity {entry.id!r}: example {example.hex!r} is not hex")
+                continue
+            if not example.verdicts:
+                found.append(f"ambiguity {entry.id!r}: example {example.hex} states no verdict")
+            for expected in example.verdicts:
+                try:
+                    resolve_readings(expected.edition, expected.readings)
+                except ReadingError as error:
+                    found.append(f"ambiguity {entry.id!r}: example {example.hex}: {error}")
+                    continue
+                actual = judge(data, expected)
+                if actual != expected.verdict:
+                    found.append(
+                        f"ambiguity {entry.id!r}: example {example.hex} under {expected.label}: "
+                        f"the model says {actual!r}, the catalog {expected.verdict!r}"
+                    )
+    return found
+
+
+def problems(
+    entries: tuple[Ambiguity, ...], standard: tuple[Passage, ...] | None = None
+) -> list[str]:
     """Everything wrong with a catalog, in words (empty when it holds).
 
     Ids are unique; every quote is an exact substring of its excerpt and every translated
-    quote has an English gloss; the clause, the reading and the rule keys exist; an entry
-    states at least two readings; an entry with a reading says, in ``model``, the reading's
-    default in every edition it applies to. (That the witness theorems exist is checked
-    by the tests: the model does not import the proofs.)
+    quote has an English gloss, and every quote of the 5.0 standard (with a ``source``) is
+    in the project's record of that section (:func:`record_50`); the clause, the reading
+    and the rule keys exist; an entry states at least two readings; an entry with a reading
+    says, in ``model``, the reading's default in every edition it applies to; an example's
+    configurations exist and its bytes give the stated verdicts
+    (:func:`example_problems`). (That the witness theorems exist is checked by the tests:
+    the model does not import the proofs.)
     """
     found: list[str] = []
+    record = record_50(STANDARD if standard is None else standard)
     ids = [e.id for e in entries]
     found += [
         f"ambiguity id {i!r} is used twice" for i in sorted({i for i in ids if ids.count(i) > 1})
@@ -125,6 +278,19 @@ def problems(entries: tuple[Ambiguity, ...]) -> list[str]:
             found.append(f"{where}: fewer than two readings")
         found += [f"{where}: unknown rule key {k!r}" for k in entry.rules if k not in RULES]
         for quote in entry.quotes:
+            if quote.source is not None:
+                section = _section_50(quote.source)
+                if section is None or quote.lang != "en":
+                    found.append(f"{where}: a quote's source is 'MQTT 5.0 section <n>' in en: "
+                                 f"{quote.source!r}")  # fmt: skip
+                elif not quote.text or not any(
+                    _squeeze(quote.text) in text for text in record.get(section, ())
+                ):
+                    found.append(
+                        f"{where}: not in the project's record of MQTT 5.0 section {section}: "
+                        f"{quote.text!r}"
+                    )
+                continue
             if quote.lang not in texts:
                 found.append(f"{where}: unknown language {quote.lang!r}")
             elif not quote.text or quote.text not in texts[quote.lang]:
@@ -141,6 +307,7 @@ def problems(entries: tuple[Ambiguity, ...]) -> list[str]:
                     found.append(
                         f"{where}: model does not state the default '{edition.value}: {value}'"
                     )
+    found += example_problems(entries)
     return found
 
 
@@ -149,7 +316,11 @@ def _read() -> dict[str, Any]:
     return tomllib.loads(source.read_text(encoding="utf-8"))
 
 
-AMBIGUITIES: tuple[Ambiguity, ...] = load(_read())
+_DATA = _read()
+AMBIGUITIES: tuple[Ambiguity, ...] = load(_DATA)
+
+#: The 5.0 passages the catalog quotes that no rule or reading records.
+STANDARD: tuple[Passage, ...] = load_standard(_DATA)
 
 #: Entries by id.
 BY_ID: Mapping[str, Ambiguity] = MappingProxyType({a.id: a for a in AMBIGUITIES})
@@ -157,10 +328,18 @@ BY_ID: Mapping[str, Ambiguity] = MappingProxyType({a.id: a for a in AMBIGUITIES}
 __all__ = [
     "AMBIGUITIES",
     "BY_ID",
+    "STANDARD",
     "Ambiguity",
+    "Example",
+    "Expected",
     "Kind",
+    "Passage",
     "Quote",
     "Severity",
+    "example_problems",
+    "judge",
     "load",
+    "load_standard",
     "problems",
+    "record_50",
 ]

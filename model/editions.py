@@ -119,8 +119,11 @@ def check_limits(edition: Edition, limits: Limits | None) -> Limits:
     if limits is None:
         return DEFAULT_LIMITS
     if edition is not Edition.V50 and not limits.is_default:
-        raise ValueError(f"edition {edition.value} has no Topic Alias Maximum or Maximum Packet Size")
+        raise ValueError(
+            f"edition {edition.value} has no Topic Alias Maximum or Maximum Packet Size"
+        )
     return limits
+
 
 RL_ENCODING = _reading(
     "rl-encoding",
@@ -157,8 +160,8 @@ DUP_QOS0 = _reading(
         "ignore": "the bit carries no meaning for QoS 0 and is ignored",
     },
     {V31: "ignore", V311: "reject", V50: "reject"},
-    "3.1.1 and 5.0 bind the sender with a MUST [MQTT-3.3.1-2], so an oracle reports it. The English "
-    "3.1 text only says the bit 'is not used' for QoS 0 (and the Japanese and Spanish "
+    "3.1.1 and 5.0 bind the sender with a MUST [MQTT-3.3.1-2], so an oracle reports it. The "
+    "English 3.1 text only says the bit 'is not used' for QoS 0 (and the Japanese and Spanish "
     "agree), which reads as an instruction to ignore it; the German says it 'is not set', "
     "a statement about the sender.",
     Passage(source="publish.en.txt", text="For QoS 0, the DUP bit is not used."),

@@ -22,7 +22,8 @@ from importlib import resources
 from types import MappingProxyType
 
 FILE = "normative-index.txt"
-_START, _END = "## Table A", "## Table B"  # Table B is MQTT 5.0, outside the model
+_START, _END = "## Table A", "## Table B"
+_END_B = "## Notes"  # Table B (MQTT 5.0) and its related ids run up to the notes
 # | id | section | strength | binds | paraphrase |
 _ROW = re.compile(r"^\| (MQTT-[0-9.]+-\d+) \| ([0-9.]+) \| ([^|]+) \| ([^|]+) \| (.+) \|\s*$")
 
@@ -42,12 +43,14 @@ class IndexEntry:
     paraphrase: str
 
 
-def parse(text: str) -> Mapping[str, IndexEntry]:
-    """The rows of Table A (and of the related 3.1.1 ids listed after it, up to Table B)."""
+def parse(text: str, table: str = "A") -> Mapping[str, IndexEntry]:
+    """The rows of Table A (and of the related 3.1.1 ids listed after it, up to Table B),
+    or with ``table="B"`` those of Table B (MQTT 5.0, and its related ids)."""
+    first, last = (_START, _END) if table == "A" else (_END, _END_B)
     try:
-        start, end = text.index(_START), text.index(_END)
+        start, end = text.index(first), text.index(last)
     except ValueError:
-        raise MalformedIndex(f"the index has no {_START!r} before {_END!r}") from None
+        raise MalformedIndex(f"the index has no {first!r} before {last!r}") from None
     entries: dict[str, IndexEntry] = {}
     for line in text[start:end].splitlines():
         match = _ROW.match(line)
@@ -55,7 +58,7 @@ def parse(text: str) -> Mapping[str, IndexEntry]:
             continue
         rule_id, section, strength, binds, paraphrase = (g.strip() for g in match.groups())
         if rule_id in entries:
-            raise MalformedIndex(f"{rule_id} has two rows in Table A")
+            raise MalformedIndex(f"{rule_id} has two rows in Table {table}")
         entries[rule_id] = IndexEntry(
             id=rule_id, section=section, strength=strength, binds=binds, paraphrase=paraphrase
         )
@@ -67,3 +70,10 @@ def table_a() -> Mapping[str, IndexEntry]:
     """Table A of the packaged index, by id (read once)."""
     text = (resources.files("pubproof.model.texts") / FILE).read_text(encoding="utf-8")
     return parse(text)
+
+
+@functools.cache
+def table_b() -> Mapping[str, IndexEntry]:
+    """Table B (MQTT 5.0) of the packaged index, by id (read once)."""
+    text = (resources.files("pubproof.model.texts") / FILE).read_text(encoding="utf-8")
+    return parse(text, "B")

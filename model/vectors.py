@@ -13,6 +13,11 @@ naming ``rule`` when ``hex`` is null). ``reading`` lists every reading of the ed
 the value the case uses. For an ``ok`` case, ``rule`` names the rule whose accepting side
 the case shows (null for the random cases).
 
+A 5.0 case has two more keys: ``limits`` (the receiver's ``topic_alias_maximum`` and
+``maximum_packet_size``, the latter null for no limit; for an encode case, null when the
+encoder's default applies: any Topic Alias up to 65,535) and ``reason_code`` (the
+DISCONNECT Reason Code of a decode case's error, null otherwise).
+
 Every case's verdict is computed by the model; the generator also states what it meant
 each case to show and stops if the model disagrees. The output is deterministic.
 """
@@ -21,112 +26,18 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 from pubproof.model import wire_rules as R
-from pubproof.model.editions import Edition, resolve_readings
-from pubproof.model.rules import INCOMPLETE, Rule
+from pubproof.model.editions import Edition
 from pubproof.model.trace import P, ack, publish
-from pubproof.model.wire import EncodeError, decode, encode, encode_remaining_length
+from pubproof.model.vector_cases import Corpus, Intent, accept, reject
+from pubproof.model.vectors50 import generate50
+from pubproof.model.wire import encode, encode_remaining_length
 
-V31, V311 = Edition.V31, Edition.V311
+V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 EXAMPLE = publish(topic="a/b", qos=1, packet_id=10)  # the spec's worked example
-
-
-@dataclass(frozen=True, slots=True)
-class _Intent:
-    rule: Rule | None
-    side: str  # "accept" | "reject" | "incomplete" | "random"
-
-
-class _Corpus:
-    def __init__(self) -> None:
-        self.cases: list[dict[str, Any]] = []
-        self.counters: dict[str, int] = {}
-
-    def _id(self, edition: Edition, op: str, rule: str | None, side: str) -> str:
-        stem = f"{edition.value}/{op}/{rule or 'any'}/{side}"
-        self.counters[stem] = self.counters.get(stem, 0) + 1
-        return f"{stem}/{self.counters[stem]:04d}"
-
-    def decode_case(
-        self,
-        intent: _Intent,
-        data: bytes,
-        edition: Edition,
-        readings: Mapping[str, str] | None = None,
-    ) -> None:
-        resolved = resolve_readings(edition, readings)
-        verdict = decode(data, edition, resolved)
-        failure = verdict.failure
-        if intent.side == "accept" and failure is not None:
-            raise AssertionError(f"meant to accept {data.hex()} ({intent}), model says {failure}")
-        if intent.side == "reject":
-            assert intent.rule is not None
-            expected = intent.rule.id_for(edition)
-            if failure is None or failure.rule != expected:
-                raise AssertionError(f"meant {expected} for {data.hex()}, model says {failure}")
-        if intent.side == "incomplete" and (failure is None or failure.rule != INCOMPLETE):
-            raise AssertionError(f"meant incomplete for {data.hex()}, model says {failure}")
-        if failure is None:
-            rule = intent.rule.id_for(edition) if intent.rule is not None else None
-        else:
-            rule = failure.rule
-        self.cases.append(
-            {
-                "id": self._id(edition, "decode", rule, intent.side),
-                "op": "decode",
-                "edition": edition.value,
-                "reading": resolved,
-                "hex": data.hex(),
-                "verdict": verdict.verdict,
-                "rule": rule,
-                "offset": None if failure is None else failure.offset,
-                "packets": verdict.packets,
-            }
-        )
-
-    def encode_case(
-        self,
-        intent: _Intent,
-        packet: P,
-        edition: Edition,
-        readings: Mapping[str, str] | None = None,
-    ) -> None:
-        resolved = resolve_readings(edition, readings)
-        assert intent.rule is not None
-        expected = intent.rule.id_for(edition)
-        try:
-            data: bytes | None = encode(packet, edition, resolved)
-            verdict, rule = "ok", expected
-        except EncodeError as error:
-            data, rule = None, error.rule
-            verdict = "violation"
-        if (intent.side == "accept") != (data is not None) or rule != expected:
-            raise AssertionError(f"encode intent {intent} for {packet}: got {rule} {data!r}")
-        self.cases.append(
-            {
-                "id": self._id(edition, "encode", rule, intent.side),
-                "op": "encode",
-                "edition": edition.value,
-                "reading": resolved,
-                "hex": None if data is None else data.hex(),
-                "verdict": verdict,
-                "rule": rule,
-                "offset": None,
-                "packets": [packet],
-            }
-        )
-
-
-def _accept(rule: Rule) -> _Intent:
-    return _Intent(rule, "accept")
-
-
-def _reject(rule: Rule) -> _Intent:
-    return _Intent(rule, "reject")
 
 
 def _raw_publish(
@@ -153,80 +64,80 @@ def _valid_publishes() -> Iterator[P]:
     yield publish(topic="$SYS/broker/load", qos=0, retain=True, payload=b"1" * 127)
 
 
-def _generate(corpus: _Corpus) -> None:
+def _generate(corpus: Corpus) -> None:
     for edition in (V31, V311):
         # -- accepting side -------------------------------------------------------------
         for packet in _valid_publishes():
             data = encode(packet, edition)
-            corpus.decode_case(_accept(R.PAYLOAD_REST), data, edition)
-            corpus.encode_case(_accept(R.PACKET_ID_PRESENCE), packet, edition)
-        corpus.decode_case(_accept(R.BIG_ENDIAN), encode(EXAMPLE, edition), edition)
+            corpus.decode_case(accept(R.PAYLOAD_REST), data, edition)
+            corpus.encode_case(accept(R.PACKET_ID_PRESENCE), packet, edition)
+        corpus.decode_case(accept(R.BIG_ENDIAN), encode(EXAMPLE, edition), edition)
         corpus.decode_case(
-            _accept(R.PACKET_ID_NONZERO),
+            accept(R.PACKET_ID_NONZERO),
             encode(publish(topic="t", qos=1, packet_id=1), edition),
             edition,
         )
         corpus.decode_case(
-            _accept(R.TOPIC_UTF8), encode(publish(topic="Ünïcödé/𝄞/∑"), edition), edition
+            accept(R.TOPIC_UTF8), encode(publish(topic="Ünïcödé/𝄞/∑"), edition), edition
         )
-        corpus.decode_case(_accept(R.TOPIC_NOT_EMPTY), encode(publish(topic="x"), edition), edition)
+        corpus.decode_case(accept(R.TOPIC_NOT_EMPTY), encode(publish(topic="x"), edition), edition)
         corpus.decode_case(
-            _accept(R.TOPIC_NO_WILDCARDS), encode(publish(topic="a/b/c"), edition), edition
-        )
-        corpus.decode_case(
-            _accept(R.TOPIC_NUL), encode(publish(topic="a\u0001b"), edition), edition
+            accept(R.TOPIC_NO_WILDCARDS), encode(publish(topic="a/b/c"), edition), edition
         )
         corpus.decode_case(
-            _accept(R.QOS_RESERVED),
+            accept(R.TOPIC_NUL), encode(publish(topic="a\u0001b"), edition), edition
+        )
+        corpus.decode_case(
+            accept(R.QOS_RESERVED),
             encode(publish(topic="q", qos=2, packet_id=7), edition),
             edition,
         )
         corpus.decode_case(
-            _accept(R.DUP_QOS0),
+            accept(R.DUP_QOS0),
             encode(publish(topic="d", qos=1, packet_id=3, dup=True), edition),
             edition,
         )
-        corpus.decode_case(_accept(R.RESERVED_TYPE), encode(ack("PUBACK", 1), edition), edition)
+        corpus.decode_case(accept(R.RESERVED_TYPE), encode(ack("PUBACK", 1), edition), edition)
         corpus.decode_case(
-            _accept(R.OUT_OF_SCOPE_TYPE), encode(ack("PUBCOMP", 2), edition), edition
+            accept(R.OUT_OF_SCOPE_TYPE), encode(ack("PUBCOMP", 2), edition), edition
         )
-        corpus.decode_case(_accept(R.PUBLISH_RL_COVERS), _raw_publish(0, b"t"), edition)
-        corpus.encode_case(_accept(R.TOPIC_MAX_BYTES), publish(topic="é" * 32767), edition)
+        corpus.decode_case(accept(R.PUBLISH_RL_COVERS), _raw_publish(0, b"t"), edition)
+        corpus.encode_case(accept(R.TOPIC_MAX_BYTES), publish(topic="é" * 32767), edition)
         for name in ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP"):
             for packet_id in (0, 1, 10, 0x1234, 65535):
                 data = encode(ack(name, packet_id), edition)
-                corpus.decode_case(_accept(R.ACK_FLAGS[name]), data, edition)
-                corpus.decode_case(_accept(R.ACK_RL[name]), data, edition)
+                corpus.decode_case(accept(R.ACK_FLAGS[name]), data, edition)
+                corpus.decode_case(accept(R.ACK_RL[name]), data, edition)
         # Remaining Length: every length of encoding, and what lies past a packet's end.
         for size in (0, 1, 120, 121, 122, 123, 124, 16_375, 16_376, 16_377):
             packet = publish(topic="rl", payload=b"\xa5" * size)
-            corpus.decode_case(_accept(R.RL_MAX_BYTES), encode(packet, edition), edition)
+            corpus.decode_case(accept(R.RL_MAX_BYTES), encode(packet, edition), edition)
         stream = b"".join(encode(p, edition) for p in _valid_publishes())
         stream += encode(ack("PUBREL", 10), edition) + encode(ack("PUBCOMP", 10), edition)
-        corpus.decode_case(_accept(R.RL_DELIMITS), stream, edition)
-        corpus.decode_case(_accept(R.RL_DELIMITS), b"", edition)
+        corpus.decode_case(accept(R.RL_DELIMITS), stream, edition)
+        corpus.decode_case(accept(R.RL_DELIMITS), b"", edition)
         for first in (0x40, 0x50, 0x62, 0x70):
             # two-, three- and four-byte encodings of 2: lenient by default
             for rl in (b"\x82\x00", b"\x82\x80\x00", b"\x82\x80\x80\x00"):
                 corpus.decode_case(
-                    _accept(R.RL_MINIMAL), bytes([first]) + rl + b"\x00\x01", edition
+                    accept(R.RL_MINIMAL), bytes([first]) + rl + b"\x00\x01", edition
                 )
                 corpus.decode_case(
-                    _reject(R.RL_MINIMAL),
+                    reject(R.RL_MINIMAL),
                     bytes([first]) + rl + b"\x00\x01",
                     edition,
                     {"rl-encoding": "strict"},
                 )
         # -- rejecting side -------------------------------------------------------------
         for first in (0x00, 0x0F, 0xF0, 0xFF):
-            corpus.decode_case(_reject(R.RESERVED_TYPE), bytes([first, 0]), edition)
+            corpus.decode_case(reject(R.RESERVED_TYPE), bytes([first, 0]), edition)
         for first in (0x10, 0x20, 0x82, 0x90, 0xA2, 0xB0, 0xC0, 0xD0, 0xE0):
-            corpus.decode_case(_reject(R.OUT_OF_SCOPE_TYPE), bytes([first, 0]), edition)
+            corpus.decode_case(reject(R.OUT_OF_SCOPE_TYPE), bytes([first, 0]), edition)
         for flags in (0b0110, 0b0111, 0b1110, 0b1111):
             data = _raw_publish(flags, b"a/b", b"\x00\x0a")
-            corpus.decode_case(_reject(R.QOS_RESERVED), data, edition)
-            corpus.decode_case(_reject(R.QOS_RESERVED), data[:1], edition)
-        corpus.encode_case(_reject(R.QOS_RESERVED), publish(topic="q", qos=3, packet_id=1), edition)
+            corpus.decode_case(reject(R.QOS_RESERVED), data, edition)
+            corpus.decode_case(reject(R.QOS_RESERVED), data[:1], edition)
+        corpus.encode_case(reject(R.QOS_RESERVED), publish(topic="q", qos=3, packet_id=1), edition)
         for name, number in (("PUBACK", 4), ("PUBREC", 5), ("PUBREL", 6), ("PUBCOMP", 7)):
             expected = R.ACK_FLAGS_311[name]
             readings = {"ack-flags": "as-3.1.1"} if edition is V31 else None
@@ -234,20 +145,20 @@ def _generate(corpus: _Corpus) -> None:
                 data = bytes([number << 4 | flags, 2, 0, 1])
                 if flags == expected:
                     continue
-                corpus.decode_case(_reject(R.ACK_FLAGS[name]), data, edition, readings)
+                corpus.decode_case(reject(R.ACK_FLAGS[name]), data, edition, readings)
                 if edition is V31:
-                    corpus.decode_case(_accept(R.ACK_FLAGS[name]), data, edition)
+                    corpus.decode_case(accept(R.ACK_FLAGS[name]), data, edition)
             for wrong in (0, 1, 3, 4, 127):
                 data = bytes([number << 4 | expected, wrong]) + b"\x00\x01" * 2
-                corpus.decode_case(_reject(R.ACK_RL[name]), data, edition)
+                corpus.decode_case(reject(R.ACK_RL[name]), data, edition)
         for data in (
             b"\x30\xff\xff\xff\xff\x7f",
             b"\x40\x80\x80\x80\x80\x00",
             b"\x32\xff\xff\xff\x80",
         ):
-            corpus.decode_case(_reject(R.RL_MAX_BYTES), data, edition)
+            corpus.decode_case(reject(R.RL_MAX_BYTES), data, edition)
         corpus.decode_case(
-            _reject(R.RL_MINIMAL),
+            reject(R.RL_MINIMAL),
             _raw_publish(0, b"t", rl=b"\x83\x00"),
             edition,
             {"rl-encoding": "strict"},
@@ -261,7 +172,7 @@ def _generate(corpus: _Corpus) -> None:
             b"\x32\x06\x00\x03a/b\x00",
             b"\x34\x04\x00\x02ab",
         ):
-            corpus.decode_case(_reject(R.PUBLISH_RL_COVERS), data, edition)
+            corpus.decode_case(reject(R.PUBLISH_RL_COVERS), data, edition)
         for raw in (
             b"\xff",
             b"a\xc0\x80",
@@ -274,18 +185,18 @@ def _generate(corpus: _Corpus) -> None:
             b"\xe0\x80\xaf",
             b"+\xff",
         ):
-            corpus.decode_case(_reject(R.TOPIC_UTF8), _raw_publish(0, raw, payload=b"p"), edition)
+            corpus.decode_case(reject(R.TOPIC_UTF8), _raw_publish(0, raw, payload=b"p"), edition)
         corpus.decode_case(
-            _reject(R.PACKET_ID_NONZERO), _raw_publish(2, b"a/b", b"\x00\x00", b"x"), edition
+            reject(R.PACKET_ID_NONZERO), _raw_publish(2, b"a/b", b"\x00\x00", b"x"), edition
         )
         corpus.decode_case(
-            _reject(R.PACKET_ID_NONZERO), _raw_publish(4, b"a/b", b"\x00\x00"), edition
+            reject(R.PACKET_ID_NONZERO), _raw_publish(4, b"a/b", b"\x00\x00"), edition
         )
         corpus.encode_case(
-            _reject(R.PACKET_ID_PRESENCE), publish(topic="t", qos=0, packet_id=5), edition
+            reject(R.PACKET_ID_PRESENCE), publish(topic="t", qos=0, packet_id=5), edition
         )
-        corpus.encode_case(_reject(R.PACKET_ID_PRESENCE), publish(topic="t", qos=1), edition)
-        corpus.encode_case(_reject(R.TOPIC_MAX_BYTES), publish(topic="é" * 32768), edition)
+        corpus.encode_case(reject(R.PACKET_ID_PRESENCE), publish(topic="t", qos=1), edition)
+        corpus.encode_case(reject(R.TOPIC_MAX_BYTES), publish(topic="é" * 32768), edition)
 
         # Topic rules: fixed in 3.1.1, a reading in 3.1.
         topic_readings = {"topic-rules": "as-3.1.1"} if edition is V31 else None
@@ -300,56 +211,56 @@ def _generate(corpus: _Corpus) -> None:
         ):
             for flags, identifier in ((0, b""), (2, b"\x00\x01")):
                 data = _raw_publish(flags, raw, identifier, b"payload")
-                corpus.decode_case(_reject(rule), data, edition, topic_readings)
+                corpus.decode_case(reject(rule), data, edition, topic_readings)
                 if edition is V31:
-                    corpus.decode_case(_accept(rule), data, edition)
+                    corpus.decode_case(accept(rule), data, edition)
             corpus.encode_case(
-                _reject(rule), publish(topic=raw.decode(), qos=0), edition, topic_readings
+                reject(rule), publish(topic=raw.decode(), qos=0), edition, topic_readings
             )
         dup0 = _raw_publish(0b1000, b"a/b", payload=b"x")
         if edition is V311:
-            corpus.decode_case(_reject(R.DUP_QOS0), dup0, edition)
-            corpus.decode_case(_reject(R.DUP_QOS0), dup0[:1], edition)
-            corpus.decode_case(_accept(R.DUP_QOS0), dup0, edition, {"dup-qos0": "ignore"})
-            corpus.encode_case(_reject(R.DUP_QOS0), publish(topic="a", dup=True), edition)
+            corpus.decode_case(reject(R.DUP_QOS0), dup0, edition)
+            corpus.decode_case(reject(R.DUP_QOS0), dup0[:1], edition)
+            corpus.decode_case(accept(R.DUP_QOS0), dup0, edition, {"dup-qos0": "ignore"})
+            corpus.encode_case(reject(R.DUP_QOS0), publish(topic="a", dup=True), edition)
             for char in ("\u0001", "\u001f", "\u007f", "\u009f", "\ufdd0", "\uffff", "\U0010fffe"):
                 data = _raw_publish(0, f"a{char}b".encode(), payload=b"x")
-                corpus.decode_case(_accept(R.TOPIC_DISCOURAGED), data, edition)
+                corpus.decode_case(accept(R.TOPIC_DISCOURAGED), data, edition)
                 corpus.decode_case(
-                    _reject(R.TOPIC_DISCOURAGED),
+                    reject(R.TOPIC_DISCOURAGED),
                     data,
                     edition,
                     {"discouraged-code-points": "reject"},
                 )
         else:
-            corpus.decode_case(_accept(R.DUP_QOS0), dup0, edition)
-            corpus.decode_case(_reject(R.DUP_QOS0), dup0, edition, {"dup-qos0": "reject"})
+            corpus.decode_case(accept(R.DUP_QOS0), dup0, edition)
+            corpus.decode_case(reject(R.DUP_QOS0), dup0, edition, {"dup-qos0": "reject"})
             corpus.encode_case(
-                _reject(R.DUP_QOS0), publish(topic="a", dup=True), edition, {"dup-qos0": "reject"}
+                reject(R.DUP_QOS0), publish(topic="a", dup=True), edition, {"dup-qos0": "reject"}
             )
             qos3 = _raw_publish(0b0110, b"a/b", b"\x00\x0a", b"x")
-            corpus.decode_case(_accept(R.QOS_RESERVED), qos3, edition, {"qos3": "accept"})
+            corpus.decode_case(accept(R.QOS_RESERVED), qos3, edition, {"qos3": "accept"})
             long_topic = "t" * 32_768
             corpus.decode_case(
-                _reject(R.TOPIC_MAX_31), _raw_publish(0, long_topic.encode()), edition
+                reject(R.TOPIC_MAX_31), _raw_publish(0, long_topic.encode()), edition
             )
             corpus.decode_case(
-                _accept(R.TOPIC_MAX_31),
+                accept(R.TOPIC_MAX_31),
                 _raw_publish(0, long_topic.encode()),
                 edition,
                 {"topic-length": "65535-bytes"},
             )
-            corpus.decode_case(_accept(R.TOPIC_MAX_31), _raw_publish(0, b"t" * 32_767), edition)
-            corpus.encode_case(_reject(R.TOPIC_MAX_31), publish(topic=long_topic), edition)
+            corpus.decode_case(accept(R.TOPIC_MAX_31), _raw_publish(0, b"t" * 32_767), edition)
+            corpus.encode_case(reject(R.TOPIC_MAX_31), publish(topic=long_topic), edition)
 
         # -- incomplete: every cut of a short stream ------------------------------------
         whole = encode(EXAMPLE, edition) + encode(ack("PUBACK", 10), edition)
         for cut in range(1, len(whole)):
             data = whole[:cut]
             if cut == len(encode(EXAMPLE, edition)):
-                corpus.decode_case(_accept(R.RL_DELIMITS), data, edition)
+                corpus.decode_case(accept(R.RL_DELIMITS), data, edition)
             else:
-                corpus.decode_case(_Intent(None, "incomplete"), data, edition)
+                corpus.decode_case(Intent(None, "incomplete"), data, edition)
 
     # -- random streams and their mutations (seeded: the corpus is deterministic) ------
     rng = random.Random(20261123)
@@ -362,7 +273,7 @@ def _generate(corpus: _Corpus) -> None:
                 mutant[rng.randrange(len(mutant))] = rng.randrange(256)
         if index % 8 == 7:
             del mutant[rng.randrange(len(mutant)) :]
-        corpus.decode_case(_Intent(None, "random"), bytes(mutant), edition)
+        corpus.decode_case(Intent(None, "random"), bytes(mutant), edition)
 
 
 def _random_packet(rng: random.Random) -> P:
@@ -385,8 +296,9 @@ def _random_packet(rng: random.Random) -> P:
 
 def generate() -> list[dict[str, Any]]:
     """Every case of the corpus, in a fixed order."""
-    corpus = _Corpus()
+    corpus = Corpus()
     _generate(corpus)
+    generate50(corpus)
     return corpus.cases
 
 

@@ -33,7 +33,15 @@ of its bytes, in this order, stopping at the first rule broken:
 
 An error names the rule's id in the chosen edition and the offset (from the start of the
 stream) of the first byte of the field that breaks it, or of the offending character in a
-topic. A stream that ends inside a packet is ``incomplete`` at the offset where that packet
+topic.
+
+MQTT 5.0 keeps steps 1 and 2 (type 15 becomes AUTH, outside pubproof's scope; every
+Variable Byte Integer must be minimal by default) and adds the receiver's Maximum Packet
+Size to step 2; the 5.0 bodies, with their Reason Codes and property sections, are read by
+:mod:`pubproof.model.wire50`, whose judgement order ``docs/guides/mqtt5-wire.md`` states. A
+5.0 failure also names the DISCONNECT Reason Code the receiver sends.
+
+A stream that ends inside a packet is ``incomplete`` at the offset where that packet
 starts. Because every judgement needs only the bytes of the fields before it, the verdict
 does not depend on how the stream is cut into chunks.
 """
@@ -41,12 +49,25 @@ does not depend on how the stream is cut into chunks.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
+from pubproof.model import wire50
 from pubproof.model import wire_rules as R
-from pubproof.model.editions import Edition, resolve_readings
-from pubproof.model.rules import INCOMPLETE, Kind, Rule
+from pubproof.model.editions import Edition, Limits, check_limits, resolve_readings
+from pubproof.model.rules import Kind
 from pubproof.model.trace import AckP, P, PublishP, is_publish
+from pubproof.model.wire_core import (
+    MAX_REMAINING_LENGTH,
+    WILDCARDS,
+    Context,
+    EncodeError,
+    Fail,
+    Failure,
+    Verdict,
+    encode_remaining_length,
+    first_ill_formed_utf8,
+    is_discouraged,
+    shortest_length,
+)
 
 PUBLISH_TYPE = 3
 #: packet type number -> name, for the types pubproof decodes
@@ -55,83 +76,22 @@ ACK_TYPE_NUMBERS = {name: number for number, name in ACK_TYPES.items()}
 #: names of the types outside pubproof's scope (for messages)
 OTHER_TYPES = {
     1: "CONNECT", 2: "CONNACK", 8: "SUBSCRIBE", 9: "SUBACK", 10: "UNSUBSCRIBE",
-    11: "UNSUBACK", 12: "PINGREQ", 13: "PINGRESP", 14: "DISCONNECT",
+    11: "UNSUBACK", 12: "PINGREQ", 13: "PINGRESP", 14: "DISCONNECT", 15: "AUTH",
 }  # fmt: skip
-MAX_REMAINING_LENGTH = 268_435_455
-WILDCARDS = {"+", "#"}
-
-
-# --- verdicts --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Failure:
-    """The first rule a byte stream breaks."""
-
-    rule: str  # the rule id in the edition used, or "incomplete"
-    kind: str  # "malformed", "violation" or "incomplete"
-    offset: int
-    message: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Verdict:
-    """What the model makes of a byte stream: the packets before any failure, and the failure."""
-
-    packets: list[P] = field(default_factory=list)
-    failure: Failure | None = None
-
-    @property
-    def verdict(self) -> str:
-        return "ok" if self.failure is None else self.failure.kind
-
-
-class _Fail(Exception):
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
-
-
-class _Context:
-    """The edition, readings and the byte stream being read."""
-
-    def __init__(self, data: bytes, edition: Edition, readings: Mapping[str, str]) -> None:
-        self.data = data
-        self.edition = edition
-        self.readings = readings
-        self.packet_start = 0
-
-    def fail(self, rule: Rule, offset: int, message: str) -> _Fail:
-        return _Fail(
-            Failure(
-                rule=rule.id_for(self.edition), kind=rule.kind.value, offset=offset, message=message
-            )
-        )
-
-    def take(self, offset: int, count: int) -> bytes:
-        """The ``count`` bytes at ``offset``; a stream that ends first is incomplete."""
-        if offset + count > len(self.data):
-            missing = offset + count - len(self.data)
-            raise _Fail(
-                Failure(
-                    rule=INCOMPLETE,
-                    kind=INCOMPLETE,
-                    offset=self.packet_start,
-                    message=f"the stream ends inside the packet that starts at offset "
-                    f"{self.packet_start}: {missing} more byte(s) needed at least",
-                )
-            )
-        return self.data[offset : offset + count]
-
-    def reading(self, name: str) -> str | None:
-        return self.readings.get(name)
 
 
 def decode(
-    data: bytes, edition: Edition = Edition.V311, readings: Mapping[str, str] | None = None
+    data: bytes,
+    edition: Edition = Edition.V311,
+    readings: Mapping[str, str] | None = None,
+    limits: Limits | None = None,
 ) -> Verdict:
-    """Decode a byte stream of zero or more packets: every packet up to the first failure."""
-    ctx = _Context(data, edition, resolve_readings(edition, readings))
+    """Decode a byte stream of zero or more packets: every packet up to the first failure.
+
+    ``limits`` are the receiver's (MQTT 5.0 only): its Topic Alias Maximum and Maximum
+    Packet Size, with the standard's defaults when not given.
+    """
+    ctx = Context(data, edition, resolve_readings(edition, readings), check_limits(edition, limits))
     packets: list[P] = []
     offset = 0
     try:
@@ -139,7 +99,7 @@ def decode(
             ctx.packet_start = offset
             packet, offset = _packet(ctx, offset)
             packets.append(packet)
-    except _Fail as stop:
+    except Fail as stop:
         return Verdict(packets=packets, failure=stop.failure)
     return Verdict(packets=packets)
 
@@ -147,10 +107,11 @@ def decode(
 # --- one packet ------------------------------------------------------------------------
 
 
-def _packet(ctx: _Context, start: int) -> tuple[P, int]:
+def _packet(ctx: Context, start: int) -> tuple[P, int]:
     (first,) = ctx.take(start, 1)
     packet_type, flags = first >> 4, first & 0x0F
-    if packet_type in (0, 15):
+    # 3.1 and 3.1.1 reserve types 0 and 15; 5.0 makes 15 the AUTH packet.
+    if packet_type == 0 or (packet_type == 15 and ctx.edition is not Edition.V50):
         raise ctx.fail(R.RESERVED_TYPE, start, f"packet type {packet_type} is reserved")
     if packet_type != PUBLISH_TYPE and packet_type not in ACK_TYPES:
         name = OTHER_TYPES[packet_type]
@@ -166,12 +127,18 @@ def _packet(ctx: _Context, start: int) -> tuple[P, int]:
         _check_ack_flags(ctx, start, ACK_TYPES[packet_type], flags)
 
     remaining, body = _remaining_length(ctx, start + 1)
+    if ctx.edition is Edition.V50:
+        wire50.check_packet_size(ctx, start, body, remaining)
+        if packet_type == PUBLISH_TYPE:
+            return wire50.publish_body(ctx, flags, body, remaining), body + remaining
+        name = ACK_TYPES[packet_type]
+        return wire50.ack_body(ctx, name, start + 1, body, remaining), body + remaining
     if packet_type == PUBLISH_TYPE:
         return _publish_body(ctx, flags, body, remaining), body + remaining
     return _ack_body(ctx, ACK_TYPES[packet_type], start + 1, body, remaining), body + remaining
 
 
-def _check_publish_flags(ctx: _Context, offset: int, flags: int) -> None:
+def _check_publish_flags(ctx: Context, offset: int, flags: int) -> None:
     dup, qos = bool(flags & 0b1000), (flags >> 1) & 0b11
     # [MQTT-3.3.1-4] "A PUBLISH Packet MUST NOT have both QoS bits set to 1."
     # 3.1 lists QoS 3 as "Reserved": reading qos3 says whether that forbids it.
@@ -183,7 +150,7 @@ def _check_publish_flags(ctx: _Context, offset: int, flags: int) -> None:
         raise ctx.fail(R.DUP_QOS0, offset, "PUBLISH with QoS 0 has the DUP flag set")
 
 
-def _check_ack_flags(ctx: _Context, offset: int, name: str, flags: int) -> None:
+def _check_ack_flags(ctx: Context, offset: int, name: str, flags: int) -> None:
     # 3.1 marks the acknowledgement flags "x" (not used): reading ack-flags.
     if ctx.edition is Edition.V31 and ctx.reading("ack-flags") == "ignore":
         return
@@ -198,7 +165,7 @@ def _check_ack_flags(ctx: _Context, offset: int, name: str, flags: int) -> None:
         )
 
 
-def _remaining_length(ctx: _Context, start: int) -> tuple[int, int]:
+def _remaining_length(ctx: Context, start: int) -> tuple[int, int]:
     """Decode the Remaining Length at ``start``: (value, offset of the body)."""
     value = 0
     for index in range(4):
@@ -214,12 +181,14 @@ def _remaining_length(ctx: _Context, start: int) -> tuple[int, int]:
             "the fourth Remaining Length byte has its continuation bit set (at most four "
             "bytes, 268,435,455)",
         )
-    if ctx.reading("rl-encoding") == "strict" and length > _shortest_length(value):
+    # [MQTT-1.5.5-1] (5.0) "The encoded value MUST use the minimum number of bytes
+    # necessary to represent the value"; in 3.1 and 3.1.1 only under rl-encoding=strict.
+    if ctx.reading("rl-encoding") == "strict" and length > shortest_length(value):
         raise ctx.fail(
             R.RL_MINIMAL,
             start,
             f"Remaining Length {value} is encoded in {length} bytes; "
-            f"{_shortest_length(value)} suffice",
+            f"{shortest_length(value)} suffice",
         )
     return value, start + length
 
@@ -229,23 +198,15 @@ def decode_remaining_length(
 ) -> tuple[int, int] | Failure:
     """The Remaining Length field at the start of ``data`` on its own: (value, bytes used),
     or the failure (its offsets count from the start of ``data``)."""
-    ctx = _Context(data, edition, resolve_readings(edition, readings))
+    ctx = Context(data, edition, resolve_readings(edition, readings), check_limits(edition, None))
     try:
         value, body = _remaining_length(ctx, 0)
-    except _Fail as stop:
+    except Fail as stop:
         return stop.failure
     return value, body
 
 
-def _shortest_length(value: int) -> int:
-    """How many bytes the shortest encoding of a Remaining Length value takes."""
-    length = 1
-    while value >= 128**length:
-        length += 1
-    return length
-
-
-def _ack_body(ctx: _Context, name: str, rl_offset: int, body: int, remaining: int) -> AckP:
+def _ack_body(ctx: Context, name: str, rl_offset: int, body: int, remaining: int) -> AckP:
     # "Remaining Length field: This is the length of the variable header. For the PUBACK
     # Packet this has the value 2." (likewise PUBREC, PUBREL, PUBCOMP)
     if remaining != 2:
@@ -257,7 +218,7 @@ def _ack_body(ctx: _Context, name: str, rl_offset: int, body: int, remaining: in
     return {"type": name, "packet_id": identifier[0] * 256 + identifier[1]}  # type: ignore[typeddict-item]
 
 
-def _publish_body(ctx: _Context, flags: int, body: int, remaining: int) -> PublishP:
+def _publish_body(ctx: Context, flags: int, body: int, remaining: int) -> PublishP:
     dup, qos, retain = bool(flags & 0b1000), (flags >> 1) & 0b11, bool(flags & 0b0001)
     end = body + remaining
 
@@ -312,12 +273,12 @@ def _publish_body(ctx: _Context, flags: int, body: int, remaining: int) -> Publi
     }
 
 
-def _topic_rules_apply(ctx: _Context) -> bool:
+def _topic_rules_apply(ctx: Context) -> bool:
     """3.1.1 always forbids empty, U+0000 and wildcard topics; 3.1 only by reading."""
     return ctx.edition is Edition.V311 or ctx.reading("topic-rules") == "as-3.1.1"
 
 
-def _topic(ctx: _Context, offset: int, raw: bytes) -> str:
+def _topic(ctx: Context, offset: int, raw: bytes) -> str:
     bad = first_ill_formed_utf8(raw)
     if bad is not None:
         # [MQTT-1.5.3-1] "MUST be well-formed UTF-8 ... MUST NOT include encodings of code
@@ -357,96 +318,34 @@ def _topic(ctx: _Context, offset: int, raw: bytes) -> str:
     return topic
 
 
-def first_ill_formed_utf8(data: bytes) -> int | None:
-    """Index of the first byte that does not start a well-formed UTF-8 sequence, or None.
-
-    Written out from Table 3-7 ("Well-Formed UTF-8 Byte Sequences") of the Unicode
-    standard, which RFC 3629 restates; it excludes overlong forms, surrogates
-    (ED A0..BF) and code points above U+10FFFF.
-    """
-    tail = (0x80, 0xBF)
-    index = 0
-    while index < len(data):
-        lead = data[index]
-        follow: list[tuple[int, int]]
-        if lead <= 0x7F:
-            follow = []
-        elif 0xC2 <= lead <= 0xDF:
-            follow = [tail]
-        elif lead == 0xE0:
-            follow = [(0xA0, 0xBF), tail]
-        elif 0xE1 <= lead <= 0xEC or 0xEE <= lead <= 0xEF:
-            follow = [tail, tail]
-        elif lead == 0xED:
-            follow = [(0x80, 0x9F), tail]
-        elif lead == 0xF0:
-            follow = [(0x90, 0xBF), tail, tail]
-        elif 0xF1 <= lead <= 0xF3:
-            follow = [tail, tail, tail]
-        elif lead == 0xF4:
-            follow = [(0x80, 0x8F), tail, tail]
-        else:
-            return index
-        for step, (low, high) in enumerate(follow, start=1):
-            if index + step >= len(data) or not low <= data[index + step] <= high:
-                return index
-        index += 1 + len(follow)
-    return None
-
-
-def is_discouraged(char: str) -> bool:
-    """MQTT 3.1.1 section 1.5.3: control characters and non-characters."""
-    code = ord(char)
-    return (
-        0x0001 <= code <= 0x001F
-        or 0x007F <= code <= 0x009F
-        or 0xFDD0 <= code <= 0xFDEF
-        or (code & 0xFFFE) == 0xFFFE
-    )
-
-
 # --- encoding --------------------------------------------------------------------------
 
 
-class EncodeError(ValueError):
-    """A packet the sender must not send, with the rule it would break."""
-
-    def __init__(self, rule: str, message: str) -> None:
-        super().__init__(message)
-        self.rule = rule
-        self.message = message
-
-
-def encode_remaining_length(value: int) -> bytes:
-    """The shortest encoding, as section 2.2.3's algorithm produces it."""
-    out = bytearray()
-    while True:
-        digit, value = value % 128, value // 128
-        out.append(digit | (0x80 if value > 0 else 0))
-        if value == 0:
-            return bytes(out)
-
-
 def encode(
-    packet: P, edition: Edition = Edition.V311, readings: Mapping[str, str] | None = None
+    packet: P,
+    edition: Edition = Edition.V311,
+    readings: Mapping[str, str] | None = None,
+    limits: Limits | None = None,
 ) -> bytes:
     """The bytes a sender puts on the wire for ``packet``.
 
     Refuses (``EncodeError``) anything the decoder with the same edition and readings would
-    reject, and the sender-only rules that the bytes of a packet cannot show.
+    reject, and the sender-only rules that the bytes of a packet cannot show. In 5.0,
+    ``limits`` are the receiver's; without them any Topic Alias from 1 to 65,535 is sent.
     """
     resolved = resolve_readings(edition, readings)
+    if edition is Edition.V50:
+        return _encode50(packet, resolved, limits)
+    check_limits(edition, limits)
+    if "properties" in packet or packet.get("reason_code", 0) != 0:
+        raise EncodeError(
+            R.OUT_OF_SCOPE_TYPE.id_for(edition),
+            f"properties and Reason Codes exist only in MQTT 5.0, not {edition.value}",
+        )
     if is_publish(packet):
         first, body = _encode_publish(packet, edition, resolved)
     else:
-        name = packet["type"]
-        if name not in ACK_TYPE_NUMBERS:
-            raise EncodeError(R.OUT_OF_SCOPE_TYPE.id_for(edition), f"unknown packet type {name!r}")
-        packet_id = packet["packet_id"]
-        if not isinstance(packet_id, int) or not 0 <= packet_id <= 0xFFFF:
-            raise EncodeError(R.BIG_ENDIAN.id_for(edition), "packet_id is a 16-bit integer")
-        first = ACK_TYPE_NUMBERS[name] << 4 | R.ACK_FLAGS_311[name]
-        body = packet_id.to_bytes(2, "big")
+        first, body = _ack_fields(packet, edition)  # type: ignore[arg-type]
     if len(body) > MAX_REMAINING_LENGTH:
         raise EncodeError(
             R.RL_MAX_BYTES.id_for(edition), f"the packet body of {len(body)} bytes is too long"
@@ -454,9 +353,72 @@ def encode(
     return bytes([first]) + encode_remaining_length(len(body)) + body
 
 
+def _ack_fields(packet: AckP, edition: Edition) -> tuple[int, bytes]:
+    """The first byte and the packet identifier of an acknowledgement."""
+    name = packet["type"]
+    if name not in ACK_TYPE_NUMBERS:
+        raise EncodeError(R.OUT_OF_SCOPE_TYPE.id_for(edition), f"unknown packet type {name!r}")
+    packet_id = packet["packet_id"]
+    if not isinstance(packet_id, int) or not 0 <= packet_id <= 0xFFFF:
+        raise EncodeError(R.BIG_ENDIAN.id_for(edition), "packet_id is a 16-bit integer")
+    return ACK_TYPE_NUMBERS[name] << 4 | R.ACK_FLAGS_311[name], packet_id.to_bytes(2, "big")
+
+
+def _encode50(packet: P, readings: Mapping[str, str], limits: Limits | None) -> bytes:
+    """MQTT 5.0: the shortest form, checked by the 5.0 decoder."""
+    edition = Edition.V50
+    if is_publish(packet):
+        first, header = _publish_fields(packet, edition)
+        properties = wire50.encode_properties(
+            packet.get("properties", {}), wire50.PUBLISH_PROPERTIES, wire50.PUBLISH_ORDER
+        )
+        body = header + properties + _payload(packet, edition)
+    else:
+        first, body = _ack_fields(packet, edition)  # type: ignore[arg-type]
+        reason_code = packet.get("reason_code", 0)
+        if type(reason_code) is not int or not 0 <= reason_code <= 0xFF:
+            raise EncodeError(
+                R.ACK_REASON_CODE[packet["type"]].id_for(edition), "reason_code is one byte"
+            )
+        properties = wire50.encode_properties(
+            packet.get("properties", {}), wire50.ACK_PROPERTIES, wire50.ACK_ORDER
+        )
+        # "The Reason Code and Property Length can be omitted if the Reason Code is 0x00
+        # (Success) and there are no Properties." (3.4.2.1) A Property Length of zero
+        # (b"\x00") can be omitted whenever it is last.
+        if properties != b"\x00":
+            body += bytes([reason_code]) + properties
+        elif reason_code != 0:
+            body += bytes([reason_code])
+    if len(body) > MAX_REMAINING_LENGTH:
+        raise EncodeError(
+            R.RL_MAX_BYTES.id_for(edition), f"the packet body of {len(body)} bytes is too long"
+        )
+    data = bytes([first]) + encode_remaining_length(len(body)) + body
+    # The encoder sends nothing its own decoder would refuse.
+    receiver = limits if limits is not None else Limits(topic_alias_maximum=0xFFFF)
+    verdict = decode(data, edition, readings, receiver)
+    if verdict.failure is not None:
+        raise EncodeError(verdict.failure.rule, verdict.failure.message)
+    return data
+
+
 def _encode_publish(
     packet: PublishP, edition: Edition, readings: Mapping[str, str]
 ) -> tuple[int, bytes]:
+    first, header = _publish_fields(packet, edition)
+    body = header + _payload(packet, edition)
+    # The encoder sends nothing its own decoder would refuse.
+    data = bytes([first]) + encode_remaining_length(len(body)) + body
+    if len(body) <= MAX_REMAINING_LENGTH:
+        verdict = decode(data, edition, readings)
+        if verdict.failure is not None:
+            raise EncodeError(verdict.failure.rule, verdict.failure.message)
+    return first, body
+
+
+def _publish_fields(packet: PublishP, edition: Edition) -> tuple[int, bytes]:
+    """The first byte, the topic name and the packet identifier of a PUBLISH."""
     qos, packet_id = packet["qos"], packet["packet_id"]
     if qos not in (0, 1, 2, 3):
         raise EncodeError(R.QOS_RESERVED.id_for(edition), f"QoS {qos} does not exist")
@@ -480,28 +442,24 @@ def _encode_publish(
         raise EncodeError(
             R.TOPIC_MAX_BYTES.id_for(edition), f"the topic name encodes to {len(topic)} bytes"
         )
+    flags = (0b1000 if packet["dup"] else 0) | qos << 1 | (0b0001 if packet["retain"] else 0)
+    header = len(topic).to_bytes(2, "big") + topic
+    if packet_id is not None:
+        header += packet_id.to_bytes(2, "big")
+    return PUBLISH_TYPE << 4 | flags, header
+
+
+def _payload(packet: PublishP, edition: Edition) -> bytes:
     try:
-        payload = bytes.fromhex(packet["payload_hex"])
+        return bytes.fromhex(packet["payload_hex"])
     except ValueError:
         raise EncodeError(
             R.PAYLOAD_REST.id_for(edition), "payload_hex is not a hex string"
         ) from None
-    flags = (0b1000 if packet["dup"] else 0) | qos << 1 | (0b0001 if packet["retain"] else 0)
-    body = len(topic).to_bytes(2, "big") + topic
-    if packet_id is not None:
-        body += packet_id.to_bytes(2, "big")
-    body += payload
-    first = PUBLISH_TYPE << 4 | flags
-    # The encoder sends nothing its own decoder would refuse.
-    data = bytes([first]) + encode_remaining_length(len(body)) + body
-    if len(body) <= MAX_REMAINING_LENGTH:
-        verdict = decode(data, edition, readings)
-        if verdict.failure is not None:
-            raise EncodeError(verdict.failure.rule, verdict.failure.message)
-    return first, body
 
 
 __all__ = [
+    "EncodeError",
     "Failure",
     "Kind",
     "Verdict",

@@ -768,21 +768,6 @@ SUBSCRIPTION_ID_ZERO = rule(
     ),
 )
 
-SUBSCRIPTION_ID_FROM_CLIENT = rule(
-    "publish.subscription-identifier-from-client",
-    "A PUBLISH from a Client carries no Subscription Identifier",
-    ids={V50: "MQTT-3.3.4-6"},
-    strength=Strength.MUST_NOT,
-    binds=Binds.CLIENT,
-    kind=Kind.SENDER_ONLY,
-    quotes=(
-        std50(
-            "3.3.4",
-            "It is a Protocol Error for a PUBLISH packet to contain any Subscription Identifier other than those received in SUBSCRIBE packet which caused it to flow. A PUBLISH packet sent from a Client to a Server MUST NOT contain a Subscription Identifier [MQTT-3.3.4-6].",
-        ),
-    ),
-)
-
 STRING_UTF8 = rule(
     "string.utf8",
     "A UTF-8 Encoded String (the Reason String) is well-formed UTF-8",

@@ -24,15 +24,19 @@ class UnknownTheorem(ValueError):
 
 def load(ids: Sequence[str] = ()) -> list[Theorem]:
     """Every registered theorem in registration order, or those named by ``ids``."""
+    listed: dict[str, int] = {}
     for module in THEOREM_MODULES:
-        importlib.import_module(module)
+        # a module may list its theorems in the order of a run (``THEOREM_ORDER``), so that
+        # the order does not depend on which of its parts some other code imported first
+        for entry in getattr(importlib.import_module(module), "THEOREM_ORDER", ()):
+            listed.setdefault(entry.id, len(listed))
     if not ids:
 
-        def family(theorem: Theorem) -> int:
+        def family(theorem: Theorem) -> tuple[int, int]:
             for index, prefix in enumerate(FAMILIES):
                 if theorem.id.startswith(prefix):
-                    return index
-            return len(FAMILIES)
+                    return index, listed.get(theorem.id, len(listed))
+            return len(FAMILIES), len(listed)
 
         return sorted(THEOREMS.values(), key=family)  # stable: registration order within
     missing = [i for i in ids if i not in THEOREMS]

@@ -11,23 +11,27 @@ checked against the model on the probe packets (:mod:`~pubproof.proofs.probes`).
 A witness refutes the claim "these two judge every packet alike". No witness in the
 domain does not prove the claim (the domain is not every byte stream), so it comes back
 "unknown".
+
+The domain is a :class:`Domain`: by default :data:`PACKETS` (3.1 and 3.1.1); MQTT 5.0's,
+where the editions also read a payload byte and longer acknowledgements, is
+:data:`pubproof.proofs.probes50.PACKETS50`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
+from pubproof.model.editions import Edition
 from pubproof.model.trace import P
 from pubproof.proofs import probes
 from pubproof.proofs.oracle import OK, Config, rule_id, verdict
 from pubproof.proofs.packet_symbolic import (
-    CODE,
     FILLER,
     RULE_KEYS,
     Packet,
     Point,
-    Shape,
     judge,
     packet_of,
     render,
@@ -52,15 +56,76 @@ class Witness:
     verdicts: tuple[str, str]
 
 
-def _tidy(packet: Packet, form: Shape) -> Expr:
-    """A witness a reader takes in at a glance: topic "a..." (not empty), packet identifier
-    1, no payload, RETAIN clear."""
-    topic = widen(packet.topic_length)
-    letters = [z3.Or(z3.ULE(topic, i), c == FILLER) for i, c in enumerate(packet.head)]
-    return z3.And(
-        z3.Implies(form.is_publish, z3.UGE(topic, 1)),
-        packet.packet_id == 1, packet.payload_length == 0, packet.first & 1 == 0, *letters,
-    )  # fmt: skip
+class Domain(Protocol):
+    """Packets in Z3, judged by configuration, rendered, read back and probed."""
+
+    rule_keys: tuple[str, ...]
+
+    def fresh(self) -> Any: ...
+    def frame(self, packet: Any, codec: Codec) -> tuple[Expr, Expr]:
+        """(well-framed, total length in bytes)."""
+        ...
+
+    def tidy(self, packet: Any, codec: Codec) -> Expr: ...
+    def first(self, packet: Any) -> Expr: ...
+    def judge(self, packet: Any, config: Config, codec: Codec) -> Expr: ...
+    def point(self, packet: Any, model: Any) -> Hashable: ...
+    def render(self, point: Any, codec: Codec) -> bytes: ...
+    def packet(self, point: Any, codec: Codec, edition: Edition) -> P | None: ...
+    def drift(self, config: Config, codec: Codec) -> Result | None: ...
+
+
+class _Packets:
+    """The 3.1 and 3.1.1 domain of :mod:`~pubproof.proofs.packet_symbolic`."""
+
+    rule_keys = RULE_KEYS
+
+    def fresh(self) -> Packet:
+        return Packet.fresh()
+
+    def frame(self, packet: Packet, codec: Codec) -> tuple[Expr, Expr]:
+        form = shape(packet, codec)
+        return form.well_framed, form.total_length
+
+    def tidy(self, packet: Packet, codec: Codec) -> Expr:
+        """A witness a reader takes in at a glance: topic "a..." (not empty), packet
+        identifier 1, no payload, RETAIN clear."""
+        form = shape(packet, codec)
+        topic = widen(packet.topic_length)
+        letters = [z3.Or(z3.ULE(topic, i), c == FILLER) for i, c in enumerate(packet.head)]
+        return z3.And(
+            z3.Implies(form.is_publish, z3.UGE(topic, 1)),
+            packet.packet_id == 1, packet.payload_length == 0, packet.first & 1 == 0, *letters,
+        )  # fmt: skip
+
+    def first(self, packet: Packet) -> Expr:
+        return packet.first
+
+    def judge(self, packet: Packet, config: Config, codec: Codec) -> Expr:
+        return judge(packet, config, codec)
+
+    def point(self, packet: Packet, model: Any) -> Point:
+        return packet.point(model)
+
+    def render(self, point: Point, codec: Codec) -> bytes:
+        return render(point, codec)
+
+    def packet(self, point: Point, codec: Codec, edition: Edition) -> P | None:
+        return packet_of(point, codec)
+
+    def drift(self, config: Config, codec: Codec) -> Result | None:
+        found = probes.drift(config, codec)
+        if found is None:
+            return None
+        packet = packet_of(found.point, codec)
+        return Result(
+            status="failed",
+            counterexample=None if packet is None else [packet],
+            details=found.describe(),
+        )
+
+
+PACKETS: Domain = _Packets()
 
 
 def _describe(witness: Witness, a: Config, b: Config) -> str:
@@ -69,59 +134,55 @@ def _describe(witness: Witness, a: Config, b: Config) -> str:
     return f"{shown}: {a.label()} -> {says[0]}, {b.label()} -> {says[1]}"
 
 
-def _drift_result(config: Config, codec: Codec) -> Result | None:
-    found = probes.drift(config, codec)
-    if found is None:
-        return None
-    packet = packet_of(found.point, codec)
-    return Result(
-        status="failed",
-        counterexample=None if packet is None else [packet],
-        details=found.describe(),
-    )
-
-
-def witnesses(a: Config, b: Config, codec: Codec, focus: Sequence[str]) -> list[Witness] | Result:
+def witnesses(
+    a: Config, b: Config, codec: Codec, focus: Sequence[str], domain: Domain = PACKETS
+) -> list[Witness] | Result:
     """Witnesses where ``a`` and ``b`` differ: one per rule in ``focus`` that either names
     (or one in all when ``focus`` is empty); a Result when the encoding disagrees with the
     model, on a probe or on a witness."""
     for config in (a, b):
-        drifted = _drift_result(config, codec)
+        drifted = domain.drift(config, codec)
         if drifted is not None:
             return drifted
-    packet = Packet.fresh()
-    form = shape(packet, codec)
-    codes = judge(packet, a, codec), judge(packet, b, codec)
-    differ = z3.And(form.well_framed, codes[0] != codes[1])
-    total = form.total_length
-    # tidy first, then one side accepting (the clearest contrast), then anything; short first
-    clear = z3.Or(codes[0] == CODE[OK], codes[1] == CODE[OK])
-    tidy = z3.And(_tidy(packet, form), clear)
+    code_of = {key: code for code, key in enumerate(domain.rule_keys)}
+    packet = domain.fresh()
+    well_framed, total = domain.frame(packet, codec)
+    codes = domain.judge(packet, a, codec), domain.judge(packet, b, codec)
+    differ = z3.And(well_framed, codes[0] != codes[1])
+    # tidy with one side accepting (the clearest contrast), then one side accepting, then
+    # tidy, then anything; short first
+    clear = z3.Or(codes[0] == code_of[OK], codes[1] == code_of[OK])
+    tidy = domain.tidy(packet, codec)
     prefer = [
         z3.And(bound, *extra)
         for bound in (z3.ULE(total, SHORT), z3.ULE(total, LONG))
-        for extra in ((tidy,), (clear,), ())
+        for extra in ((tidy, clear), (clear,), (tidy,), ())
     ]
-    targets = [z3.Or(*[code == CODE[key] for code in codes]) for key in focus] or [True]
+    targets = [z3.Or(*[code == code_of[key] for code in codes]) for key in focus] or [True]
     # shortest first, and among those the lowest first byte (PUBLISH, then PUBACK...)
-    order = total * 256 + widen(packet.first)
+    order = total * 256 + widen(domain.first(packet))
     found: list[Witness] = []
-    seen: set[Point] = set()
+    seen: set[Hashable] = set()
     for target in targets:
         answer = search(z3.And(differ, target), prefer=prefer, smallest=order)
         if answer.model is None:
             continue
-        point = packet.point(answer.model)
+        point = domain.point(packet, answer.model)
         if point in seen:
             continue
         seen.add(point)
-        data = render(point, codec)
-        claimed = tuple(RULE_KEYS[value(answer.model, code)] for code in codes)
+        data = domain.render(point, codec)
+        claimed = tuple(domain.rule_keys[value(answer.model, code)] for code in codes)
         verdicts = [verdict(data, config) for config in (a, b)]
-        shown = packet_of(point, codec)
+        reads = [domain.packet(point, codec, config.edition) for config in (a, b)]
+        shown = next((r for r, (rule, _) in zip(reads, verdicts, strict=True) if rule == OK),
+                     reads[0])  # fmt: skip
         witness = Witness(data, [] if shown is None else [shown], (verdicts[0][0], verdicts[1][0]))
         # the model must name the rules Z3 named, and read the packet Z3 describes where valid
-        misread = any(rule == OK and read != witness.packets for rule, read in verdicts)
+        misread = any(
+            rule == OK and read != ([] if mine is None else [mine])
+            for (rule, read), mine in zip(verdicts, reads, strict=True)
+        )
         if claimed != witness.verdicts or misread:
             return Result(
                 status="failed",
@@ -133,13 +194,16 @@ def witnesses(a: Config, b: Config, codec: Codec, focus: Sequence[str]) -> list[
 
 
 def compare(
-    pairs: Sequence[tuple[Config, Config]], codec: Codec, focus: Sequence[str] = ()
+    pairs: Sequence[tuple[Config, Config]],
+    codec: Codec,
+    focus: Sequence[str] = (),
+    domain: Domain = PACKETS,
 ) -> Result:
     """Refute "each pair judges every packet alike" with confirmed witnesses."""
     lines: list[str] = []
     first: Witness | None = None
     for a, b in pairs:
-        found = witnesses(a, b, codec, focus)
+        found = witnesses(a, b, codec, focus, domain)
         if isinstance(found, Result):
             return found
         if not found:
@@ -156,4 +220,4 @@ def compare(
     )
 
 
-__all__ = ["LONG", "SHORT", "Witness", "compare", "witnesses"]
+__all__ = ["LONG", "PACKETS", "SHORT", "Domain", "Witness", "compare", "witnesses"]

@@ -39,9 +39,10 @@ class Config:
         return " ".join([self.edition.value, *changed]) if changed else f"{self.edition.value}"
 
 
-def rule_key(rule_id: str) -> str:
-    """The registry key of a rule id in any edition (``incomplete`` stays as it is)."""
-    return rule_id if rule_id == INCOMPLETE else RULES.by_id(rule_id).key
+def rule_key(rule_id: str, edition: Edition | None = None) -> str:
+    """The registry key of a rule id in ``edition`` (by default in any edition, 3.1.1's
+    first: 5.0 reuses some 3.1.1 numbers for other rules); ``incomplete`` stays as it is."""
+    return rule_id if rule_id == INCOMPLETE else RULES.by_id(rule_id, edition).key
 
 
 def rule_id(key: str, edition: Edition) -> str:
@@ -54,7 +55,7 @@ def verdict(data: bytes, config: Config) -> tuple[str, list[P]]:
     result = wire.decode(data, config.edition, dict(config.readings))
     if result.failure is None:
         return OK, result.packets
-    return rule_key(result.failure.rule), result.packets
+    return rule_key(result.failure.rule, config.edition), result.packets
 
 
 def first_byte_accepted(first: int, config: Config) -> bool:

@@ -144,12 +144,16 @@ def shape(packet: Packet, codec: Codec) -> Shape:
 
 def first_byte_checks(first: Expr, config: Config, codec: Codec) -> list[tuple[Expr, str]]:
     """The rules judged on the first byte, in order: (broken when, rule key)."""
-    v31 = config.edition is Edition.V31
+    v31, v50 = config.edition is Edition.V31, config.edition is Edition.V50
     kind, qos = z3.LShR(first, 4), z3.LShR(first, 1) & 3
     is_publish = kind == PUBLISH_TYPE
     is_ack = z3.And(z3.UGE(kind, 4), z3.ULE(kind, 7))
+    # 3.1 and 3.1.1 reserve types 0 and 15; 5.0 makes 15 AUTH (valid, outside the scope)
+    reserved = (
+        kind == 0 if v50 and not codec.type15_reserved_in_50 else z3.Or(kind == 0, kind == 15)
+    )
     checks: list[tuple[Expr, str]] = [
-        (z3.Or(kind == 0, kind == 15), R.RESERVED_TYPE.key),
+        (reserved, R.RESERVED_TYPE.key),
         (z3.Not(z3.Or(is_publish, is_ack)), R.OUT_OF_SCOPE_TYPE.key),
     ]
     if codec.qos3_guard and not (v31 and config.reading("qos3") == "accept"):
@@ -157,7 +161,7 @@ def first_byte_checks(first: Expr, config: Config, codec: Codec) -> list[tuple[E
     if config.reading("dup-qos0") == "reject":
         dup = first & 0b1000 != 0
         checks.append((z3.And(is_publish, dup, qos == codec.dup_guard_qos), R.DUP_QOS0.key))
-    if not (v31 and config.reading("ack-flags") == "ignore"):
+    if not (v31 and config.reading("ack-flags") == "ignore") and (codec.ack_flags_in_50 or not v50):
         for number, name in R.ACK_TYPES.items():
             expected = codec.pubrel_flags if name == "PUBREL" else R.ACK_FLAGS_311[name]
             checks.append((z3.And(kind == number, first & 0x0F != expected), R.ACK_FLAGS[name].key))

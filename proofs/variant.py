@@ -10,6 +10,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: MQTT 5.0 Tables 3-4 to 3-7: the Reason Codes each acknowledgement may carry, as the
+#: standard lists them (the proofs' own copy, so that the model's table is checked against
+#: the standard and not against itself).
+STANDARD_REASON_CODES: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("PUBACK", (0x00, 0x10, 0x80, 0x83, 0x87, 0x90, 0x91, 0x97, 0x99)),
+    ("PUBREC", (0x00, 0x10, 0x80, 0x83, 0x87, 0x90, 0x91, 0x97, 0x99)),
+    ("PUBREL", (0x00, 0x92)),
+    ("PUBCOMP", (0x00, 0x92)),
+)
+#: MQTT 5.0 section 2.2.2.2, Table 2-4, for the properties of PUBLISH and the
+#: acknowledgements: identifier and value type ("byte", "two", "four": fixed-size integers;
+#: "string", "binary": two-byte length prefix; "pair": two strings; "vbi").
+STANDARD_PROPERTIES: tuple[tuple[int, str], ...] = (
+    (0x01, "byte"),  # Payload Format Indicator
+    (0x02, "four"),  # Message Expiry Interval
+    (0x03, "string"),  # Content Type
+    (0x08, "string"),  # Response Topic
+    (0x09, "binary"),  # Correlation Data
+    (0x0B, "vbi"),  # Subscription Identifier
+    (0x1F, "string"),  # Reason String (acknowledgements)
+    (0x23, "two"),  # Topic Alias
+    (0x26, "pair"),  # User Property
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Codec:
@@ -39,6 +63,18 @@ class Codec:
     wildcards: tuple[int, ...] = (0x2B, 0x23)  # "+" and "#"
     topic_max_chars: int = 32_767  # the 3.1 limit (reading topic-length)
     discouraged_del: bool = True  # U+007F counts among the discouraged control characters
+    # --- MQTT 5.0
+    type15_reserved_in_50: bool = False  # AUTH (15) taken as reserved, as in 3.1.1 (a bug)
+    ack_flags_in_50: bool = True  # 5.0 judges the acknowledgements' flags [MQTT-2.1.3-1]
+    reason_codes: tuple[tuple[str, tuple[int, ...]], ...] = STANDARD_REASON_CODES
+    ack_short_reason: int = 0x00  # the Reason Code of an acknowledgement with RL 2
+    ack_encode_short: bool = True  # the encoder writes RL 2 for a success without properties
+    ack_encode_drops_empty_properties: bool = True  # ... and RL 3 when there are none
+    subscription_id_reject_zero: bool = True  # Subscription Identifier 0 is a violation
+    properties: tuple[tuple[int, str], ...] = STANDARD_PROPERTIES
+    length_prefix_big_endian: bool = True  # a string's two-byte length, MSB first
+    once_by_reading: tuple[int, ...] = (0x01, 0x02)  # PFI and MEI: once (pfi-mei-once)
+    payload_utf8_when: int = 1  # the Payload Format Indicator that makes the payload UTF-8
 
 
 #: The model itself.

@@ -15,9 +15,11 @@ from dataclasses import replace
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import READINGS, Edition
 from pubproof.model.rules import RULES, Rule
-from pubproof.proofs.differences import compare
+from pubproof.proofs.differences import PACKETS, Domain, compare
 from pubproof.proofs.oracle import Config
 from pubproof.proofs.packet_symbolic import RULE_KEYS
+from pubproof.proofs.pfi_symbolic import PFI_PACKETS
+from pubproof.proofs.probes50 import PACKETS50
 from pubproof.proofs.registry import Broken, Result, Theorem, theorem
 from pubproof.proofs.variant import MODEL, Codec
 from pubproof.proofs.wire_common import BOTH, rule_ids
@@ -55,18 +57,29 @@ def _reading_rules(name: str) -> list[Rule]:
     return [rule for rule in RULES.values() if rule.reading == name]
 
 
-def reading_theorem(name: str, broken: Broken[Codec]) -> Theorem:
-    """Register the theorem that reading ``name`` makes no difference (refuted)."""
+def reading_theorem(name: str, broken: Broken[Codec], domain50: Domain = PACKETS50) -> Theorem:
+    """Register the theorem that reading ``name`` makes no difference (refuted), in every
+    edition it applies to (5.0 in ``domain50``: by default that of
+    :mod:`~pubproof.proofs.probes50`)."""
     reading = READINGS[name]
     first, second = reading.values
-    editions: Sequence[Edition] = [e for e in BOTH if reading.applies_to(e)]
+    editions: Sequence[Edition] = [e for e in (*BOTH, Edition.V50) if reading.applies_to(e)]
 
     def check(codec: Codec) -> Result:
-        pairs = [
-            (Config.of(edition, {name: first}), Config.of(edition, {name: second}))
-            for edition in editions
-        ]
-        return compare(pairs, codec)
+        found: list[Result] = []
+        for domain, chosen in ((PACKETS, [e for e in editions if e is not Edition.V50]),
+                               (domain50, [e for e in editions if e is Edition.V50])):  # fmt: skip
+            pairs = [(Config.of(e, {name: first}), Config.of(e, {name: second})) for e in chosen]
+            if pairs:
+                found.append(compare(pairs, codec, (), domain))
+        for result in found:
+            if result.status != "refuted":
+                return result
+        prefix = "confirmed by the model: "
+        return replace(
+            found[0],
+            details=prefix + "; ".join(r.details.removeprefix(prefix) for r in found),
+        )
 
     return theorem(
         id=f"wire.reading-irrelevant.{name}",
@@ -102,6 +115,12 @@ READING_THEOREMS = [
     reading_theorem("discouraged-code-points", Broken(
         "del-not-discouraged", "U+007F left out of the discouraged control characters",
         replace(MODEL, discouraged_del=False))),
+    reading_theorem("pfi-mei-once", Broken(
+        "mei-repeat-allowed", "a second Message Expiry Interval is let through",
+        replace(MODEL, once_by_reading=(0x01,))), PFI_PACKETS),
+    reading_theorem("payload-utf8", Broken(
+        "utf8-checked-on-pfi-0", "the payload is judged as UTF-8 when the indicator is 0",
+        replace(MODEL, payload_utf8_when=0)), PFI_PACKETS),
 ]  # fmt: skip
 
 __all__ = ["READING_THEOREMS", "editions_agree", "reading_theorem"]

@@ -3,6 +3,8 @@
 Every error says which rule was broken (its id in the edition in use), the edition, the
 byte offset in the stream (``None`` when there is no stream, as when encoding) and a
 message a person understands. The decoder raises nothing else, whatever bytes it is fed.
+In MQTT 5.0 a decoding error also carries ``reason_code``: the DISCONNECT Reason Code the
+receiver sends (0x81 Malformed Packet, 0x82 Protocol Error, or the rule's own code).
 """
 
 from __future__ import annotations
@@ -14,18 +16,29 @@ class ProtocolError(Exception):
     kind = "error"
 
     def __init__(
-        self, rule: str, message: str, *, offset: int | None = None, edition: str | None = None
+        self,
+        rule: str,
+        message: str,
+        *,
+        offset: int | None = None,
+        edition: str | None = None,
+        reason_code: int | None = None,
     ) -> None:
         self.rule = rule
         self.message = message
         self.offset = offset
         self.edition = edition
+        #: MQTT 5.0: the DISCONNECT Reason Code; None in 3.1 and 3.1.1.
+        self.reason_code = reason_code
         where = f" at byte {offset}" if offset is not None else ""
         super().__init__(f"[{rule}]{where}: {message}")
 
     def as_json(self) -> dict[str, object]:
         """The ``error`` object of ``pubproof decode``/``encode``."""
-        return {"rule": self.rule, "offset": self.offset, "message": self.message}
+        out: dict[str, object] = {"rule": self.rule, "offset": self.offset, "message": self.message}
+        if self.reason_code is not None:
+            out["reason_code"] = self.reason_code
+        return out
 
 
 class MalformedPacket(ProtocolError):

@@ -3,8 +3,14 @@ themselves on construction.
 
 Construction enforces what holds in every edition (types, ranges, a packet identifier
 exactly when QoS > 0, a topic that UTF-8 can encode within 65,535 bytes). What an edition
-or reading adds (wildcards, empty topics, DUP on QoS 0, QoS 3) is checked by
+or reading adds (wildcards, empty topics, DUP on QoS 0, QoS 3, the MQTT 5.0 fields in an
+earlier edition, a Reason Code an acknowledgement may not carry) is checked by
 :func:`pubproof.reference.codec.encode`, which knows the edition.
+
+MQTT 5.0 adds ``properties`` to every packet and ``reason_code`` to the acknowledgements.
+In 3.1 and 3.1.1 ``properties`` is ``None`` and ``reason_code`` 0; the 5.0 decoder always
+gives a properties object (empty when the packet has none), so the three encodings of a
+successful acknowledgement decode to equal packets.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
 from pubproof.model.rules import Rule
 from pubproof.reference.errors import InvalidPacket
+from pubproof.reference.properties import AckProperties, PublishProperties
 
 _V311 = Edition.V311
 
@@ -35,6 +42,8 @@ class Publish:
     packet_id: int | None = None
     dup: bool = False
     retain: bool = False
+    #: MQTT 5.0 only (``None`` in 3.1 and 3.1.1).
+    properties: PublishProperties | None = None
 
     type_name: ClassVar[str] = "PUBLISH"
 
@@ -49,6 +58,8 @@ class Publish:
             )
         if type(self.dup) is not bool or type(self.retain) is not bool:
             raise _invalid(R.DUP_QOS0, "dup and retain are booleans")
+        if self.properties is not None and type(self.properties) is not PublishProperties:
+            raise _invalid(R.OUT_OF_SCOPE_TYPE, "properties is a PublishProperties or None")
         if self.qos == 0:
             if self.packet_id is not None:
                 # [MQTT-2.3.1-5] "MUST NOT contain a Packet Identifier if its QoS value is set to 0"
@@ -77,6 +88,11 @@ class Publish:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Ack:
     packet_id: int
+    #: MQTT 5.0 only (0, Success, in 3.1 and 3.1.1); which codes an acknowledgement may
+    #: carry is the encoder's to check.
+    reason_code: int = 0
+    #: MQTT 5.0 only (``None`` in 3.1 and 3.1.1).
+    properties: AckProperties | None = None
 
     type_name: ClassVar[str] = ""
 
@@ -85,6 +101,14 @@ class _Ack:
             raise _invalid(
                 R.BIG_ENDIAN, f"packet identifier {self.packet_id!r} is not a 16-bit integer"
             )
+        if type(self.reason_code) is not int or not 0 <= self.reason_code <= 0xFF:
+            # A Reason Code is one byte (MQTT 5.0 section 2.4).
+            raise InvalidPacket(
+                R.ACK_REASON_CODE[self.type_name].id_for(Edition.V50),
+                f"the Reason Code is a byte, not {self.reason_code!r}",
+            )
+        if self.properties is not None and type(self.properties) is not AckProperties:
+            raise _invalid(R.OUT_OF_SCOPE_TYPE, "properties is an AckProperties or None")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,24 +162,33 @@ class PublishLayout:
     """
 
     # The order is that of Publish's fields, which the layout check compares.
-    __slots__ = ("topic", "payload", "qos", "packet_id", "dup", "retain")  # noqa: RUF023
+    __slots__ = ("topic", "payload", "qos", "packet_id", "dup", "retain", "properties")  # noqa: RUF023
     topic: str
     payload: bytes
     qos: int
     packet_id: int | None
     dup: bool
     retain: bool
+    properties: PublishProperties | None
 
 
 class AckLayout:
     """Internal: the slots of the acknowledgements; see :class:`PublishLayout`."""
 
-    __slots__ = ("packet_id",)
+    __slots__ = ("packet_id", "reason_code", "properties")  # noqa: RUF023
     packet_id: int
+    reason_code: int
+    properties: AckProperties | None
 
 
 def trusted_publish(
-    topic: str, payload: bytes, qos: int, packet_id: int | None, dup: bool, retain: bool
+    topic: str,
+    payload: bytes,
+    qos: int,
+    packet_id: int | None,
+    dup: bool,
+    retain: bool,
+    properties: PublishProperties | None = None,
 ) -> Publish:
     """A ``Publish`` from fields the decoder has already checked (no ``__post_init__``)."""
     obj = PublishLayout()
@@ -165,14 +198,17 @@ def trusted_publish(
     obj.packet_id = packet_id
     obj.dup = dup
     obj.retain = retain
+    obj.properties = properties
     obj.__class__ = Publish  # type: ignore[assignment]
     return obj  # type: ignore[return-value]
 
 
-def _trusted_ack(cls: type[Ack]) -> Callable[[int], Ack]:
-    def make(packet_id: int) -> Ack:
+def _trusted_ack(cls: type[Ack]) -> Callable[[int, int, AckProperties | None], Ack]:
+    def make(packet_id: int, reason_code: int = 0, properties: AckProperties | None = None) -> Ack:
         obj = AckLayout()
         obj.packet_id = packet_id
+        obj.reason_code = reason_code
+        obj.properties = properties
         obj.__class__ = cls  # type: ignore[assignment]
         return obj  # type: ignore[return-value]
 
@@ -186,13 +222,16 @@ def _check_layouts() -> None:
     """The trusted constructors build exactly what the public ones build."""
     if PublishLayout.__slots__ != Publish.__slots__ or AckLayout.__slots__ != _Ack.__slots__:
         raise RuntimeError("the layout classes no longer match the packet classes")
-    made = trusted_publish("a/b", b"x", 1, 7, True, False)
-    expected = Publish(topic="a/b", payload=b"x", qos=1, packet_id=7, dup=True)
+    props = PublishProperties(topic_alias=2)
+    made = trusted_publish("a/b", b"x", 1, 7, True, False, props)
+    expected = Publish(topic="a/b", payload=b"x", qos=1, packet_id=7, dup=True, properties=props)
     if type(made) is not Publish or made != expected or repr(made) != repr(expected):
         raise RuntimeError("trusted_publish does not build a Publish")
+    ack_props = AckProperties(reason_string="r")
     for name, cls in ACK_CLASSES.items():
-        ack = trusted_ack[name](9)
-        if type(ack) is not cls or ack != cls(packet_id=9):
+        ack = trusted_ack[name](9, 0x80 if name in ("PUBACK", "PUBREC") else 0x92, ack_props)
+        code = ack.reason_code
+        if type(ack) is not cls or ack != cls(packet_id=9, reason_code=code, properties=ack_props):
             raise RuntimeError(f"trusted_ack[{name!r}] does not build a {cls.__name__}")
 
 

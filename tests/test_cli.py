@@ -151,3 +151,78 @@ def test_vectors_check_command() -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-2000:]
     assert "cases agree" in result.stdout
+
+
+# --- MQTT 5.0 ---------------------------------------------------------------------------
+
+FIVE_P = {
+    "type": "PUBLISH", "dup": False, "qos": 1, "retain": False, "topic": "", "packet_id": 10,
+    "payload_hex": "6869",
+    "properties": {"topic_alias": 3, "user_properties": [["k", "v"], ["k", "w"]],
+                   "subscription_identifiers": [7, 300], "correlation_data_hex": "00ff"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["reference", "model"])
+def test_decode_5_0_contract(engine: str) -> None:
+    encoded = run(["encode", "--edition", "5.0"], json.dumps(FIVE_P) + "\n")
+    assert encoded.returncode == 0, encoded.stdout + encoded.stderr
+    hex_line = encoded.stdout.strip()
+    lines = [
+        hex_line,
+        "40020001 4003000110 50040001 0000 6203000192",
+        "32090003612f62000a6869",  # a 3.1.1 PUBLISH: its payload read as a Property Length
+        "3006000003230001",  # an alias above the default Topic Alias Maximum (0)
+    ]
+    args = ["decode", "--edition", "5.0", "--engine", engine]
+    out = [json.loads(line) for line in run(args, "\n".join(lines) + "\n").stdout.splitlines()]
+    first = out[0]["error"]
+    assert (
+        (first["rule"], first["offset"], first["reason_code"])
+        == (
+            "PP50-3.3.4-topic-alias-maximum",
+            7,  # the Topic Alias: after the topic length, packet id and Property Length
+            0x94,
+        )
+    )
+    assert out[1] == {
+        "ok": True,
+        "packets": [
+            {"type": "PUBACK", "packet_id": 1, "reason_code": 0, "properties": {}},
+            {"type": "PUBACK", "packet_id": 1, "reason_code": 0x10, "properties": {}},
+            {"type": "PUBREC", "packet_id": 1, "reason_code": 0, "properties": {}},
+            {"type": "PUBREL", "packet_id": 1, "reason_code": 0x92, "properties": {}},
+        ],
+    }
+    assert out[2]["error"]["rule"] == "PP50-2.2.2-property-length"
+    assert out[2]["error"]["reason_code"] == 0x81
+    assert out[3]["error"]["rule"] == "PP50-3.3.4-topic-alias-maximum"
+    with_aliases = run([*args, "--topic-alias-maximum", "3"], hex_line + "\n")
+    assert json.loads(with_aliases.stdout) == {"ok": True, "packets": [FIVE_P]}
+    small = run([*args, "--maximum-packet-size", "4"], "4003000110\n")
+    error = json.loads(small.stdout)["error"]
+    assert (error["rule"], error["reason_code"]) == ("PP50-3.1.2-packet-too-large", 0x95)
+
+
+def test_encode_5_0_writes_the_shortest_form_and_refuses() -> None:
+    lines = [
+        {"type": "PUBACK", "packet_id": 1},
+        {"type": "PUBACK", "packet_id": 1, "reason_code": 0, "properties": {}},
+        {"type": "PUBREC", "packet_id": 1, "reason_code": 0x80},
+        {"type": "PUBCOMP", "packet_id": 1, "reason_code": 0, "properties": {"reason_string": "x"}},
+        {"type": "PUBREL", "packet_id": 1, "reason_code": 0x10},
+        {**FIVE_P, "properties": {"topic_alias": 0}},
+    ]
+    result = run(["encode", "--edition", "5.0"], "\n".join(map(json.dumps, lines)) + "\n")
+    out = result.stdout.splitlines()
+    assert out[:4] == ["40020001", "40020001", "5003000180", "7008000100041f000178"]
+    assert json.loads(out[4])["error"]["rule"] == "MQTT-3.6.2-1"
+    assert json.loads(out[5])["error"]["rule"] == "MQTT-3.3.2-8"
+    assert result.returncode == 1
+
+
+def test_3_1_1_output_has_no_5_0_keys_and_limits_are_5_0_only() -> None:
+    out = json.loads(run(["decode"], "40020001\n").stdout)
+    assert out == {"ok": True, "packets": [{"type": "PUBACK", "packet_id": 1}]}
+    refused = run(["decode", "--topic-alias-maximum", "3"], "40020001\n")
+    assert refused.returncode == 2 and "5.0" in refused.stderr

@@ -36,23 +36,19 @@ def test_corpus_size_and_shape(cases: list[dict[str, object]]) -> None:
     assert len(cases) >= 500
     ids = [c["id"] for c in cases]
     assert len(set(ids)) == len(ids)
+    keys = {"id", "op", "edition", "reading", "hex", "verdict", "rule", "offset", "packets"}
     for case in cases:
-        assert set(case) == {
-            "id",
-            "op",
-            "edition",
-            "reading",
-            "hex",
-            "verdict",
-            "rule",
-            "offset",
-            "packets",
-        }
+        # 5.0 cases also say the receiver's limits and the DISCONNECT Reason Code
+        expected = keys | {"limits", "reason_code"} if case["edition"] == "5.0" else keys
+        assert set(case) == expected
         assert case["verdict"] in {"ok", "malformed", "violation", "incomplete"}
-        assert case["edition"] in {"3.1", "3.1.1"}
+        assert case["edition"] in {"3.1", "3.1.1", "5.0"}
+        if case["edition"] == "5.0" and case["op"] == "decode":
+            failed = case["verdict"] in {"malformed", "violation"}
+            assert (case["reason_code"] is not None) == failed, case["id"]
 
 
-def test_every_rule_of_both_editions_on_both_sides(cases: list[dict[str, object]]) -> None:
+def test_every_rule_of_every_edition_on_both_sides(cases: list[dict[str, object]]) -> None:
     sides: dict[tuple[str, str], set[str]] = defaultdict(set)
     for case in cases:
         if case["rule"] is not None:
@@ -88,5 +84,37 @@ def test_a_case_that_lies_is_caught(cases: list[dict[str, object]]) -> None:
     assert check_case(dict(ok, packets=[])) is not None
 
 
-def test_both_editions_are_present(cases: list[dict[str, object]]) -> None:
+def test_every_edition_is_present(cases: list[dict[str, object]]) -> None:
     assert {c["edition"] for c in cases} == {e.value for e in Edition}
+
+
+def test_every_5_0_reason_code_of_every_acknowledgement(cases: list[dict[str, object]]) -> None:
+    """Both sides of [MQTT-3.4.2-1] and its siblings: every valid code decodes, and each
+    acknowledgement's short forms and full form are there."""
+    from pubproof.model import wire_rules as R
+
+    seen: dict[str, set[int]] = defaultdict(set)
+    lengths: dict[str, set[int]] = defaultdict(set)
+    for case in cases:
+        if case["edition"] != "5.0" or case["op"] != "decode" or case["verdict"] != "ok":
+            continue
+        data = bytes.fromhex(str(case["hex"]))
+        for packet in case["packets"]:  # type: ignore[attr-defined]
+            if packet["type"] != "PUBLISH":
+                seen[packet["type"]].add(packet["reason_code"])
+        if len(data) >= 2 and data[0] >> 4 in (4, 5, 6, 7) and len(data) == 2 + data[1]:
+            lengths[str(case["packets"][0]["type"])].add(min(data[1], 4))  # type: ignore[index]
+    for name, codes in R.ACK_REASON_CODES.items():
+        assert set(codes) <= seen[name], name
+        assert lengths[name] >= {2, 3, 4}, name
+
+
+def test_every_5_0_property_is_decoded(cases: list[dict[str, object]]) -> None:
+    from pubproof.model.trace import ACK_PROPERTY_KEYS, PUBLISH_PROPERTY_KEYS
+
+    keys: set[str] = set()
+    for case in cases:
+        if case["edition"] == "5.0" and case["verdict"] == "ok":
+            for packet in case["packets"]:  # type: ignore[attr-defined]
+                keys |= set(packet.get("properties", {}))
+    assert set(PUBLISH_PROPERTY_KEYS) | set(ACK_PROPERTY_KEYS) <= keys

@@ -19,6 +19,7 @@ from pubproof_docs import data, linkcheck, trace
 from pubproof_docs.context import prove_json_path
 
 from pubproof.model.clauses import CLAUSES
+from pubproof.model.editions import Edition
 from pubproof.model.rules import RULES
 from pubproof.proofs.catalog import load as load_theorems
 
@@ -58,6 +59,7 @@ def _trace(out_of_scope: dict[str, data.OutOfScope] | None = None) -> trace.Trac
     return trace.build(
         root=ROOT,
         index=data.load_index(docs / "data" / "normative-index.md"),
+        index_50=data.load_index_50(docs / "data" / "normative-index.md"),
         out_of_scope=out_of_scope
         if out_of_scope is not None
         else data.load_out_of_scope(docs / "data" / "out-of-scope.toml"),
@@ -73,12 +75,63 @@ def test_the_traceability_model_follows_the_registries() -> None:
     assert {r.key for r in model.rules.values() if r.key} == set(RULES)
     assert set(model.theorems) == {t.id for t in load_theorems()}
     for rule in RULES.values():
-        for rule_id in rule.ids.values():
-            assert rule_id in model.statements
+        for edition, rule_id in rule.ids.items():
+            key = trace.key_50(rule_id) if edition is Edition.V50 else rule_id
+            assert key in model.statements, (rule.key, edition)
     # every id of the PUBLISH and acknowledgement sections of 3.1.1 is traced
     index = data.load_index(ROOT / "docs" / "data" / "normative-index.md")
     sections = [i for i, e in index.items() if e.section[:3] in {"3.3", "3.4", "3.5", "3.6", "3.7"}]
     assert sections and all(i in model.statements for i in sections)
+
+
+def test_the_5_0_statements_of_the_wire_format_are_traced_apart_from_3_1_1() -> None:
+    built_site()
+    model = _trace()
+    table_b = data.load_index_50(ROOT / "docs" / "data" / "normative-index.md")
+    sections = {"1.5.4", "1.5.5", "2.2.1", "3.3", "3.4", "3.5", "3.6", "3.7"}
+    wanted = [i for i, e in table_b.items() if e.section in sections or e.section[:3] in sections]
+    wanted.append("MQTT-2.2.2-1")
+    assert len(wanted) == 66
+    for rule_id in wanted:
+        statement = model.statements[f"5.0:{rule_id}"]
+        assert statement.edition == "5.0" and statement.need.startswith("S50_")
+        assert statement.text == table_b[rule_id].paraphrase
+    # the 5.0 ids and the `also` ids of the rules that exist in 5.0 alone are traced as 5.0
+    for rule in RULES.values():
+        if rule.editions == (Edition.V50,):
+            for rule_id in rule.also:
+                assert f"5.0:{rule_id}" in model.statements, (rule.key, rule_id)
+    # one id, two statements: 3.1.1's reserved flags and 5.0's Property Length
+    old, new = model.statements["MQTT-2.2.2-1"], model.statements["5.0:MQTT-2.2.2-1"]
+    assert old.need != new.need and old.edition == "3.1.1"
+    assert {model.rules[r].key for r in old.implemented_by} == {"ack.flags", "pubrel.flags"}
+    assert [model.rules[r].rule for r in new.implemented_by] == [
+        RULES.by_id("MQTT-2.2.2-1", Edition.V50)
+    ]
+    # a 5.0 statement is implemented only by the rules' 5.0 nodes
+    for statement in model.statements_of("5.0"):
+        for rule_need in statement.implemented_by:
+            assert Edition.V50 in model.rules[rule_need].editions, (statement.key, rule_need)
+    for statement in model.statements_of("3.1.1"):
+        if statement.edition == "all":  # PP-scope-packet-type: one statement, every edition
+            continue
+        for rule_need in statement.implemented_by:
+            assert Edition.V50 not in model.rules[rule_need].editions, (statement.key, rule_need)
+
+
+def test_a_5_0_reason_is_keyed_by_its_edition() -> None:
+    reasons = data.load_out_of_scope(ROOT / "docs" / "data" / "out-of-scope.toml")
+    key = "5.0:MQTT-3.3.1-13"
+    assert reasons[key].edition == "5.0"
+    # without its edition the reason names a 3.1.1 statement that does not exist, and the
+    # 5.0 statement is left without one
+    bare = data.OutOfScope(id="MQTT-3.3.1-13", reason="x", kind="statement")
+    model = _trace({**{k: v for k, v in reasons.items() if k != key}, bare.key: bare})
+    assert [s.key for s in model.uncovered()] == [key]
+    assert any("MQTT-3.3.1-13, which is not a traced statement" in p for p in model.problems)
+    # and a 5.0 reason does not excuse the 3.1.1 statement of the same number
+    dropped = {k: v for k, v in reasons.items() if k != "MQTT-3.3.1-5"}
+    assert [s.key for s in _trace(dropped).uncovered()] == ["MQTT-3.3.1-5"]
 
 
 def test_a_statement_without_coverage_or_reason_is_reported() -> None:
@@ -87,9 +140,50 @@ def test_a_statement_without_coverage_or_reason_is_reported() -> None:
     model = _trace({k: v for k, v in reasons.items() if k != dropped})
     assert [s.ref for s in model.uncovered()] == [dropped]
     # and a reason for a statement that is in fact covered is reported as stale
-    covered = next(s.ref for s in model.statements.values() if model.covered(s))
-    extra = {**reasons, covered: data.OutOfScope(id=covered, reason="x", kind="unverified")}
-    assert any(covered in p for p in _trace(extra).problems)
+    covered = next(s for s in model.statements.values() if model.covered(s))
+    stale = data.OutOfScope(
+        id=covered.ref,
+        reason="x",
+        kind="unverified",
+        edition="5.0" if covered.edition == "5.0" else None,
+    )
+    extra = {**reasons, stale.key: stale}
+    assert any(covered.key in p for p in _trace(extra).problems)
+
+
+def test_a_test_naming_an_id_of_two_editions_verifies_the_rule_of_the_edition_it_names(
+    tmp_path: Path,
+) -> None:
+    """MQTT-2.2.2-1 is 3.1.1's reserved flags (ack.flags) and 5.0's Property Length
+    (props.present): a test counts for the 5.0 rule only when it names 5.0."""
+    (tmp_path / "model").mkdir()
+    for name in ("wire_rules.py", "flows.py"):
+        (tmp_path / "model" / name).write_text((ROOT / "model" / name).read_text("utf-8"), "utf-8")
+    (tmp_path / "vectors").mkdir()
+    (tmp_path / "vectors" / "corpus.jsonl").write_text("", "utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text(
+        "def test_old():\n    check('MQTT-2.2.2-1')\n\n"
+        "def test_new():\n    check('MQTT-2.2.2-1', edition='5.0')\n\n"
+        "def test_key():\n    check('ack.flags')\n\n"
+        "def test_key_new():\n    check('ack.flags', Edition.V50)\n\n"
+        "def test_only_new():\n    check('MQTT-3.3.2-8')\n",
+        "utf-8",
+    )
+    docs = ROOT / "docs"
+    model = trace.build(
+        root=tmp_path,
+        index=data.load_index(docs / "data" / "normative-index.md"),
+        index_50=data.load_index_50(docs / "data" / "normative-index.md"),
+        out_of_scope={},
+        prove=data.load_prove(prove_json_path(ROOT)),
+    )
+    verified = {t.function.name: set(t.verifies) for t in model.tests.values()}
+    assert verified["test_old"] == {"R_ACK_FLAGS", "R_PUBREL_FLAGS"}
+    assert verified["test_new"] == {"R50_PROPS_PRESENT"}
+    assert verified["test_key"] == {"R_ACK_FLAGS"}
+    assert verified["test_key_new"] == {"R50_ACK_FLAGS"}
+    assert verified["test_only_new"] == {"R50_PUBLISH_TOPIC_ALIAS_ZERO"}
 
 
 def test_a_failed_theorem_verifies_nothing(tmp_path: Path) -> None:
@@ -103,6 +197,7 @@ def test_a_failed_theorem_verifies_nothing(tmp_path: Path) -> None:
     model = trace.build(
         root=ROOT,
         index=data.load_index(docs / "data" / "normative-index.md"),
+        index_50=data.load_index_50(docs / "data" / "normative-index.md"),
         out_of_scope=data.load_out_of_scope(docs / "data" / "out-of-scope.toml"),
         prove=data.load_prove(broken),
     )

@@ -109,7 +109,7 @@ ACCEPTED = {
 }
 
 
-@pytest.mark.parametrize("edition", list(Edition))
+@pytest.mark.parametrize("edition", [Edition.V31, Edition.V311])
 def test_every_publish_case_is_what_the_model_says_it_is(edition: Edition) -> None:
     """Each wire case is rejected by the model, or accepted and then rejected under a named
     reading (or, where listed, accepted in this edition outright)."""

@@ -12,7 +12,7 @@ import itertools
 from functools import cache
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from pubproof.model import wire
@@ -28,11 +28,14 @@ from pubproof.proofs.z3env import Expr, byte, evaluate, word
 
 from strategies import edition_and_readings
 
+#: The witness domain of packet_symbolic is 3.1 and 3.1.1's (5.0 has its own: packet50).
+EDITIONS_3 = (Edition.V311, Edition.V31)
+
 
 def all_configs() -> list[Config]:
-    """Every edition with every combination of every reading (8 for 3.1.1, 64 for 3.1)."""
+    """Every 3.x edition with every combination of every reading (8 for 3.1.1, 64 for 3.1)."""
     found = []
-    for edition in Edition:
+    for edition in EDITIONS_3:
         names = [n for n, r in READINGS.items() if r.applies_to(edition)]
         for values in itertools.product(*(READINGS[n].values for n in names)):
             found.append(Config.of(edition, dict(zip(names, values, strict=True))))
@@ -112,6 +115,7 @@ def domain_points(draw: st.DrawFn) -> Point:
 def test_judgement_agrees_with_the_model(
     point: Point, chosen: tuple[Edition, dict[str, str]]
 ) -> None:
+    assume(chosen[0] in EDITIONS_3)
     config = Config.of(*chosen)
     packet, code = symbolic_judge(config)
     data = render(point, MODEL)
@@ -146,7 +150,7 @@ def test_first_bytes_agree_with_the_model(config: Config) -> None:
 def test_reading_witnesses_part_the_model(name: str) -> None:
     reading = READINGS[name]
     first, second = reading.values
-    for edition in reading.defaults:
+    for edition in [e for e in reading.defaults if e in EDITIONS_3]:
         a, b = Config.of(edition, {name: first}), Config.of(edition, {name: second})
         found = differences.witnesses(a, b, MODEL, ())
         assert isinstance(found, list) and len(found) == 1

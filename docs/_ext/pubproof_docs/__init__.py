@@ -4,8 +4,9 @@ At ``builder-inited`` it loads the latest ``pubproof prove --json`` report, the 
 alignment, the rule, theorem and ambiguity registries, the flow tables and the tests, and
 writes reStructuredText pages under ``docs/_generated/`` (only the files whose text
 changed, and it removes the ones no longer generated). Problems in that data (a rule whose
-source cannot be found, a stale prove report, a statement with no coverage) are Sphinx
-warnings, so ``sphinx-build -W`` fails on them.
+source cannot be found, a stale prove report, a statement with no coverage, a catalog
+example whose bytes the model judges otherwise than stated) are Sphinx warnings, so
+``sphinx-build -W`` fails on them.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def generate(app: Sphinx) -> None:
     coverage.APP[:] = [app]
     for problem in ctx.trace.problems:
         logger.warning("pubproof traceability: %s", problem)
+    from pubproof.model.ambiguities import AMBIGUITIES, example_problems
+
+    # an example of the catalog the model's decoder no longer confirms fails the build
+    for problem in example_problems(AMBIGUITIES):
+        logger.warning("pubproof ambiguity catalog: %s", problem)
     pages = _all_pages(ctx, notebooks="notebooks" not in app.config.exclude_patterns)
     out = docs / GENERATED
     written = 0

@@ -7,7 +7,14 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
-from pubproof_docs.data import IndexEntry, ProveRun, load_index, load_out_of_scope, load_prove
+from pubproof_docs.data import (
+    IndexEntry,
+    ProveRun,
+    load_index,
+    load_index_50,
+    load_out_of_scope,
+    load_prove,
+)
 from pubproof_docs.trace import Trace, build
 
 #: Where the generated pages go, relative to the docs source folder.
@@ -20,6 +27,7 @@ class Context:
     docs: Path  # the Sphinx source folder
     prove: ProveRun
     index: dict[str, IndexEntry]
+    index_50: dict[str, IndexEntry]
     trace: Trace
 
     @property
@@ -40,14 +48,16 @@ class Context:
 
 def load(root: Path, docs: Path, prove_json: Path) -> Context:
     index = load_index(docs / "data" / "normative-index.md")
+    index_50 = load_index_50(docs / "data" / "normative-index.md")
     prove = load_prove(prove_json)
     trace = build(
         root=root,
         index=index,
+        index_50=index_50,
         out_of_scope=load_out_of_scope(out_of_scope_path(docs)),
         prove=prove,
     )
-    return Context(root=root, docs=docs, prove=prove, index=index, trace=trace)
+    return Context(root=root, docs=docs, prove=prove, index=index, index_50=index_50, trace=trace)
 
 
 def prove_json_path(root: Path) -> Path:

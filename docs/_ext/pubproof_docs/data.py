@@ -129,7 +129,51 @@ def load_index(path: Path) -> dict[str, IndexEntry]:
     return entries
 
 
+_ROW_50 = re.compile(
+    r"^\| (MQTT-[0-9.]+-)(\d+)(?:\.\.(\d+))? \| ([0-9.]+) \| ([^|]+) \| ([^|]+) \| (.+) \|\s*$"
+)
+
+
+def load_index_50(path: Path) -> dict[str, IndexEntry]:
+    """The MQTT 5.0 rows of the normative index: Table B and the related 5.0 ids after it
+    (up to its Notes). A row that names a range (``MQTT-4.7.3-1..4``, "Same four topic
+    rules as 3.1.1 ...") stands for each id of the range. The ids are 5.0's: the same
+    string can name another statement in Table A."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("## Table B")
+    end = text.index("## Notes", start)
+    entries: dict[str, IndexEntry] = {}
+    for line in text[start:end].splitlines():
+        match = _ROW_50.match(line)
+        if not match:
+            continue
+        stem, first, last, section, strength, binds, paraphrase = (
+            g.strip() if g else g for g in match.groups()
+        )
+        for number in range(int(first), int(last or first) + 1):
+            rule_id = f"{stem}{number}"
+            if rule_id in entries:
+                raise DocsDataError(f"{path}: {rule_id} has two rows in Table B")
+            entries[rule_id] = IndexEntry(
+                id=rule_id, section=section, strength=strength, binds=binds, paraphrase=paraphrase
+            )
+    if len(entries) < 90:
+        raise DocsDataError(f"{path}: only {len(entries)} rows of Table B parsed")
+    return entries
+
+
 # --- out of scope ----------------------------------------------------------------------
+
+
+#: The editions an out-of-scope entry can name (absent: 3.1.1, 3.1 or a project id shared
+#: by the editions, as before 5.0).
+OUT_OF_SCOPE_EDITIONS = ("5.0",)
+
+
+def statement_key(rule_id: str, edition: str | None) -> str:
+    """The key of a traced statement: the id itself, or ``5.0:<id>`` for a 5.0 statement
+    (5.0 reuses numbers of 3.1.1 for other statements: MQTT-2.2.2-1, MQTT-3.3.1-5..12)."""
+    return f"{edition}:{rule_id}" if edition == "5.0" else rule_id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,11 +181,17 @@ class OutOfScope:
     id: str
     reason: str
     kind: str  # "statement": outside the model; "unverified": implemented, not verified yet
+    edition: str | None = None  # "5.0" for a 5.0 statement
+
+    @property
+    def key(self) -> str:
+        return statement_key(self.id, self.edition)
 
 
 def load_out_of_scope(path: Path) -> dict[str, OutOfScope]:
     """``[[statement]]`` (outside the model) and ``[[unverified]]`` (implemented, not yet
-    verified) tables, each with an ``id`` and a one-line ``reason``."""
+    verified) tables, each with an ``id``, a one-line ``reason`` and, for a 5.0 statement,
+    ``edition = "5.0"``; by statement key (:func:`statement_key`)."""
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
     unknown = set(raw) - {"statement", "unverified"}
     if unknown:
@@ -152,7 +202,14 @@ def load_out_of_scope(path: Path) -> dict[str, OutOfScope]:
             rule_id, reason = entry.get("id"), entry.get("reason", "")
             if not rule_id or not str(reason).strip():
                 raise DocsDataError(f"{path}: every entry needs an id and a reason: {entry!r}")
-            if rule_id in found:
-                raise DocsDataError(f"{path}: {rule_id} listed twice")
-            found[rule_id] = OutOfScope(id=rule_id, reason=str(reason).strip(), kind=kind)
+            edition = entry.get("edition")
+            if edition is not None and edition not in OUT_OF_SCOPE_EDITIONS:
+                raise DocsDataError(f"{path}: {rule_id}: unknown edition {edition!r}")
+            unknown_keys = set(entry) - {"id", "reason", "edition"}
+            if unknown_keys:
+                raise DocsDataError(f"{path}: {rule_id}: unknown keys {sorted(unknown_keys)}")
+            item = OutOfScope(id=rule_id, reason=str(reason).strip(), kind=kind, edition=edition)
+            if item.key in found:
+                raise DocsDataError(f"{path}: {item.key} listed twice")
+            found[item.key] = item
     return found

@@ -78,6 +78,16 @@ def _reading_section(ctx: Context, reading: Reading) -> str:
     theorem = f"wire.reading-irrelevant.{reading.name}"
     if theorem in ctx.prove.theorems:
         out.append(witness_block(ctx, theorem, reading.name))
+    else:
+        from pubproof.model.ambiguities import AMBIGUITIES
+
+        shown = [a for a in AMBIGUITIES if a.reading == reading.name and a.examples]
+        out.append(
+            f"No theorem {literal(theorem)} in the latest run. The bytes that part the "
+            "values, judged by the model: "
+            + (", ".join(f":ref:`{esc(a.title)} <ambiguity-{a.id}>`" for a in shown) or "none")
+            + ".\n"
+        )
     return "\n".join(out)
 
 
@@ -118,8 +128,9 @@ def _catalog_entry(ctx: Context, entry: Any) -> str:
         rows = []
         for quote in quotes:
             lang = _field(quote, "lang", "")
+            source = _field(quote, "source")
             rows.append(
-                [esc(LANGUAGE_NAMES.get(lang, lang)),
+                [esc(source) if source else esc(LANGUAGE_NAMES.get(lang, lang)),
                  f".. pp-excerpt::\n   :lang: {lang}\n\n{indent(_field(quote, 'text', ''), 3)}",
                  esc(_field(quote, "note", "") or "")]
             )  # fmt: skip
@@ -149,10 +160,49 @@ def _catalog_entry(ctx: Context, entry: Any) -> str:
                 + "\n"
             )
     witness = _field(entry, "witness")
+    examples = _field(entry, "examples", ())
     if witness:
         out.append(".. rubric:: The witness\n")
-        out.append(witness_block(ctx, witness, reading if reading in READINGS else None))
+        if witness not in ctx.prove.theorems and examples:
+            out.append(
+                f"The theorem {literal(witness)} is not registered yet: until it is, the "
+                "examples below, which the model's decoder judges at every build, are the "
+                "witness.\n"
+            )
+        else:
+            out.append(witness_block(ctx, witness, reading if reading in READINGS else None))
+    if examples:
+        out.append(examples_block(examples))
     return "\n".join(out)
+
+
+def examples_block(examples: Any) -> str:
+    """Bytes written by hand from the wire contract, the verdict the catalog states for
+    each configuration and the one the model's decoder gives now."""
+    from pubproof.model.ambiguities import judge
+
+    out = [".. rubric:: The examples (written by hand from the wire contract)\n"]
+    for example in examples:
+        rows = []
+        for expected in example.verdicts:
+            actual = judge(example.data, expected)
+            mark = "✔" if actual == expected.verdict else "✘"
+            rows.append(
+                [esc(expected.label), literal(expected.verdict), f"{mark} {literal(actual)}"]
+            )
+        out.append(f"- bytes {literal(example.hex)}: {esc(example.note)}\n")
+        out.append(
+            indent(
+                list_table(
+                    ["configuration", "stated verdict", "the model's verdict (this build)"],
+                    rows,
+                    widths=[30, 35, 35],
+                ),
+                2,
+            )
+            + "\n"
+        )
+    return "\n".join(out) + "\n"
 
 
 def catalog_page(ctx: Context) -> str:

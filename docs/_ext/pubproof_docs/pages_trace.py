@@ -3,6 +3,8 @@ test, linked statement <- rule <- theorem/test, and the matrix over them."""
 
 from __future__ import annotations
 
+from pubproof.model.editions import Edition
+from pubproof.model.rules import Rule
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
 from pubproof_docs.sources import Span
@@ -48,18 +50,61 @@ def source_links(ctx: Context, from_doc: str, spans: list[Span]) -> str:
     return ", ".join(links)
 
 
+def _quotes_50(rule: Rule) -> str:
+    """The rule's quotes of the MQTT 5.0 standard, as block quotes with their section."""
+    blocks = [
+        f".. epigraph::\n\n   {esc(q.text)}\n\n   -- {esc(q.source)}\n"
+        for q in rule.quotes
+        if q.source.startswith("MQTT 5.0")
+    ]
+    return "\n".join(blocks)
+
+
+def _statement_body(ctx: Context, s: Statement) -> str:
+    body = esc(s.text) + "\n\n" + f"Taken from: {esc(s.origin)}."
+    if s.edition == "5.0":
+        # no excerpt holds 5.0: the id, the index's paraphrase, and the rule with the
+        # standard's 5.0 wording as the registry quotes it
+        for rule_need in s.implemented_by:
+            node = ctx.trace.rules[rule_need]
+            if node.rule is None:
+                continue
+            r = node.rule
+            code = r.reason_code_in(Edition.V50)
+            body += (
+                f"\n\nThe project's rule {need(node.need)}: {esc(r.title)}; in 5.0 breaking it is "
+                f"{literal(r.kind_in(Edition.V50).value)}"
+                + (f", DISCONNECT Reason Code ``0x{code:02X}``" if code is not None else "")
+                + (f", reading {literal(r.reading)}" if r.reading else "")
+                + ". The standard's words, as the rule quotes them:\n\n"
+                + (_quotes_50(r) or "(the rule quotes no 5.0 text)\n")
+            )
+    if s.out_of_scope is not None:
+        body += f"\n\n**{verdict(ctx, s)}**: {esc(s.out_of_scope.reason)}"
+    return body
+
+
 def statements_page(ctx: Context) -> str:
     trace = ctx.trace
     statements = by_section(trace.statements.values())
-    counts = {v: 0 for v in ("covered", "out of scope", "not verified", "UNCOVERED")}
+    names = ("covered", "out of scope", "not verified", "UNCOVERED")
+    counts = {v: 0 for v in names}
+    counts_50 = {v: 0 for v in names}
     for s in statements:
         counts[verdict(ctx, s)] += 1
+        if s.edition == "5.0":
+            counts_50[verdict(ctx, s)] += 1
     out = [heading("Traceability matrix", "=")]
     out.append(
         "Every normative statement of the PUBLISH and acknowledgement sections of MQTT 3.1.1 "
         "(3.3 to 3.7), every other id the model's rules, flow tables and the clause pages cite, "
-        "and every MQTT 3.1 rule of the registry, traced to the model rule that implements it and "
-        "to the theorems and tests that verify that rule. Generated at build time from "
+        "every MQTT 3.1 rule of the registry, and the MQTT 5.0 statements of the wire format "
+        "(sections 1.5.4, 1.5.5, 2.2.1, 2.2.2, 3.3 to 3.7 of the normative index's Table B, and "
+        "every 5.0 id the rules carry), traced to the model rule that implements it and "
+        "to the theorems and tests that verify that rule. A 5.0 statement is its own entry "
+        "(edition 5.0, need id ``S50_...``): 5.0 reuses some of 3.1.1's numbers for other "
+        "statements, and a rule counts for 5.0 only when a theorem covering 5.0, a test that "
+        "names it for 5.0, or the 5.0 vectors verify it. Generated at build time from "
         "``pubproof.model.rules.RULES``, the flow tables of ``pubproof.model.flows``, the theorem "
         "registry with the statuses of the latest ``pubproof prove`` run "
         f"({ctx.prove.seconds:.1f} s), a scan of ``tests/`` and the vector corpus. A statement is "
@@ -67,21 +112,20 @@ def statements_page(ctx: Context) -> str:
         "test verifies that rule; the build fails on any other statement unless "
         "``docs/data/out-of-scope.toml`` gives the reason.\n"
     )
+    older = {v: counts[v] - counts_50[v] for v in names}
     out.append(
         list_table(
             [
+                "statements",
                 "covered",
                 "out of scope (reason given)",
                 "implemented, not verified (reason given)",
                 "uncovered",
             ],
             [
-                [
-                    str(counts["covered"]),
-                    str(counts["out of scope"]),
-                    str(counts["not verified"]),
-                    str(counts["UNCOVERED"]),
-                ]
+                ["all", *(str(counts[v]) for v in names)],
+                ["MQTT 3.1 and 3.1.1", *(str(older[v]) for v in names)],
+                ["MQTT 5.0", *(str(counts_50[v]) for v in names)],
             ],
         )
     )
@@ -120,9 +164,7 @@ def statements_page(ctx: Context) -> str:
     )
     out.append(heading("Statements", "-"))
     for s in statements:
-        body = esc(s.text) + "\n\n" + f"Taken from: {esc(s.origin)}."
-        if s.out_of_scope is not None:
-            body += f"\n\n**{verdict(ctx, s)}**: {esc(s.out_of_scope.reason)}"
+        body = _statement_body(ctx, s)
         out.append(
             _need(
                 "stmt",
@@ -147,9 +189,15 @@ def _rule_body(ctx: Context, rule: ModelRule) -> str:
     lines = []
     if rule.rule is not None:
         r = rule.rule
+        v50 = Edition.V50 in rule.editions
+        kind = r.kind_in(Edition.V50) if v50 else r.kind
+        code = r.reason_code_in(Edition.V50) if v50 else None
         lines.append(
+            f"Ids {', '.join(literal(i) for i in rule.ids)} "
+            f"({', '.join(sorted(e.value for e in rule.editions))}). "
             f"Strength {literal(r.strength.value)}, binds the {esc(r.binds.value)}, breaking it "
-            f"is {literal(r.kind.value)}"
+            f"is {literal(kind.value)}"
+            + (f" (DISCONNECT Reason Code ``0x{code:02X}``)" if code is not None else "")
             + (f", switched by the reading {literal(r.reading)}" if r.reading else "")
             + f". Vector corpus cases: {rule.corpus_cases}."
         )

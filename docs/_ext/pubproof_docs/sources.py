@@ -178,6 +178,8 @@ class TestFunction:
     end: int
     strings: frozenset[str]
     calls: frozenset[str]  # names of functions it calls
+    #: every name and attribute it uses (``Edition.V50`` gives ``Edition`` and ``V50``)
+    names: frozenset[str] = frozenset()
 
     @property
     def nodeid(self) -> str:
@@ -216,6 +218,11 @@ def test_functions(tests: Path) -> list[TestFunction]:
                     end=node.end_lineno or node.lineno,
                     strings=frozenset(_string_constants(node)),
                     calls=calls,
+                    names=frozenset(
+                        n.id if isinstance(n, ast.Name) else n.attr
+                        for n in ast.walk(node)
+                        if isinstance(n, ast.Name | ast.Attribute)
+                    ),
                 )
             )
     return found

@@ -1,0 +1,170 @@
+"""What every edition's wire decoder shares: verdicts, the byte stream being judged, and
+the checks of the encodings MQTT borrows from elsewhere (UTF-8, Unicode's code points).
+
+:mod:`pubproof.model.wire` reads packets with these; :mod:`pubproof.model.wire50` reads the
+MQTT 5.0 bodies with them. Nothing here knows a packet type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pubproof.model.editions import Edition, Limits
+from pubproof.model.rules import INCOMPLETE, Rule
+from pubproof.model.trace import P
+
+MAX_REMAINING_LENGTH = 268_435_455
+WILDCARDS = {"+", "#"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """The first rule a byte stream breaks."""
+
+    rule: str  # the rule id in the edition used, or "incomplete"
+    kind: str  # "malformed", "violation" or "incomplete"
+    offset: int
+    message: str
+    #: MQTT 5.0: the DISCONNECT Reason Code the receiver sends (None in 3.1 and 3.1.1, and
+    #: for an incomplete stream)
+    reason_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """What the model makes of a byte stream: the packets before any failure, and the failure."""
+
+    packets: list[P] = field(default_factory=list)
+    failure: Failure | None = None
+
+    @property
+    def verdict(self) -> str:
+        return "ok" if self.failure is None else self.failure.kind
+
+
+class Fail(Exception):
+    """Raised inside the decoder at the first rule broken; ``decode`` turns it into a verdict."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+class Context:
+    """The edition, readings, the receiver's limits and the byte stream being read."""
+
+    def __init__(
+        self, data: bytes, edition: Edition, readings: Mapping[str, str], limits: Limits
+    ) -> None:
+        self.data = data
+        self.edition = edition
+        self.readings = readings
+        self.limits = limits
+        self.packet_start = 0
+
+    def fail(self, rule: Rule, offset: int, message: str) -> Fail:
+        return Fail(
+            Failure(
+                rule=rule.id_for(self.edition),
+                kind=rule.kind_in(self.edition).value,
+                offset=offset,
+                message=message,
+                reason_code=rule.reason_code_in(self.edition),
+            )
+        )
+
+    def take(self, offset: int, count: int) -> bytes:
+        """The ``count`` bytes at ``offset``; a stream that ends first is incomplete."""
+        if offset + count > len(self.data):
+            missing = offset + count - len(self.data)
+            raise Fail(
+                Failure(
+                    rule=INCOMPLETE,
+                    kind=INCOMPLETE,
+                    offset=self.packet_start,
+                    message=f"the stream ends inside the packet that starts at offset "
+                    f"{self.packet_start}: {missing} more byte(s) needed at least",
+                )
+            )
+        return self.data[offset : offset + count]
+
+    def reading(self, name: str) -> str | None:
+        return self.readings.get(name)
+
+
+def shortest_length(value: int) -> int:
+    """How many bytes the shortest Variable Byte Integer encoding of ``value`` takes."""
+    length = 1
+    while value >= 128**length:
+        length += 1
+    return length
+
+
+def encode_remaining_length(value: int) -> bytes:
+    """The shortest encoding of a Variable Byte Integer, as section 2.2.3's algorithm (5.0:
+    1.5.5) produces it."""
+    out = bytearray()
+    while True:
+        digit, value = value % 128, value // 128
+        out.append(digit | (0x80 if value > 0 else 0))
+        if value == 0:
+            return bytes(out)
+
+
+def first_ill_formed_utf8(data: bytes) -> int | None:
+    """Index of the first byte that does not start a well-formed UTF-8 sequence, or None.
+
+    Written out from Table 3-7 ("Well-Formed UTF-8 Byte Sequences") of the Unicode
+    standard, which RFC 3629 restates; it excludes overlong forms, surrogates
+    (ED A0..BF) and code points above U+10FFFF.
+    """
+    tail = (0x80, 0xBF)
+    index = 0
+    while index < len(data):
+        lead = data[index]
+        follow: list[tuple[int, int]]
+        if lead <= 0x7F:
+            follow = []
+        elif 0xC2 <= lead <= 0xDF:
+            follow = [tail]
+        elif lead == 0xE0:
+            follow = [(0xA0, 0xBF), tail]
+        elif 0xE1 <= lead <= 0xEC or 0xEE <= lead <= 0xEF:
+            follow = [tail, tail]
+        elif lead == 0xED:
+            follow = [(0x80, 0x9F), tail]
+        elif lead == 0xF0:
+            follow = [(0x90, 0xBF), tail, tail]
+        elif 0xF1 <= lead <= 0xF3:
+            follow = [tail, tail, tail]
+        elif lead == 0xF4:
+            follow = [(0x80, 0x8F), tail, tail]
+        else:
+            return index
+        for step, (low, high) in enumerate(follow, start=1):
+            if index + step >= len(data) or not low <= data[index + step] <= high:
+                return index
+        index += 1 + len(follow)
+    return None
+
+
+def is_discouraged(char: str) -> bool:
+    """MQTT 3.1.1 section 1.5.3 (5.0: 1.5.4, the Disallowed Unicode code points): control
+    characters and non-characters."""
+    code = ord(char)
+    return (
+        0x0001 <= code <= 0x001F
+        or 0x007F <= code <= 0x009F
+        or 0xFDD0 <= code <= 0xFDEF
+        or (code & 0xFFFE) == 0xFFFE
+    )
+
+
+class EncodeError(ValueError):
+    """A packet the sender must not send, with the rule it would break."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
