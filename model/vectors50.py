@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition, Limits
-from pubproof.model.trace import P, PublishP
+from pubproof.model.trace import P, PublishP, publish
 from pubproof.model.vector_cases import Corpus, Intent, accept, reject
 from pubproof.model.wire import encode, encode_remaining_length
 
@@ -63,16 +63,11 @@ def _p(
     retain: bool = False,
     **properties: object,
 ) -> PublishP:
-    return {
-        "type": "PUBLISH",
-        "dup": dup,
-        "qos": qos,
-        "retain": retain,
-        "topic": topic,
-        "packet_id": packet_id,
-        "payload_hex": payload.hex(),
-        "properties": properties,  # type: ignore[typeddict-item]
-    }
+    packet = publish(
+        topic=topic, qos=qos, packet_id=packet_id, payload=payload, dup=dup, retain=retain
+    )
+    packet["properties"] = properties  # type: ignore[typeddict-item]
+    return packet
 
 
 def _a(kind: str, packet_id: int, reason_code: int = 0, **properties: object) -> P:

@@ -66,7 +66,9 @@ from pubproof.model.wire_core import (
     encode_remaining_length,
     first_ill_formed_utf8,
     is_discouraged,
+    packet_identifier,
     shortest_length,
+    topic_name_length,
 )
 
 PUBLISH_TYPE = 3
@@ -223,42 +225,12 @@ def _publish_body(ctx: Context, flags: int, body: int, remaining: int) -> Publis
     end = body + remaining
 
     # Topic name: "MUST be the first field in the PUBLISH Packet Variable Header" [MQTT-3.3.2-1]
-    if remaining < 2:
-        raise ctx.fail(
-            R.PUBLISH_RL_COVERS,
-            body,
-            f"Remaining Length {remaining} leaves no room for the topic name's length",
-        )
-    prefix = ctx.take(body, 2)
-    topic_length = prefix[0] * 256 + prefix[1]
-    if body + 2 + topic_length > end:
-        raise ctx.fail(
-            R.PUBLISH_RL_COVERS,
-            body,
-            f"topic name of {topic_length} bytes does not fit in the {remaining - 2} bytes "
-            "the Remaining Length leaves",
-        )
+    topic_length = topic_name_length(ctx, body, remaining)
     if topic_length == 0 and _topic_rules_apply(ctx):
         # [MQTT-4.7.3-1] "All Topic Names and Topic Filters MUST be at least one character long"
         raise ctx.fail(R.TOPIC_NOT_EMPTY, body, "the topic name is empty")
     topic = _topic(ctx, body + 2, ctx.take(body + 2, topic_length))
-
-    position = body + 2 + topic_length
-    packet_id: int | None = None
-    if qos > 0:
-        # "This field is only present for messages of QoS 1 and QoS 2"
-        if position + 2 > end:
-            raise ctx.fail(
-                R.PUBLISH_RL_COVERS,
-                position,
-                f"QoS {qos} PUBLISH has no room for its packet identifier in the Remaining Length",
-            )
-        identifier = ctx.take(position, 2)
-        packet_id = identifier[0] * 256 + identifier[1]
-        if packet_id == 0:
-            # [MQTT-2.3.1-1] "... MUST contain a non-zero 16-bit Packet Identifier"
-            raise ctx.fail(R.PACKET_ID_NONZERO, position, "packet identifier 0 is not allowed")
-        position += 2
+    packet_id, position = packet_identifier(ctx, qos, body + 2 + topic_length, end)
 
     # The payload is the rest of the packet, possibly empty.
     payload = ctx.take(position, end - position)

@@ -41,7 +41,9 @@ from pubproof.model.wire_core import (
     encode_remaining_length,
     first_ill_formed_utf8,
     is_discouraged,
+    packet_identifier,
     shortest_length,
+    topic_name_length,
 )
 
 V50 = Edition.V50
@@ -222,42 +224,12 @@ def publish_body(ctx: Context, flags: int, body: int, remaining: int) -> Publish
 
     # [MQTT-3.3.2-1] "The Topic Name MUST be present as the first field in the PUBLISH
     # packet Variable Header. It MUST be a UTF-8 Encoded String"
-    if remaining < 2:
-        raise ctx.fail(
-            R.PUBLISH_RL_COVERS,
-            body,
-            f"Remaining Length {remaining} leaves no room for the topic name's length",
-        )
-    prefix = ctx.take(body, 2)
-    topic_length = prefix[0] * 256 + prefix[1]
-    if body + 2 + topic_length > end:
-        raise ctx.fail(
-            R.PUBLISH_RL_COVERS,
-            body,
-            f"topic name of {topic_length} bytes does not fit in the {remaining - 2} bytes "
-            "the Remaining Length leaves",
-        )
+    topic_length = topic_name_length(ctx, body, remaining)
     # An empty topic name is judged after the properties (step 6): a Topic Alias may stand
     # in for it.
     topic = _string(ctx, body + 2, ctx.take(body + 2, topic_length), TOPIC_NAME, "topic name")
 
-    position = body + 2 + topic_length
-    packet_id: int | None = None
-    if qos > 0:
-        # "The Packet Identifier field is only present in PUBLISH packets where the QoS
-        # level is 1 or 2."
-        if position + 2 > end:
-            raise ctx.fail(
-                R.PUBLISH_RL_COVERS,
-                position,
-                f"QoS {qos} PUBLISH has no room for its packet identifier in the Remaining Length",
-            )
-        identifier = ctx.take(position, 2)
-        packet_id = identifier[0] * 256 + identifier[1]
-        if packet_id == 0:
-            # [MQTT-2.2.1-3] "... it MUST assign it a non-zero Packet Identifier"
-            raise ctx.fail(R.PACKET_ID_NONZERO, position, "packet identifier 0 is not allowed")
-        position += 2
+    packet_id, position = packet_identifier(ctx, qos, body + 2 + topic_length, end)
 
     # [MQTT-2.2.2-1] "If there are no properties, this MUST be indicated by including a
     # Property Length of zero"

@@ -1,5 +1,7 @@
 """What every edition's wire decoder shares: verdicts, the byte stream being judged, and
-the checks of the encodings MQTT borrows from elsewhere (UTF-8, Unicode's code points).
+the checks of the encodings MQTT borrows from elsewhere (UTF-8, Unicode's code points),
+and the two PUBLISH fields that every edition reads alike (the topic name's length and the
+packet identifier).
 
 :mod:`pubproof.model.wire` reads packets with these; :mod:`pubproof.model.wire50` reads the
 MQTT 5.0 bodies with them. Nothing here knows a packet type.
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition, Limits
 from pubproof.model.rules import INCOMPLETE, Rule
 from pubproof.model.trace import P
@@ -91,6 +94,47 @@ class Context:
 
     def reading(self, name: str) -> str | None:
         return self.readings.get(name)
+
+
+def topic_name_length(ctx: Context, body: int, remaining: int) -> int:
+    """The topic name's length prefix at ``body``, judged against the Remaining Length."""
+    if remaining < 2:
+        raise ctx.fail(
+            R.PUBLISH_RL_COVERS,
+            body,
+            f"Remaining Length {remaining} leaves no room for the topic name's length",
+        )
+    prefix = ctx.take(body, 2)
+    length = prefix[0] * 256 + prefix[1]
+    if body + 2 + length > body + remaining:
+        raise ctx.fail(
+            R.PUBLISH_RL_COVERS,
+            body,
+            f"topic name of {length} bytes does not fit in the {remaining - 2} bytes "
+            "the Remaining Length leaves",
+        )
+    return length
+
+
+def packet_identifier(ctx: Context, qos: int, position: int, end: int) -> tuple[int | None, int]:
+    """A PUBLISH's packet identifier at ``position`` (QoS 1 and 2 only): (it, what follows)."""
+    if qos == 0:
+        return None, position
+    # 3.1.1: "This field is only present for messages of QoS 1 and QoS 2"; 5.0: "The Packet
+    # Identifier field is only present in PUBLISH packets where the QoS level is 1 or 2."
+    if position + 2 > end:
+        raise ctx.fail(
+            R.PUBLISH_RL_COVERS,
+            position,
+            f"QoS {qos} PUBLISH has no room for its packet identifier in the Remaining Length",
+        )
+    identifier = ctx.take(position, 2)
+    packet_id = identifier[0] * 256 + identifier[1]
+    if packet_id == 0:
+        # [MQTT-2.3.1-1] "... MUST contain a non-zero 16-bit Packet Identifier"; [MQTT-2.2.1-3]
+        # "... it MUST assign it a non-zero Packet Identifier"
+        raise ctx.fail(R.PACKET_ID_NONZERO, position, "packet identifier 0 is not allowed")
+    return packet_id, position + 2
 
 
 def shortest_length(value: int) -> int:

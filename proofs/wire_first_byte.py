@@ -92,6 +92,10 @@ def _sample(first: int) -> Point:
 def _counterexample(first: int, config: Config, z3_accepts: bool) -> Result:
     rule = rule_id(verdict(bytes([first]), config)[0], config.edition)
     packet = packet_of(_sample(first), MODEL)
+    if packet is not None and config.edition is Edition.V50:  # the 5.0 form of P
+        packet = {**packet, "properties": {}}  # type: ignore[assignment]
+        if packet["type"] != "PUBLISH":
+            packet = {**packet, "reason_code": 0}
     return Result(
         status="refuted",
         counterexample=None if packet is None else [packet],
@@ -140,11 +144,6 @@ def first_bytes(codec: Codec) -> Result:
             if by_z3[name] != by_model[name]:
                 odd = sorted(set(by_z3[name]) ^ set(by_model[name]))[0]
                 return _counterexample(odd, config, odd in by_z3[name])
-        odd_rule = rule_drift(config, codec)
-        if odd_rule is not None:
-            said = rule_id(verdict(bytes([odd_rule]), config)[0], config.edition)
-            return Result(status="failed", details=f"first byte {odd_rule:#04x} under "
-                          f"{config.label()}: the model says {said}, Z3 another rule")  # fmt: skip
         sizes = {name: len(found) for name, found in by_z3.items()}
         defaults = Config.of(config.edition)
         if config == defaults and sizes != DEFAULT_SIZES[config.edition]:
@@ -154,6 +153,13 @@ def first_bytes(codec: Codec) -> Result:
             return Result(status="failed", details=f"{config.label()} acknowledgements: {by_z3}")
         listed = ", ".join(f"{n} {_listed(v)}" for n, v in by_z3.items())
         lines.append(f"{config.label()}: {listed}")
+    # the rules named for the rejected bytes, once every set is right (the cheaper check)
+    for config in configs():
+        odd_rule = rule_drift(config, codec)
+        if odd_rule is not None:
+            said = rule_id(verdict(bytes([odd_rule]), config)[0], config.edition)
+            return Result(status="failed", details=f"first byte {odd_rule:#04x} under "
+                          f"{config.label()}: the model says {said}, Z3 another rule")  # fmt: skip
     return proved("equal to the model on all 256 bytes; sizes: " + "; ".join(lines))
 
 

@@ -15,10 +15,12 @@ from pubproof.reference.errors import (
 )
 from pubproof.reference.jsonform import from_p, to_p
 from pubproof.reference.packets import Ack, Packet, PubAck, PubComp, Publish, PubRec, PubRel
+from pubproof.reference.properties import AckProperties, PublishProperties
 
 __all__ = [
     "NEED_DATA",
     "Ack",
+    "AckProperties",
     "Decoder",
     "IncompleteStream",
     "InvalidPacket",
@@ -31,6 +33,7 @@ __all__ = [
     "PubRec",
     "PubRel",
     "Publish",
+    "PublishProperties",
     "decode_all",
     "encode",
     "from_p",

@@ -19,7 +19,7 @@ from pubproof_docs import data, linkcheck, trace
 from pubproof_docs.context import prove_json_path
 
 from pubproof.model.clauses import CLAUSES
-from pubproof.model.editions import Edition
+from pubproof.model.editions import READINGS, Edition
 from pubproof.model.rules import RULES
 from pubproof.proofs.catalog import load as load_theorems
 
@@ -184,6 +184,25 @@ def test_a_test_naming_an_id_of_two_editions_verifies_the_rule_of_the_edition_it
     assert verified["test_key"] == {"R_ACK_FLAGS"}
     assert verified["test_key_new"] == {"R50_ACK_FLAGS"}
     assert verified["test_only_new"] == {"R50_PUBLISH_TOPIC_ALIAS_ZERO"}
+
+
+def test_every_reading_witness_shown_parts_the_reading() -> None:
+    """The bytes a reading's witness shows get different verdicts from its values, also
+    where the decoded packet cannot show the difference (pfi-mei-once: P keeps one of the
+    two Payload Format Indicators, so encoding it again loses the witness)."""
+    from pubproof_docs.witness import configurations, rebuild, shown_witness
+
+    built_site()
+    run = data.load_prove(prove_json_path(ROOT))
+    for name in READINGS:
+        proved = run.theorems[f"wire.reading-irrelevant.{name}"]
+        assert proved.counterexample, name
+        found = shown_witness(proved.counterexample, proved.details, proved.editions, name)
+        assert found is not None and len({v.verdict for v in found.verdicts}) > 1, name
+    proved = run.theorems["wire.reading-irrelevant.pfi-mei-once"]
+    configs = configurations(proved.editions, "pfi-mei-once")
+    again = rebuild(proved.counterexample or [], configs)
+    assert again is not None and len({v.verdict for v in again.verdicts}) == 1
 
 
 def test_a_failed_theorem_verifies_nothing(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pubproof.model.editions import Edition, Limits
 from pubproof.reference import (
@@ -31,6 +33,7 @@ from pubproof.reference import (
     PubRec,
     PubRel,
     codec,
+    decode50,
     decode_all,
     encode,
     from_p,
@@ -1148,30 +1151,30 @@ def test_p_form_of_5_0_packets() -> None:
 
 @contextmanager
 def patched(name: str, value: object) -> Iterator[None]:
-    original = getattr(codec, name)
-    setattr(codec, name, value)
+    original = getattr(decode50, name)
+    setattr(decode50, name, value)
     codec._config.cache_clear()
     try:
         yield
     finally:
-        setattr(codec, name, original)
+        setattr(decode50, name, original)
         codec._config.cache_clear()
 
 
 def _widened_codes() -> dict[int, frozenset[int]]:
-    return {kind: frozenset(range(256)) for kind in codec._ACK_CODES}
+    return {kind: frozenset(range(256)) for kind in decode50._ACK_CODES}
 
 
 MUTANTS: dict[str, tuple[str, Any]] = {
     "any ack Reason Code": ("_ACK_CODES", _widened_codes()),
-    "Reason String valid in PUBLISH": ("_PUBLISH_IDS", codec._PUBLISH_IDS | {0x1F}),
-    "PFI valid in acks": ("_ACK_IDS", codec._ACK_IDS | {0x01}),
+    "Reason String valid in PUBLISH": ("_PUBLISH_IDS", decode50._PUBLISH_IDS | {0x1F}),
+    "PFI valid in acks": ("_ACK_IDS", decode50._ACK_IDS | {0x01}),
     "Response Topic wildcards allowed": ("_WILDCARD_BYTES", re.compile(rb"[^\x00-\xff]")),
-    "MEI three bytes": ("_FIXED_SIZE", {**codec._FIXED_SIZE, 0x02: 3}),
+    "MEI three bytes": ("_FIXED_SIZE", {**decode50._FIXED_SIZE, 0x02: 3}),
     "no minimal rule": ("_vbi_size", lambda value: 4),
     "Content Type judged as a Reason String": (
         "_STRING_RULES",
-        {**codec._STRING_RULES, 0x03: codec._STRING_RULES[0x1F]},
+        {**decode50._STRING_RULES, 0x03: decode50._STRING_RULES[0x1F]},
     ),
 }
 
@@ -1240,4 +1243,87 @@ def test_the_fast_paths_memory_of_property_sections_is_per_decoder_and_bounded()
     ]
     decoder.feed(b"".join(encode(packet, edition=V50) for packet in many))
     assert list(decoder) == many
-    assert 0 < len(decoder._sections) <= codec._SECTION_CACHE_SIZE
+    assert 0 < len(decoder._sections) <= decode50._SECTION_CACHE_SIZE
+
+
+# --- properties of random packets ------------------------------------------------------------
+
+_text = st.text(
+    st.one_of(st.sampled_from(list("ab/xé温🌡 ")), st.characters(blacklist_categories=["Cs"])),
+    max_size=8,
+)
+_clean_text = _text.filter(lambda text: "\x00" not in text)
+_topic_text = _clean_text.filter(lambda text: "+" not in text and "#" not in text)
+
+
+@st.composite
+def _properties(draw: st.DrawFn) -> PublishProperties:
+    def maybe(strategy: st.SearchStrategy[Any]) -> Any:
+        return draw(st.one_of(st.none(), strategy))
+
+    return PublishProperties(
+        payload_format_indicator=maybe(st.just(0)),
+        message_expiry_interval=maybe(st.integers(0, 0xFFFF_FFFF)),
+        topic_alias=maybe(st.integers(1, 0xFFFF)),
+        response_topic=maybe(_topic_text),
+        correlation_data=maybe(st.binary(max_size=8)),
+        user_properties=tuple(draw(st.lists(st.tuples(_clean_text, _clean_text), max_size=3))),
+        subscription_identifiers=tuple(draw(st.lists(st.integers(1, 268_435_455), max_size=3))),
+        content_type=maybe(_clean_text),
+    )
+
+
+@st.composite
+def _packets(draw: st.DrawFn) -> Any:
+    if draw(st.booleans()):
+        qos = draw(st.integers(0, 2))
+        properties = draw(_properties())
+        topic = draw(_topic_text)
+        if not topic and properties.topic_alias is None:
+            topic = "t"
+        return Publish(
+            topic=topic,
+            qos=qos,
+            packet_id=draw(st.integers(1, 0xFFFF)) if qos else None,
+            payload=draw(st.binary(max_size=40)),
+            dup=bool(qos) and draw(st.booleans()),
+            retain=draw(st.booleans()),
+            properties=properties,
+        )
+    cls = draw(st.sampled_from(list(ACK_TYPES)))
+    return cls(
+        packet_id=draw(st.integers(0, 0xFFFF)),
+        reason_code=draw(st.sampled_from(CODES[cls])),
+        properties=AckProperties(
+            reason_string=draw(st.one_of(st.none(), _clean_text)),
+            user_properties=tuple(draw(st.lists(st.tuples(_clean_text, _clean_text), max_size=2))),
+        ),
+    )
+
+
+_RECEIVER = Limits(topic_alias_maximum=0xFFFF)
+
+
+@given(st.lists(_packets(), min_size=1, max_size=4), st.integers(1, 9))
+def test_random_packets_round_trip_in_any_chunks(packets: list[Any], chunk: int) -> None:
+    data = b"".join(encode(packet, edition=V50) for packet in packets)
+    assert verdict(data, limits=_RECEIVER, chunk=chunk) == (packets, None)
+    assert [from_p(to_p(packet)) for packet in packets] == packets
+
+
+@given(
+    st.lists(_packets(), min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=3),
+    st.integers(1, 9),
+    st.sampled_from([None, Limits(), Limits(topic_alias_maximum=3, maximum_packet_size=40)]),
+)
+def test_mutated_streams_raise_only_protocol_errors_and_never_depend_on_chunks(
+    packets: list[Any], changes: list[tuple[int, int]], chunk: int, limits: Limits | None
+) -> None:
+    data = bytearray(b"".join(encode(packet, edition=V50) for packet in packets))
+    for at, value in changes:
+        data[at % len(data)] = value
+    whole = verdict(bytes(data), limits=limits)
+    assert verdict(bytes(data), limits=limits, chunk=chunk) == whole
+    if whole[1] is not None:
+        assert 0 <= whole[1][1] <= len(data)  # type: ignore[operator]

@@ -14,7 +14,7 @@ from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_clauses import LANGUAGE_NAMES
 from pubproof_docs.pages_trace import need
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
-from pubproof_docs.witness import configurations, rebuild, short, shown_packet
+from pubproof_docs.witness import short, shown_packet, shown_witness
 
 CATALOG_DOC = f"{GENERATED}/ambiguity-catalog"
 READINGS_DOC = f"{GENERATED}/readings"
@@ -34,7 +34,7 @@ def witness_block(ctx: Context, theorem_id: str, reading: str | None) -> str:
         return head + "No witness in the latest run.\n"
     if any("type" not in entry for entry in proved.counterexample):
         return head + trace_table(proved.counterexample)
-    found = rebuild(proved.counterexample, configurations(proved.editions, reading))
+    found = shown_witness(proved.counterexample, proved.details, proved.editions, reading)
     if found is None:
         return head + "The model encodes the witness under none of the configurations.\n"
     packets = json.dumps([shown_packet(p) for p in found.packets], ensure_ascii=False)
@@ -104,6 +104,15 @@ def readings_page(ctx: Context) -> str:
         out.append(_reading_section(ctx, reading))
     out.append(heading("Where the two editions part", "-"))
     out.append(witness_block(ctx, "wire.editions-agree", None))
+    if "wire.v5.editions-agree" in ctx.prove.theorems:
+        out.append(heading("Where MQTT 5.0 parts from 3.1.1 and 3.1", "-"))
+        out.append(
+            "The same bytes under 5.0: its property section, Reason Codes and stricter "
+            "Variable Byte Integers judge some 3.1.1 packets otherwise "
+            "(:doc:`the 5.0 wire format </guides/mqtt5-wire>`). The theorem's details list "
+            "every witness; one is judged here:\n"
+        )
+        out.append(witness_block(ctx, "wire.v5.editions-agree", None))
     return "\n".join(out)
 
 

@@ -3,6 +3,7 @@ under each configuration it separates."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -100,6 +101,46 @@ def rebuild(
                 return Witness(data=candidate, packets=packets, verdicts=verdicts)
         return Witness(data=data, packets=packets, verdicts=_judged(data, configs))
     return None
+
+
+_CONFIRMED = re.compile(r"(?:confirmed by the model: |; )([0-9a-f]{2,}):")
+
+
+def from_details(details: str, configs: list[tuple[Edition, dict[str, str]]]) -> Witness | None:
+    """The first byte string a theorem's details report ("confirmed by the model: <hex>:
+    ...") that the configurations judge differently, with the packets it decodes to where
+    one of them accepts it. For a witness its decoded ``P`` cannot stand for (a property
+    given twice: the configuration that accepts it keeps the last one)."""
+    for match in _CONFIRMED.finditer(details):
+        data = bytes.fromhex(match.group(1))
+        verdicts = _judged(data, configs)
+        if len({v.verdict for v in verdicts}) < 2:
+            continue
+        packets: list[Mapping[str, Any]] = []
+        for edition, chosen in configs:
+            decoded = decode(data, edition, chosen)
+            if decoded.failure is None:
+                packets = [dict(p) for p in decoded.packets]
+                break
+        return Witness(data=data, packets=packets, verdicts=verdicts)
+    return None
+
+
+def shown_witness(
+    counterexample: Sequence[Mapping[str, Any]],
+    details: str,
+    editions: Sequence[str],
+    reading: str | None,
+) -> Witness | None:
+    """The witness a theorem's entry shows: its decoded packets encoded again
+    (:func:`rebuild`), or, when those bytes do not part the configurations (the decoded
+    ``P`` of a property given twice keeps one), the bytes the run confirmed with the model
+    (:func:`from_details`)."""
+    configs = configurations(editions, reading)
+    found = rebuild(counterexample, configs)
+    if found is None or len({v.verdict for v in found.verdicts}) < 2:
+        found = from_details(details, configs) or found
+    return found
 
 
 def short(data: bytes, limit: int = 32) -> str:

@@ -1,0 +1,936 @@
+"""MQTT 5.0 in the reference decoder: the property section, the acknowledgements' Reason
+Codes and bodies, the receiver's limits, in the judgement order of the wire contract
+(docs/guides/mqtt5-wire.md).
+
+:class:`Decoder50` holds the 5.0 methods of :class:`pubproof.reference.codec.Decoder`
+(which inherits them); the fast path (``_iter5``) and the judging path (``_next5``) work
+as the 3.1.1 ones do. A 5.0 packet whose header is judged but whose property section or
+payload is still arriving is kept as a ``_Pending`` (stream offsets, the properties judged
+so far), so that a large packet arriving in small chunks is judged once, not once per
+chunk. Declared bounds (a Property Length past the packet, a string past the property
+section) are faults as soon as the length that declares them is read; bytes that have not
+arrived yet are never one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from pubproof.model import wire_rules as R
+from pubproof.model.rules import Rule
+from pubproof.reference.common import ACK_BY_KIND as _ACK_BY_KIND
+from pubproof.reference.common import ACK_NAMES as _ACK_NAMES
+from pubproof.reference.common import DISCOURAGED as _DISCOURAGED
+from pubproof.reference.common import NEED_DATA, DecoderState, _NeedData
+from pubproof.reference.errors import ProtocolError
+from pubproof.reference.packets import (
+    AckLayout,
+    Packet,
+    Publish,
+    PublishLayout,
+    trusted_ack,
+    trusted_publish,
+)
+from pubproof.reference.properties import (
+    NO_ACK_PROPERTIES,
+    NO_PUBLISH_PROPERTIES,
+    PublishProperties,
+    PublishPropertiesLayout,
+    trusted_ack_properties,
+    trusted_publish_properties,
+)
+
+# Property identifiers (MQTT 5.0 section 2.2.2.2, Table 2-4), and which a packet may carry.
+_PFI, _MEI, _CONTENT_TYPE, _RESPONSE_TOPIC, _CORRELATION = 0x01, 0x02, 0x03, 0x08, 0x09
+_SUB_ID, _REASON_STRING, _TOPIC_ALIAS, _USER = 0x0B, 0x1F, 0x23, 0x26
+_PUBLISH_IDS = frozenset(
+    (_PFI, _MEI, _CONTENT_TYPE, _RESPONSE_TOPIC, _CORRELATION, _SUB_ID, _TOPIC_ALIAS, _USER)
+)
+_ACK_IDS = frozenset((_REASON_STRING, _USER))
+#: The fixed-size values: identifier -> size (Byte, Four Byte Integer, Two Byte Integer).
+_FIXED_SIZE = {_PFI: 1, _MEI: 4, _TOPIC_ALIAS: 2}
+#: UTF-8 Encoded String values: identifier -> (the rule for ill-formed UTF-8 and U+0000,
+#: the rule for wildcards or None).
+_STRING_RULES: dict[int, tuple[Rule, Rule | None]] = {
+    _CONTENT_TYPE: (R.CONTENT_TYPE_STRING, None),
+    _RESPONSE_TOPIC: (R.RESPONSE_TOPIC_STRING, R.RESPONSE_TOPIC_WILDCARDS),
+    _REASON_STRING: (R.STRING_UTF8, None),
+}
+_PROPERTY_NAMES = {
+    _PFI: "Payload Format Indicator", _MEI: "Message Expiry Interval",
+    _CONTENT_TYPE: "Content Type", _RESPONSE_TOPIC: "Response Topic",
+    _CORRELATION: "Correlation Data", _SUB_ID: "Subscription Identifier",
+    _REASON_STRING: "Reason String", _TOPIC_ALIAS: "Topic Alias", _USER: "User Property",
+}  # fmt: skip
+#: Per acknowledgement type number: the Reason Codes it may carry (Tables 3-4 to 3-7).
+_ACK_CODES = {kind: frozenset(R.ACK_REASON_CODES[name]) for kind, name in _ACK_NAMES.items()}
+#: The same, indexed by the packet type number (for the fast path).
+_ACK_CODES_BY_KIND: tuple[frozenset[int], ...] = (frozenset(),) * 4 + tuple(
+    _ACK_CODES[kind] for kind in (4, 5, 6, 7)
+)
+_WILDCARD_BYTES = re.compile(rb"[+#]")
+
+
+#: The 5.0 fast path remembers up to this many property sections (of at most 127 bytes)
+#: with the properties they decode to, per decoder. A sender tends to repeat its sections
+#: (the same Content Type and User Properties on every message of a topic), and the
+#: judgement of a section is a function of its bytes alone (for one decoder: its readings
+#: and limits are fixed), and its result immutable; so a section seen before is not parsed
+#: again. Bounded: the memory is at most a few hundred KB, and the cache starts afresh
+#: when full.
+_SECTION_CACHE_SIZE = 1024
+
+
+def _vbi_size(value: int) -> int:
+    """The bytes of the shortest Variable Byte Integer encoding of ``value``."""
+    return 1 if value < 128 else 2 if value < 16_384 else 3 if value < 2_097_152 else 4
+
+
+class _Pending:
+    """A 5.0 packet whose fixed header, variable header and Property Length are judged,
+    and whose properties (from ``cursor``) or payload have not all arrived. Offsets are
+    stream offsets (the buffer moves under ``feed``)."""
+
+    __slots__ = (
+        "alias",
+        "content_type",
+        "correlation",
+        "cursor",
+        "end",
+        "first",
+        "mei",
+        "packet_id",
+        "pfi",
+        "reason_code",
+        "reason_string",
+        "response_topic",
+        "section_end",
+        "seen",
+        "start",
+        "sub_ids",
+        "topic",
+        "topic_at",
+        "user",
+    )
+
+    def __init__(
+        self,
+        *,
+        start: int,
+        end: int,
+        first: int,
+        packet_id: int | None,
+        section_start: int,
+        section_end: int,
+        topic: str = "",
+        topic_at: int = -1,
+        reason_code: int = 0,
+    ) -> None:
+        self.start = start
+        self.end = end
+        self.first = first
+        self.packet_id = packet_id
+        self.topic = topic
+        self.topic_at = topic_at  # stream offset of the topic length
+        self.reason_code = reason_code
+        self.cursor = section_start  # the next property's identifier; -1 once all judged
+        self.section_end = section_end
+        self.seen: set[int] = set()
+        self.pfi: int | None = None
+        self.mei: int | None = None
+        self.alias: int | None = None
+        self.response_topic: str | None = None
+        self.correlation: bytes | None = None
+        self.content_type: str | None = None
+        self.reason_string: str | None = None
+        self.user: list[tuple[str, str]] = []
+        self.sub_ids: list[int] = []
+
+
+def _fast_publish_properties(
+    buf: bytes | bytearray,
+    i: int,
+    stop: int,
+    alias_max: int,
+    discouraged: Callable[[str], object] | None,
+) -> PublishProperties | None:
+    """The properties of a complete PUBLISH property section ``buf[i:stop]`` when every one
+    is within the rules and simple (one-byte Subscription Identifiers, nothing repeated
+    that must not be); None at the first doubt, and the judging path takes over.
+
+    Written for speed: identifiers are literals (0x26 User Property, 0x23 Topic Alias,
+    0x02 Message Expiry Interval, 0x03 Content Type, 0x01 Payload Format Indicator, 0x0B
+    Subscription Identifier, 0x08 Response Topic, 0x09 Correlation Data), the common ones
+    first, and the result is built without ``__post_init__`` (see PublishLayout)."""
+    pfi = mei = alias = None
+    response_topic = content_type = None
+    correlation = None
+    user: tuple[tuple[str, str], ...] = ()
+    sub_ids: tuple[int, ...] = ()
+    try:
+        while i < stop:
+            ident = buf[i]
+            if ident == 0x26:
+                a = i + 3
+                b = a + (buf[i + 1] << 8 | buf[i + 2])
+                c = b + 2
+                d = c + (buf[b] << 8 | buf[b + 1])
+                if d > stop:
+                    return None
+                raw_name = buf[a:b]
+                raw_value = buf[c:d]
+                if 0 in raw_name or 0 in raw_value:
+                    return None
+                name = raw_name.decode("utf-8")
+                value = raw_value.decode("utf-8")
+                if discouraged is not None and (
+                    discouraged(name) is not None or discouraged(value) is not None
+                ):
+                    return None
+                user += ((name, value),)
+                i = d
+            elif ident == 0x23:
+                if alias is not None or i + 3 > stop:
+                    return None
+                alias = buf[i + 1] << 8 | buf[i + 2]
+                if not 0 < alias <= alias_max:
+                    return None
+                i += 3
+            elif ident == 0x02:
+                if mei is not None or i + 5 > stop:
+                    return None
+                mei = buf[i + 1] << 24 | buf[i + 2] << 16 | buf[i + 3] << 8 | buf[i + 4]
+                i += 5
+            elif ident == 0x03 or ident == 0x08:
+                a = i + 3
+                b = a + (buf[i + 1] << 8 | buf[i + 2])
+                if b > stop:
+                    return None
+                raw = buf[a:b]
+                if 0 in raw:
+                    return None
+                text = raw.decode("utf-8")
+                if discouraged is not None and discouraged(text) is not None:
+                    return None
+                if ident == 0x03:
+                    if content_type is not None:
+                        return None
+                    content_type = text
+                else:
+                    if response_topic is not None or 43 in raw or 35 in raw:  # '+', '#'
+                        return None
+                    response_topic = text
+                i = b
+            elif ident == 0x01:
+                if pfi is not None or i + 2 > stop:
+                    return None
+                pfi = buf[i + 1]
+                if pfi > 1:
+                    return None
+                i += 2
+            elif ident == 0x0B:
+                if i + 2 > stop:
+                    return None
+                sub_id = buf[i + 1]
+                if sub_id == 0 or sub_id & 0x80:
+                    return None
+                sub_ids += (sub_id,)
+                i += 2
+            elif ident == 0x09:
+                b = i + 3 + (buf[i + 1] << 8 | buf[i + 2])
+                if correlation is not None or b > stop:
+                    return None
+                correlation = bytes(buf[i + 3 : b])
+                i = b
+            else:
+                return None
+    except (IndexError, UnicodeDecodeError):
+        return None
+    props = PublishPropertiesLayout()
+    props.payload_format_indicator = pfi
+    props.message_expiry_interval = mei
+    props.topic_alias = alias
+    props.response_topic = response_topic
+    props.correlation_data = correlation
+    props.user_properties = user
+    props.subscription_identifiers = sub_ids
+    props.content_type = content_type
+    props.__class__ = PublishProperties  # type: ignore[assignment]
+    return props  # type: ignore[return-value]
+
+
+def judge_string(
+    raw: bytes | bytearray,
+    start: int,
+    utf8: Rule,
+    nul: Rule,
+    wildcards: Rule | None,
+    name: str,
+    reject_discouraged: bool,
+    fail: Callable[[Rule, int, str], ProtocolError],
+) -> str:
+    """The UTF-8 Encoded String ``raw`` (at offset ``start``): well-formed, then its first
+    offending character (U+0000, a wildcard when ``wildcards`` names a rule, a Disallowed
+    code point under the reading); ``fail`` makes the error."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise fail(
+            utf8,
+            start + error.start,
+            f"the {name} is not well-formed UTF-8 at byte {error.start} (0x{raw[error.start]:02x})",
+        ) from None
+    limit = len(raw)
+    found_nul = raw.find(0)
+    at_nul = limit if found_nul < 0 else found_nul
+    at_wildcard = limit
+    if wildcards is not None:
+        wildcard = _WILDCARD_BYTES.search(raw)
+        if wildcard is not None:
+            at_wildcard = wildcard.start()
+    at_discouraged = limit
+    if reject_discouraged:
+        discouraged = _DISCOURAGED.search(text)
+        if discouraged is not None:
+            at_discouraged = len(text[: discouraged.start()].encode("utf-8"))
+    first = min(at_nul, at_wildcard, at_discouraged)
+    if first == limit:
+        return text
+    if first == at_nul:
+        raise fail(nul, start + first, f"the {name} contains U+0000")
+    if first == at_wildcard:
+        assert wildcards is not None
+        raise fail(
+            wildcards, start + first, f"the {name} contains the wildcard {chr(raw[first])!r}"
+        )
+    char = text[len(raw[:first].decode("utf-8"))]
+    raise fail(
+        R.TOPIC_DISCOURAGED,
+        start + first,
+        f"the {name} contains U+{ord(char):04X}, a Disallowed Unicode code point",
+    )
+
+
+class Decoder50(DecoderState):
+    """The MQTT 5.0 methods of :class:`pubproof.reference.codec.Decoder`."""
+
+    __slots__ = ()
+
+    _pending: _Pending | None  # narrower than DecoderState's
+
+    if TYPE_CHECKING:
+        # What Decoder provides.
+
+        def next_packet(self) -> Packet | _NeedData: ...
+
+        def _fail(self, rule: Rule, at: int, message: str) -> ProtocolError: ...
+
+        def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None: ...
+
+    def _iter5(self) -> Iterator[Packet]:
+        # The 5.0 fast path: as in _iter3, a complete packet with a one-byte Remaining
+        # Length (and a one-byte Property Length) whose every field is within the rules is
+        # built inline; at the first doubt it ``break``s to ``next_packet``.
+        config = self._config
+        first_byte = config.first_byte
+        discouraged = _DISCOURAGED.search if config.reject_discouraged else None
+        max_size = self._max_size if self._max_size is not None else 1 << 40
+        alias_max = self._alias_max
+        payload_utf8 = config.payload_utf8
+        no_properties = NO_PUBLISH_PROPERTIES
+        no_ack_properties = NO_ACK_PROPERTIES
+        ack_codes = _ACK_CODES_BY_KIND
+        fast_properties = _fast_publish_properties
+        sections = self._sections
+        next_packet = self.next_packet
+        buf: bytes | bytearray = b""
+        is_bytes = True
+        while True:
+            while True:
+                if self._error is not None:
+                    break
+                if self._buf is not buf:
+                    buf = self._buf
+                    is_bytes = type(buf) is bytes
+                size = len(buf)
+                pos = self._pos
+                body = pos + 2
+                if body > size:
+                    break
+                first = buf[pos]
+                length = buf[pos + 1]
+                end = body + length
+                if (
+                    first_byte[first] is not None
+                    or length > 127
+                    or end > size
+                    or length + 2 > max_size
+                ):
+                    break
+                if first & 0xF0 != 0x30:
+                    if length == 2:
+                        code = 0
+                    elif length == 3:  # a Reason Code and no properties
+                        code = buf[body + 2]
+                        if code not in ack_codes[first >> 4]:
+                            break
+                    else:
+                        break
+                    ack = AckLayout()
+                    ack.packet_id = buf[body] << 8 | buf[body + 1]
+                    ack.reason_code = code
+                    ack.properties = no_ack_properties
+                    ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
+                    self._pos = end
+                    yield ack  # type: ignore[misc]
+                    continue
+                if length < 3:  # a topic length and a Property Length at least
+                    break
+                topic_start = body + 2
+                topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
+                if topic_end >= end or topic_end == topic_start:
+                    break
+                raw = buf[topic_start:topic_end]
+                if 0 in raw or 43 in raw or 35 in raw:  # U+0000, '+', '#'
+                    break
+                try:
+                    topic = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    break
+                if discouraged is not None and discouraged(topic) is not None:
+                    break
+                qos = first >> 1 & 3
+                if qos:
+                    at = topic_end + 2
+                    if at >= end:
+                        break
+                    packet_id: int | None = buf[topic_end] << 8 | buf[topic_end + 1]
+                    if not packet_id:
+                        break
+                else:
+                    at = topic_end
+                    packet_id = None
+                property_length = buf[at]
+                if property_length == 0:
+                    properties = no_properties
+                    payload_start = at + 1
+                else:
+                    payload_start = at + 1 + property_length
+                    if property_length > 127 or payload_start > end:
+                        break
+                    key = buf[at + 1 : payload_start]
+                    if not is_bytes:
+                        key = bytes(key)
+                    found = sections.get(key)  # type: ignore[arg-type]  # bytes by now
+                    if found is None:
+                        found = fast_properties(buf, at + 1, payload_start, alias_max, discouraged)
+                        if found is None:
+                            break
+                        if len(sections) >= _SECTION_CACHE_SIZE:
+                            sections.clear()
+                        sections[key] = found  # type: ignore[index]
+                    properties = found
+                payload = buf[payload_start:end]
+                if payload_utf8 and properties.payload_format_indicator == 1:
+                    try:
+                        payload.decode("utf-8")
+                    except UnicodeDecodeError:
+                        break
+                packet = PublishLayout()
+                packet.topic = topic
+                packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
+                packet.qos = qos
+                packet.packet_id = packet_id
+                packet.dup = (first & 8) != 0
+                packet.retain = (first & 1) != 0
+                packet.properties = properties
+                packet.__class__ = Publish  # type: ignore[assignment]
+                self._pos = end
+                yield packet  # type: ignore[misc]
+            result = next_packet()
+            if result is NEED_DATA:
+                return
+            yield result  # type: ignore[misc]
+
+    def _next5(self) -> Packet | _NeedData:
+        buf, pos = self._buf, self._pos
+        size = len(buf)
+        if pos >= size:
+            return NEED_DATA
+        pending = self._pending
+        if pending is not None:
+            if pending.start == self._base + pos:
+                return self._continue5(pending)
+            self._pending = None
+        config = self._config
+        first = buf[pos]
+        problem = config.first_byte[first]
+        if problem is not None:
+            raise self._fail(problem[0], pos, problem[1])
+
+        # Remaining Length: four bytes at most, the shortest form (reading rl-encoding),
+        # then the receiver's Maximum Packet Size.
+        body = pos + 1
+        length = shift = 0
+        while True:
+            if body >= size:
+                return NEED_DATA
+            byte = buf[body]
+            if body - pos == 4 and byte & 0x80:
+                raise self._fail(
+                    R.RL_MAX_BYTES,
+                    body,
+                    "the fourth Remaining Length byte has its continuation bit set (a Variable "
+                    "Byte Integer has at most four bytes)",
+                )
+            length |= (byte & 0x7F) << shift
+            body += 1
+            if not byte & 0x80:
+                break
+            shift += 7
+        if config.strict_rl and body - pos - 1 > _vbi_size(length):
+            # [MQTT-1.5.5-1] "The encoded value MUST use the minimum number of bytes
+            # necessary to represent the value"
+            raise self._fail(
+                R.RL_MINIMAL,
+                pos + 1,
+                f"Remaining Length {length} is encoded in {body - pos - 1} bytes; "
+                f"{_vbi_size(length)} suffice",
+            )
+        if self._max_size is not None and body - pos + length > self._max_size:
+            # [MQTT-3.1.2-24] ... "If a Client receives a packet whose size exceeds this
+            # limit, this is a Protocol Error" (the Server's likewise, 3.2.2.3.6)
+            raise self._fail(
+                R.PACKET_TOO_LARGE,
+                pos + 1,
+                f"the packet is {body - pos + length} bytes; the receiver's Maximum Packet "
+                f"Size is {self._max_size}",
+            )
+        end = body + length
+        kind = first >> 4
+        if kind != 3:
+            return self._ack5(kind, pos, body, end)
+        return self._publish5(first, pos, body, end)
+
+    def _ack5(self, kind: int, pos: int, body: int, end: int) -> Packet | _NeedData:
+        buf = self._buf
+        size = len(buf)
+        name = _ACK_NAMES[kind]
+        length = end - body
+        if length < 2:
+            raise self._fail(
+                R.ACK_RL[name],
+                pos + 1,
+                f"{name} has Remaining Length {length}; its packet identifier needs 2",
+            )
+        if length == 2:  # 3.4.2.1: "no Reason Code and the value of 0x00 (Success) is used"
+            if end > size:
+                return NEED_DATA
+            self._pos = end
+            return trusted_ack[name](buf[body] << 8 | buf[body + 1], 0, NO_ACK_PROPERTIES)
+        if body + 3 > size:
+            return NEED_DATA
+        code = buf[body + 2]
+        if code not in _ACK_CODES[kind]:
+            # [MQTT-3.4.2-1] "MUST use one of the PUBACK Reason Codes" (3.5.2-1, ...)
+            raise self._fail(
+                R.ACK_REASON_CODE[name],
+                body + 2,
+                f"0x{code:02X} is not a {name} Reason Code",
+            )
+        packet_id = buf[body] << 8 | buf[body + 1]
+        if length == 3:
+            self._pos = end
+            return trusted_ack[name](packet_id, code, NO_ACK_PROPERTIES)
+        section = self._property_length(body + 3, end, R.ACK_RL[name])
+        if section is None:
+            return NEED_DATA
+        start, stop = section
+        if stop < end:
+            raise self._fail(
+                R.ACK_RL[name],
+                body + 3,
+                f"{end - stop} byte(s) follow the {name}'s property section; it has no payload",
+            )
+        base = self._base
+        pending = _Pending(
+            start=base + pos,
+            end=base + end,
+            first=kind << 4,
+            packet_id=packet_id,
+            section_start=base + start,
+            section_end=base + stop,
+            reason_code=code,
+        )
+        self._pending = pending
+        return self._continue5(pending)
+
+    def _publish5(self, first: int, pos: int, body: int, end: int) -> Packet | _NeedData:
+        buf = self._buf
+        size = len(buf)
+        # The topic name, as in 3.1.1, except that an empty one is judged after the
+        # properties (it is valid with a Topic Alias).
+        if end - body < 2:
+            raise self._fail(
+                R.PUBLISH_RL_COVERS,
+                body,
+                f"Remaining Length {end - body} leaves no room for the topic name's length",
+            )
+        if body + 2 > size:
+            return NEED_DATA
+        topic_start = body + 2
+        topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
+        if topic_end > end:
+            raise self._fail(
+                R.PUBLISH_RL_COVERS,
+                body,
+                f"topic name of {topic_end - topic_start} bytes does not fit in the "
+                f"{end - body - 2} bytes the Remaining Length leaves",
+            )
+        if topic_end > size:
+            return NEED_DATA
+        raw = buf[topic_start:topic_end]
+        try:
+            topic = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise self._fail(
+                R.TOPIC_UTF8,
+                topic_start + error.start,
+                f"the topic name is not well-formed UTF-8 at byte {error.start} "
+                f"(0x{raw[error.start]:02x})",
+            ) from None
+        self._check_topic_content(raw, topic, topic_start)
+        qos = first >> 1 & 3
+        at = topic_end
+        packet_id: int | None = None
+        if qos:
+            at = topic_end + 2
+            if at > end:
+                raise self._fail(
+                    R.PUBLISH_RL_COVERS,
+                    topic_end,
+                    f"QoS {qos} PUBLISH has no room for its packet identifier in the Remaining "
+                    "Length",
+                )
+            if at > size:
+                return NEED_DATA
+            packet_id = buf[topic_end] << 8 | buf[topic_end + 1]
+            if not packet_id:
+                # [MQTT-2.2.1-3] "it MUST assign it a non-zero Packet Identifier"
+                raise self._fail(
+                    R.PACKET_ID_NONZERO, topic_end, "packet identifier 0 is not allowed"
+                )
+        # [MQTT-2.2.2-1] "If there are no properties, this MUST be indicated by including a
+        # Property Length of zero": a PUBLISH without one is malformed.
+        section = self._property_length(at, end, R.PROPERTIES_PRESENT)
+        if section is None:
+            return NEED_DATA
+        base = self._base
+        pending = _Pending(
+            start=base + pos,
+            end=base + end,
+            first=first,
+            packet_id=packet_id,
+            section_start=base + section[0],
+            section_end=base + section[1],
+            topic=topic,
+            topic_at=base + body,
+        )
+        self._pending = pending
+        return self._continue5(pending)
+
+    def _property_length(self, at: int, end: int, past_end: Rule) -> tuple[int, int] | None:
+        """The property section that the Property Length at ``at`` declares, as buffer
+        positions (first property, end); None if its bytes have not all arrived."""
+        buf = self._buf
+        size = len(buf)
+        i = at
+        value = shift = 0
+        while True:
+            if i >= end:
+                raise self._fail(
+                    past_end,
+                    at,
+                    "the Property Length runs past the end of the packet"
+                    if i > at
+                    else "the packet ends where its Property Length should be",
+                )
+            if i >= size:
+                return None
+            byte = buf[i]
+            if i - at == 3 and byte & 0x80:
+                raise self._fail(
+                    R.RL_MAX_BYTES,
+                    i,
+                    "the fourth Property Length byte has its continuation bit set",
+                )
+            value |= (byte & 0x7F) << shift
+            i += 1
+            if not byte & 0x80:
+                break
+            shift += 7
+        if self._config.strict_rl and i - at > _vbi_size(value):
+            raise self._fail(
+                R.RL_MINIMAL,
+                at,
+                f"Property Length {value} is encoded in {i - at} bytes; {_vbi_size(value)} suffice",
+            )
+        if value > end - i:
+            raise self._fail(
+                R.PROPERTY_LENGTH,
+                at,
+                f"Property Length {value} is more than the {end - i} bytes the Remaining "
+                "Length leaves",
+            )
+        return i, i + value
+
+    def _continue5(self, pending: _Pending) -> Packet | _NeedData:
+        base = self._base
+        buf = self._buf
+        if pending.cursor >= 0:
+            if not self._properties(pending):
+                return NEED_DATA
+            pending.cursor = -1
+            if pending.first >> 4 == 3 and not pending.topic and pending.alias is None:
+                # 3.3.2.1: "It is a Protocol Error if the Topic Name is zero length and
+                # there is no Topic Alias."
+                raise self._fail(
+                    R.TOPIC_OR_ALIAS,
+                    pending.topic_at - base,
+                    "the topic name is empty and there is no Topic Alias",
+                )
+        end = pending.end - base
+        if end > len(buf):
+            return NEED_DATA
+        self._pending = None
+        kind = pending.first >> 4
+        if kind != 3:
+            self._pos = end
+            return trusted_ack[_ACK_NAMES[kind]](
+                pending.packet_id,  # type: ignore[arg-type]
+                pending.reason_code,
+                trusted_ack_properties(pending.reason_string, tuple(pending.user))
+                if pending.reason_string is not None or pending.user
+                else NO_ACK_PROPERTIES,
+            )
+        payload_start = pending.section_end - base
+        payload = bytes(buf[payload_start:end])
+        if pending.pfi == 1 and self._config.payload_utf8:
+            try:
+                payload.decode("utf-8")
+            except UnicodeDecodeError as error:
+                # 3.3.2.3.2: "The UTF-8 data in the Payload MUST be well-formed UTF-8"
+                raise self._fail(
+                    R.PAYLOAD_UTF8,
+                    payload_start + error.start,
+                    f"the payload is marked UTF-8 (Payload Format Indicator 1) but is not "
+                    f"well-formed UTF-8 at byte {error.start} of it",
+                ) from None
+        self._pos = end
+        first = pending.first
+        return trusted_publish(
+            pending.topic,
+            payload,
+            first >> 1 & 3,
+            pending.packet_id,
+            bool(first & 8),
+            bool(first & 1),
+            trusted_publish_properties(
+                pending.pfi,
+                pending.mei,
+                pending.alias,
+                pending.response_topic,
+                pending.correlation,
+                tuple(pending.user),
+                tuple(pending.sub_ids),
+                pending.content_type,
+            )
+            if pending.seen
+            else NO_PUBLISH_PROPERTIES,
+        )
+
+    def _properties(self, pending: _Pending) -> bool:
+        """Judge the properties from ``pending.cursor``, left to right; False when the
+        next one has not all arrived (``cursor`` then names it)."""
+        config = self._config
+        buf = self._buf
+        size = len(buf)
+        base = self._base
+        at = pending.cursor - base
+        stop = pending.section_end - base
+        publish = pending.first >> 4 == 3
+        valid = _PUBLISH_IDS if publish else _ACK_IDS
+        seen = pending.seen
+        while at < stop:
+            if at >= size:
+                pending.cursor = base + at
+                return False
+            ident = buf[at]
+            if ident not in valid:
+                raise self._fail(
+                    R.PROPERTY_IDENTIFIER,
+                    at,
+                    f"0x{ident:02X} is not a property identifier of "
+                    f"{'PUBLISH' if publish else _ACK_NAMES[pending.first >> 4]}",
+                )
+            name = _PROPERTY_NAMES[ident]
+            v = at + 1
+            value: object
+            # The value's bounds, judged against the declared lengths first.
+            fixed = _FIXED_SIZE.get(ident)
+            if fixed is not None:
+                nxt = v + fixed
+                if nxt > stop:
+                    raise self._value_past(at, name)
+                if nxt > size:
+                    pending.cursor = base + at
+                    return False
+                number = int.from_bytes(buf[v:nxt], "big")
+                value = number
+            elif ident == _SUB_ID:
+                j = v
+                number = shift = 0
+                while True:
+                    if j >= stop:
+                        raise self._value_past(at, name)
+                    if j >= size:
+                        pending.cursor = base + at
+                        return False
+                    byte = buf[j]
+                    if j - v == 3 and byte & 0x80:
+                        raise self._fail(
+                            R.RL_MAX_BYTES,
+                            j,
+                            "the fourth byte of the Subscription Identifier has its "
+                            "continuation bit set",
+                        )
+                    number |= (byte & 0x7F) << shift
+                    j += 1
+                    if not byte & 0x80:
+                        break
+                    shift += 7
+                if config.strict_rl and j - v > _vbi_size(number):
+                    raise self._fail(
+                        R.RL_MINIMAL,
+                        v,
+                        f"Subscription Identifier {number} is encoded in {j - v} bytes; "
+                        f"{_vbi_size(number)} suffice",
+                    )
+                nxt = j
+                value = number
+            else:
+                # A string or Binary Data: its length prefix, then the length it declares,
+                # then (a string) its content. A User Property is two strings, the name
+                # judged before the value's prefix is read.
+                texts: list[str] = []
+                j = v
+                for _ in range(2 if ident == _USER else 1):
+                    if j + 2 > stop:
+                        raise self._value_past(at, name)
+                    if j + 2 > size:
+                        pending.cursor = base + at
+                        return False
+                    k = j + 2 + (buf[j] << 8 | buf[j + 1])
+                    if k > stop:
+                        raise self._value_past(at, name)
+                    if k > size:
+                        pending.cursor = base + at
+                        return False
+                    if ident == _USER:
+                        # [MQTT-1.5.7-1] "Both strings MUST comply with the requirements for
+                        # UTF-8 Encoded Strings"
+                        texts.append(
+                            self._string(j + 2, k, R.STRING_PAIR, R.STRING_PAIR, None, name)
+                        )
+                    elif ident == _CORRELATION:
+                        value = bytes(buf[j + 2 : k])
+                    else:
+                        rule, wildcards = _STRING_RULES[ident]
+                        nul = R.STRING_NUL if ident == _REASON_STRING else rule
+                        value = self._string(j + 2, k, rule, nul, wildcards, name)
+                    j = k
+                nxt = j
+                if ident == _USER:
+                    value = (texts[0], texts[1])
+            # Then what the value means.
+            if (
+                ident in seen
+                and ident != _USER
+                and ident != _SUB_ID
+                and (config.pfi_mei_once or (ident != _PFI and ident != _MEI))
+            ):
+                raise self._fail(R.PROPERTY_ONCE, at, f"the {name} appears more than once")
+            seen.add(ident)
+            if ident == _PFI:
+                if number > 1:
+                    raise self._fail(
+                        R.PAYLOAD_FORMAT_VALUE,
+                        at,
+                        f"Payload Format Indicator {number}; it is 0 or 1",
+                    )
+                pending.pfi = number
+            elif ident == _MEI:
+                pending.mei = number
+            elif ident == _TOPIC_ALIAS:
+                if number == 0:
+                    # [MQTT-3.3.2-8] "A sender MUST NOT send a PUBLISH packet containing a
+                    # Topic Alias which has the value 0"
+                    raise self._fail(R.TOPIC_ALIAS_ZERO, at, "Topic Alias 0 is not permitted")
+                if number > self._alias_max:
+                    # 3.3.4: "A Topic Alias value of 0 or greater than the Maximum Topic
+                    # Alias is a Protocol Error"
+                    raise self._fail(
+                        R.TOPIC_ALIAS_MAXIMUM,
+                        at,
+                        f"Topic Alias {number} is above the receiver's Topic Alias Maximum "
+                        f"{self._alias_max}",
+                    )
+                pending.alias = number
+            elif ident == _SUB_ID:
+                if number == 0:
+                    # 3.3.2.3.8: "It is a Protocol Error if the Subscription Identifier has
+                    # a value of 0."
+                    raise self._fail(
+                        R.SUBSCRIPTION_ID_ZERO, at, "Subscription Identifier 0 is not permitted"
+                    )
+                pending.sub_ids.append(number)
+            elif ident == _USER:
+                pending.user.append(value)  # type: ignore[arg-type]
+            elif ident == _CONTENT_TYPE:
+                pending.content_type = value  # type: ignore[assignment]
+            elif ident == _RESPONSE_TOPIC:
+                pending.response_topic = value  # type: ignore[assignment]
+            elif ident == _CORRELATION:
+                pending.correlation = value  # type: ignore[assignment]
+            else:
+                pending.reason_string = value  # type: ignore[assignment]
+            at = nxt
+        return True
+
+    def _value_past(self, at: int, name: str) -> ProtocolError:
+        return self._fail(
+            R.PROPERTY_VALUE, at, f"the {name}'s value runs past the end of the property section"
+        )
+
+    def _string(
+        self,
+        start: int,
+        stop: int,
+        utf8: Rule,
+        nul: Rule,
+        wildcards: Rule | None,
+        name: str,
+    ) -> str:
+        """The UTF-8 Encoded String at ``buf[start:stop]``, judged (see judge_string)."""
+        return judge_string(
+            self._buf[start:stop],
+            start,
+            utf8,
+            nul,
+            wildcards,
+            name,
+            self._config.reject_discouraged,
+            self._fail,
+        )
