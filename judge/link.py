@@ -319,8 +319,8 @@ class LinkJudge:
                 entry = table[S_FREE]
                 assert entry.defined
                 self.peer_tx[packet_id] = entry.next
-            if qos in (1, 2):  # a QoS 0 message owes nothing and touches no identifier
-                self._judged_receives(_RX_PUBLISH[qos], packet_id, fields, index)
+            if table is not None:  # QoS 0 owes nothing and touches no identifier
+                self._judged_receives(_RX_PUBLISH[qos], packet_id, fields, index)  # type: ignore[index]
         elif kind == "PUBREL":
             assert packet_id is not None
             self._judged_receives(_RX_PUBREL, packet_id, fields, index)

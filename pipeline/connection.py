@@ -47,9 +47,13 @@ from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
-from pubproof.pipeline.trail import Recent, Trail
+from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
 from pubproof.reference.packets import Publish
 
+#: builds a named tuple from a tuple of its fields in C, without the named tuple's own
+#: Python-level ``__new__``: the rows and trail entries built once per packet are a
+#: measurable share of the run (``benchmarks/bench_pipeline.py``)
+_new = tuple.__new__
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
 PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
@@ -349,11 +353,11 @@ class Connection:
             if isinstance(packet, Publish):
                 self.packets += 1
                 packet_id, payload_len = packet.packet_id, len(packet.payload)
-                self.sink.packets.append(PacketRow(
+                self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, packet.topic, packet_id,
                     payload_len, None, None,
-                ))  # fmt: skip
+                )))  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
                     head = data[start : start + EVIDENCE_PAYLOAD]
@@ -368,10 +372,10 @@ class Connection:
             if not isinstance(packet, WireError):
                 self.packets += 1
                 name, packet_id = ACKS[kind], packet.packet_id
-                self.sink.packets.append(PacketRow(
+                self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
-                ))  # fmt: skip
+                )))  # fmt: skip
                 if self.judge is not None:
                     fields = {"type": name, "packet_id": packet_id}
                     self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
@@ -385,12 +389,12 @@ class Connection:
             self._connect(described)
         self.packets += 1
         error = described.error
-        self.sink.packets.append(PacketRow(
+        self.sink.packets.append(_new(PacketRow, (
             self.capture, self.id, direction, frame, first_frame, offset,
             len(data), described.type, described.dup, described.qos, described.retain,
             described.topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
-        ))  # fmt: skip
+        )))  # fmt: skip
         if error is None and described.packet_id is None and described.type not in _JUDGED:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         if error is not None:
@@ -495,10 +499,18 @@ class Connection:
     ) -> None:
         """Judge one packet: ``fields`` for the judge, ``shown`` (the same without the
         payload) and ``head`` (:func:`.payload_head`) for the evidence."""
-        recent = Recent(direction, frame, offset, shown, payload_len, head)
+        recent = _new(Recent, (direction, frame, offset, shown, payload_len, head))
         trail: deque[Recent] | None = None
         if packet_id is not None and kind in FLOW_TYPES:
-            trail = self.trail.note(packet_id, recent)
+            # Trail.note, inlined: this runs once per judged packet
+            history = self.trail.history
+            trail = history.pop(packet_id, None)  # re-inserted last: most recent
+            if trail is None:
+                trail = deque(maxlen=EVIDENCE_HISTORY)
+                if len(history) >= EVIDENCE_IDS:
+                    del history[next(iter(history))]  # the identifier least recently used
+            history[packet_id] = trail
+            trail.append(recent)
         assert self.judge is not None
         if self.edition is None:
             return

@@ -50,7 +50,9 @@ class Trail:
         self.history.clear()
 
     def note(self, packet_id: int, recent: Recent) -> deque[Recent]:
-        """Keep ``recent`` as its identifier's latest packet; that identifier's trail."""
+        """Keep ``recent`` as its identifier's latest packet; that identifier's trail.
+        (:meth:`pubproof.pipeline.connection.Connection._judge` does the same inline, on
+        its hot path; ``tests/test_pipeline_rows.py`` holds the two equal.)"""
         history = self.history
         trail = history.pop(packet_id, None)  # re-inserted last: most recent
         if trail is None:
