@@ -13,7 +13,7 @@ from /proc every 20 ms):
 3. ``pubproof check --engine python`` (one process) and ``pubproof check`` (Spark,
    ``local[*]``), each checked against the generator's answer: packets per type, the
    reconciliation, and every injected fault found with the model's rule ids and nothing
-   else (:mod:`pubproof.pipeline.synth_check`). A wrong answer fails the run (exit 1);
+   else (:mod:`pubproof.pipeline.synth.check`). A wrong answer fails the run (exit 1);
 4. Spark's fixed cost: ``pubproof check`` on a 100-frame capture;
 5. peak memory of ``--engine python`` as the largest connection grows
    (``--connection-packets``) and as the capture grows (a tenth of ``--frames``, then all).
@@ -42,7 +42,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pubproof.pipeline.synth_check import (
+from pubproof.pipeline.synth.check import (
     compare_packets,
     compare_reconciliation,
     compare_violations,

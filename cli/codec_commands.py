@@ -165,7 +165,7 @@ def encode_line(
             from_p(obj),
             edition=edition,
             readings=readings,
-            limits=receiver,  # type: ignore[call-arg]
+            limits=receiver,
         ).hex(), False
     except ProtocolError as error:
         return _dump(

@@ -5,7 +5,7 @@ table, or with ``--json`` exactly::
 
     {"target": "mqtt://HOST:PORT", "edition": "3.1.1", "readings": {...}, "seconds",
      "checks": [{"id", "title", "rules": [...], "verdict": "pass"|"tolerated"|"violation"|
-       "no-answer"|"error", "evidence": [entry, ...], "message", "seconds"}]}
+       "no-answer"|"error", "evidence": [entry, ...], "message", "source", "seconds"}]}
 
 Each evidence entry is a packet (``P`` as in ``pubproof decode``, or a control packet as
 ``{"type": "CONNACK", ...}``) with ``dir`` ("to-broker"/"from-broker"), ``client``, ``hex``

@@ -76,7 +76,7 @@ def check_case(case: dict[str, Any], engine: str = "reference") -> str | None:
                     from_p(packet),
                     edition=edition,
                     readings=readings,
-                    limits=limits,  # type: ignore[call-arg]
+                    limits=limits,
                 ).hex()
             rule = case["rule"]
         except ProtocolError as error:

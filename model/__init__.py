@@ -8,6 +8,7 @@
 - :mod:`~pubproof.model.vectors`: the vector corpus, generated from the model
 """
 
+from pubproof.model import flow_rules as flow_rules
 from pubproof.model import wire_rules as wire_rules
 from pubproof.model.editions import READINGS, Edition, Reading, resolve_readings
 from pubproof.model.rules import INCOMPLETE, RULES, Rule

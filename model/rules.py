@@ -45,6 +45,9 @@ class Kind(enum.Enum):
     VIOLATION = "violation"  # a well-formed packet that breaks an obligation
     ACCEPT = "accept"  # a rule that only says what is valid (nothing to break on the wire)
     SENDER_ONLY = "sender-only"  # an obligation that the bytes of one packet cannot show
+    #: a rule of the flows (:mod:`pubproof.model.flow_rules`): broken by a sequence of
+    #: packets (an answer missing, a packet out of turn), never by the bytes of one
+    FLOW = "flow"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,21 +106,28 @@ class Rule:
 
 
 class RuleRegistry(Mapping[str, Rule]):
-    """All rules by key, with look-up by id.
+    """All rules, with look-up by id.
 
     An id names one rule within an edition. Across editions the standard reuses a few
     numbers for other statements (3.1.1's MQTT-2.2.2-1 is about reserved flags, 5.0's about
     the Property Length), so a look-up by id alone prefers 3.1.1, then 3.1, then 5.0, and
     ``by_id(rule_id, edition)`` is exact.
+
+    The registry holds the wire rules (what the codec and the model's decoder judge, by
+    key: the mapping itself, which the corpus, the docs and the proofs enumerate) and the
+    flow rules (``Kind.FLOW``, :mod:`pubproof.model.flow_rules`: what the flow tables and
+    the judges cite, by key: :meth:`flow`, all of them: :meth:`flows`). Both are found by
+    id alike, so a finding cites either as an object.
     """
 
     def __init__(self) -> None:
         self._by_key: dict[str, Rule] = {}
+        self._flows: dict[str, Rule] = {}
         self._by_id: dict[str, Rule] = {}
         self._by_edition_id: dict[tuple[Edition, str], Rule] = {}
 
     def add(self, rule: Rule) -> Rule:
-        if rule.key in self._by_key:
+        if rule.key in self._by_key or rule.key in self._flows:
             raise ValueError(f"duplicate rule key {rule.key!r}")
         for edition, rule_id in rule.ids.items():
             other = self._by_edition_id.get((edition, rule_id))
@@ -132,8 +142,19 @@ class RuleRegistry(Mapping[str, Rule]):
                 _PREFERENCE[e] for e, i in known.ids.items() if i == rule_id
             ):
                 self._by_id[rule_id] = rule
-        self._by_key[rule.key] = rule
+        if rule.kind is Kind.FLOW:
+            self._flows[rule.key] = rule
+        else:
+            self._by_key[rule.key] = rule
         return rule
+
+    def flow(self, key: str) -> Rule:
+        """The flow rule registered under ``key``."""
+        return self._flows[key]
+
+    def flows(self) -> tuple[Rule, ...]:
+        """Every flow rule, in the order registered."""
+        return tuple(self._flows.values())
 
     def __getitem__(self, key: str) -> Rule:
         return self._by_key[key]

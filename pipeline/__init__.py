@@ -8,12 +8,13 @@ reconcile). The stages, each a module with one job:
   on record boundaries, workers read their ranges (frames numbered as tshark does);
 - :mod:`.dissect`: link layer (Ethernet/VLAN, SLL, SLL2, null/loop, raw), IPv4/IPv6, TCP;
 - :mod:`.source`: the reading stage: frames keyed by (capture, 4-tuple) or quarantined;
-- :mod:`.connection`: the per-connection function both engines share (roles, 4-tuple
-  reuse, which connections are MQTT), built on :mod:`.reassembly` (TCP, streamed, memory
-  bounded by the out-of-order window), :mod:`.framing` (fixed headers; resynchronisation
-  after gaps), :mod:`.describe` (the codec, control packets) and :mod:`.flow_judge` (the
-  flow tables, both ends; it finds what :mod:`.judge`, two
-  :class:`pubproof.probe.judge_link.LinkJudge`, finds, at a fraction of the cost);
+- :mod:`.connection`: the per-connection function both engines share (4-tuple reuse, the
+  steps below in order), built on :mod:`.detect` (which connections are MQTT, which end is
+  the client), :mod:`.reassembly` (TCP, streamed, memory bounded by the out-of-order
+  window), :mod:`.framing` (fixed headers; resynchronisation after gaps), :mod:`.describe`
+  (the codec, control packets), the judges of :mod:`pubproof.judge` (the link judge over
+  both ends, the close judge), :mod:`.trail` (a finding's evidence) and :mod:`.rows` (the
+  rows it writes, one named tuple per table);
 - :mod:`.engine_python` (one process, no Spark imported) and :mod:`.engine_spark` (one
   Spark job: a secondary sort by (capture, 4-tuple, frame), the same trackers in
   ``mapPartitionsWithIndex``), with its helpers:
@@ -34,19 +35,11 @@ reconcile). The stages, each a module with one job:
   :mod:`.report` (HTML, rule titles from the project's registries), :mod:`.progress`
   (files, bytes, frames and the rate on standard error).
 
-Test and benchmark inputs whose right answer is known (not used by ``pubproof check``):
+Test and benchmark inputs whose right answer is known (not used by ``pubproof check``) are
+the subpackage :mod:`.synth` (the pcap writers, the generator of synthetic captures, the
+faults it injects and the comparison with the expected answer).
 
-- :mod:`.pcapwrite`: byte-correct pcap and pcapng writers of TCP traffic (TCP connections
-  with sequence numbers, IPv4/IPv6 and link framing, snapshot lengths), which tshark reads;
-- :mod:`.synth`: a deterministic generator of large captures of many interleaved MQTT
-  3.1.1 connections (``python -m pubproof.pipeline.synth``), with what a capture of real
-  TCP shows (cut packets, retransmissions, reordering, IPv6), and the expected counts
-  beside it in ``OUT.expected.json``;
-- :mod:`.synth_faults`: the wire and flow faults the generator injects, their rule ids
-  taken from the codec and :func:`pubproof.model.replay.replay`, never written by hand;
-- :mod:`.synth_check`: compares a check's ``violations`` (and ``packets``, reconciliation)
-  with the expected file and lists every disagreement.
-
-Layers: the pipeline imports the model, the reference codec and the probe's framing and
-judging helpers; nothing imports the pipeline but the command line.
+Layers: the pipeline imports the model, the reference codec and the judges
+(:mod:`pubproof.judge`); nothing imports the pipeline but the command line, and it imports
+nothing of the probe (``tests/test_layers.py``).
 """

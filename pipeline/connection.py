@@ -5,22 +5,9 @@ way both engines hand them over (the python engine as it reads, Spark after its 
 sort), and writes rows into a :class:`Sink`. It splits the 4-tuple into connections (a
 SYN with a new initial sequence number starts the next one: ``#0``, ``#1``, ...), and
 runs each through reassembly (:mod:`.reassembly`), framing (:mod:`.framing`), the codec
-(:mod:`.describe`) and the flow judge (:mod:`.flow_judge`).
-
-Which connections are MQTT:
-
-- the server port is one of ``ports`` (default 1883): MQTT. If the client's first bytes
-  are not the start of a CONNECT (protocol name MQTT or MQIsdp) the connection gets status
-  ``not-mqtt`` and its bytes are unparsed with that reason;
-- the server port is one of ``tls_ports`` (8883): status ``encrypted-tls``, every byte
-  unparsed with that reason, nothing parsed;
-- any other port: MQTT when the client's first bytes start a CONNECT (which needs the
-  handshake, so the connection's start, in the capture); otherwise its frames go to
-  quarantine with reason ``tcp-not-mqtt`` (one row per connection).
-
-Until the client's first bytes are there (or ``HOLD_SEGMENTS`` segments went by) the
-segments are held, so nothing is framed before the decision. Roles: the end that sent the
-SYN is the client; without one, the end on a known server port is the server.
+(:mod:`.describe`) and the judges of :mod:`pubproof.judge` (the link judge, both ends, and
+the close judge). Which connections are MQTT, and which end is the client, is
+:mod:`.detect`'s; the evidence of a finding is :mod:`.trail`'s; the rows are :mod:`.rows`.
 
 A capture that starts mid-connection (no SYN): status ``started-mid-connection``; each
 direction hunts for a packet boundary as :mod:`.framing` describes (resynchronise, do not
@@ -33,14 +20,18 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from pubproof.judge.close import CloseJudge, Seen
+from pubproof.judge.close import shown as shown_after_offence
+from pubproof.judge.ends import C2S, S2C, BothEnds
+from pubproof.judge.findings import TOLERATED, Source
+from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
-from pubproof.pipeline.close_judge import CloseJudge, Seen
-from pubproof.pipeline.close_judge import shown as shown_after_offence
+from pubproof.pipeline import detect
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
     Described,
@@ -48,25 +39,26 @@ from pubproof.pipeline.describe import (
     WireError,
     describe,
     evidence_fields,
-    evidence_from,
     payload_head,
     payload_hex,
     readings_for,
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
-from pubproof.pipeline.flow_judge import FlowJudge
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
+from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
+from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
 from pubproof.reference.packets import Publish
 
-HOLD_SEGMENTS = 64
-EVIDENCE_HISTORY = 8  # a finding's evidence: its packet identifier's last packets
-#: identifiers whose last packets are kept (the least recently used is forgotten first), so
-#: a connection's memory does not grow with its length; a finding on an identifier unused
-#: for this many others shows only its own packet
-EVIDENCE_IDS = 64
-_LEVELS = {3: Edition.V31, 4: Edition.V311}
-C2S, S2C = "c2s", "s2c"
+#: builds a named tuple from a tuple of its fields in C, without the named tuple's own
+#: Python-level ``__new__``: the rows and trail entries built once per packet are a
+#: measurable share of the run (``benchmarks/bench_pipeline.py``)
+_new = tuple.__new__
+# the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
+PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
+PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
+#: TCP sequence numbers are 32-bit and wrap
+SEQ_MASK = 0xFFFFFFFF
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,43 +71,6 @@ class Config:
     readings: tuple[tuple[str, str], ...] = ()
     window_bytes: int = WINDOW_BYTES
     window_segments: int = WINDOW_SEGMENTS
-
-
-@dataclass(slots=True)
-class Sink:
-    """Rows of each table, as tuples in column order (see :mod:`.tables`)."""
-
-    packets: list[tuple[Any, ...]] = field(default_factory=list)
-    violations: list[tuple[Any, ...]] = field(default_factory=list)
-    connections: list[tuple[Any, ...]] = field(default_factory=list)
-    quarantine: list[tuple[Any, ...]] = field(default_factory=list)
-
-    def drain(self) -> Iterable[tuple[str, tuple[Any, ...]]]:
-        """Every row so far, tagged with its table; the sink is empty afterwards."""
-        for name in ("packets", "violations", "connections", "quarantine"):
-            rows: list[tuple[Any, ...]] = getattr(self, name)
-            for row in rows:
-                yield name, row
-            rows.clear()
-
-
-def is_connect_start(data: bytes) -> bool:
-    """Whether ``data`` starts like a CONNECT: type 1, flags 0, a Remaining Length, and the
-    protocol name "MQTT" (3.1.1) or "MQIsdp" (3.1). Only the bytes there are checked."""
-    if not data or data[0] != 0x10:
-        return False
-    pos = 1
-    while pos < len(data) and data[pos] & 0x80:
-        pos += 1
-        if pos > 4:
-            return False
-    pos += 1
-    rest = data[pos:]
-    for name in (b"MQTT", b"MQIsdp"):
-        expected = len(name).to_bytes(2, "big") + name
-        if rest[: len(expected)] == expected[: len(rest)]:
-            return True
-    return False
 
 
 class Tracker:
@@ -166,21 +121,12 @@ class Connection:
     def __init__(self, tracker: Tracker, first: Segment, number: int) -> None:
         self.capture, self.config, self.sink = tracker.capture, tracker.config, tracker.sink
         config = self.config
-        if first.flags & SYN:
-            to_client = bool(first.flags & ACK)  # a SYN-ACK goes to the client
-        else:
-            known = config.ports | config.tls_ports
-            to_client = first.sport in known and first.dport not in known
-        if to_client:
-            self.client, self.server = (first.dst, first.dport), (first.src, first.sport)
-        else:
-            self.client, self.server = (first.src, first.sport), (first.dst, first.dport)
+        self.client, self.server = detect.roles(first, config.ports, config.tls_ports)
         self.id = (
             f"{self.capture}:{self.client[0]}:{self.client[1]}-"
             f"{self.server[0]}:{self.server[1]}#{number}"
         )
-        port = self.server[1]
-        self.mode = "tls" if port in config.tls_ports else "mqtt" if port in config.ports else "?"
+        self.mode = detect.mode(self.server[1], config.ports, config.tls_ports)
         self.client_isn: int | None = None
         self.held: list[tuple[int, Segment]] | None = []  # until the decision; then None
         self.first_frame = self.last_frame = 0
@@ -199,9 +145,9 @@ class Connection:
         self.protocol: str | None = None
         self.client_id: str | None = None
         self.clean_session: bool | None = None
-        self.judge: FlowJudge | None = FlowJudge()
+        self.judge: BothEnds | None = BothEnds()
         # per packet identifier, its last packets, as what their evidence is built from
-        self.history: dict[int, deque[Recent]] = {}
+        self.trail = Trail(self.id)
         self.closed: str | None = None
         self.fins: set[str] = set()  # the directions that sent a FIN
         self.fin_seq: dict[str, int] = {}  # direction -> its FIN's sequence number
@@ -235,21 +181,11 @@ class Connection:
     def _decide(self, *, final: bool) -> None:
         """Decide, from the client's first bytes, whether this is MQTT; then replay."""
         assert self.held is not None
-        if self.mode == "tls":
-            verdict = "tls"
-        elif self.client_isn is None:
-            # no handshake: the client's first bytes are not in the capture
-            verdict = "mqtt" if self.mode == "mqtt" else "other"
-        else:
-            first = self._first_client_bytes()
-            if first is None and not final and len(self.held) < HOLD_SEGMENTS:
-                return
-            if first is not None and is_connect_start(first):
-                verdict = "mqtt"
-            elif self.mode == "mqtt":
-                verdict = "mqtt" if first is None else "not-mqtt"
-            else:
-                verdict = "other"
+        handshake = self.client_isn is not None
+        first = self._first_client_bytes() if handshake and self.mode != "tls" else None
+        verdict = detect.verdict(self.mode, handshake, first, final=final, held=len(self.held))
+        if verdict is None:
+            return
         held, self.held = self.held, None
         if verdict == "other":
             self.mode = "other"
@@ -272,7 +208,7 @@ class Connection:
         assert self.held is not None
         if self.client_isn is None:
             return None  # without the handshake there is no first byte to look at
-        start = (self.client_isn + 1) & 0xFFFFFFFF
+        start = (self.client_isn + 1) & SEQ_MASK
         for _, segment in self.held:
             mine = (segment.src, segment.sport) == self.client
             if mine and segment.payload and segment.seq == start:
@@ -305,14 +241,14 @@ class Connection:
                     return
         if segment.flags & SYN:
             stream.syn(segment.seq)
-            seq = (segment.seq + 1) & 0xFFFFFFFF
+            seq = (segment.seq + 1) & SEQ_MASK
         else:
             seq = segment.seq
         if segment.flags & RST:
             self.closed = "rst"
         elif segment.flags & FIN:
             self.fins.add(direction)
-            self.fin_seq[direction] = (seq + len(segment.payload)) & 0xFFFFFFFF
+            self.fin_seq[direction] = (seq + len(segment.payload)) & SEQ_MASK
             if self.closed is None:
                 self.closed = "fin"
         self.payload[direction] += len(segment.payload)
@@ -327,10 +263,10 @@ class Connection:
             # then grows with the connections open at once, not with the capture)
             for each in self.streams.values():
                 each.forget_history()
-            if self.history and self._all_delivered():
+            if self.trail and self._all_delivered():
                 # nor packets to come whose findings would need the evidence trail: the
                 # last packets per identifier (most of what a connection holds) go too
-                self.history.clear()
+                self.trail.clear()
 
     def _all_delivered(self) -> bool:
         """Whether no segment waits in either direction and each FIN's sequence number is
@@ -340,7 +276,7 @@ class Connection:
                 return False
             fin = self.fin_seq.get(direction)
             if fin is not None and (
-                stream.base is None or (stream.base + stream.next) & 0xFFFFFFFF != fin
+                stream.base is None or (stream.base + stream.next) & SEQ_MASK != fin
             ):
                 return False
         return True
@@ -386,9 +322,10 @@ class Connection:
                 item.frame,
                 item.offset,
                 "malformed",
+                Source.FRAMING,
                 (rule.id_for(edition),),
                 item.message,
-                [self._entry(direction, item.frame, item.offset, entry)],
+                [self.trail.entry(direction, item.frame, item.offset, entry)],
             )
             return
         self._packet(direction, item.frame, item.first_frame, item.offset, item.data, item)
@@ -410,17 +347,17 @@ class Connection:
                         fields=shown_after_offence(data))  # fmt: skip
             self.closing.packet(seen, data)
         decoder = self.decoder
-        if self.FAST and 3 <= kind <= 7 and decoder is not None:
+        if self.FAST and PUBLISH <= kind <= PUBCOMP and decoder is not None:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
             packet = decoder.decode(data)
             if isinstance(packet, Publish):
                 self.packets += 1
                 packet_id, payload_len = packet.packet_id, len(packet.payload)
-                self.sink.packets.append((
+                self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, packet.topic, packet_id,
                     payload_len, None, None,
-                ))  # fmt: skip
+                )))  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
                     head = data[start : start + EVIDENCE_PAYLOAD]
@@ -434,11 +371,11 @@ class Connection:
                 return
             if not isinstance(packet, WireError):
                 self.packets += 1
-                name, packet_id = _ACK_NAMES[kind], packet.packet_id
-                self.sink.packets.append((
+                name, packet_id = ACKS[kind], packet.packet_id
+                self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
-                ))  # fmt: skip
+                )))  # fmt: skip
                 if self.judge is not None:
                     fields = {"type": name, "packet_id": packet_id}
                     self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
@@ -446,25 +383,25 @@ class Connection:
                 return
         edition = self.edition
         described = describe(data, edition, self.readings if edition is not None else None)
-        if kind == 12 or kind == 13:  # PINGREQ, PINGRESP: [MQTT-4.8.0-1] evidence
+        if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
             self.pings[direction] += 1
         if described.type == "CONNECT" and direction == C2S and self.level is None:
             self._connect(described)
         self.packets += 1
         error = described.error
-        self.sink.packets.append((
+        self.sink.packets.append(_new(PacketRow, (
             self.capture, self.id, direction, frame, first_frame, offset,
             len(data), described.type, described.dup, described.qos, described.retain,
             described.topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
-        ))  # fmt: skip
+        )))  # fmt: skip
         if error is None and described.packet_id is None and described.type not in _JUDGED:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         if error is not None:
             shown = evidence_fields(described, data)
-            entry = self._entry(direction, frame, offset, shown)
+            entry = self.trail.entry(direction, frame, offset, shown)
             self.flags.add("malformed" if error.kind == "malformed" else "violations")
-            if 3 <= kind <= 7 and edition is not None and self.judge is not None:
+            if PUBLISH <= kind <= PUBCOMP and edition is not None and self.judge is not None:
                 self._offence(Seen(direction=direction, frame=frame, offset=offset,
                                    fields=shown), data, edition)  # fmt: skip
             at = offset + error.offset
@@ -473,6 +410,7 @@ class Connection:
                 framed.frame_at(at) if framed is not None else frame,
                 at,
                 error.kind,
+                Source.CODEC,
                 (error.rule,) if error.rule else (),
                 error.message,
                 [entry],
@@ -511,15 +449,18 @@ class Connection:
         for offence, finding in self.closing.findings():
             assert offence.answered is not None
             shown = dict.fromkeys((offence.packet, *offence.answered))  # each packet once
-            evidence = [self._entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown]
+            evidence = [
+                self.trail.entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown
+            ]
             answer = offence.answered[1]
-            if finding.verdict != "tolerated":
+            if finding.verdict != TOLERATED:
                 self.flags.add("violations")
             self._violation(
                 answer.direction,
                 answer.frame,
                 answer.offset,
                 finding.verdict,
+                finding.source,
                 finding.rules,
                 finding.message,
                 evidence,
@@ -534,7 +475,7 @@ class Connection:
         self.client_id = fields.get("client_id")
         self.clean_session = fields.get("clean_session")
         if self.config.edition is None:
-            self.edition = _LEVELS.get(self.level) if self.level is not None else None
+            self.edition = LEVELS.get(self.level) if self.level is not None else None
             if self.edition is None:
                 self.flags.add("unsupported-level")
                 self.decoder = None
@@ -558,10 +499,11 @@ class Connection:
     ) -> None:
         """Judge one packet: ``fields`` for the judge, ``shown`` (the same without the
         payload) and ``head`` (:func:`.payload_head`) for the evidence."""
-        recent = (direction, frame, offset, shown, payload_len, head)
+        recent = _new(Recent, (direction, frame, offset, shown, payload_len, head))
         trail: deque[Recent] | None = None
-        if packet_id is not None and kind in _FLOW_TYPES:
-            history = self.history
+        if packet_id is not None and kind in FLOW_TYPES:
+            # Trail.note, inlined: this runs once per judged packet
+            history = self.trail.history
             trail = history.pop(packet_id, None)  # re-inserted last: most recent
             if trail is None:
                 trail = deque(maxlen=EVIDENCE_HISTORY)
@@ -576,26 +518,18 @@ class Connection:
         if not found:
             return
         # the evidence is built only now: the packet's identifier's last packets, or itself
-        evidence = [self._recent_entry(r) for r in (trail or (recent,))]
+        evidence = self.trail.evidence(trail or (recent,))
         for finding in found:
             self._violation(
                 direction,
                 frame,
                 offset,
                 finding.verdict,
+                finding.source,
                 finding.rules,
                 finding.message,
                 evidence,
             )
-
-    def _recent_entry(self, recent: Recent) -> dict[str, Any]:
-        direction, frame, offset, fields, payload_len, head = recent
-        return self._entry(direction, frame, offset, evidence_from(fields, payload_len, head))
-
-    def _entry(
-        self, direction: str, frame: int, offset: int, fields: dict[str, Any]
-    ) -> dict[str, Any]:
-        return {**fields, "dir": direction, "conn": self.id, "frame": frame, "offset": offset}
 
     def _violation(
         self,
@@ -603,18 +537,20 @@ class Connection:
         frame: int,
         offset: int,
         kind: str,
+        source: str,
         rules: tuple[str, ...],
         message: str,
         evidence: list[dict[str, Any]],
     ) -> None:
+        """A finding about the end that sends ``direction``, by the judge ``source``."""
         role = "client" if direction == C2S else "server"
-        if kind == "tolerated":
+        if kind == TOLERATED:
             self.tolerated += 1
         else:
             self.violations += 1
-        self.sink.violations.append((
+        self.sink.violations.append(ViolationRow(
             self.capture, self.id, direction, frame, offset, rules[0] if rules else None,
-            ",".join(rules), kind, role, self._endpoint(role), message,
+            ",".join(rules), kind, source, role, self._endpoint(role), message,
             json.dumps(evidence, sort_keys=True, ensure_ascii=False),
         ))  # fmt: skip
 
@@ -630,7 +566,7 @@ class Connection:
         if self.held is not None:
             self._decide(final=True)
         if self.mode == "other":
-            self.sink.quarantine.append((
+            self.sink.quarantine.append(QuarantineRow(
                 self.capture, self.first_frame, self.last_frame, self.frames, "tcp-not-mqtt",
                 self.id, None, self.quarantined,
                 "a TCP connection on no MQTT port whose client's first bytes are no CONNECT",
@@ -643,7 +579,7 @@ class Connection:
         self._closing_findings()
         self.sink.connections.append(self._row())
 
-    def _row(self) -> tuple[Any, ...]:
+    def _row(self) -> ConnectionRow:
         unparsed: dict[str, int] = {}
         framed = missing = 0
         for direction in (C2S, S2C):
@@ -662,7 +598,7 @@ class Connection:
             self.flags.add("open-at-end")
         status = ",".join(sorted(self.flags)) or "complete"
         edition = self.edition.value if self.edition is not None else None
-        return (
+        return ConnectionRow(
             self.capture, self.id, f"{self.client[0]}:{self.client[1]}",
             f"{self.server[0]}:{self.server[1]}", self.client_id, self.protocol, self.level,
             edition, self.clean_session, self.first_frame, self.last_frame, self.frames,
@@ -672,11 +608,6 @@ class Connection:
         )  # fmt: skip
 
 
-_FLOW_TYPES = ("PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
-#: a judged packet as its evidence needs it: direction, frame, offset, fields (without the
-#: payload), payload length, and the head of its payload
-#: (:func:`~pubproof.pipeline.describe.payload_head`)
-Recent = tuple[str, int, int, Mapping[str, Any], int | None, bytes]
+FLOW_TYPES = frozenset(ACKS.values()) | {"PUBLISH"}
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
-_ACK_NAMES = ("", "", "", "PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
 _SYN_FIN_RST = SYN | FIN | RST

@@ -1,6 +1,6 @@
 """What one framed packet says: PUBLISH and its acknowledgements decoded by the project's
 codec (:class:`pubproof.reference.codec.Decoder`, so its errors name the rule and the byte
-offset), every other packet described by :func:`pubproof.probe.control.describe`.
+offset), every other packet described by :func:`pubproof.judge.packets.describe`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from pubproof.judge.packets import (
+    CONTROL_TYPES,
+    DUP_FLAG,
+    PUBLISH_FAMILY,
+    QOS_BITS,
+    QOS_SHIFT,
+    RETAIN_FLAG,
+    PacketType,
+    header_length,
+    type_name,
+)
+from pubproof.judge.packets import describe as describe_control
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import READINGS, Edition
-from pubproof.probe.control import CONTROL_TYPES
-from pubproof.probe.control import describe as describe_control
-from pubproof.probe.frames import PUBLISH_FAMILY, header_length, type_name
 from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.packets import Packet, Publish
@@ -168,8 +177,12 @@ def _publish_family(
     result = decode_publish_family(data, edition, readings)
     if isinstance(result, WireError):
         flags: dict[str, Any] = {}
-        if first >> 4 == 3:
-            flags = {"dup": bool(first & 0x08), "qos": first >> 1 & 3, "retain": bool(first & 1)}
+        if first >> 4 == PacketType.PUBLISH:
+            flags = {
+                "dup": bool(first & DUP_FLAG),
+                "qos": (first & QOS_BITS) >> QOS_SHIFT,
+                "retain": bool(first & RETAIN_FLAG),
+            }
         return Described(type=name, fields={"type": name, **flags}, error=result, **flags)
     if isinstance(result, Publish):
         return Described(

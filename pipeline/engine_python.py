@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pubproof.pipeline.capture import Plan
-from pubproof.pipeline.connection import Config, Sink, Tracker
+from pubproof.pipeline.connection import Config, Tracker
 from pubproof.pipeline.output import TableWriter, rows_of
+from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
 from pubproof.pipeline.summary import summarize
 

@@ -41,12 +41,13 @@ from typing import Any
 
 from pubproof.pipeline import shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan
-from pubproof.pipeline.connection import Config, Sink, Tracker
+from pubproof.pipeline.connection import Config, Tracker
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
+from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.source import QUARANTINE_GROUP, problem_row
 from pubproof.pipeline.staging import STAGE_RUN_ROWS
-from pubproof.pipeline.summary import EXAMPLE_ORDER, GROUP, summarize
+from pubproof.pipeline.summary import EXAMPLE_COLUMNS, EXAMPLE_ORDER, GROUP, summarize
 from pubproof.pipeline.tables import SORT_KEYS, spark_schema
 
 ROW_TABLES = ("packets", "violations", "connections", "quarantine")
@@ -331,10 +332,7 @@ def _summary(spark: Any, out: str, on_driver: bool) -> None:
             *GROUP,
             "count",
             "connections",
-            *(
-                F.col(f"example.{c}").alias(f"example_{c}")
-                for c in ("capture", "connection", "frame", "offset", "message", "evidence")
-            ),
+            *(F.col(f"example.{c}").alias(f"example_{c}") for c in EXAMPLE_COLUMNS),
         )
     )
     summary = spark.createDataFrame(summary.rdd, spark_schema("summary"))

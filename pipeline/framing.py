@@ -30,15 +30,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from pubproof.judge.packets import (
+    FLAGS_0010,
+    QOS_BITS,
+    RL_MORE,
+    FrameError,
+    PacketType,
+    header_length,
+)
 from pubproof.pipeline.reassembly import Data, Gap
-from pubproof.probe.frames import FrameError, header_length
 
 RESYNC_MIN = 4
+T = PacketType
 #: first byte -> the Remaining Length the type fixes (None: any); PUBLISH is checked apart
 _PLAUSIBLE: dict[int, int | None] = {
-    0x10: None, 0x20: 2, 0x40: 2, 0x50: 2, 0x62: 2, 0x70: 2, 0x82: None, 0x90: None,
-    0xA2: None, 0xB0: 2, 0xC0: 0, 0xD0: 0, 0xE0: 0,
+    T.CONNECT << 4: None, T.CONNACK << 4: 2, T.PUBACK << 4: 2, T.PUBREC << 4: 2,
+    T.PUBREL << 4 | FLAGS_0010: 2, T.PUBCOMP << 4: 2, T.SUBSCRIBE << 4 | FLAGS_0010: None,
+    T.SUBACK << 4: None, T.UNSUBSCRIBE << 4 | FLAGS_0010: None, T.UNSUBACK << 4: 2,
+    T.PINGREQ << 4: 0, T.PINGRESP << 4: 0, T.DISCONNECT << 4: 0,
 }  # fmt: skip
+_PUBLISH = int(T.PUBLISH)
+#: the highest type number that is not reserved (15 is)
+_LAST_TYPE = int(T.DISCONNECT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +102,8 @@ def plausible_chain(data: bytes) -> bool:
         if header is None:
             return False
         size, length = header
-        if first >> 4 == 3:
-            if first & 0x06 == 0x06 or length < 2:
+        if first >> 4 == _PUBLISH:
+            if first & QOS_BITS == QOS_BITS or length < 2:  # QoS 3, or no topic length
                 return False
         elif first not in _PLAUSIBLE:
             return False
@@ -111,7 +124,7 @@ def short_packets(data: bytes | bytearray) -> Iterator[int]:
     size, pos = len(data), 0
     while pos + 1 < size:
         length = data[pos + 1]
-        if length & 0x80 or not 0 < data[pos] >> 4 < 15:
+        if length & RL_MORE or not 0 < data[pos] >> 4 <= _LAST_TYPE:
             return  # a longer Remaining Length or a reserved type
         end = pos + 2 + length
         if end > size:

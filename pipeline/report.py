@@ -145,12 +145,12 @@ def _summary_table(summary: list[dict[str, Any]]) -> str:
         f"<td><code>{escape(r['endpoint'])}</code></td><td><code>{escape(r['rule'] or '-')}"
         f"</code></td><td>{escape(r['kind'])}</td><td class=n>{r['count']:,}</td>"
         f"<td class=n>{r['connections']:,}</td><td>{escape(r['example_capture'])} frame "
-        f"{r['example_frame']}</td></tr>"
+        f"{r['example_frame']}</td><td>{escape(_show(r.get('example_source')))}</td></tr>"
         for r in summary
     )
     head = (
         "<tr><th>role</th><th>endpoint</th><th>rule</th><th>kind</th><th>count</th>"
-        "<th>connections</th><th>first example</th></tr>"
+        "<th>connections</th><th>first example</th><th>its judge</th></tr>"
     )
     return f"<table>{head}{rows}</table>"
 
@@ -184,6 +184,7 @@ def _example(row: dict[str, Any]) -> str:
         f'<h3 id="{escape(str(row["rule"]))}"><code>{escape(row["rule"] or "-")}</code> '
         f"({escape(row['kind'])}) by {escape(row['role'])} <code>{escape(row['endpoint'])}"
         f"</code></h3><p>{escape(row['example_message'])}<br>"
+        f"found by the {escape(_show(row.get('example_source')))} judge, "
         f"<code>{escape(row['example_connection'])}</code>, frame {row['example_frame']}, "
         f"stream offset {row['example_offset']}</p>"
         f'<table class="evidence"><tr>{head}</tr>{"".join(lines)}</table>'

@@ -16,6 +16,7 @@ from typing import Any
 
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split, plan, read_frames
 from pubproof.pipeline.dissect import Segment, dissect
+from pubproof.pipeline.rows import QuarantineRow
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
 QUARANTINE_GROUP = ""  # the key group of frames that go straight to quarantine
@@ -77,10 +78,10 @@ def plans(captures: Sequence[Capture], split_bytes: int = DEFAULT_SPLIT_BYTES) -
     return [plan(c.name, c.path, split_bytes) for c in captures]
 
 
-def problem_row(problem: Problem) -> tuple[Any, ...]:
+def problem_row(problem: Problem) -> QuarantineRow:
     """The quarantine row of a problem found while planning or reading."""
     frames = 1 if problem.frame is not None else 0
-    return (
+    return QuarantineRow(
         problem.capture,
         problem.frame,
         problem.frame,
@@ -120,7 +121,7 @@ def keyed_frames(split: Split) -> Iterator[Keyed]:
             detail = REASONS.get(result, result)
             if result == "unsupported-link-type":
                 detail = f"{detail} ({linktype})"
-            row = (capture, frame, frame, 1, result, None, None, caplen, detail)
+            row = QuarantineRow(capture, frame, frame, 1, result, None, None, caplen, detail)
             yield QUARANTINE_GROUP, frame, row
             continue
         endpoints = result[:4]

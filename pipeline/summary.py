@@ -12,7 +12,11 @@ from pubproof.pipeline.tables import VIOLATIONS, index
 
 _V = index(VIOLATIONS)
 #: the example's order: these columns of the violation row, in this order
-EXAMPLE_ORDER = ("capture", "frame", "offset", "connection", "direction", "message", "evidence")
+EXAMPLE_ORDER = (
+    "capture", "frame", "offset", "connection", "direction", "message", "evidence", "source",
+)  # fmt: skip
+#: the example's columns in the summary row (``example_`` + each)
+EXAMPLE_COLUMNS = ("capture", "connection", "frame", "offset", "message", "evidence", "source")
 GROUP = ("role", "endpoint", "rule", "kind")
 
 
@@ -40,10 +44,7 @@ def summarize(violations: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
             *key,
             count,
             len(connections),
-            *(
-                example[_V[c]]
-                for c in ("capture", "connection", "frame", "offset", "message", "evidence")
-            ),
+            *(example[_V[c]] for c in EXAMPLE_COLUMNS),
         )
         for key, (count, connections, example) in groups.items()
     ]

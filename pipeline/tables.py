@@ -1,6 +1,7 @@
 """The output tables: their columns, types and sort order, declared once for both engines.
 
-Rows travel as plain tuples in column order (cheap to pickle between Spark workers); the
+Rows travel as tuples in column order (the named tuples of :mod:`.rows`, cheap to pickle
+between Spark workers); the
 python engine turns them into Arrow tables with :func:`arrow_schema`, the Spark engine into
 DataFrames with the equivalent Spark schema, and both write Parquet with these exact
 types, so the files compare equal whichever engine wrote them.
@@ -25,8 +26,8 @@ PACKETS: Columns = (
 VIOLATIONS: Columns = (
     ("capture", "string"), ("connection", "string"), ("direction", "string"),
     ("frame", "long"), ("offset", "long"), ("rule", "string"), ("rules", "string"),
-    ("kind", "string"), ("role", "string"), ("endpoint", "string"), ("message", "string"),
-    ("evidence", "string"),
+    ("kind", "string"), ("source", "string"), ("role", "string"), ("endpoint", "string"),
+    ("message", "string"), ("evidence", "string"),
 )  # fmt: skip
 CONNECTIONS: Columns = (
     ("capture", "string"), ("connection", "string"), ("client", "string"),
@@ -46,7 +47,7 @@ SUMMARY: Columns = (
     ("role", "string"), ("endpoint", "string"), ("rule", "string"), ("kind", "string"),
     ("count", "long"), ("connections", "long"), ("example_capture", "string"),
     ("example_connection", "string"), ("example_frame", "long"), ("example_offset", "long"),
-    ("example_message", "string"), ("example_evidence", "string"),
+    ("example_message", "string"), ("example_evidence", "string"), ("example_source", "string"),
 )  # fmt: skip
 
 TABLES: Mapping[str, Columns] = MappingProxyType({

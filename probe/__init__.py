@@ -4,7 +4,8 @@
 Session, made to misbehave where a check needs it), runs the catalog of checks
 (:mod:`~pubproof.probe.catalog`) and judges every packet that comes back, every silence and
 every closed connection with the model: the wire format (:mod:`pubproof.model.wire`) and
-the flow tables (:mod:`pubproof.model.flows`). Each check gives ``pass``, ``tolerated``,
+the flow tables (:mod:`pubproof.model.flows`), through the judges of
+:mod:`pubproof.judge`. Each check gives ``pass``, ``tolerated``,
 ``violation``, ``no-answer`` or ``error``, with the rule ids and the trace it rests on; the
 verdict is a function of the trace alone (:func:`rejudge`).
 
@@ -13,39 +14,17 @@ The probe contacts only its target, bounds every wait, and never hangs.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pubproof.model.editions import Edition, resolve_readings
-
-if TYPE_CHECKING:
-    from pubproof.probe.catalog import BY_ID, CHECKS, select
-    from pubproof.probe.check import Check
-    from pubproof.probe.findings import VERDICTS, Judgement
-    from pubproof.probe.report import CheckResult, Report
-    from pubproof.probe.runner import probe
-    from pubproof.probe.target import Target
-    from pubproof.probe.timing import Timing
-
-# The names below are imported when first used: the capture pipeline imports a few of the
-# probe's modules (its packet descriptions and flow findings) and should not pay for the
-# catalog, the clients and the runner each time a worker starts.
-_LAZY = {
-    "BY_ID": "catalog", "CHECKS": "catalog", "select": "catalog", "Check": "check",
-    "VERDICTS": "findings", "Judgement": "findings", "CheckResult": "report",
-    "Report": "report", "probe": "runner", "safe_judge": "runner", "Target": "target",
-    "Timing": "timing",
-}  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+from pubproof.probe.catalog import BY_ID, CHECKS, select
+from pubproof.probe.check import Check
+from pubproof.probe.findings import VERDICTS, Judgement
+from pubproof.probe.report import CheckResult, Report
+from pubproof.probe.runner import probe, safe_judge
+from pubproof.probe.target import Target
+from pubproof.probe.timing import Timing
 
 
 def rejudge(
@@ -55,9 +34,6 @@ def rejudge(
     readings: Mapping[str, str] | None = None,
 ) -> Judgement:
     """Judge a check's evidence (e.g. from a JSON report) again with the model."""
-    from pubproof.probe.catalog import BY_ID
-    from pubproof.probe.runner import safe_judge
-
     return safe_judge(BY_ID[check_id], evidence, edition, resolve_readings(edition, readings))
 
 

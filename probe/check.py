@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pubproof.judge.describe import describe
+from pubproof.judge.findings import Finding, Source
 from pubproof.model.editions import Edition
 from pubproof.probe.context import CheckContext
 from pubproof.probe.evidence import Entry
-from pubproof.probe.findings import Finding, Judgement, conclude, error, missing, violation
-from pubproof.probe.judge_link import describe
+from pubproof.probe.findings import Judgement, conclude, error, missing, violation
 from pubproof.probe.judge_wire import frame_findings
 from pubproof.probe.view import View
 
@@ -74,9 +75,10 @@ def probe_findings(view: View) -> list[Finding]:
             findings.append(error(f"the probe failed: {entry.get('message')}"))
         elif event == "timeout":
             waited = f"waited {entry.get('seconds')} s for {entry.get('waiting_for')}"
-            findings.append(missing(f"{entry['client']}: {waited}"))
+            findings.append(missing(f"{entry['client']}: {waited}", source=Source.PROBE))
         elif event == "deadline":
-            findings.append(missing(entry.get("message") or "the check reached its hard deadline"))
+            message = entry.get("message") or "the check reached its hard deadline"
+            findings.append(missing(message, source=Source.PROBE))
         elif entry.get("type") == "CONNACK" and entry.get("return_code", 0) != 0:
             code = entry["return_code"]
             findings.append(error(f"{entry['client']}: the broker refused CONNECT (code {code})"))
@@ -108,5 +110,6 @@ def close_findings(view: View) -> list[Finding]:
                 findings.append(error(message + f"(does it speak MQTT {edition}?)"))
             elif state.get(client) == "connected":
                 message = f"{client}: the broker closed the connection after {after}"
-                findings.append(violation(message + ", which the model accepts"))
+                message += ", which the model accepts"
+                findings.append(violation(message, source=Source.CLOSE))
     return findings

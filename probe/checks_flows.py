@@ -2,7 +2,7 @@
 PUBLISH before PUBREL; PUBREL for an identifier the broker does not hold; DUP as forwarded.
 
 The publisher and the subscriber are the reference Session; what the broker owes each of
-them is judged by the flow tables (:mod:`pubproof.probe.judge_link`), the deliveries by
+them is judged by the flow tables (:mod:`pubproof.judge.link`), the deliveries by
 :mod:`pubproof.probe.expect`.
 """
 
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from pubproof.judge.findings import Finding
 from pubproof.probe.check import Check, Judge, Run, fixed
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import delivered, effective_qos
-from pubproof.probe.findings import Finding, passed
+from pubproof.probe.findings import passed
 from pubproof.probe.steps import connected, subscriber
 from pubproof.probe.view import View
 from pubproof.reference.packets import PubRec, PubRel

@@ -7,10 +7,11 @@ irrespective of the setting of its DUP flag." [MQTT-4.3.3-2] likewise after PUBC
 
 from __future__ import annotations
 
+from pubproof.judge.findings import Finding
 from pubproof.probe.check import Check, fixed
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import delivered, effective_qos
-from pubproof.probe.findings import Finding, passed
+from pubproof.probe.findings import passed
 from pubproof.probe.steps import connected, subscriber
 from pubproof.probe.view import View
 from pubproof.reference.session import Session

@@ -4,12 +4,13 @@ left alone by a message without RETAIN (MQTT 3.1.1 section 3.3.1.3)."""
 
 from __future__ import annotations
 
+from pubproof.judge.findings import Finding
 from pubproof.model.trace import PublishP
 from pubproof.probe.check import Check, Judge, Run, fixed
 from pubproof.probe.client import Client
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import copies, delivered, effective_qos, label, retain_flag
-from pubproof.probe.findings import Finding, passed, tolerated, violation
+from pubproof.probe.findings import passed, tolerated, violation
 from pubproof.probe.steps import clear_retained, connected, subscriber
 from pubproof.probe.view import View
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pubproof.judge.findings import Finding
 from pubproof.probe.check import Check, fixed
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import copies, delivered, label
-from pubproof.probe.findings import Finding, passed
+from pubproof.probe.findings import passed
 from pubproof.probe.steps import connected, end_session, subscriber
 from pubproof.probe.view import View
 from pubproof.reference.packets import Packet, PubComp, Publish, PubRec, PubRel

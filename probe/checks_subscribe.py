@@ -3,10 +3,11 @@ lower of the published QoS and the granted one."""
 
 from __future__ import annotations
 
+from pubproof.judge.findings import Finding
 from pubproof.probe.check import Check, fixed
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import EFFECTIVE_QOS, copies, delivered, label
-from pubproof.probe.findings import Finding, missing, passed, tolerated, violation
+from pubproof.probe.findings import missing, passed, tolerated, violation
 from pubproof.probe.steps import connected, subscriber
 from pubproof.probe.view import View
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pubproof.judge.close import close_rules
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
 from pubproof.model.rules import Rule
 from pubproof.model.wire import encode_remaining_length
 from pubproof.probe.check import Check, Rules, Run
 from pubproof.probe.context import CheckContext
-from pubproof.probe.judge_wire import case_findings, close_rules
+from pubproof.probe.judge_wire import case_findings
 from pubproof.probe.steps import connected, observe, subscriber
 from pubproof.reference.packets import Publish, PubRec, PubRel
 

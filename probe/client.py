@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
-from pubproof.probe import control
 from pubproof.probe.evidence import Entry, Recorder
 from pubproof.probe.link import Link, ProbeError, Received
 from pubproof.probe.target import Target

@@ -16,8 +16,8 @@ import selectors
 import time
 from collections.abc import Callable, Mapping
 
+from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
-from pubproof.probe import control
 from pubproof.probe.client import Client
 from pubproof.probe.evidence import LIVENESS_CLIENT, Recorder
 from pubproof.probe.link import Link, ProbeError

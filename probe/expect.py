@@ -1,15 +1,16 @@
 """What checks expect of deliveries, as findings.
 
-The deliveries are those of a model client (:mod:`pubproof.probe.judge_link`): what a
+The deliveries are those of a model client (:mod:`pubproof.judge.link`): what a
 well-behaved client hands its application from the packets the broker sent, duplicates of
 QoS 2 flows already set aside as the tables say.
 """
 
 from __future__ import annotations
 
+from pubproof.judge.findings import Finding
 from pubproof.model.trace import PublishP
 from pubproof.probe.evidence import received, sent
-from pubproof.probe.findings import Finding, missing, passed, tolerated, violation
+from pubproof.probe.findings import missing, passed, tolerated, violation
 from pubproof.probe.view import View
 
 #: [MQTT-4.5.0-1] "When a Server takes ownership of an incoming Application Message it MUST

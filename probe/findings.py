@@ -7,6 +7,9 @@ variant or reading named), broke a rule (``violation``), or never did something 
 life after the probe's last wait ran out, and ``violation`` when it did (it answers, just
 not this). The verdict is the worst finding: ``error`` (the probe could not run the check)
 over ``violation`` over ``no-answer`` over ``tolerated`` over ``pass``.
+
+Findings are :class:`pubproof.judge.findings.Finding`: each names the judge that produced
+it (``source``), and a verdict names the judges of its decisive findings.
 """
 
 from __future__ import annotations
@@ -14,58 +17,49 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-PASS = "pass"
-TOLERATED = "tolerated"
+from pubproof.judge.findings import ERROR, MISSING, PASS, TOLERATED, VIOLATION, Finding, Source
+
 NO_ANSWER = "no-answer"
-VIOLATION = "violation"
-ERROR = "error"
-MISSING = "missing"  # a finding only: becomes no-answer or violation
 
 VERDICTS = (PASS, TOLERATED, NO_ANSWER, VIOLATION, ERROR)
 _RANK = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One thing the judge found, with the rule ids it rests on."""
-
-    verdict: str  # one of VERDICTS, or MISSING
-    rules: tuple[str, ...]
-    message: str
-
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    """The verdict of a check, the rule ids it rests on and what it says."""
+    """The verdict of a check, the rule ids it rests on, what it says, and the judges of
+    its decisive findings (``source``, comma-separated, each once)."""
 
     verdict: str
     rules: tuple[str, ...]
     message: str
+    source: str = Source.PROBE
 
 
-def passed(message: str, *rules: str) -> Finding:
+def passed(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
     """A finding that the broker did what the model says."""
-    return Finding(PASS, rules, message)
+    return Finding(verdict=PASS, rules=rules, message=message, source=source)
 
 
-def tolerated(message: str, *rules: str) -> Finding:
+def tolerated(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
     """A finding of a variant the texts permit or a reading they leave open."""
-    return Finding(TOLERATED, rules, message)
+    return Finding(verdict=TOLERATED, rules=rules, message=message, source=source)
 
 
-def violation(message: str, *rules: str) -> Finding:
+def violation(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
     """A finding that the broker broke a rule."""
-    return Finding(VIOLATION, rules, message)
+    return Finding(verdict=VIOLATION, rules=rules, message=message, source=source)
 
 
-def missing(message: str, *rules: str) -> Finding:
+def missing(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
     """A finding that the broker never did something it owes."""
-    return Finding(MISSING, rules, message)
+    return Finding(verdict=MISSING, rules=rules, message=message, source=source)
 
 
-def error(message: str) -> Finding:
+def error(message: str, *, source: str = Source.PROBE) -> Finding:
     """A finding that the probe could not run the check."""
-    return Finding(ERROR, (), message)
+    return Finding(verdict=ERROR, rules=(), message=message, source=source)
 
 
 def conclude(
@@ -77,11 +71,14 @@ def conclude(
 ) -> Judgement:
     """The verdict of a check from its findings; ``silence`` heads a no-answer message."""
     resolved = [
-        Finding(VIOLATION if broker_alive else NO_ANSWER, f.rules, f.message)
+        Finding(
+            verdict=VIOLATION if broker_alive else NO_ANSWER, rules=f.rules, message=f.message,
+            source=f.source, role=f.role, evidence=f.evidence,
+        )
         if f.verdict == MISSING
         else f
         for f in findings
-    ]
+    ]  # fmt: skip
     if not resolved:
         resolved = [passed("the broker did what the model says")]
     worst = max(_RANK[f.verdict] for f in resolved)
@@ -91,7 +88,8 @@ def conclude(
     message = "; ".join(_unique(f.message for f in decisive))
     if verdict == NO_ANSWER and silence:
         message = f"{silence}: {message}"
-    return Judgement(verdict, tuple(rules), message)
+    source = ",".join(_unique(f.source for f in decisive))
+    return Judgement(verdict, tuple(rules), message, source)
 
 
 def _unique(items: Iterable[str]) -> list[str]:

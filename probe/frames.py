@@ -4,7 +4,7 @@ The splitter reads only the fixed header (type byte and Remaining Length) and so
 every packet type, which pubproof's codec does not (it rejects all but PUBLISH and its
 acknowledgements with rule PP-scope-packet-type). :func:`describe_bytes` then decodes a
 PUBLISH-family packet with the reference decoder (giving ``P``, the format of ``pubproof
-decode``) and any other packet with :mod:`pubproof.probe.control`.
+decode``) and any other packet with :mod:`pubproof.judge.packets`.
 """
 
 from __future__ import annotations
@@ -12,40 +12,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pubproof.judge.packets import (
+    CONTROL_TYPES,
+    PUBLISH_FAMILY,
+    FrameError,
+    describe,
+    header_length,
+    type_name,
+)
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
-from pubproof.probe.control import CONTROL_TYPES, describe
 from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.jsonform import to_p
 from pubproof.reference.packets import Ack, Packet, Publish
 
-PUBLISH_FAMILY: Mapping[int, str] = {
-    3: "PUBLISH", 4: "PUBACK", 5: "PUBREC", 6: "PUBREL", 7: "PUBCOMP"
-}  # fmt: skip
-
-
-class FrameError(Exception):
-    """The stream cannot be cut into packets (a Remaining Length of more than four bytes)."""
-
-
-def type_name(first: int) -> str:
-    """The name of a packet type from its first byte."""
-    kind = first >> 4
-    return PUBLISH_FAMILY.get(kind) or CONTROL_TYPES.get(kind) or f"RESERVED-{kind}"
-
-
-def header_length(data: bytes | bytearray) -> tuple[int, int] | None:
-    """(length of the fixed header, Remaining Length), or None while it is incomplete."""
-    value = 0
-    for index in range(4):
-        if 1 + index >= len(data):
-            return None
-        byte = data[1 + index]
-        value |= (byte & 0x7F) << (7 * index)
-        if not byte & 0x80:
-            return 2 + index, value
-    raise FrameError("the Remaining Length has more than four bytes")
+__all__ = ["FrameSplitter", "describe_bytes"]
 
 
 class FrameSplitter:

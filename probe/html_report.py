@@ -48,10 +48,11 @@ def render(report: Report) -> str:
 def _summary(report: Report) -> str:
     rows = [
         f'<tr class="{escape(r.verdict)}"><td><a href="#{escape(r.id)}">{escape(r.id)}</a></td>'
-        f"<td>{escape(r.verdict)}</td><td>{_rules(r)}</td><td>{escape(r.message)}</td></tr>"
+        f"<td>{escape(r.verdict)}</td><td>{_rules(r)}</td><td>{escape(r.source)}</td>"
+        f"<td>{escape(r.message)}</td></tr>"
         for r in report.checks
     ]
-    head = "<tr><th>check</th><th>verdict</th><th>rules</th><th>message</th></tr>"
+    head = "<tr><th>check</th><th>verdict</th><th>rules</th><th>judge</th><th>message</th></tr>"
     return f"<table>{head}{''.join(rows)}</table>"
 
 

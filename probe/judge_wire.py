@@ -2,33 +2,28 @@
 
 Every PUBLISH-family packet from the broker is decoded again with the model
 (:func:`pubproof.model.wire.decode`): a packet the model rejects is a violation of the rule
-it names. The case of a wire check (a packet the model rejects, or one whose verdict
-depends on a reading) is decoded with the model under the chosen readings and under every
-other value of each reading; the broker must close the connection exactly when the model
-rejects the packet. MQTT 3.1.1 says so for malformed packets (e.g. [MQTT-3.3.1-4],
-[MQTT-2.2.2-2]) and for protocol violations in general [MQTT-4.8.0-1]; MQTT 3.1 names no
-receiver action, so a 3.1 broker that keeps the connection open is tolerated.
+it names (source ``wire``). The case of a wire check (a packet the model rejects, or one
+whose verdict depends on a reading) is judged by the close judge
+(:func:`pubproof.judge.close.expectation`, source ``close``): the broker must close the
+connection exactly when the model rejects the packet. MQTT 3.1.1 says so for malformed
+packets (e.g. [MQTT-3.3.1-4], [MQTT-2.2.2-2]) and for protocol violations in general
+[MQTT-4.8.0-1]; MQTT 3.1 names no receiver action, so a 3.1 broker that keeps the
+connection open is tolerated.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
+from pubproof.judge.close import close_rules, expectation
+from pubproof.judge.describe import as_p
+from pubproof.judge.findings import Finding, Source
+from pubproof.judge.packets import PUBLISH_FAMILY
 from pubproof.model import wire as model_wire
-from pubproof.model.editions import READINGS, Edition, resolve_readings
-from pubproof.model.rules import INCOMPLETE, RULES
-from pubproof.model.wire import Failure
+from pubproof.model.editions import Edition
 from pubproof.probe.evidence import is_packet, received
-from pubproof.probe.findings import Finding, error, missing, passed, tolerated, violation
-from pubproof.probe.frames import PUBLISH_FAMILY
-from pubproof.probe.judge_link import as_p
+from pubproof.probe.findings import error, missing, passed, tolerated, violation
 from pubproof.probe.view import View
 
-#: [MQTT-4.8.0-1] "Unless stated otherwise, if either the Server or Client encounters a
-#: protocol violation, it MUST close the Network Connection on which it received that
-#: Control Packet which caused the protocol violation."
-CLOSE_ON_VIOLATION = "MQTT-4.8.0-1"
+WIRE, CLOSE = Source.WIRE, Source.CLOSE
 
 
 def frame_findings(view: View) -> list[Finding]:
@@ -43,55 +38,15 @@ def frame_findings(view: View) -> list[Finding]:
             verdict = model_wire.decode(data, view.edition, view.readings)
             if verdict.failure is not None:
                 failure = verdict.failure
-                findings.append(violation(f"{who}: {failure.message}", failure.rule))
+                message = f"{who}: {failure.message}"
+                findings.append(violation(message, failure.rule, source=WIRE))
             elif "error" in entry or verdict.packets != [as_p(entry)]:
-                findings.append(error(f"{who}: the reference codec and the model disagree"))
+                message = f"{who}: the reference codec and the model disagree"
+                findings.append(error(message, source=WIRE))
         elif "error" in entry:
-            findings.append(violation(f"{who}: a malformed {entry['type']}: {entry['error']}"))
+            message = f"{who}: a malformed {entry['type']}: {entry['error']}"
+            findings.append(violation(message, source=WIRE))
     return findings
-
-
-@dataclass(frozen=True, slots=True)
-class Expectation:
-    """What the model makes of a case: must the broker close the connection?"""
-
-    close: bool
-    failure: Failure | None
-    alternatives: tuple[tuple[str, str, bool], ...]  # (reading, value, close) that differ
-
-
-def _rejects(data: bytes, edition: Edition, readings: Mapping[str, str]) -> Failure | None:
-    failure = model_wire.decode(data, edition, readings).failure
-    return None if failure is None or failure.rule == INCOMPLETE else failure
-
-
-def expectation(data: bytes, edition: Edition, readings: Mapping[str, str]) -> Expectation:
-    """The model's verdict on ``data`` under the readings, and under every other value."""
-    chosen = resolve_readings(edition, readings)
-    failure = _rejects(data, edition, chosen)
-    close = failure is not None
-    alternatives: list[tuple[str, str, bool]] = []
-    for reading in READINGS.values():
-        if not reading.applies_to(edition):
-            continue
-        for value in reading.values:
-            if value == chosen[reading.name]:
-                continue
-            other = _rejects(data, edition, {**chosen, reading.name: value}) is not None
-            if other != close:
-                alternatives.append((reading.name, value, other))
-    return Expectation(close, failure, tuple(alternatives))
-
-
-def close_rules(rule_id: str, edition: Edition) -> tuple[str, ...]:
-    """The rule a case breaks and the rules that make the receiver close the connection."""
-    if edition is not Edition.V311:
-        return (rule_id,)
-    try:
-        also = RULES.by_id(rule_id).also
-    except KeyError:
-        also = ()
-    return (rule_id, *also, CLOSE_ON_VIOLATION)
 
 
 def outcome(view: View, index: int, client: str) -> str:
@@ -123,16 +78,18 @@ def case_findings(view: View) -> list[Finding]:
     rules = close_rules(exp.failure.rule, view.edition) if exp.failure else ()
     what = f"{exp.failure.message} [{exp.failure.rule}]" if exp.failure else "a valid packet"
     if observed in ("silent", "unknown") and not view.broker_alive:
-        return [missing(f"no answer after {what}", *rules)]
+        return [missing(f"no answer after {what}", *rules, source=CLOSE)]
     closed = observed == "closed"
     did = "closed the connection" if closed else "kept the connection open"
     if observed != "open" and not closed:
         did += " (and did not answer PINGREQ)"
     if closed == exp.close:
-        return [passed(f"{did} after {what}, as the model says", *rules)]
+        return [passed(f"{did} after {what}, as the model says", *rules, source=CLOSE)]
     named = [f"{name}={value}" for name, value, close in exp.alternatives if close == closed]
     if named:
-        return [tolerated(f"{did} after {what}: as under the reading {' or '.join(named)}")]
+        also = " or ".join(named)
+        return [tolerated(f"{did} after {what}: as under the reading {also}", source=CLOSE)]
     if exp.close and view.edition is Edition.V31:
-        return [tolerated(f"{did} after {what}: MQTT 3.1 names no receiver action for it", *rules)]
-    return [violation(f"{did} after {what}", *rules)]
+        note = "MQTT 3.1 names no receiver action for it"
+        return [tolerated(f"{did} after {what}: {note}", *rules, source=CLOSE)]
+    return [violation(f"{did} after {what}", *rules, source=CLOSE)]

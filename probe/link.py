@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pubproof.judge.packets import FrameError
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import FROM_BROKER, TO_BROKER, Entry, Recorder
-from pubproof.probe.frames import FrameError, FrameSplitter, describe_bytes
+from pubproof.probe.frames import FrameSplitter, describe_bytes
 from pubproof.probe.target import Target
 from pubproof.reference.packets import Packet
 

@@ -4,9 +4,10 @@
 
     {"target": "mqtt://HOST:PORT", "edition": "3.1.1", "readings": {...},
      "seconds": total, "checks": [{"id", "title", "rules": [...], "verdict",
-     "evidence": [entry, ...], "message", "seconds"}]}
+     "evidence": [entry, ...], "message", "source", "seconds"}]}
 
-with the entries of :mod:`pubproof.probe.evidence`.
+with the entries of :mod:`pubproof.probe.evidence`; ``source`` names the judges of the
+verdict's decisive findings (:class:`pubproof.judge.findings.Source`), comma-separated.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class CheckResult:
     verdict: str
     evidence: tuple[Entry, ...]
     message: str
+    source: str
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
@@ -40,6 +42,7 @@ class CheckResult:
             "verdict": self.verdict,
             "evidence": list(self.evidence),
             "message": self.message,
+            "source": self.source,
             "seconds": self.seconds,
         }
 

@@ -17,12 +17,13 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from pubproof.judge.findings import ERROR, Source
 from pubproof.model.editions import Edition, resolve_readings
 from pubproof.probe.catalog import CHECKS, select
 from pubproof.probe.check import Check, judge
 from pubproof.probe.context import BrokerClosed, CheckContext, Stalled
 from pubproof.probe.evidence import Entry
-from pubproof.probe.findings import ERROR, Judgement
+from pubproof.probe.findings import Judgement
 from pubproof.probe.link import ProbeError
 from pubproof.probe.progress import Progress
 from pubproof.probe.report import CheckResult, Report
@@ -120,6 +121,7 @@ def run_check(
         verdict=judgement.verdict,
         evidence=tuple(entries),
         message=judgement.message,
+        source=judgement.source,
         seconds=round(time.monotonic() - started, 3),
     )
 
@@ -132,7 +134,7 @@ def safe_judge(
         return judge(check, entries, edition, readings)
     except Exception as failure:  # a bug in a judge must not lose the evidence
         message = f"the judge failed: {type(failure).__name__}: {failure}"
-        return Judgement(ERROR, check.rules_for(edition), message)
+        return Judgement(ERROR, check.rules_for(edition), message, Source.PROBE)
 
 
 def _act(check: Check, ctx: CheckContext) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pubproof.probe import control
+from pubproof.judge import packets as control
 from pubproof.probe.client import Client
 from pubproof.probe.context import CheckContext
 

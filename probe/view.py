@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 
+from pubproof.judge.describe import as_p
 from pubproof.model.editions import Edition
 from pubproof.model.trace import PublishP
 from pubproof.probe.evidence import LIVENESS_CLIENT, Entry, is_packet, received, sent
-from pubproof.probe.judge_link import WAIT_EVENTS, LinkJudge, as_p
+from pubproof.probe.judge_link import WAIT_EVENTS, ClientLink
 
 
 class View:
@@ -28,9 +29,10 @@ class View:
         return [n for n in dict.fromkeys(names) if isinstance(n, str) and n != LIVENESS_CLIENT]
 
     @cached_property
-    def links(self) -> dict[str, LinkJudge]:
+    def links(self) -> dict[str, ClientLink]:
         """The flow judgement of each client, over the whole evidence."""
-        judges = {name: LinkJudge(name, v311=self.edition is Edition.V311) for name in self.clients}
+        v311 = self.edition is Edition.V311
+        judges = {name: ClientLink(name, v311=v311) for name in self.clients}
         for index, entry in enumerate(self.entries):
             for judge in judges.values():
                 judge.feed(index, entry)
@@ -43,7 +45,7 @@ class View:
         judge = self.links.get(client)
         if judge is None:
             return []
-        return [p for p in judge.deliveries if topic is None or p["topic"] == topic]
+        return [p for p in judge.deliveries if topic is None or p["topic"] == topic]  # type: ignore[misc]
 
     def published(self, client: str) -> list[PublishP]:
         """The messages ``client`` published (first sends: not the case, not DUP)."""

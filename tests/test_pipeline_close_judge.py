@@ -20,7 +20,7 @@ from pipeline_builder import (
     run_check,
 )
 
-from pubproof.pipeline.close_judge import answer_of, request_of
+from pubproof.judge.close import answer_of, request_of
 
 PINGREQ, PINGRESP = mqtt(0xC0, b""), mqtt(0xD0, b"")
 WILDCARD_QOS1 = publish("a/+", b"x", qos=1, packet_id=7)  # [MQTT-3.3.2-2] broken

@@ -9,8 +9,9 @@ import json
 
 from pipeline_builder import ACK, CONNACK, FIN, Conn, ack, connect, ether, publish
 
-from pubproof.pipeline.connection import Config, Connection, Sink, Tracker
+from pubproof.pipeline.connection import Config, Connection, Tracker
 from pubproof.pipeline.dissect import Segment, dissect
+from pubproof.pipeline.rows import Sink
 
 
 def _segments(frames: list[bytes]) -> list[Segment]:
@@ -40,12 +41,12 @@ def test_the_trail_goes_when_both_ends_have_closed() -> None:
     tracker = Tracker("c.pcap", Config(), sink)
     _feed(tracker, _segments(_opening(conn, range(1, 21))))
     current = tracker.current
-    assert isinstance(current, Connection) and len(current.history) == 20
+    assert isinstance(current, Connection) and len(current.trail) == 20
     fin_c2s, fin_s2c = _segments(conn.close())
     tracker.feed(100, fin_c2s)
-    assert len(current.history) == 20  # half closed: the server may still send
+    assert len(current.trail) == 20  # half closed: the server may still send
     tracker.feed(101, fin_s2c)
-    assert current.history == {}
+    assert len(current.trail) == 0
     tracker.finish()
     assert len(sink.connections) == 1 and sink.violations == []
 
@@ -60,12 +61,12 @@ def test_the_trail_stays_while_a_segment_waits() -> None:
     segments = _segments(frames)
     _feed(tracker, segments)
     current = tracker.current
-    assert isinstance(current, Connection) and current.history  # the PUBACK is awaited
+    assert isinstance(current, Connection) and current.trail  # the PUBACK is awaited
     (late_segment, last_ack) = _segments([late, conn.segment("c2s", flags=ACK)])
     tracker.feed(len(segments) + 1, late_segment)
-    assert current.history
+    assert current.trail
     tracker.feed(len(segments) + 2, last_ack)  # the next segment after the hole is filled
-    assert current.history == {}
+    assert len(current.trail) == 0
     tracker.finish()
     (row,) = sink.violations
     evidence = json.loads(row[-1])

@@ -21,10 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pubproof.model.wire import encode_remaining_length
-from pubproof.pipeline.connection import Config, Connection, Sink, Tracker
+from pubproof.pipeline.connection import Config, Connection, Tracker
 from pubproof.pipeline.dissect import ACK, FIN, SYN, Segment
 from pubproof.pipeline.framing import Framer, short_packets
 from pubproof.pipeline.reassembly import Data, Stream
+from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.source import QUARANTINE_GROUP, inputs, keyed_frames, plans
 from pubproof.pipeline.synth import SynthConfig, generate
 

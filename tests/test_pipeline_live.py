@@ -34,13 +34,13 @@ import pytest
 from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
 from tshark_decode import Pdu, mqtt_pdus, preferences, tshark
 
+from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
-from pubproof.pipeline.synth_faults import (
+from pubproof.pipeline.synth.faults import (
     Fault,
     checked_wire_fault,
     flow_findings,
 )
-from pubproof.probe import control
 from pubproof.probe.evidence import Recorder
 from pubproof.probe.link import Link
 from pubproof.probe.target import Target

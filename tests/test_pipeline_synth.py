@@ -34,8 +34,15 @@ from pubproof.model.flows import (
 )
 from pubproof.model.rules import RULES
 from pubproof.model.wire import encode_remaining_length
-from pubproof.pipeline import synth_faults
-from pubproof.pipeline.pcapwrite import (
+from pubproof.pipeline.synth import SynthConfig, file_sha256, generate
+from pubproof.pipeline.synth import faults as synth_faults
+from pubproof.pipeline.synth.check import (
+    compare_packets,
+    compare_reconciliation,
+    compare_violations,
+)
+from pubproof.pipeline.synth.faults import Fault, FaultError, checked_wire_fault, wire_rule
+from pubproof.pipeline.synth.pcapwrite import (
     ACK,
     C2S,
     FIN,
@@ -54,13 +61,6 @@ from pubproof.pipeline.pcapwrite import (
     TcpConnection,
     checksum,
 )
-from pubproof.pipeline.synth import SynthConfig, file_sha256, generate
-from pubproof.pipeline.synth_check import (
-    compare_packets,
-    compare_reconciliation,
-    compare_violations,
-)
-from pubproof.pipeline.synth_faults import Fault, FaultError, checked_wire_fault, wire_rule
 from pubproof.reference import PubAck, Publish, encode
 
 # -- the Internet checksum ---------------------------------------------------------------

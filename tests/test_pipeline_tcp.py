@@ -423,6 +423,6 @@ def test_dissect_reads_what_the_builder_writes() -> None:
     ],
 )
 def test_is_connect_start(data: bytes, expected: bool) -> None:
-    from pubproof.pipeline.connection import is_connect_start
+    from pubproof.pipeline.detect import is_connect_start
 
     assert is_connect_start(data) is expected

@@ -20,13 +20,12 @@ from typing import Any
 import pytest
 from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
 
+from pubproof.judge.close import expectation
+from pubproof.judge.packets import PUBLISH_FAMILY, describe, header_length
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition
 from pubproof.model.replay import replay
 from pubproof.probe import BY_ID, VERDICTS, rejudge
-from pubproof.probe.control import describe
-from pubproof.probe.frames import PUBLISH_FAMILY, header_length
-from pubproof.probe.judge_wire import expectation
 
 #: a run of the whole catalog must end well within this (the issue: ~30 s for mosquitto)
 RUN_BOUND = 60.0

@@ -15,16 +15,17 @@ from typing import Any
 
 import pytest
 
+from pubproof.judge.close import expectation
+from pubproof.judge.findings import VIOLATION
+from pubproof.judge.packets import FrameError, connect, describe, subscribe
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition, resolve_readings
 from pubproof.probe import CHECKS, VERDICTS, Target, Timing, probe, rejudge, select
 from pubproof.probe.checks_wire import BUILDS, PUBLISH_CHECKS
-from pubproof.probe.control import connect, describe, subscribe
-from pubproof.probe.findings import NO_ANSWER, VIOLATION, conclude, missing
-from pubproof.probe.frames import FrameError, FrameSplitter, describe_bytes
+from pubproof.probe.findings import NO_ANSWER, conclude, missing
+from pubproof.probe.frames import FrameSplitter, describe_bytes
 from pubproof.probe.html_report import render
-from pubproof.probe.judge_link import LinkJudge
-from pubproof.probe.judge_wire import expectation
+from pubproof.probe.judge_link import ClientLink
 
 V311 = Edition.V311
 DEFAULTS = resolve_readings(V311)
@@ -148,7 +149,7 @@ def test_the_flow_judge_owes_answers_and_resends() -> None:
         _p("to-broker", "PUBLISH", **publish, packet_id=1),
         {"event": "quiet", "client": None},
     ]
-    judge = LinkJudge("c")
+    judge = ClientLink("c")
     for index, entry in enumerate(trace):
         judge.feed(index, entry)
     judge.finish()
@@ -156,7 +157,7 @@ def test_the_flow_judge_owes_answers_and_resends() -> None:
     assert "PUBACK 1" in judge.findings[0].message
 
     # the broker forwards a QoS 1 message; the client drops without PUBACK and resumes
-    judge = LinkJudge("c")
+    judge = ClientLink("c")
     trace = [
         _p("to-broker", "CONNECT", clean_session=False),
         _p("from-broker", "CONNACK", session_present=False, return_code=0),
@@ -335,7 +336,9 @@ def test_the_html_report_is_self_contained_and_escaped() -> None:
          "hex": "3003000078", "case": True, "t": 0.0},
         {"event": "closed", "client": "pub", "how": "end of stream", "t": 0.1},
     )  # fmt: skip
-    result = CheckResult("wire.x", "a <case>", ("MQTT-3.3.1-4",), "pass", evidence, "ok", 0.1)
+    result = CheckResult(
+        "wire.x", "a <case>", ("MQTT-3.3.1-4",), "pass", evidence, "ok", "close", 0.1
+    )
     page = render(Report("mqtt://127.0.0.1:1", "3.1.1", {}, (result,), 0.1))
     assert page.startswith("<!DOCTYPE html>")
     assert "<x>" not in page and "&lt;x&gt;" in page

@@ -20,6 +20,8 @@ API_PACKAGES = {
     "pubproof.model": "the executable specification: rules, editions and readings, the wire "
     "format, the flow tables, sessions, replay, the texts and their clauses",
     "pubproof.reference": "the fast sans-IO codec and session engine",
+    "pubproof.judge": "the model applied to traffic: findings, packet descriptions, the link "
+    "judge compiled from the flow tables, the close judge",
     "pubproof.proofs": "the theorem registry and the Z3 encodings",
     "pubproof.pipeline": "captured traffic checked against the model: capture reading, TCP "
     "reassembly, framing, judging, the python and Spark engines, tables and reports",

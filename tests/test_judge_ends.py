@@ -1,7 +1,9 @@
-"""The pipeline's cheap flow judge against the LinkJudge-based one: the same findings
-(verdict, rule ids, message), packet for packet, on random packet sequences in both
-directions: every type, duplicates, DUP flags, unknown identifiers, reconnects with and
-without a clean session, refused and session-losing CONNACKs, QoS 0/3 and other types."""
+"""Both ends of a captured connection (:class:`pubproof.judge.ends.BothEnds`, two link
+judges compiled from the tables) against the readable oracle over SessionModel
+(``tests/link_oracle.py``): the same findings (verdict, rule ids, message), packet for
+packet, on random packet sequences in both directions: every type, duplicates, DUP flags,
+unknown identifiers, reconnects with and without a clean session, refused and
+session-losing CONNACKs, QoS 0/3 and other types."""
 
 from __future__ import annotations
 
@@ -10,10 +12,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from link_oracle import ConnectionJudge
 
-from pubproof.pipeline.flow_judge import FlowJudge
-from pubproof.pipeline.judge import ConnectionJudge
-from pubproof.probe.findings import Finding
+from pubproof.judge.ends import BothEnds
+from pubproof.judge.findings import Finding, Source
 
 IDS = st.integers(min_value=1, max_value=3)  # few identifiers: collisions are the point
 TOPICS = st.sampled_from(["a", "b"])
@@ -108,14 +110,18 @@ def _key(findings: list[Finding]) -> list[tuple[str, tuple[str, ...], str]]:
 def test_same_findings_as_link_judges(
     packets: list[tuple[str, dict[str, Any]]], v311: bool
 ) -> None:
-    reference, fast = _reference(v311), FlowJudge(v311=v311)
+    reference, fast = _reference(v311), BothEnds(v311=v311)
     for direction, fields in packets:
         expected = _key(reference.feed(direction, fields))
-        assert _key(fast.feed(direction, fields)) == expected, (direction, fields)
+        found = fast.feed(direction, fields)
+        assert _key(found) == expected, (direction, fields)
+        assert all(f.source == Source.LINK for f in found)
+        sender = "client" if direction == "c2s" else "server"
+        assert all(f.role == sender for f in found)
 
 
 def _session(*packets: tuple[str, dict[str, Any]]) -> list[list[tuple[str, tuple[str, ...], str]]]:
-    fast = FlowJudge()
+    fast = BothEnds()
     return [_key(fast.feed(d, f)) for d, f in packets]
 
 
@@ -163,7 +169,7 @@ def test_the_edition_reaches_the_judge_after_construction() -> None:
         ("s2c", CONNACK),
     )
     for v311, rules in ((True, [("MQTT-3.2.2-2", "MQTT-3.1.2-4")]), (False, [])):
-        fast = FlowJudge()
+        fast = BothEnds()
         fast.v311 = v311  # as the connection learns its level from CONNECT
         found = [f.rules for d, p in packets for f in fast.feed(d, p)]
         assert found == rules
@@ -171,7 +177,7 @@ def test_the_edition_reaches_the_judge_after_construction() -> None:
 
 @pytest.mark.parametrize("clean", [True, False])
 def test_forwarded_dup_only_on_a_clean_session(clean: bool) -> None:
-    fast = FlowJudge()
+    fast = BothEnds()
     fast.feed("c2s", {"type": "CONNECT", "clean_session": clean})
     found = fast.feed("s2c", _pub(3, dup=True))
     assert [f.rules for f in found] == ([("MQTT-3.3.1-3",)] if clean else [])

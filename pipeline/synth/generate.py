@@ -15,7 +15,7 @@ points (inside a fixed header too), several packets in one segment, payloads spa
 segments, retransmissions (whole and overlapping), adjacent segments swapped, pure ACKs,
 IPv6 connections. Nothing is lost from the capture (no gaps), so every count is exact.
 
-Faults (:mod:`pubproof.pipeline.synth_faults`) are injected on a fixed number of
+Faults (:mod:`pubproof.pipeline.synth.faults`) are injected on a fixed number of
 connections spread evenly over the capture; their rule ids come from the project's codec
 and model, not from this file.
 
@@ -38,8 +38,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pubproof.model.wire import encode_remaining_length
-from pubproof.pipeline.pcapwrite import (
+from pubproof.judge import packets as control
+from pubproof.judge.packets import type_name
+from pubproof.model.editions import Edition
+from pubproof.pipeline.synth.faults import Fault, checked_wire_fault, flow_findings
+from pubproof.pipeline.synth.pcapwrite import (
     C2S,
     LINKTYPE_ETHERNET,
     S2C,
@@ -49,15 +52,7 @@ from pubproof.pipeline.pcapwrite import (
     Segment,
     TcpConnection,
 )
-from pubproof.pipeline.synth_faults import Fault, checked_wire_fault, flow_findings
 from pubproof.reference import PubAck, PubComp, Publish, PubRec, PubRel, encode
-
-#: the MQTT packet type names, by the number in the first byte's high nibble (section 2.2.1)
-TYPE_NAMES = {
-    1: "CONNECT", 2: "CONNACK", 3: "PUBLISH", 4: "PUBACK", 5: "PUBREC", 6: "PUBREL",
-    7: "PUBCOMP", 8: "SUBSCRIBE", 9: "SUBACK", 10: "UNSUBSCRIBE", 11: "UNSUBACK",
-    12: "PINGREQ", 13: "PINGRESP", 14: "DISCONNECT",
-}  # fmt: skip
 
 #: topic names: ASCII, deep, long and multi-byte UTF-8 (2-, 3- and 4-byte sequences)
 TOPICS = (
@@ -172,35 +167,23 @@ class Expected:
 # -- control packets (pubproof's codec covers the PUBLISH family only) -------------------
 
 
-def _packet(first: int, body: bytes) -> bytes:
-    return bytes((first,)) + encode_remaining_length(len(body)) + body
-
-
-def _string(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return len(data).to_bytes(2, "big") + data
-
-
 def connect(client_id: str) -> bytes:
     """CONNECT, MQTT 3.1.1 (protocol "MQTT", level 4), clean session, keep alive 60 s."""
-    return _packet(
-        0x10, _string("MQTT") + bytes((4, 0x02)) + (60).to_bytes(2, "big") + _string(client_id)
-    )
+    return control.connect(client_id, clean=True, keep_alive=60, edition=Edition.V311)
 
 
-CONNACK = bytes((0x20, 2, 0, 0))  # session present 0, return code 0 (accepted)
-PINGREQ = bytes((0xC0, 0))
-PINGRESP = bytes((0xD0, 0))
-DISCONNECT = bytes((0xE0, 0))
+CONNACK = control.connack(session_present=False, return_code=0)  # accepted
+PINGREQ, PINGRESP, DISCONNECT = control.PINGREQ, control.PINGRESP, control.DISCONNECT
 
 
 def subscribe(packet_id: int, topic_filter: str, qos: int) -> bytes:
-    # [MQTT-3.8.1-1] SUBSCRIBE's fixed-header flags are 0010
-    return _packet(0x82, packet_id.to_bytes(2, "big") + _string(topic_filter) + bytes((qos,)))
+    """SUBSCRIBE to one topic filter."""
+    return control.subscribe(packet_id, [(topic_filter, qos)])
 
 
 def suback(packet_id: int, qos: int) -> bytes:
-    return _packet(0x90, packet_id.to_bytes(2, "big") + bytes((qos,)))
+    """SUBACK granting one QoS."""
+    return control.suback(packet_id, [qos])
 
 
 # -- one connection ------------------------------------------------------------------------
@@ -257,7 +240,7 @@ class _Connection:
 
     # packets are counted when their write is made into segments
     def _count(self, direction: Direction, data: bytes) -> None:
-        kind = TYPE_NAMES.get(data[0] >> 4, f"RESERVED-{data[0] >> 4}")
+        kind = type_name(data[0])
         self.expected.packets[kind] += 1
         self.expected.packets_by_direction[direction.value] += 1
         self.expected.mqtt_bytes += len(data)
@@ -635,5 +618,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # pragma: no cover - python -m pubproof.pipeline.synth.generate
     raise SystemExit(main())

@@ -7,7 +7,7 @@ them without complaint (IPv4 header and TCP checksums are right, lengths agree).
 Three layers, each usable alone:
 
 * **TCP**: :class:`TcpConnection` keeps both directions' sequence numbers and hands out
-  :class:`~pubproof.pipeline.pcapwrite.Segment` values (handshake, data cut into segments,
+  :class:`~pubproof.pipeline.synth.pcapwrite.Segment` values (handshake, data cut into segments,
   pure ACKs, FIN, RST).
   Segments are plain frozen values: write one twice for a retransmission, swap two for
   out-of-order delivery, leave one out for a gap (lost from the capture), or take

@@ -1,10 +1,12 @@
-"""The control packets a probe needs besides PUBLISH and its acknowledgements.
+"""The packets a judge reads: one table of packet types, the fixed header, and the
+descriptions of the control packets besides PUBLISH and its acknowledgements.
 
-pubproof's codec covers PUBLISH, PUBACK, PUBREC, PUBREL and PUBCOMP only; a client also
-needs CONNECT/CONNACK, SUBSCRIBE/SUBACK, PINGREQ/PINGRESP and DISCONNECT. This module
+pubproof's codec covers PUBLISH, PUBACK, PUBREC, PUBREL and PUBCOMP only; the judges also
+read CONNECT/CONNACK (the edition, Clean Session, Session Present), SUBSCRIBE/SUBACK (the
+granted QoS), PINGREQ/PINGRESP (a receiver that reads on) and DISCONNECT. This module
 encodes the ones a client sends and describes any of them as a JSON-ready dict, in the
 style of ``P``: ``{"type": "CONNACK", "session_present": false, "return_code": 0}``. A
-packet that cannot be read gives ``{"type": NAME, "error": message}``.
+packet that cannot be read gives ``{"type": NAME, "error": {...}}``.
 
 MQTT 3.1.1 CONNECT names the protocol "MQTT" at level 4; MQTT 3.1 names it "MQIsdp" at
 level 3 (section 3.1 of each).
@@ -12,6 +14,7 @@ level 3 (section 3.1 of each).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -19,17 +22,94 @@ from typing import Any
 from pubproof.model.editions import Edition
 from pubproof.model.wire import encode_remaining_length
 
+
+class PacketType(enum.IntEnum):
+    """The Control Packet types: the high nibble of the first byte (3.1.1 section 2.2.1,
+    Table 2.1; 0 and 15 are reserved)."""
+
+    CONNECT = 1
+    CONNACK = 2
+    PUBLISH = 3
+    PUBACK = 4
+    PUBREC = 5
+    PUBREL = 6
+    PUBCOMP = 7
+    SUBSCRIBE = 8
+    SUBACK = 9
+    UNSUBSCRIBE = 10
+    UNSUBACK = 11
+    PINGREQ = 12
+    PINGRESP = 13
+    DISCONNECT = 14
+
+
+T = PacketType
+#: the one table of packet type names, by type number
+TYPE_NAMES: Mapping[int, str] = MappingProxyType({t.value: t.name for t in PacketType})
+#: PUBLISH and its acknowledgements: what the codec decodes
+PUBLISH_FAMILY: Mapping[int, str] = MappingProxyType(
+    {t.value: t.name for t in (T.PUBLISH, T.PUBACK, T.PUBREC, T.PUBREL, T.PUBCOMP)}
+)
+#: the acknowledgements: type number -> name (each has a packet identifier and nothing else)
+ACKS: Mapping[int, str] = MappingProxyType(
+    {t.value: t.name for t in (T.PUBACK, T.PUBREC, T.PUBREL, T.PUBCOMP)}
+)
+#: every other packet type: described here
 CONTROL_TYPES: Mapping[int, str] = MappingProxyType(
-    {
-        1: "CONNECT", 2: "CONNACK", 8: "SUBSCRIBE", 9: "SUBACK", 10: "UNSUBSCRIBE",
-        11: "UNSUBACK", 12: "PINGREQ", 13: "PINGRESP", 14: "DISCONNECT",
-    }
-)  # fmt: skip
+    {n: name for n, name in TYPE_NAMES.items() if n not in PUBLISH_FAMILY}
+)
+#: the names of the PUBLISH family, as ``P`` gives them
+FLOW_TYPES = frozenset(PUBLISH_FAMILY.values())
+
 PROTOCOL: Mapping[Edition, tuple[str, int]] = MappingProxyType(
     {Edition.V311: ("MQTT", 4), Edition.V31: ("MQIsdp", 3)}
 )
-PINGREQ = bytes((0xC0, 0x00))
-DISCONNECT = bytes((0xE0, 0x00))
+#: CONNECT's protocol level -> the edition it names
+LEVELS: Mapping[int, Edition] = MappingProxyType({level: e for e, (_, level) in PROTOCOL.items()})
+PINGREQ = bytes((T.PINGREQ << 4, 0x00))
+PINGRESP = bytes((T.PINGRESP << 4, 0x00))
+DISCONNECT = bytes((T.DISCONNECT << 4, 0x00))
+#: CONNECT flags (3.1.1 section 3.1.2.3)
+CLEAN_SESSION, WILL_FLAG, PASSWORD_FLAG, USER_NAME_FLAG = 0x02, 0x04, 0x40, 0x80
+#: CONNACK's Connect Acknowledge Flags: bit 0 is Session Present (3.1.1 section 3.2.2.2)
+SESSION_PRESENT = 0x01
+#: [MQTT-3.8.1-1] "Bits 3,2,1 and 0 of the fixed header of the SUBSCRIBE Control Packet are
+#: reserved and MUST be set to 0,0,1 and 0 respectively."
+SUBSCRIBE_FLAGS = 0x02  # FLAGS_0010
+#: PUBLISH's fixed-header flags (3.1.1 section 3.3.1): DUP, the two QoS bits, RETAIN
+DUP_FLAG, QOS_BITS, RETAIN_FLAG = 0x08, 0x06, 0x01
+QOS_SHIFT = 1
+#: PUBREL's, SUBSCRIBE's and UNSUBSCRIBE's fixed-header flags are 0010 (3.1.1 section 2.2.2)
+FLAGS_0010 = 0x02
+#: the type numbers 0 and 15 are reserved (3.1.1 section 2.2.1)
+RESERVED_TYPES = frozenset({0, 15})
+#: the Remaining Length takes at most four bytes (3.1.1 section 2.2.3)
+RL_MAX_BYTES = 4
+#: the continuation bit of a Remaining Length byte, and its value bits
+RL_MORE, RL_VALUE = 0x80, 0x7F
+
+
+class FrameError(Exception):
+    """The stream cannot be cut into packets (a Remaining Length of more than four bytes)."""
+
+
+def type_name(first: int) -> str:
+    """The name of a packet type from its first byte."""
+    kind = first >> 4
+    return TYPE_NAMES.get(kind) or f"RESERVED-{kind}"
+
+
+def header_length(data: bytes | bytearray) -> tuple[int, int] | None:
+    """(length of the fixed header, Remaining Length), or None while it is incomplete."""
+    value = 0
+    for index in range(RL_MAX_BYTES):
+        if 1 + index >= len(data):
+            return None
+        byte = data[1 + index]
+        value |= (byte & RL_VALUE) << (7 * index)
+        if not byte & RL_MORE:
+            return 2 + index, value
+    raise FrameError("the Remaining Length has more than four bytes")
 
 
 def _string(text: str) -> bytes:
@@ -46,20 +126,29 @@ def connect(
 ) -> bytes:
     """CONNECT without will, user name or password."""
     name, level = PROTOCOL[edition]
-    flags = 0x02 if clean else 0x00
+    flags = CLEAN_SESSION if clean else 0x00
     return _packet(
-        0x10,
+        T.CONNECT << 4,
         _string(name) + bytes((level, flags)) + keep_alive.to_bytes(2, "big") + _string(client_id),
     )
 
 
 def subscribe(packet_id: int, subscriptions: Sequence[tuple[str, int]]) -> bytes:
     """SUBSCRIBE to topic filters, each with its requested maximum QoS."""
-    # [MQTT-3.8.1-1] "Bits 3,2,1 and 0 of the fixed header of the SUBSCRIBE Control Packet
-    # are reserved and MUST be set to 0,0,1 and 0 respectively."
     body = packet_id.to_bytes(2, "big")
     body += b"".join(_string(topic_filter) + bytes((qos,)) for topic_filter, qos in subscriptions)
-    return _packet(0x82, body)
+    return _packet(T.SUBSCRIBE << 4 | SUBSCRIBE_FLAGS, body)
+
+
+def connack(*, session_present: bool, return_code: int) -> bytes:
+    """CONNACK (what a server answers; the test captures write it)."""
+    flags = SESSION_PRESENT if session_present else 0x00
+    return _packet(T.CONNACK << 4, bytes((flags, return_code)))
+
+
+def suback(packet_id: int, granted: Sequence[int]) -> bytes:
+    """SUBACK with the granted QoS of each subscription (or 0x80, failure)."""
+    return _packet(T.SUBACK << 4, packet_id.to_bytes(2, "big") + bytes(granted))
 
 
 class _Short(Exception):
@@ -123,17 +212,17 @@ def _connect(reader: _Reader, first: int) -> dict[str, Any]:
     flags = reader.byte()
     keep_alive = reader.u16()
     client_id = reader.string()
-    if flags & 0x04:  # a will: topic and message
+    if flags & WILL_FLAG:  # a will: topic and message
         reader.binary()
         reader.binary()
-    if flags & 0x80:
+    if flags & USER_NAME_FLAG:
         reader.binary()
-    if flags & 0x40:
+    if flags & PASSWORD_FLAG:
         reader.binary()
     return {
         "protocol": protocol,
         "level": level,
-        "clean_session": bool(flags & 0x02),
+        "clean_session": bool(flags & CLEAN_SESSION),
         "keep_alive": keep_alive,
         "client_id": client_id,
     }
@@ -141,7 +230,7 @@ def _connect(reader: _Reader, first: int) -> dict[str, Any]:
 
 def _connack(reader: _Reader, first: int) -> dict[str, Any]:
     acknowledge = reader.byte()
-    return {"session_present": bool(acknowledge & 0x01), "return_code": reader.byte()}
+    return {"session_present": bool(acknowledge & SESSION_PRESENT), "return_code": reader.byte()}
 
 
 def _subscribe(reader: _Reader, first: int) -> dict[str, Any]:

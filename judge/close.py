@@ -1,13 +1,18 @@
-"""Did the receiver of a packet the model rejects close the connection? [MQTT-4.8.0-1]
+"""The close judge: did the receiver of a packet the model rejects close the connection?
 
 [MQTT-4.8.0-1] "Unless stated otherwise, if either the Server or Client encounters a
 protocol violation, it MUST close the Network Connection on which it received that Control
-Packet which caused the protocol violation." The live probe judges this by sending PINGREQ
-after its case (:func:`pubproof.probe.judge_wire.case_findings`); a capture has no such
-question, so the evidence has to be found in what the two ends happened to send:
+Packet which caused the protocol violation." MQTT 3.1.1 says so for malformed packets too
+(e.g. [MQTT-3.3.1-4], [MQTT-2.2.2-2]); MQTT 3.1 names no receiver action.
+
+:func:`expectation` is the model's verdict on a packet under the chosen readings and under
+every other value of each reading (must the receiver close?); :func:`close_rules` the rules
+a finding cites. The live probe asks the question directly, by sending PINGREQ after its
+case (:func:`pubproof.probe.judge_wire.case_findings`); a capture has no such question, so
+:class:`CloseJudge` finds the evidence in what the two ends happened to send:
 
 - the *offence*: the first PUBLISH-family packet of a direction that the model rejects
-  (:func:`pubproof.probe.judge_wire.expectation`, under the connection's readings);
+  (:func:`expectation`, under the connection's readings);
 - the receiver *kept the connection open* when it answered the offending packet itself or
   a request the offender sent after it: a PUBACK or PUBREC for a QoS 1 or 2 PUBLISH, a
   PUBCOMP for a PUBREL, a PINGRESP for a PINGREQ. Such an answer proves the receiver read
@@ -33,14 +38,74 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pubproof.model.editions import Edition
-from pubproof.probe.findings import Finding, tolerated, violation
-from pubproof.probe.frames import FrameError, header_length, type_name
-from pubproof.probe.judge_wire import CLOSE_ON_VIOLATION, close_rules, expectation
+from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
+from pubproof.judge.packets import FrameError, PacketType, header_length, type_name
+from pubproof.model import flow_rules
+from pubproof.model import wire as model_wire
+from pubproof.model.editions import READINGS, Edition, resolve_readings
+from pubproof.model.rules import INCOMPLETE, RULES
+from pubproof.model.wire import Failure
 
-PUBLISH, PUBACK, PUBREC, PUBREL, PUBCOMP, PINGREQ, PINGRESP = 3, 4, 5, 6, 7, 12, 13
+#: [MQTT-4.8.0-1] "Unless stated otherwise, if either the Server or Client encounters a
+#: protocol violation, it MUST close the Network Connection on which it received that
+#: Control Packet which caused the protocol violation." (a flow rule of the registry)
+CLOSE_ON_VIOLATION = flow_rules.CLOSE_ON_VIOLATION.id_for(Edition.V311)
+
+T = PacketType
+PUBLISH, PUBREL, PINGREQ, PINGRESP = T.PUBLISH, T.PUBREL, T.PINGREQ, T.PINGRESP
 #: the packet types that answer a request (a PUBLISH, a PUBREL, a PINGREQ)
-_ANSWERS = frozenset({PUBACK, PUBREC, PUBCOMP, PINGRESP})
+_ANSWERS = frozenset({T.PUBACK, T.PUBREC, T.PUBCOMP, T.PINGRESP})
+#: an acknowledgement is its fixed header (2 bytes) and a packet identifier (2 bytes)
+ACK_LENGTH = 4
+#: where the QoS sits in a PUBLISH's first byte (3.1.1 section 3.3.1.2)
+QOS_SHIFT, QOS_MASK = 1, 0x03
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """What the model makes of a case: must the receiver close the connection?"""
+
+    close: bool
+    failure: Failure | None
+    alternatives: tuple[tuple[str, str, bool], ...]  # (reading, value, close) that differ
+
+
+def _rejects(data: bytes, edition: Edition, readings: Mapping[str, str]) -> Failure | None:
+    failure = model_wire.decode(data, edition, readings).failure
+    return None if failure is None or failure.rule == INCOMPLETE else failure
+
+
+def expectation(data: bytes, edition: Edition, readings: Mapping[str, str]) -> Expectation:
+    """The model's verdict on ``data`` under the readings, and under every other value."""
+    chosen = resolve_readings(edition, readings)
+    failure = _rejects(data, edition, chosen)
+    close = failure is not None
+    alternatives: list[tuple[str, str, bool]] = []
+    for reading in READINGS.values():
+        if not reading.applies_to(edition):
+            continue
+        for value in reading.values:
+            if value == chosen[reading.name]:
+                continue
+            other = _rejects(data, edition, {**chosen, reading.name: value}) is not None
+            if other != close:
+                alternatives.append((reading.name, value, other))
+    return Expectation(close, failure, tuple(alternatives))
+
+
+def close_rules(rule_id: str, edition: Edition) -> tuple[str, ...]:
+    """The rule a case breaks and the rules that make the receiver close the connection."""
+    if edition is not Edition.V311:
+        return (rule_id,)
+    try:
+        also = RULES.by_id(rule_id).also
+    except KeyError:
+        also = ()
+    return (rule_id, *also, CLOSE_ON_VIOLATION)
+
+
+def _packet_id(data: bytes, at: int) -> int:
+    return data[at] << 8 | data[at + 1]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -63,8 +128,9 @@ def request_of(data: bytes) -> tuple[str, int | None] | None:
     if kind == PINGREQ:
         return "PINGRESP", None
     if kind == PUBREL:
-        return ("PUBCOMP", data[2] << 8 | data[3]) if len(data) == 4 else None
-    if kind != PUBLISH or first >> 1 & 3 not in (1, 2):
+        return ("PUBCOMP", _packet_id(data, 2)) if len(data) == ACK_LENGTH else None
+    qos = first >> QOS_SHIFT & QOS_MASK
+    if kind != PUBLISH or qos not in (1, 2):
         return None
     try:
         header = header_length(data[:5])
@@ -75,10 +141,10 @@ def request_of(data: bytes) -> tuple[str, int | None] | None:
     at = header[0]
     if at + 2 > len(data):
         return None
-    at += 2 + (data[at] << 8 | data[at + 1])  # past the topic
+    at += 2 + _packet_id(data, at)  # past the topic (its length is a Two Byte Integer too)
     if at + 2 > len(data):
         return None
-    return ("PUBACK" if first >> 1 & 3 == 1 else "PUBREC"), data[at] << 8 | data[at + 1]
+    return ("PUBACK" if qos == 1 else "PUBREC"), _packet_id(data, at)
 
 
 def shown(data: bytes) -> dict[str, Any]:
@@ -96,8 +162,8 @@ def answer_of(data: bytes) -> tuple[str, int | None] | None:
     kind = data[0] >> 4
     if kind == PINGRESP:
         return "PINGRESP", None
-    if kind in _ANSWERS and len(data) == 4:
-        return type_name(data[0]), data[2] << 8 | data[3]
+    if kind in _ANSWERS and len(data) == ACK_LENGTH:
+        return type_name(data[0]), _packet_id(data, 2)
     return None
 
 
@@ -203,8 +269,13 @@ class CloseJudge:
             )
             if offence.readings_keep_open:
                 also = " or ".join(offence.readings_keep_open)
-                finding = tolerated(f"{what}: as under the reading {also}", CLOSE_ON_VIOLATION)
+                verdict, message = TOLERATED, f"{what}: as under the reading {also}"
+                rules: tuple[str, ...] = (CLOSE_ON_VIOLATION,)
             else:
-                finding = violation(what, *offence.rules)
+                verdict, message, rules = VIOLATION, what, offence.rules
+            receiver = "server" if offence.offender == "c2s" else "client"
+            finding = Finding(
+                verdict=verdict, rules=rules, message=message, source=Source.CLOSE, role=receiver
+            )
             found.append((offence, finding))
         return found

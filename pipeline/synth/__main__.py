@@ -1,0 +1,7 @@
+"""``python -m pubproof.pipeline.synth OUT.pcap ...``: write a synthetic capture."""
+
+import sys
+
+from pubproof.pipeline.synth.generate import main
+
+sys.exit(main())

@@ -1,0 +1,79 @@
+"""The evidence trail of one connection: per packet identifier, its last packets.
+
+A finding's evidence is its packet identifier's last packets (or the packet itself), built
+only when there is a finding: until then a packet is kept as a :class:`Recent`, what its
+trace entry is made from. Only ``EVIDENCE_IDS`` identifiers are kept (the least recently
+used is forgotten first), so a connection's memory does not grow with its length; a
+finding on an identifier unused for that many others shows only its own packet.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from pubproof.pipeline.describe import evidence_from
+
+EVIDENCE_HISTORY = 8  # a finding's evidence: its packet identifier's last packets
+EVIDENCE_IDS = 64
+
+
+class Recent(NamedTuple):
+    """A judged packet as its evidence needs it: direction, frame, offset, fields (without
+    the payload), payload length, and the head of its payload
+    (:func:`~pubproof.pipeline.describe.payload_head`)."""
+
+    direction: str
+    frame: int
+    offset: int
+    fields: Mapping[str, Any]
+    payload_len: int | None
+    head: bytes
+
+
+class Trail:
+    """The last packets of each packet identifier of one connection."""
+
+    __slots__ = ("conn", "history")
+
+    def __init__(self, conn: str) -> None:
+        self.conn = conn
+        self.history: dict[int, deque[Recent]] = {}
+
+    def __len__(self) -> int:
+        """The packet identifiers kept."""
+        return len(self.history)
+
+    def clear(self) -> None:
+        """Forget every packet (nothing to come will need them)."""
+        self.history.clear()
+
+    def note(self, packet_id: int, recent: Recent) -> deque[Recent]:
+        """Keep ``recent`` as its identifier's latest packet; that identifier's trail.
+        (:meth:`pubproof.pipeline.connection.Connection._judge` does the same inline, on
+        its hot path; ``tests/test_pipeline_rows.py`` holds the two equal.)"""
+        history = self.history
+        trail = history.pop(packet_id, None)  # re-inserted last: most recent
+        if trail is None:
+            trail = deque(maxlen=EVIDENCE_HISTORY)
+            if len(history) >= EVIDENCE_IDS:
+                del history[next(iter(history))]  # the identifier least recently used
+        history[packet_id] = trail
+        trail.append(recent)
+        return trail
+
+    def entry(
+        self, direction: str, frame: int, offset: int, fields: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A trace entry of this connection."""
+        return {**fields, "dir": direction, "conn": self.conn, "frame": frame, "offset": offset}
+
+    def evidence(self, recents: deque[Recent] | tuple[Recent, ...]) -> list[dict[str, Any]]:
+        """The trace entries of kept packets."""
+        return [
+            self.entry(
+                r.direction, r.frame, r.offset, evidence_from(r.fields, r.payload_len, r.head)
+            )
+            for r in recents
+        ]

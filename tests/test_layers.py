@@ -1,0 +1,167 @@
+"""The import contract: the layers of the README's architecture section, read from the code.
+
+    docs/_ext                     reads everything
+    cli (the package root)        the command line over all of it
+    pipeline   probe   proofs     apply the judges / encode the model; none imports another
+    judge                         findings, packet descriptions, the link and close judges
+    reference                     the fast codec and session; the rule registry, no logic
+    model                         imports nothing above it
+
+Every ``import`` and ``from ... import`` in every module counts, wherever it stands (inside
+a function, under ``TYPE_CHECKING``): an arrow is an arrow. The reference may use the rule
+registry and its plain data (rules, wire rules, editions, the trace form ``P``, the texts)
+but none of the model's logic: it is the independent implementation the tests compare
+with the model.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+#: folder -> the layer (subpackage of pubproof) its modules are
+FOLDERS = {
+    "model": "model",
+    "reference": "reference",
+    "judge": "judge",
+    "proofs": "proofs",
+    "probe": "probe",
+    "pipeline": "pipeline",
+    "cli": "cli",
+}
+#: layer -> the layers it may import (its own always)
+ALLOWED: dict[str, set[str]] = {
+    "model": set(),
+    "reference": {"model"},
+    "judge": {"model", "reference"},
+    "proofs": {"model", "reference"},
+    "probe": {"model", "reference", "judge"},
+    "pipeline": {"model", "reference", "judge"},
+    "cli": {"model", "reference", "judge", "proofs", "probe", "pipeline"},
+}
+#: the modules of the model the reference may import: the registry and its data
+REFERENCE_MAY_USE = {
+    "pubproof.model",  # the package itself (for ``from pubproof.model import wire_rules``)
+    "pubproof.model.rules",
+    "pubproof.model.wire_rules",
+    "pubproof.model.editions",
+    "pubproof.model.trace",
+    "pubproof.model.texts",
+}
+SUBPACKAGES = {"model", "reference", "judge", "proofs", "probe", "pipeline"}
+
+
+def _package_of(path: Path) -> str:
+    """The dotted module name a source file is installed as (``package-dir`` mapping)."""
+    folder, *rest = path.relative_to(ROOT).with_suffix("").parts
+    parts = ["pubproof"] if folder == "cli" else ["pubproof", folder]
+    parts += [p for p in rest if p != "__init__"]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) for every module the file imports, relative imports resolved;
+    ``from pkg import name`` gives ``pkg.name`` too when that is a module of pubproof."""
+    module = _package_of(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            yield node.lineno, target
+            for alias in node.names:
+                yield node.lineno, f"{target}.{alias.name}"
+
+
+def _layer(module: str) -> str | None:
+    """The layer of a pubproof module; None outside pubproof."""
+    parts = module.split(".")
+    if parts[0] != "pubproof":
+        return None
+    if len(parts) > 1 and parts[1] in SUBPACKAGES:
+        return parts[1]
+    return "cli"
+
+
+def _is_module(name: str) -> bool:
+    """Whether a dotted pubproof name is a module or package of the source tree."""
+    parts = name.split(".")[1:]
+    if not parts:
+        return True
+    folder = ROOT / parts[0] if parts[0] in SUBPACKAGES else ROOT / "cli" / parts[0]
+    rest = parts[1:] if parts[0] in SUBPACKAGES else []
+    path = folder.joinpath(*rest)
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _sources() -> list[Path]:
+    return sorted(p for folder in FOLDERS for p in (ROOT / folder).rglob("*.py"))
+
+
+def _arrows() -> Iterator[tuple[Path, int, str, str, str]]:
+    """(file, line, its layer, imported module, that module's layer) for every arrow
+    between pubproof modules."""
+    for path in _sources():
+        own = FOLDERS[path.relative_to(ROOT).parts[0]]
+        for line, target in _imports(path):
+            layer = _layer(target)
+            if layer is not None and _is_module(target):
+                yield path, line, own, target, layer
+
+
+def test_the_layers_point_down_only() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {own} imports {target} ({layer})"
+        for path, line, own, target, layer in _arrows()
+        if layer != own and layer not in ALLOWED[own]
+    ]
+    assert wrong == []
+
+
+def test_the_reference_uses_the_registry_and_none_of_the_models_logic() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {target}"
+        for path, line, own, target, layer in _arrows()
+        if own == "reference"
+        and layer == "model"
+        and target not in REFERENCE_MAY_USE
+        and not target.startswith("pubproof.model.texts.")
+    ]
+    assert wrong == []
+
+
+@pytest.mark.parametrize(("one", "other"), [("pipeline", "probe"), ("probe", "pipeline")])
+def test_neither_application_imports_the_other(one: str, other: str) -> None:
+    assert not [t for _, _, own, t, layer in _arrows() if own == one and layer == other]
+
+
+def test_the_contract_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """A test that cannot fail is a defect: the reader finds the arrows it must find."""
+    arrows = {(own, t) for _, _, own, t, _ in _arrows()}
+    assert ("pipeline", "pubproof.judge.close") in arrows  # from ... import
+    assert ("reference", "pubproof.model.rules") in arrows
+    assert ("model", "pubproof.model.flows") in arrows  # relative or absolute, in-layer
+    # a sideways arrow, as the probe's package once had to the pipeline's
+    assert _layer("pubproof.pipeline.connection") == "pipeline"
+    assert "pipeline" not in ALLOWED["probe"] and "probe" not in ALLOWED["pipeline"]
+    assert _package_of(ROOT / "cli" / "main.py") == "pubproof.main"
+    assert _package_of(ROOT / "judge" / "__init__.py") == "pubproof.judge"
+
+
+def test_every_source_folder_is_a_layer() -> None:
+    """A new top-level folder of Python code must take its place in the contract."""
+    packaged = {p.parent.relative_to(ROOT).parts[0] for p in ROOT.glob("*/__init__.py")}
+    assert packaged <= set(FOLDERS)
