@@ -57,7 +57,9 @@ def _reading_rules(name: str) -> list[Rule]:
     return [rule for rule in RULES.values() if rule.reading == name]
 
 
-def reading_theorem(name: str, broken: Broken[Codec], domain50: Domain = PACKETS50) -> Theorem:
+def reading_theorem(
+    name: str, broken: Broken[Codec], domain50: Domain = PACKETS50, rules: Sequence[Rule] = ()
+) -> Theorem:
     """Register the theorem that reading ``name`` makes no difference (refuted), in every
     edition it applies to (5.0 in ``domain50``: by default that of
     :mod:`~pubproof.proofs.probes50`)."""
@@ -85,7 +87,7 @@ def reading_theorem(name: str, broken: Broken[Codec], domain50: Domain = PACKETS
         id=f"wire.reading-irrelevant.{name}",
         statement=f"Reading {name} makes no difference: {first} and {second} give every packet "
         f"the same verdict in {' and '.join(e.value for e in editions)} (expected refuted)",
-        rules=rule_ids(_reading_rules(name), editions),
+        rules=rule_ids([*_reading_rules(name), *rules], editions),
         editions=editions,
         readings=[name],
         method="z3-witness",
@@ -117,7 +119,7 @@ READING_THEOREMS = [
         replace(MODEL, discouraged_del=False))),
     reading_theorem("pfi-mei-once", Broken(
         "mei-repeat-allowed", "a second Message Expiry Interval is let through",
-        replace(MODEL, once_by_reading=(0x01,))), PFI_PACKETS),
+        replace(MODEL, once_by_reading=(0x01,))), PFI_PACKETS, [R.PROPERTY_ONCE]),
     reading_theorem("payload-utf8", Broken(
         "utf8-checked-on-pfi-0", "the payload is judged as UTF-8 when the indicator is 0",
         replace(MODEL, payload_utf8_when=0)), PFI_PACKETS),
