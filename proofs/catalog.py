@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 from pubproof.proofs.registry import THEOREMS, Theorem
 
-THEOREM_MODULES = ("pubproof.proofs.wire", "pubproof.proofs.protocol", "pubproof.proofs.methods")
+THEOREM_MODULES = (
+    "pubproof.proofs.wire",
+    "pubproof.proofs.protocol",
+    "pubproof.proofs.methods",
+    "pubproof.proofs.protocol50",
+)
 #: The id prefix of each module's theorems, in the same order: the order of a run does not
 #: depend on which module some other code happened to import first.
 FAMILIES = ("wire.", "proto.")
