@@ -251,6 +251,7 @@ class World50(NamedTuple):
     to_r: tuple[tuple[int, str], ...] = ()  # one in-order channel each way: (message, packet)
     to_s: tuple[tuple[int, str], ...] = ()
     rm: int = 1  # the receiver's Receive Maximum
+    delivered: tuple[int, ...] = ()  # packet identifiers in delivery order (when tracked)
 
 
 def unacknowledged(w: World50) -> int:
@@ -293,6 +294,7 @@ class Explorer50:
     receive_maximum: int = 1
     disconnects: int = 1
     clean_reconnect: bool = False
+    track_deliveries: bool = False  # record the order of deliveries in the worlds
 
     def initial(self) -> World50:
         return World50(
@@ -333,6 +335,8 @@ class Explorer50:
                     msgs = (*w.msgs[:index], move.nxt, *w.msgs[index + 1 :])
                     nxt = w._replace(msgs=msgs, quota=w.quota + move.quota)
                     nxt = nxt._replace(to_r=rest) if channel == "to_r" else nxt._replace(to_s=rest)
+                    if self.track_deliveries and move.nxt.d > m.d:
+                        nxt = nxt._replace(delivered=(*w.delivered, index + 1))
                     yield entry, _put(nxt, index)
             if w.losses < self.disconnects:
                 yield (
@@ -386,6 +390,58 @@ def quiet_undelivered(w: World50) -> bool:
         w.connected and not w.unpublished and not w.to_r and not w.to_s
         and any(m.d == 0 for m in w.msgs)
     )  # fmt: skip
+
+
+def complete(w: World50) -> bool:
+    """Every message published and completed, the connection up, nothing in flight."""
+    return (
+        w.connected and not w.unpublished and not w.to_r and not w.to_s
+        and all(m.s is SS.FREE for m in w.msgs)
+    )  # fmt: skip
+
+
+def lockstep(
+    a: Explorer50, b: Explorer50, *, limit: int = 500_000
+) -> tuple[int, str, list[dict[str, Any]] | None]:
+    """Method A (``a``) and Method B (``b``) receivers on the same run: every move of one
+    must be a move of the other with the same packet or event (both answer alike); at
+    every pair of worlds A's deliveries are a prefix of B's, neither delivers a message
+    twice, and once every message is complete the two sequences are equal. (pairs seen,
+    what broke or "", the shortest trace to it)."""
+    start = (a.initial(), b.initial())
+    parent: dict[tuple[World50, World50], tuple[tuple[World50, World50], dict[str, Any]] | None]
+    parent = {start: None}
+    queue = deque([start])
+    while queue:
+        pair = queue.popleft()
+        wa, wb = pair
+        broke = _methods_judge(wa, wb)
+        moves_b = list(b.moves(wb))
+        for entry, na in a.moves(wa):
+            match = [nb for e, nb in moves_b if e == entry]
+            if not match:
+                broke = broke or f"Method B cannot follow {entry}"
+                continue
+            for nb in match:
+                if (na, nb) not in parent:
+                    parent[na, nb] = (pair, entry)
+                    queue.append((na, nb))
+        if broke:
+            return len(parent), broke, _trace(parent, pair)
+        if len(parent) > limit:
+            raise RuntimeError(f"more than {limit} pairs of worlds")
+    return len(parent), "", None
+
+
+def _methods_judge(wa: World50, wb: World50) -> str:
+    da, db = wa.delivered, wb.delivered
+    if len(set(da)) < len(da) or len(set(db)) < len(db):
+        return "a message delivered twice"
+    if db[: len(da)] != da:
+        return f"A delivered {list(da)}, not a prefix of B's {list(db)}"
+    if complete(wa) and complete(wb) and da != db:
+        return f"complete, but A delivered {list(da)} and B {list(db)}"
+    return ""
 
 
 def _put(w: World50, index: int) -> World50:

@@ -26,7 +26,7 @@ Every counterexample is a trace of 5.0 packets and events that
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pubproof.model.editions import Edition
@@ -38,6 +38,7 @@ from pubproof.model.explore50 import (
     Mutations50,
     World50,
     local_closure,
+    lockstep,
     quiet_states,
     quiet_undelivered,
     unacknowledged,
@@ -441,6 +442,83 @@ topic_alias_kept_fails = theorem(
     ],
 )(check50)  # fmt: skip
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Methods50:
+    """Method A and Method B receivers side by side on the same 5.0 runs."""
+
+    qos: tuple[int, ...] = (2, 2, 2)
+    a: Mutations50 = field(default_factory=Mutations50)
+    refusals: bool = False
+    disconnects: int = 2
+
+
+def check_methods50(case: Methods50) -> Result:
+    def side(method: Method, mutations: Mutations50) -> Explorer50:
+        flows = Flows50(method=method, refusals=case.refusals, mutations=mutations)
+        return Explorer50(
+            flows, case.qos, receive_maximum=3, disconnects=case.disconnects,
+            track_deliveries=True,
+        )  # fmt: skip
+
+    pairs, broke, trace = lockstep(side(Method.A, case.a), side(Method.B, Mutations50()))
+    bound = (
+        f"lockstep over {pairs} pairs of worlds: {len(case.qos)} messages, Receive Maximum 3, "
+        f"{case.disconnects} connection losses, resumed"
+    )
+    if trace is not None:
+        return Result(status="refuted", counterexample=trace, details=f"{bound}; {broke}")
+    return Result(status="proved", details=f"{bound}; A a prefix of B throughout, equal at the end")
+
+
+methods_agree = theorem(
+    id="proto.v5.methods-a-and-b-deliver-the-same-sequence",
+    statement="In 5.0, for flows the receiver accepts, run for run Method A's deliveries are "
+    "a prefix of Method B's, neither delivers twice, and once every message is complete the "
+    "sequences are equal; both answer every packet alike.",
+    rules=["MQTT-4.3.3-8", "MQTT-4.3.3-10", "MQTT-4.3.3-11", "MQTT-4.3.3-9"],
+    editions=V50,
+    method="explicit (lockstep, 3 QoS 2 messages, 2 losses)",
+    model=Methods50(),
+    mutants=[
+        Broken("A delivers on PUBLISH too", "Method A that also delivers when it stores",
+               Methods50(a=A_DELIVERS_EARLY)),
+    ],
+)(check_methods50)  # fmt: skip
+
+methods_differ_with_mixed_qos = theorem(
+    id="proto.v5.refute.methods-agree-with-mixed-qos",
+    statement="Methods A and B deliver different sequences in 5.0 too when QoS 1 and QoS 2 "
+    "are mixed: a QoS 1 message published after a QoS 2 one is delivered first by Method A.",
+    rules=["MQTT-4.3.3-8", "MQTT-4.3.2-4"],
+    editions=V50,
+    method="explicit (lockstep, 2 messages)",
+    expected="refuted",
+    model=Methods50(qos=(2, 1), disconnects=1),
+    mutants=[
+        Broken("QoS 2 only", "the same run with both messages at QoS 2",
+               Methods50(qos=(2, 2), disconnects=1)),
+    ],
+)(check_methods50)  # fmt: skip
+
+methods_differ_after_a_reversed_refusal = theorem(
+    id="proto.v5.refute.methods-agree-when-a-refusal-is-reversed",
+    statement="Methods A and B deliver different sequences in 5.0 when the receiver refuses "
+    "a QoS 2 message (PUBREC 0x80), the PUBREC is lost with the connection, and the re-sent "
+    "PUBLISH is accepted: the refusal freed the identifier, so the re-send is a new message "
+    "to the receiver and Method B delivers it after the messages accepted meanwhile, Method "
+    "A in the sender's order.",
+    rules=["MQTT-4.3.3-9", "MQTT-4.4.0-1", "MQTT-4.3.3-8"],
+    editions=V50,
+    method="explicit (lockstep, 3 QoS 2 messages, 2 losses)",
+    expected="refuted",
+    model=Methods50(refusals=True),
+    mutants=[
+        Broken("no refusals", "the same runs with a receiver that accepts every message",
+               Methods50(refusals=False)),
+    ],
+)(check_methods50)  # fmt: skip
+
 THEOREM_ORDER = (
     flow_control_bound,
     flow_control_fails_when_pubrec_frees_quota,
@@ -451,4 +529,7 @@ THEOREM_ORDER = (
     resend_after_error_breaks_at_most_once,
     topic_alias_resolves,
     topic_alias_kept_fails,
+    methods_agree,
+    methods_differ_with_mixed_qos,
+    methods_differ_after_a_reversed_refusal,
 )

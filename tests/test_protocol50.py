@@ -37,6 +37,9 @@ def test_the_required_50_theorems_are_registered() -> None:
         "proto.v5.refute.topic-alias-kept-across-reconnect",
         "proto.v5.refute.flow-control-when-pubrec-frees-quota",
         "proto.v5.refute.at-most-once-when-resending-after-an-error",
+        "proto.v5.methods-a-and-b-deliver-the-same-sequence",
+        "proto.v5.refute.methods-agree-with-mixed-qos",
+        "proto.v5.refute.methods-agree-when-a-refusal-is-reversed",
     } <= ids
 
 
@@ -106,3 +109,17 @@ def test_topic_alias_is_proved_by_spacer_for_any_maximum() -> None:
     status, details = topic_alias(Flows50())
     assert status == "proved" and "Spacer" in details
     assert topic_alias(Flows50(mutations=P.ALIASES_KEPT))[0] == "refuted"
+
+
+def test_a_reversed_refusal_makes_the_methods_deliver_in_different_orders() -> None:
+    """The 5.0 difference: message 1 refused, its PUBREC 0x80 lost with the connection,
+    message 2 accepted meanwhile, the re-sent message 1 accepted. Replayed, Method B has
+    delivered 2 then 1, Method A only 1 so far (it delivers 2 on its PUBREL)."""
+    trace = P.methods_differ_after_a_reversed_refusal.check().counterexample
+    assert trace is not None
+    assert any(e.get("refuse") for e in trace)
+    payloads = {
+        method: [p["payload_hex"] for p in replay(trace, method=method).deliveries()]  # type: ignore[typeddict-item]
+        for method in Method
+    }
+    assert payloads[Method.B] == ["02", "01"] and payloads[Method.A] == ["01"]
