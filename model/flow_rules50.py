@@ -99,6 +99,12 @@ QUOTA_OTHERS = _flow(
 )  # fmt: skip
 
 # -- the QoS flows (4.3) ------------------------------------------------------------------
+QOS0 = _flow(
+    "flow50.qos0.sender", "MQTT-4.3.1-1", "4.3.1",
+    "QoS 0: the sender sends PUBLISH with QoS 0 and DUP 0", M, S,
+    "In the QoS 0 delivery protocol, the sender MUST send a PUBLISH packet with QoS 0 and DUP "
+    "flag set to 0.",
+)  # fmt: skip
 QOS1_ID = _flow(
     "flow50.qos1.unused-id", "MQTT-4.3.2-1", "4.3.2",
     "QoS 1: an unused packet identifier for each new message", M, S,

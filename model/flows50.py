@@ -227,8 +227,11 @@ SENDER50: Mapping[tuple[SenderState, SenderInput50], Step50] = MappingProxyType(
         (S.AWAIT_PUBREC, SI.RESUME): _s(
             _RESEND, S.AWAIT_PUBREC, "MQTT-4.4.0-1", "MQTT-3.3.1-1", "MQTT-4.9.0-1"
         ),
+        # [MQTT-4.3.3-6] "MUST NOT re-send the PUBLISH once it has sent the corresponding
+        # PUBREL packet": the PUBREL, not the PUBLISH, is what is re-sent.
         (S.AWAIT_PUBCOMP, SI.RESUME): _s(
-            (SA.TAKE_QUOTA, SA.SEND_PUBREL), S.AWAIT_PUBCOMP, "MQTT-4.4.0-1", "MQTT-4.9.0-1"
+            (SA.TAKE_QUOTA, SA.SEND_PUBREL), S.AWAIT_PUBCOMP,
+            "MQTT-4.4.0-1", "MQTT-4.9.0-1", "MQTT-4.3.3-6",
         ),
         (S.FREE, SI.RESUME): _s((), S.FREE, "MQTT-4.4.0-1"),
         # Clean Start 1, or a session that has expired: no state, nothing re-sent.

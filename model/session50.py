@@ -124,7 +124,8 @@ class SessionModel50:
         """What the end sends for a new message (``wait`` at zero send quota)."""
         if qos == 0:
             message = publish50(topic, payload, 0, retain, None)
-            return [Output50(kind="send", packet=self._aliased(message), rules=("MQTT-3.3.4-1",))]
+            # [MQTT-4.3.1-1] "the sender MUST send a PUBLISH packet with QoS 0 and DUP 0"
+            return [Output50(kind="send", packet=self._aliased(message), rules=("MQTT-4.3.1-1",))]
         if self.quota <= 0:
             return [
                 Output50(

@@ -172,3 +172,11 @@ def test_the_50_diagrams_have_one_edge_per_table_entry() -> None:
         assert dot(table, name).count(" -> ") == len(table)
     assert "[*] --> UNSET" in mermaid(named["topic-alias-receiver"])
     assert "[*] --> FREE" in mermaid(tables()["sender"])  # 3.x unchanged
+
+
+def test_no_publish_is_re_sent_once_its_pubrel_was_sent() -> None:
+    """[MQTT-4.3.3-6]: a flow awaiting PUBCOMP re-sends PUBREL, never the PUBLISH."""
+    for (state, _), step in SENDER50.items():
+        if state is S.AWAIT_PUBCOMP:
+            assert SA.SEND_PUBLISH not in step.actions and SA.RESEND_PUBLISH not in step.actions
+    assert "MQTT-4.3.3-6" in SENDER50[S.AWAIT_PUBCOMP, SI.RESUME].rules

@@ -396,3 +396,23 @@ def test_scripted_50_runs_show_each_rule() -> None:
     assert m.channel["client"][-1]["reason_code"] == 0x92  # type: ignore[typeddict-item]
     m.same_state()
     assert EDITION == "5.0"
+
+
+def test_zero_quota_does_not_delay_other_packets() -> None:
+    """[MQTT-4.9.0-3], [MQTT-3.3.4-8], [MQTT-3.3.4-10] (5.0): an end whose send quota is 0
+    still answers its peer's PUBLISH and acknowledgements at once; only its own new QoS 1
+    and 2 messages wait."""
+    m = Sessions50Agree()
+    m.start(client_method="A", server_method="A", client_rm=1, server_rm=1)
+    m.publish(end="client", qos=2, topic="a/b", payload=b"1")
+    assert m.model["client"].quota == 0
+    m.publish(end="server", qos=1, topic="c", payload=b"2")  # the server's quota is its own
+    m.deliver_next(end="client")  # the client, at quota 0, answers PUBACK at once
+    assert [p["type"] for p in m.channel["server"]] == ["PUBLISH", "PUBACK"]
+    m.deliver_next(end="server")
+    m.deliver_next(end="server")
+    m.deliver_next(end="client")  # PUBREC: PUBREL goes out at quota 0 too
+    assert m.channel["server"][-1]["type"] == "PUBREL" and m.model["client"].quota == 0
+    m.publish(end="client", qos=1, topic="a/b", payload=b"3")
+    assert m.model["client"].outgoing.keys() == {1}  # that one waits
+    m.same_state()
