@@ -3,9 +3,10 @@ every protocol theorem.
 
     python benchmarks/bench_protocol.py [--examples N]
 
-Prints steps per second of the Hypothesis stateful comparison (the test in
-tests/test_session_stateful.py, run as is, with every invariant checked after every step)
-and a table of the protocol theorems with their seconds. Goals (protocol issue): at least
+Prints steps per second of the Hypothesis stateful comparisons (the tests in
+tests/test_session_stateful.py for 3.1.1 and tests/test_session50_stateful.py for MQTT 5.0,
+run as they are, with every invariant checked after every step) and a table of the
+protocol theorems with their seconds. Goals (protocol issue): at least
 1,000 steps per second; the whole ``pubproof prove`` within 60 s (goal 30 s).
 """
 
@@ -19,20 +20,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
-def stateful_rate(examples: int) -> tuple[int, float]:
+def stateful_rate(examples: int, edition: str = "3.1.1") -> tuple[int, float]:
     from hypothesis import settings
     from hypothesis.stateful import run_state_machine_as_test
+    from test_session50_stateful import Sessions50Agree
     from test_session_stateful import SessionsAgree
 
-    SessionsAgree.checks = 0
+    machine = Sessions50Agree if edition == "5.0" else SessionsAgree
+    machine.checks = 0
     start = time.perf_counter()
     run_state_machine_as_test(
-        SessionsAgree,
+        machine,
         settings=settings(
             max_examples=examples, stateful_step_count=60, deadline=None, database=None
         ),
     )
-    return SessionsAgree.checks, time.perf_counter() - start
+    return machine.checks, time.perf_counter() - start
 
 
 def theorem_times() -> list[tuple[str, str, str, float]]:
@@ -50,11 +53,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--examples", type=int, default=300)
     args = parser.parse_args()
-    steps, seconds = stateful_rate(args.examples)
-    print(
-        f"stateful model-vs-reference: {steps} steps in {seconds:.2f} s = "
-        f"{steps / seconds:,.0f} steps/s (goal >= 1,000)"
-    )
+    for edition in ("3.1.1", "5.0"):
+        steps, seconds = stateful_rate(args.examples, edition)
+        print(
+            f"stateful model-vs-reference ({edition}): {steps} steps in {seconds:.2f} s = "
+            f"{steps / seconds:,.0f} steps/s (goal >= 1,000)"
+        )
     rows = theorem_times()
     print(f"\n{'theorem':62} {'expected':9} {'status':9} seconds")
     for theorem_id, expected, status, secs in rows:

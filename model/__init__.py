@@ -9,6 +9,7 @@
 """
 
 from pubproof.model import flow_rules as flow_rules
+from pubproof.model import flow_rules50 as flow_rules50
 from pubproof.model import wire_rules as wire_rules
 from pubproof.model.editions import READINGS, Edition, Reading, resolve_readings
 from pubproof.model.rules import INCOMPLETE, RULES, Rule

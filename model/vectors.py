@@ -84,9 +84,7 @@ def _generate(corpus: Corpus) -> None:
         corpus.decode_case(
             accept(R.TOPIC_NO_WILDCARDS), encode(publish(topic="a/b/c"), edition), edition
         )
-        corpus.decode_case(
-            accept(R.TOPIC_NUL), encode(publish(topic="a\u0001b"), edition), edition
-        )
+        corpus.decode_case(accept(R.TOPIC_NUL), encode(publish(topic="a\u0001b"), edition), edition)
         corpus.decode_case(
             accept(R.QOS_RESERVED),
             encode(publish(topic="q", qos=2, packet_id=7), edition),
@@ -98,9 +96,7 @@ def _generate(corpus: Corpus) -> None:
             edition,
         )
         corpus.decode_case(accept(R.RESERVED_TYPE), encode(ack("PUBACK", 1), edition), edition)
-        corpus.decode_case(
-            accept(R.OUT_OF_SCOPE_TYPE), encode(ack("PUBCOMP", 2), edition), edition
-        )
+        corpus.decode_case(accept(R.OUT_OF_SCOPE_TYPE), encode(ack("PUBCOMP", 2), edition), edition)
         corpus.decode_case(accept(R.PUBLISH_RL_COVERS), _raw_publish(0, b"t"), edition)
         corpus.encode_case(accept(R.TOPIC_MAX_BYTES), publish(topic="é" * 32767), edition)
         for name in ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP"):
@@ -119,9 +115,7 @@ def _generate(corpus: Corpus) -> None:
         for first in (0x40, 0x50, 0x62, 0x70):
             # two-, three- and four-byte encodings of 2: lenient by default
             for rl in (b"\x82\x00", b"\x82\x80\x00", b"\x82\x80\x80\x00"):
-                corpus.decode_case(
-                    accept(R.RL_MINIMAL), bytes([first]) + rl + b"\x00\x01", edition
-                )
+                corpus.decode_case(accept(R.RL_MINIMAL), bytes([first]) + rl + b"\x00\x01", edition)
                 corpus.decode_case(
                     reject(R.RL_MINIMAL),
                     bytes([first]) + rl + b"\x00\x01",

@@ -46,7 +46,11 @@ def v31(section: str, text: str) -> Quote:
 RESERVED_TYPE = rule(
     "type.reserved",
     "Packet types 0 and 15 are reserved",
-    ids={V31: "PP31-2.1-reserved-type", V311: "PP311-2.2.1-reserved-type", V50: "PP50-2.1.2-reserved-type"},
+    ids={
+        V31: "PP31-2.1-reserved-type",
+        V311: "PP311-2.2.1-reserved-type",
+        V50: "PP50-2.1.2-reserved-type",
+    },
     strength=Strength.MUST_NOT,
     binds=Binds.SENDER,
     kind=Kind.MALFORMED,
@@ -78,7 +82,10 @@ QOS_RESERVED = rule(
     kind=Kind.MALFORMED,
     reading="qos3",
     quotes=(
-        std50("3.3.1.2", "A PUBLISH Packet MUST NOT have both QoS bits set to 1 [MQTT-3.3.1-4]. If a Server or Client receives a PUBLISH packet which has both QoS bits set to 1 it is a Malformed Packet."),
+        std50(
+            "3.3.1.2",
+            "A PUBLISH Packet MUST NOT have both QoS bits set to 1 [MQTT-3.3.1-4]. If a Server or Client receives a PUBLISH packet which has both QoS bits set to 1 it is a Malformed Packet.",
+        ),
         q(
             "zh",
             "PUBLISH报文不能将QoS的两位都置1。如果服务端或客户端收到QoS两位都为1的PUBLISH报文,"
@@ -134,7 +141,10 @@ _ACK_FLAGS_ZERO = rule(
     kind=Kind.MALFORMED,
     reading="ack-flags",
     quotes=(
-        std50("2.1.3", "Where a flag bit is marked as \u201cReserved\u201d, it is reserved for future use and MUST be set to the value listed [MQTT-2.1.3-1]. If invalid flags are received it is a Malformed Packet."),
+        std50(
+            "2.1.3",
+            "Where a flag bit is marked as \u201cReserved\u201d, it is reserved for future use and MUST be set to the value listed [MQTT-2.1.3-1]. If invalid flags are received it is a Malformed Packet.",
+        ),
         std(
             "2.2.2",
             "Where a flag bit is marked as \u201cReserved\u201d in Table 2.2 - Flag Bits, it is "
@@ -171,7 +181,11 @@ ACK_FLAGS["PUBREL"] = rule(
 RL_MAX_BYTES = rule(
     "rl.max-four-bytes",
     "The Remaining Length field is 1 to 4 bytes (values up to 268,435,455)",
-    ids={V31: "PP31-2.1-rl-max-four-bytes", V311: "PP311-2.2.3-rl-max-four-bytes", V50: "PP50-1.5.5-four-bytes"},
+    ids={
+        V31: "PP31-2.1-rl-max-four-bytes",
+        V311: "PP311-2.2.3-rl-max-four-bytes",
+        V50: "PP50-1.5.5-four-bytes",
+    },
     strength=Strength.DEFINITION,
     binds=Binds.SENDER_AND_RECEIVER,
     kind=Kind.MALFORMED,
@@ -199,7 +213,10 @@ RL_MINIMAL = rule(
     kind=Kind.MALFORMED,
     reading="rl-encoding",
     quotes=(
-        std50("1.5.5", "The encoded value MUST use the minimum number of bytes necessary to represent the value [MQTT-1.5.5-1]."),
+        std50(
+            "1.5.5",
+            "The encoded value MUST use the minimum number of bytes necessary to represent the value [MQTT-1.5.5-1].",
+        ),
         std(
             "2.2.3",
             "The Remaining Length is encoded using a variable length encoding scheme which uses "
@@ -211,12 +228,19 @@ RL_MINIMAL = rule(
 RL_DELIMITS = rule(
     "rl.delimits-packet",
     "The Remaining Length counts the bytes of the packet after it; what follows is the next packet",
-    ids={V31: "PP31-2.1-rl-delimits-packet", V311: "PP311-2.2.3-rl-delimits-packet", V50: "PP50-2.1.4-rl-delimits-packet"},
+    ids={
+        V31: "PP31-2.1-rl-delimits-packet",
+        V311: "PP311-2.2.3-rl-delimits-packet",
+        V50: "PP50-2.1.4-rl-delimits-packet",
+    },
     strength=Strength.DEFINITION,
     binds=Binds.SENDER_AND_RECEIVER,
     kind=Kind.ACCEPT,
     quotes=(
-        std50("2.1.4", "The Remaining Length is a Variable Byte Integer that represents the number of bytes remaining within the current Control Packet, including data in the Variable Header and the Payload. The Remaining Length does not include the bytes used to encode the Remaining Length."),
+        std50(
+            "2.1.4",
+            "The Remaining Length is a Variable Byte Integer that represents the number of bytes remaining within the current Control Packet, including data in the Variable Header and the Payload. The Remaining Length does not include the bytes used to encode the Remaining Length.",
+        ),
         std(
             "2.2.3",
             "The Remaining Length is the number of bytes remaining within the current packet, "
@@ -229,12 +253,19 @@ RL_DELIMITS = rule(
 PUBLISH_RL_COVERS = rule(
     "publish.rl-covers-variable-header",
     "A PUBLISH's Remaining Length holds its variable header (topic name and packet identifier)",
-    ids={V31: "PP31-3.3-rl-covers-variable-header", V311: "PP311-3.3.1-rl-covers-variable-header", V50: "PP50-3.3.2-rl-covers-variable-header"},
+    ids={
+        V31: "PP31-3.3-rl-covers-variable-header",
+        V311: "PP311-3.3.1-rl-covers-variable-header",
+        V50: "PP50-3.3.2-rl-covers-variable-header",
+    },
     strength=Strength.DEFINITION,
     binds=Binds.SENDER,
     kind=Kind.MALFORMED,
     quotes=(
-        std50("3.3.1.4", "This is the length of Variable Header plus the length of the Payload, encoded as a Variable Byte Integer."),
+        std50(
+            "3.3.1.4",
+            "This is the length of Variable Header plus the length of the Payload, encoded as a Variable Byte Integer.",
+        ),
         q("zh", "剩余长度字段 等于可变报头的长度加上有效负载的长度。"),
         q(
             "en",
@@ -292,7 +323,10 @@ TOPIC_UTF8 = rule(
     binds=Binds.SENDER_AND_RECEIVER,
     kind=Kind.MALFORMED,
     quotes=(
-        std50("3.3.2.1", "The Topic Name MUST be present as the first field in the PUBLISH packet Variable Header. It MUST be a UTF-8 Encoded String as defined in section 1.5.4 [MQTT-3.3.2-1]."),
+        std50(
+            "3.3.2.1",
+            "The Topic Name MUST be present as the first field in the PUBLISH packet Variable Header. It MUST be a UTF-8 Encoded String as defined in section 1.5.4 [MQTT-3.3.2-1].",
+        ),
         q("zh", "它必须是第1.5.3节中定义的UTF-8编码的字符串[MQTT-3.3.2-1]。"),
         std(
             "1.5.3",
@@ -356,7 +390,10 @@ TOPIC_NO_WILDCARDS = rule(
     kind=Kind.VIOLATION,
     reading="topic-rules",
     quotes=(
-        std50("3.3.2.1", "The Topic Name in the PUBLISH packet MUST NOT contain wildcard characters [MQTT-3.3.2-2]."),
+        std50(
+            "3.3.2.1",
+            "The Topic Name in the PUBLISH packet MUST NOT contain wildcard characters [MQTT-3.3.2-2].",
+        ),
         q("zh", "PUBLISH报文中的主题名不能包含通配符[MQTT-3.3.2-2]。"),
         std(
             "3.3.2.1",
@@ -376,7 +413,10 @@ TOPIC_DISCOURAGED = rule(
     kinds={V50: Kind.MALFORMED},
     reading="discouraged-code-points",
     quotes=(
-        std50("1.5.4", "The data SHOULD NOT include encodings of the Unicode [Unicode] code points listed below. If a receiver (Server or Client) receives an MQTT Control Packet containing any of them it MAY treat it as a Malformed Packet. These are the Disallowed Unicode code points."),
+        std50(
+            "1.5.4",
+            "The data SHOULD NOT include encodings of the Unicode [Unicode] code points listed below. If a receiver (Server or Client) receives an MQTT Control Packet containing any of them it MAY treat it as a Malformed Packet. These are the Disallowed Unicode code points.",
+        ),
         std(
             "1.5.3",
             "The data SHOULD NOT include encodings of the Unicode [Unicode] code points listed "
@@ -424,7 +464,10 @@ PACKET_ID_NONZERO = rule(
     binds=Binds.SENDER,
     kind=Kind.VIOLATION,
     quotes=(
-        std50("2.2.1", "Each time a Client sends a new SUBSCRIBE, UNSUBSCRIBE,or PUBLISH (where QoS > 0) MQTT Control Packet it MUST assign it a non-zero Packet Identifier that is currently unused [MQTT-2.2.1-3]. Each time a Server sends a new PUBLISH (with QoS > 0) MQTT Control Packet it MUST assign it a non zero Packet Identifier that is currently unused [MQTT-2.2.1-4]."),
+        std50(
+            "2.2.1",
+            "Each time a Client sends a new SUBSCRIBE, UNSUBSCRIBE,or PUBLISH (where QoS > 0) MQTT Control Packet it MUST assign it a non-zero Packet Identifier that is currently unused [MQTT-2.2.1-3]. Each time a Server sends a new PUBLISH (with QoS > 0) MQTT Control Packet it MUST assign it a non zero Packet Identifier that is currently unused [MQTT-2.2.1-4].",
+        ),
         std(
             "2.3.1",
             "SUBSCRIBE, UNSUBSCRIBE, and PUBLISH (in cases where QoS > 0) Control Packets MUST "
@@ -457,7 +500,10 @@ PACKET_ID_PRESENCE = rule(
     binds=Binds.SENDER,
     kind=Kind.SENDER_ONLY,
     quotes=(
-        std50("2.2.1", "A PUBLISH packet MUST NOT contain a Packet Identifier if its QoS value is set to 0 [MQTT-2.2.1-2]."),
+        std50(
+            "2.2.1",
+            "A PUBLISH packet MUST NOT contain a Packet Identifier if its QoS value is set to 0 [MQTT-2.2.1-2].",
+        ),
         std(
             "2.3.1",
             "A PUBLISH Packet MUST NOT contain a Packet Identifier if its QoS value is set to 0 [MQTT-2.3.1-5].",
@@ -490,7 +536,10 @@ BIG_ENDIAN = rule(
     binds=Binds.SENDER_AND_RECEIVER,
     kind=Kind.ACCEPT,
     quotes=(
-        std50("1.5.2", "Two Byte Integer data values are 16-bit unsigned integers in big-endian order: the high order byte precedes the lower order byte."),
+        std50(
+            "1.5.2",
+            "Two Byte Integer data values are 16-bit unsigned integers in big-endian order: the high order byte precedes the lower order byte.",
+        ),
         std(
             "1.5.2",
             "Integer data values are 16 bits in big-endian order: the high order byte precedes the lower order byte.",
@@ -524,7 +573,10 @@ PAYLOAD_REST = rule(
     binds=Binds.SENDER_AND_RECEIVER,
     kind=Kind.ACCEPT,
     quotes=(
-        std50("3.3.3", "The length of the Payload can be calculated by subtracting the length of the Variable Header from the Remaining Length field that is in the Fixed Header. It is valid for a PUBLISH packet to contain a zero length Payload."),
+        std50(
+            "3.3.3",
+            "The length of the Payload can be calculated by subtracting the length of the Variable Header from the Remaining Length field that is in the Fixed Header. It is valid for a PUBLISH packet to contain a zero length Payload.",
+        ),
         q(
             "zh",
             "有效负载的长度=固定报头中的剩余长度字段的值-可变报头的长度。包含零长度有效负载的PUBLISH报文是合法的。",
@@ -644,7 +696,9 @@ PROPERTY_ONCE = rule(
     binds=Binds.SENDER,
     kind=Kind.VIOLATION,
     quotes=(
-        std50("3.3.2.3.4", "It is a Protocol Error to include the Topic Alias value more than once."),
+        std50(
+            "3.3.2.3.4", "It is a Protocol Error to include the Topic Alias value more than once."
+        ),
         std50("3.3.2.3.5", "It is a Protocol Error to include the Response Topic more than once."),
         std50("3.3.2.3.6", "It is a Protocol Error to include Correlation Data more than once."),
         std50("3.3.2.3.9", "It is a Protocol Error to include the Content Type more than once."),
@@ -836,7 +890,9 @@ RESPONSE_TOPIC_WILDCARDS = rule(
     binds=Binds.SENDER,
     kind=Kind.VIOLATION,
     quotes=(
-        std50("3.3.2.3.5", "The Response Topic MUST NOT contain wildcard characters [MQTT-3.3.2-14]."),
+        std50(
+            "3.3.2.3.5", "The Response Topic MUST NOT contain wildcard characters [MQTT-3.3.2-14]."
+        ),
     ),
 )
 

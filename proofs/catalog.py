@@ -12,10 +12,17 @@ from collections.abc import Sequence
 
 from pubproof.proofs.registry import THEOREMS, Theorem
 
-THEOREM_MODULES = ("pubproof.proofs.wire", "pubproof.proofs.protocol", "pubproof.proofs.methods")
+THEOREM_MODULES = (
+    "pubproof.proofs.wire",
+    "pubproof.proofs.protocol",
+    "pubproof.proofs.methods",
+    "pubproof.proofs.protocol50",
+)
 #: The id prefix of each module's theorems, in the same order: the order of a run does not
 #: depend on which module some other code happened to import first.
-FAMILIES = ("wire.", "proto.")
+#: A theorem belongs to the family of the longest prefix it starts with (the MQTT 5.0
+#: protocol theorems follow the 3.1 and 3.1.1 ones).
+FAMILIES = ("wire.", "proto.", "proto.v5.")
 
 
 class UnknownTheorem(ValueError):
@@ -33,9 +40,9 @@ def load(ids: Sequence[str] = ()) -> list[Theorem]:
     if not ids:
 
         def family(theorem: Theorem) -> tuple[int, int]:
-            for index, prefix in enumerate(FAMILIES):
-                if theorem.id.startswith(prefix):
-                    return index, listed.get(theorem.id, len(listed))
+            matches = [(len(p), i) for i, p in enumerate(FAMILIES) if theorem.id.startswith(p)]
+            if matches:
+                return max(matches)[1], listed.get(theorem.id, len(listed))
             return len(FAMILIES), len(listed)
 
         return sorted(THEOREMS.values(), key=family)  # stable: registration order within

@@ -217,8 +217,14 @@ qos1_at_least_once = theorem(
     statement="A QoS 1 message that the sender has discarded (PUBACK received) was delivered, "
     "and once the connection is up with nothing in flight every published message has been "
     "delivered: over any number of connection losses, reconnecting with the session.",
-    rules=["MQTT-4.3.2-1", "MQTT-4.3.2-2", "MQTT-4.4.0-1", "MQTT-4.1.0-1", "MQTT-3.3.1-1",
-           "MQTT-2.3.1-3"],
+    rules=[
+        "MQTT-4.3.2-1",
+        "MQTT-4.3.2-2",
+        "MQTT-4.4.0-1",
+        "MQTT-4.1.0-1",
+        "MQTT-3.3.1-1",
+        "MQTT-2.3.1-3",
+    ],
     editions=BOTH,
     method="z3-spacer + explicit",
     model=_case(QOS1, _at_least(1)),
@@ -241,8 +247,14 @@ qos2_exactly_once_a = theorem(
     statement="With Method A (store, deliver on PUBREL), a QoS 2 message reaches the "
     "application exactly once: never twice, and surely once the sender has completed or the "
     "connection is quiet; over any number of losses, with the session resumed, in order.",
-    rules=["MQTT-4.3.3-1", "MQTT-4.3.3-2", "MQTT-4.4.0-1", "MQTT-4.1.0-1", "MQTT-3.3.1-1",
-           "MQTT-2.3.1-3"],
+    rules=[
+        "MQTT-4.3.3-1",
+        "MQTT-4.3.3-2",
+        "MQTT-4.4.0-1",
+        "MQTT-4.1.0-1",
+        "MQTT-3.3.1-1",
+        "MQTT-2.3.1-3",
+    ],
     editions=BOTH,
     method="z3-spacer + explicit",
     model=_case(QOS2_A, _exactly()),
@@ -270,8 +282,14 @@ qos2_exactly_once_b = theorem(
     statement="With Method B (deliver on PUBLISH, hold the packet identifier until PUBREL), "
     "a QoS 2 message reaches the application exactly once; over any number of losses, with "
     "the session resumed, in order.",
-    rules=["MQTT-4.3.3-1", "MQTT-4.3.3-2", "MQTT-4.4.0-1", "MQTT-4.1.0-1", "MQTT-3.3.1-1",
-           "MQTT-2.3.1-3"],
+    rules=[
+        "MQTT-4.3.3-1",
+        "MQTT-4.3.3-2",
+        "MQTT-4.4.0-1",
+        "MQTT-4.1.0-1",
+        "MQTT-3.3.1-1",
+        "MQTT-2.3.1-3",
+    ],
     editions=(Edition.V311,),
     method="z3-spacer + explicit",
     model=_case(QOS2_B, _exactly()),

@@ -58,6 +58,7 @@ def test_the_wire_theorems_are_registered() -> None:
         "pubproof.proofs.wire",
         "pubproof.proofs.protocol",
         "pubproof.proofs.methods",
+        "pubproof.proofs.protocol50",
     )
     assert THEOREM_IDS[: len(WIRE_IDS)] == WIRE_IDS, "the wire theorems come first"
     expected = {
