@@ -57,9 +57,10 @@ def _key_pattern(node: ast.expr) -> re.Pattern[str] | None:
     return None
 
 
-def rule_definition(path: Path, key: str) -> Span:
-    """The lines that register the rule ``key``: its ``rule(...)`` call, or the whole
-    top-level statement (a loop) when the key is built from a pattern."""
+def rule_definition(path: Path, key: str, call: str = "rule") -> Span:
+    """The lines that register the rule ``key``: its ``rule(...)`` call (or the call of
+    ``call``, a module's own wrapper of it), or the whole top-level statement (a loop) when
+    the key is built from a pattern."""
     tree = _parse(path)
     parents = _statement_parents(tree)
     patterned: list[ast.Call] = []
@@ -67,7 +68,7 @@ def rule_definition(path: Path, key: str) -> Span:
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
-            and node.func.id == "rule"
+            and node.func.id == call
             and node.args
         ):
             continue

@@ -5,12 +5,14 @@ the theorems and tests that verify those rules, all computed from the registries
   every id a rule of :data:`pubproof.model.rules.RULES` carries (3.1.1, 3.1 and project ids)
   and every id the flow tables of :mod:`pubproof.model.flows` cite; and, keyed apart by
   edition (``5.0:<id>``, need ``S50_...``: 5.0 reuses 3.1.1's numbers for other
-  statements), every MQTT 5.0 id of sections 1.5.4, 1.5.5, 2.2.1, 3.3-3.7 in Table B, the
-  5.0 MQTT-2.2.2-1, and every id the rules carry for 5.0 (their 5.0 id; for the rules that
-  exist in 5.0 alone, their ``also`` ids too);
+  statements), every MQTT 5.0 id of sections 1.5.4, 1.5.5, 2.2.1, 3.3-3.7, 4.3, 4.4 and 4.9
+  in Table B, the 5.0 MQTT-2.2.2-1, and every id the rules carry for 5.0 (their 5.0 id; for
+  the rules that exist in 5.0 alone, their ``also`` ids too), the 5.0 flow rules' included;
 - model rules: each registry rule, once for 3.1 and 3.1.1 (need ``R_<key>``) and once for
-  5.0 (``R50_<key>``) as far as it exists there, and for each flow table each id its
-  entries cite (the entries are the implementation of that id in that table);
+  5.0 (``R50_<key>``) as far as it exists there; each 5.0 flow rule
+  (:mod:`pubproof.model.flow_rules50`, what the 5.0 flow tables and sessions cite); and for
+  each 3.1.1 flow table each id its entries cite (the entries are the implementation of
+  that id in that table);
 - theorems: :mod:`pubproof.proofs` registry, with the status of the latest run; a theorem
   verifies the model rules whose ids it names in an edition it covers, and counts only
   when its status is the one it expects;
@@ -47,9 +49,9 @@ _ID_TOKEN = re.compile(r"(?<![\w.-])(MQTT-\d+(?:\.\d+)*-\d+|PP(?:31|311|50)?-[\w
 V50 = Edition.V50
 OLDER = frozenset({Edition.V31, Edition.V311})
 
-#: The MQTT 5.0 sections whose Table B statements are traced (the wire part of "MQTT 5.0,
-#: part 1"), and the related ids of other sections traced with them.
-SECTIONS_50 = ("1.5.4", "1.5.5", "2.2.1", "3.3", "3.4", "3.5", "3.6", "3.7")
+#: The MQTT 5.0 sections whose Table B statements are traced (the wire format of "MQTT 5.0,
+#: part 1" and the flows of part 2), and the related ids of other sections traced with them.
+SECTIONS_50 = ("1.5.4", "1.5.5", "2.2.1", "3.3", "3.4", "3.5", "3.6", "3.7", "4.3", "4.4", "4.9")
 RELATED_50 = ("MQTT-2.2.2-1",)
 
 #: The flow tables shown and traced: (name in model/flows.py, QoS 2 method, title).
@@ -338,6 +340,34 @@ def build(
                 key=key,
                 rule=rule,
             )
+
+    flow_rules50 = root / "model" / "flow_rules50.py"
+    for flow_rule in RULES.flows():
+        if V50 not in flow_rule.ids:
+            continue
+        ref = flow_rule.ids[V50]
+        try:
+            spans = [rule_definition(flow_rules50, flow_rule.key, call="_flow")]
+        except LookupError as error:
+            problems.append(str(error))
+            spans = []
+        statement_50(
+            ref,
+            flow_rule.title,
+            f"flow rule {flow_rule.key}",
+            flow_rule.strength.value,
+            flow_rule.binds.value,
+        )
+        rules[need_id("R50_", flow_rule.key)] = ModelRule(
+            need=need_id("R50_", flow_rule.key),
+            title=f"flow rule {flow_rule.key} (MQTT 5.0): {flow_rule.title}",
+            implements=[key_50(ref)],
+            spans=spans,
+            ids=(ref,),
+            editions=frozenset({V50}),
+            key=flow_rule.key,
+            rule=flow_rule,
+        )
 
     flows_py = root / "model" / "flows.py"
     for name, method, title in FLOW_TABLES:
