@@ -28,12 +28,12 @@ CORPUS = ROOT / "vectors" / "corpus.jsonl"
 def patched(name: str, value: object) -> Iterator[None]:
     original = getattr(codec, name)
     setattr(codec, name, value)
-    codec._config.cache_clear()
+    codec.clear_caches()
     try:
         yield
     finally:
         setattr(codec, name, original)
-        codec._config.cache_clear()
+        codec.clear_caches()
 
 
 def _no_hash_wildcard() -> object:

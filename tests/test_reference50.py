@@ -1153,12 +1153,12 @@ def test_p_form_of_5_0_packets() -> None:
 def patched(name: str, value: object) -> Iterator[None]:
     original = getattr(decode50, name)
     setattr(decode50, name, value)
-    codec._config.cache_clear()
+    codec.clear_caches()
     try:
         yield
     finally:
         setattr(decode50, name, original)
-        codec._config.cache_clear()
+        codec.clear_caches()
 
 
 def _widened_codes() -> dict[int, frozenset[int]]:
