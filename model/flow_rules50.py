@@ -120,9 +120,9 @@ QOS1_SEND = _flow(
 QOS1_UNACKED = _flow(
     "flow50.qos1.unacknowledged", "MQTT-4.3.2-3", "4.3.2",
     "QoS 1: unacknowledged until the PUBACK", M, S,
-    "In the QoS 1 delivery protocol, the sender MUST treat the PUBLISH packet as "
-    "\"unacknowledged\" until it has received the corresponding PUBACK packet from the "
-    "receiver.",
+    "In the QoS 1 delivery protocol, the sender: ... MUST treat the PUBLISH packet as "
+    "“unacknowledged” until it has received the corresponding PUBACK packet from the "
+    "receiver [MQTT-4.3.2-3].",
 )  # fmt: skip
 QOS1_PUBACK = _flow(
     "flow50.qos1.puback", "MQTT-4.3.2-4", "4.3.2",
@@ -134,10 +134,10 @@ QOS1_PUBACK = _flow(
 QOS1_NEW = _flow(
     "flow50.qos1.new-after-puback", "MQTT-4.3.2-5", "4.3.2",
     "QoS 1: after PUBACK, a PUBLISH on the identifier is a new message", M, R,
-    "In the QoS 1 delivery protocol, the receiver after it has sent a PUBACK packet the "
-    "receiver MUST treat any incoming PUBLISH packet that contains the same Packet "
-    "Identifier as being a new Application Message, irrespective of the setting of its DUP "
-    "flag.",
+    "In the QoS 1 delivery protocol, the receiver: ... After it has sent a PUBACK packet "
+    "the receiver MUST treat any incoming PUBLISH packet that contains the same Packet "
+    "Identifier as being a new Application Message, irrespective of the setting of its "
+    "DUP flag [MQTT-4.3.2-5].",
 )  # fmt: skip
 QOS2_ID = _flow(
     "flow50.qos2.unused-id", "MQTT-4.3.3-1", "4.3.3",
@@ -154,9 +154,9 @@ QOS2_SEND = _flow(
 QOS2_UNACKED = _flow(
     "flow50.qos2.unacknowledged", "MQTT-4.3.3-3", "4.3.3",
     "QoS 2: unacknowledged until the PUBREC", M, S,
-    "In the QoS 2 delivery protocol, the sender MUST treat the PUBLISH packet as "
-    "\"unacknowledged\" until it has received the corresponding PUBREC packet from the "
-    "receiver.",
+    "In the QoS 2 delivery protocol, the sender: ... MUST treat the PUBLISH packet as "
+    "“unacknowledged” until it has received the corresponding PUBREC packet from the "
+    "receiver [MQTT-4.3.3-3].",
 )  # fmt: skip
 QOS2_PUBREL = _flow(
     "flow50.qos2.pubrel", "MQTT-4.3.3-4", "4.3.3",
@@ -168,9 +168,9 @@ QOS2_PUBREL = _flow(
 QOS2_PUBREL_UNACKED = _flow(
     "flow50.qos2.pubrel-unacknowledged", "MQTT-4.3.3-5", "4.3.3",
     "QoS 2: the PUBREL is unacknowledged until the PUBCOMP", M, S,
-    "In the QoS 2 delivery protocol, the sender MUST treat the PUBREL packet as "
-    "\"unacknowledged\" until it has received the corresponding PUBCOMP packet from the "
-    "receiver.",
+    "In the QoS 2 delivery protocol, the sender: ... MUST treat the PUBREL packet as "
+    "“unacknowledged” until it has received the corresponding PUBCOMP packet from the "
+    "receiver [MQTT-4.3.3-5].",
 )  # fmt: skip
 QOS2_NO_REPUBLISH = _flow(
     "flow50.qos2.no-publish-after-pubrel", "MQTT-4.3.3-6", "4.3.3",
@@ -189,17 +189,19 @@ QOS2_NEW_AFTER_ERROR = _flow(
     "flow50.qos2.new-after-error", "MQTT-4.3.3-9", "4.3.3",
     "QoS 2: after a PUBREC of 0x80 or more, a PUBLISH on the identifier is a new message",
     M, R,
-    "In the QoS 2 delivery protocol, the receiver if it has sent a PUBREC with a Reason Code "
-    "of 0x80 or greater, the receiver MUST treat any subsequent PUBLISH packet that contains "
-    "that Packet Identifier as being a new Application Message.",
+    "In the QoS 2 delivery protocol, the receiver: ... If it has sent a PUBREC with a "
+    "Reason Code of 0x80 or greater, the receiver MUST treat any subsequent PUBLISH "
+    "packet that contains that Packet Identifier as being a new Application Message "
+    "[MQTT-4.3.3-9].",
 )  # fmt: skip
 QOS2_UNTIL_PUBREL = _flow(
     "flow50.qos2.until-pubrel", "MQTT-4.3.3-10", "4.3.3",
     "QoS 2: until PUBREL, PUBREC again for a duplicate, never delivered twice", M, R,
-    "In the QoS 2 delivery protocol, the receiver until it has received the corresponding "
-    "PUBREL packet, the receiver MUST acknowledge any subsequent PUBLISH packet with the same "
-    "Packet Identifier by sending a PUBREC. It MUST NOT cause duplicate messages to be "
-    "delivered to any onward recipients in this case.",
+    "In the QoS 2 delivery protocol, the receiver: ... Until it has received the "
+    "corresponding PUBREL packet, the receiver MUST acknowledge any subsequent PUBLISH "
+    "packet with the same Packet Identifier by sending a PUBREC. It MUST NOT cause "
+    "duplicate messages to be delivered to any onward recipients in this case "
+    "[MQTT-4.3.3-10].",
 )  # fmt: skip
 QOS2_PUBCOMP = _flow(
     "flow50.qos2.pubcomp", "MQTT-4.3.3-11", "4.3.3",
@@ -210,9 +212,9 @@ QOS2_PUBCOMP = _flow(
 QOS2_NEW_AFTER_PUBCOMP = _flow(
     "flow50.qos2.new-after-pubcomp", "MQTT-4.3.3-12", "4.3.3",
     "QoS 2: after PUBCOMP, a PUBLISH on the identifier is a new message", M, R,
-    "In the QoS 2 delivery protocol, the receiver after it has sent a PUBCOMP, the receiver "
-    "MUST treat any subsequent PUBLISH packet that contains that Packet Identifier as being "
-    "a new Application Message.",
+    "In the QoS 2 delivery protocol, the receiver: ... After it has sent a PUBCOMP, the "
+    "receiver MUST treat any subsequent PUBLISH packet that contains that Packet "
+    "Identifier as being a new Application Message [MQTT-4.3.3-12].",
 )  # fmt: skip
 
 # -- sessions and re-sending (4.1, 4.4) ---------------------------------------------------
