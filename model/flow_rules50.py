@@ -280,13 +280,13 @@ ALIAS_SERVER_ACCEPT = _flow(
     "the Topic Alias Maximum value that it returned in the CONNACK packet.",
 )  # fmt: skip
 ALIAS_UNKNOWN = _flow(
-    "flow50.topic-alias.unknown", "PP50-3.3.2-topic-alias-unknown", "3.3.2.3.4",
+    "flow50.topic-alias.unknown", "PP50-3.3.2-topic-alias-unknown", "3.3.4",
     "an empty topic name with an alias the receiver has no mapping for is a Protocol Error",
     Strength.DEFINITION, S,
-    "A sender can modify the Topic Alias mapping by sending another PUBLISH in the same "
-    "Network Connection with the same Topic Alias value and a different non-zero length "
-    "Topic Name. ... It is a Protocol Error if the Topic Name is zero length and there is no "
-    "Topic Alias.",
+    "If the PUBLISH packet contains a Topic Alias, the receiver processes it as follows: ... "
+    "3) If the receiver does not already have a mapping for this Topic Alias a) If the "
+    "packet has a zero length Topic Name field it is a Protocol Error and the receiver uses "
+    "DISCONNECT with Reason Code of 0x82 (Protocol Error) as described in section 4.13.",
 )  # fmt: skip
 
 # -- closing with a Reason Code (4.13) ----------------------------------------------------
