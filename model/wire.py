@@ -57,18 +57,20 @@ from pubproof.model.rules import Kind
 from pubproof.model.trace import AckP, P, PublishP, is_publish
 from pubproof.model.wire_core import (
     MAX_REMAINING_LENGTH,
-    WILDCARDS,
     Context,
     EncodeError,
     Fail,
     Failure,
+    StringRules,
     Verdict,
     encode_remaining_length,
     first_ill_formed_utf8,
     is_discouraged,
+    judge_characters,
     packet_identifier,
-    shortest_length,
     topic_name_length,
+    variable_byte_integer,
+    well_formed,
 )
 
 PUBLISH_TYPE = 3
@@ -169,30 +171,7 @@ def _check_ack_flags(ctx: Context, offset: int, name: str, flags: int) -> None:
 
 def _remaining_length(ctx: Context, start: int) -> tuple[int, int]:
     """Decode the Remaining Length at ``start``: (value, offset of the body)."""
-    value = 0
-    for index in range(4):
-        (byte,) = ctx.take(start + index, 1)
-        value += (byte & 0x7F) << (7 * index)
-        if not byte & 0x80:
-            length = index + 1
-            break
-    else:
-        raise ctx.fail(
-            R.RL_MAX_BYTES,
-            start + 3,
-            "the fourth Remaining Length byte has its continuation bit set (at most four "
-            "bytes, 268,435,455)",
-        )
-    # [MQTT-1.5.5-1] (5.0) "The encoded value MUST use the minimum number of bytes
-    # necessary to represent the value"; in 3.1 and 3.1.1 only under rl-encoding=strict.
-    if ctx.reading("rl-encoding") == "strict" and length > shortest_length(value):
-        raise ctx.fail(
-            R.RL_MINIMAL,
-            start,
-            f"Remaining Length {value} is encoded in {length} bytes; "
-            f"{shortest_length(value)} suffice",
-        )
-    return value, start + length
+    return variable_byte_integer(ctx, start, what="Remaining Length")
 
 
 def decode_remaining_length(
@@ -251,16 +230,9 @@ def _topic_rules_apply(ctx: Context) -> bool:
 
 
 def _topic(ctx: Context, offset: int, raw: bytes) -> str:
-    bad = first_ill_formed_utf8(raw)
-    if bad is not None:
-        # [MQTT-1.5.3-1] "MUST be well-formed UTF-8 ... MUST NOT include encodings of code
-        # points between U+D800 and U+DFFF"
-        raise ctx.fail(
-            R.TOPIC_UTF8,
-            offset + bad,
-            f"the topic name is not well-formed UTF-8 at byte {bad} (0x{raw[bad]:02x})",
-        )
-    topic = raw.decode("utf-8")
+    # [MQTT-1.5.3-1] "MUST be well-formed UTF-8 ... MUST NOT include encodings of code
+    # points between U+D800 and U+DFFF"
+    topic = well_formed(ctx, offset, raw, R.TOPIC_UTF8, "topic name")
     # MQTT 3.1 section 2.2: "Topic name has an upper length limit of 32,767 characters."
     if ctx.reading("topic-length") == "32767-chars" and len(topic) > 32_767:
         raise ctx.fail(
@@ -268,26 +240,16 @@ def _topic(ctx: Context, offset: int, raw: bytes) -> str:
             offset - 2,
             f"the topic name has {len(topic)} characters; MQTT 3.1 allows 32,767",
         )
-    position = offset
-    for char in topic:
-        if _topic_rules_apply(ctx):
-            if char == "\x00":
-                # [MQTT-1.5.3-2] "MUST NOT include an encoding of the null character U+0000"
-                raise ctx.fail(R.TOPIC_NUL, position, "the topic name contains U+0000")
-            if char in WILDCARDS:
-                # [MQTT-3.3.2-2] "The Topic Name in the PUBLISH Packet MUST NOT contain
-                # wildcard characters"
-                raise ctx.fail(
-                    R.TOPIC_NO_WILDCARDS, position, f"the topic name contains the wildcard {char!r}"
-                )
-        if ctx.reading("discouraged-code-points") == "reject" and is_discouraged(char):
-            raise ctx.fail(
-                R.TOPIC_DISCOURAGED,
-                position,
-                f"the topic name contains U+{ord(char):04X}, which it SHOULD NOT",
-            )
-        position += len(char.encode("utf-8"))
+    # [MQTT-1.5.3-2] no U+0000; [MQTT-3.3.2-2] "The Topic Name in the PUBLISH Packet MUST NOT
+    # contain wildcard characters" (3.1: reading topic-rules)
+    judge_characters(
+        ctx, offset, topic, _TOPIC if _topic_rules_apply(ctx) else _TOPIC_31, "topic name"
+    )
     return topic
+
+
+_TOPIC = StringRules(ill_formed=R.TOPIC_UTF8, nul=R.TOPIC_NUL, wildcards=R.TOPIC_NO_WILDCARDS)
+_TOPIC_31 = StringRules(ill_formed=R.TOPIC_UTF8, nul=None)
 
 
 # --- encoding --------------------------------------------------------------------------

@@ -35,30 +35,20 @@ from pubproof.model.rules import Rule
 from pubproof.model.trace import AckP, AckProps, PublishP, PublishProps
 from pubproof.model.wire_core import (
     MAX_REMAINING_LENGTH,
-    WILDCARDS,
     Context,
     EncodeError,
+    StringRules,
     encode_remaining_length,
     first_ill_formed_utf8,
-    is_discouraged,
     packet_identifier,
-    shortest_length,
+    string,
     topic_name_length,
+    variable_byte_integer,
 )
 
 V50 = Edition.V50
 
 # --- the property tables ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StringRules:
-    """The rules a string field answers to: ill-formed UTF-8, U+0000, and (topic names
-    only) wildcards. Disallowed code points answer to the reading discouraged-code-points."""
-
-    ill_formed: Rule
-    nul: Rule
-    wildcards: Rule | None = None
 
 
 TOPIC_NAME = StringRules(ill_formed=R.TOPIC_UTF8, nul=R.TOPIC_NUL, wildcards=R.TOPIC_NO_WILDCARDS)
@@ -227,7 +217,7 @@ def publish_body(ctx: Context, flags: int, body: int, remaining: int) -> Publish
     topic_length = topic_name_length(ctx, body, remaining)
     # An empty topic name is judged after the properties (step 6): a Topic Alias may stand
     # in for it.
-    topic = _string(ctx, body + 2, ctx.take(body + 2, topic_length), TOPIC_NAME, "topic name")
+    topic = string(ctx, body + 2, ctx.take(body + 2, topic_length), TOPIC_NAME, "topic name")
 
     packet_id, position = packet_identifier(ctx, qos, body + 2 + topic_length, end)
 
@@ -376,7 +366,7 @@ def _length_prefixed_string(
     size = int.from_bytes(within(start, 2), "big")
     raw = within(start + 2, size)
     assert spec.strings is not None
-    return _string(ctx, start + 2, raw, spec.strings, spec.name), start + 2 + size
+    return string(ctx, start + 2, raw, spec.strings, spec.name), start + 2 + size
 
 
 def _judge_property(ctx: Context, spec: Property, value: Any, at: int, seen: set[int]) -> None:
@@ -412,75 +402,6 @@ def _judge_property(ctx: Context, spec: Property, value: Any, at: int, seen: set
 
 
 # --- the data types --------------------------------------------------------------------
-
-
-def variable_byte_integer(
-    ctx: Context, start: int, *, bound: int, past_bound: Rule, at: int
-) -> tuple[int, int]:
-    """A Variable Byte Integer at ``start`` (1.5.5): (value, where it ends). A byte it needs
-    at or past ``bound`` breaks ``past_bound`` (judged at ``at``)."""
-    value = 0
-    for index in range(4):
-        if start + index >= bound:
-            raise ctx.fail(past_bound, at, "a Variable Byte Integer runs past its bounds")
-        (byte,) = ctx.take(start + index, 1)
-        value += (byte & 0x7F) << (7 * index)
-        if not byte & 0x80:
-            length = index + 1
-            break
-    else:
-        # "The maximum number of bytes in the Variable Byte Integer field is four."
-        raise ctx.fail(
-            R.RL_MAX_BYTES,
-            start + 3,
-            "the fourth byte of a Variable Byte Integer has its continuation bit set",
-        )
-    if ctx.reading("rl-encoding") == "strict" and length > shortest_length(value):
-        # [MQTT-1.5.5-1] "The encoded value MUST use the minimum number of bytes necessary
-        # to represent the value"
-        raise ctx.fail(
-            R.RL_MINIMAL,
-            start,
-            f"the Variable Byte Integer {value} is encoded in {length} bytes; "
-            f"{shortest_length(value)} suffice",
-        )
-    return value, start + length
-
-
-def _string(ctx: Context, offset: int, raw: bytes, rules: StringRules, what: str) -> str:
-    """A UTF-8 Encoded String (1.5.4) whose bytes start at ``offset``: ill-formed UTF-8
-    first, then each character left to right."""
-    bad = first_ill_formed_utf8(raw)
-    if bad is not None:
-        # [MQTT-1.5.4-1] "The character data in a UTF-8 Encoded String MUST be well-formed
-        # UTF-8 ... If the Client or Server receives an MQTT Control Packet containing
-        # ill-formed UTF-8 it is a Malformed Packet."
-        raise ctx.fail(
-            rules.ill_formed,
-            offset + bad,
-            f"the {what} is not well-formed UTF-8 at byte {bad} (0x{raw[bad]:02x})",
-        )
-    text = raw.decode("utf-8")
-    reject_discouraged = ctx.reading("discouraged-code-points") == "reject"
-    position = offset
-    for char in text:
-        if char == "\x00":
-            # [MQTT-1.5.4-2] "A UTF-8 Encoded String MUST NOT include an encoding of the
-            # null character U+0000."
-            raise ctx.fail(rules.nul, position, f"the {what} contains U+0000")
-        if rules.wildcards is not None and char in WILDCARDS:
-            # [MQTT-3.3.2-2] / [MQTT-3.3.2-14] "MUST NOT contain wildcard characters"
-            raise ctx.fail(rules.wildcards, position, f"the {what} contains the wildcard {char!r}")
-        if reject_discouraged and is_discouraged(char):
-            # "If a receiver (Server or Client) receives an MQTT Control Packet containing
-            # any of them it MAY treat it as a Malformed Packet." (1.5.4)
-            raise ctx.fail(
-                R.TOPIC_DISCOURAGED,
-                position,
-                f"the {what} contains U+{ord(char):04X}, a Disallowed Unicode code point",
-            )
-        position += len(char.encode("utf-8"))
-    return text
 
 
 # --- encoding --------------------------------------------------------------------------

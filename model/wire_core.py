@@ -137,6 +137,107 @@ def packet_identifier(ctx: Context, qos: int, position: int, end: int) -> tuple[
     return packet_id, position + 2
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StringRules:
+    """The rules a string field answers to: ill-formed UTF-8, U+0000, and (topic names
+    only) wildcards. Disallowed code points answer to the reading discouraged-code-points."""
+
+    ill_formed: Rule
+    nul: Rule | None  # None: U+0000 is allowed (MQTT 3.1, reading topic-rules)
+    wildcards: Rule | None = None
+
+
+def variable_byte_integer(
+    ctx: Context,
+    start: int,
+    *,
+    bound: int | None = None,
+    past_bound: Rule | None = None,
+    at: int = 0,
+    what: str = "Variable Byte Integer",
+) -> tuple[int, int]:
+    """A Variable Byte Integer at ``start`` (3.1.1 2.2.3, 5.0 1.5.5): (value, where it
+    ends). A byte it needs at or past ``bound`` breaks ``past_bound`` (judged at ``at``);
+    without a bound (the Remaining Length) only the stream's end stops it."""
+    value = 0
+    for index in range(4):
+        if bound is not None and start + index >= bound:
+            assert past_bound is not None
+            raise ctx.fail(past_bound, at, f"the {what} runs past its bounds")
+        (byte,) = ctx.take(start + index, 1)
+        value += (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            length = index + 1
+            break
+    else:
+        # "The maximum number of bytes in the Variable Byte Integer field is four."
+        raise ctx.fail(
+            R.RL_MAX_BYTES,
+            start + 3,
+            f"the fourth byte of the {what} has its continuation bit set (at most four "
+            "bytes, 268,435,455)",
+        )
+    if ctx.reading("rl-encoding") == "strict" and length > shortest_length(value):
+        # [MQTT-1.5.5-1] (5.0) "The encoded value MUST use the minimum number of bytes
+        # necessary to represent the value"; in 3.1 and 3.1.1 only under rl-encoding=strict
+        raise ctx.fail(
+            R.RL_MINIMAL,
+            start,
+            f"the {what} {value} is encoded in {length} bytes; {shortest_length(value)} suffice",
+        )
+    return value, start + length
+
+
+def well_formed(ctx: Context, offset: int, raw: bytes, rule: Rule, what: str) -> str:
+    """The text of a string whose bytes start at ``offset``, if they are well-formed UTF-8."""
+    bad = first_ill_formed_utf8(raw)
+    if bad is not None:
+        # [MQTT-1.5.3-1] / [MQTT-1.5.4-1] "The character data in a UTF-8 Encoded String MUST
+        # be well-formed UTF-8 ... MUST NOT include encodings of code points between U+D800
+        # and U+DFFF" (5.0: "it is a Malformed Packet")
+        raise ctx.fail(
+            rule,
+            offset + bad,
+            f"the {what} is not well-formed UTF-8 at byte {bad} (0x{raw[bad]:02x})",
+        )
+    return raw.decode("utf-8")
+
+
+def judge_characters(ctx: Context, offset: int, text: str, rules: StringRules, what: str) -> None:
+    """Each character of a well-formed string, left to right: U+0000, the wildcards (where
+    ``rules`` name them), then the discouraged code points (reading discouraged-code-points)."""
+    reject_discouraged = ctx.reading("discouraged-code-points") == "reject"
+    if rules.nul is None and rules.wildcards is None and not reject_discouraged:
+        return
+    position = offset
+    for char in text:
+        if rules.nul is not None and char == "\x00":
+            # [MQTT-1.5.3-2] / [MQTT-1.5.4-2] "MUST NOT include an encoding of the null
+            # character U+0000"
+            raise ctx.fail(rules.nul, position, f"the {what} contains U+0000")
+        if rules.wildcards is not None and char in WILDCARDS:
+            # [MQTT-3.3.2-2] / [MQTT-3.3.2-14] "MUST NOT contain wildcard characters"
+            raise ctx.fail(rules.wildcards, position, f"the {what} contains the wildcard {char!r}")
+        if reject_discouraged and is_discouraged(char):
+            # 3.1.1 1.5.3 "MAY close the Network Connection"; 5.0 1.5.4 "MAY treat it as a
+            # Malformed Packet"
+            raise ctx.fail(
+                R.TOPIC_DISCOURAGED,
+                position,
+                f"the {what} contains U+{ord(char):04X}, a control character or "
+                "non-character it SHOULD NOT contain",
+            )
+        position += len(char.encode("utf-8"))
+
+
+def string(ctx: Context, offset: int, raw: bytes, rules: StringRules, what: str) -> str:
+    """A UTF-8 Encoded String (5.0 section 1.5.4) whose bytes start at ``offset``:
+    ill-formed UTF-8 first, then each character left to right."""
+    text = well_formed(ctx, offset, raw, rules.ill_formed, what)
+    judge_characters(ctx, offset, text, rules, what)
+    return text
+
+
 def shortest_length(value: int) -> int:
     """How many bytes the shortest Variable Byte Integer encoding of ``value`` takes."""
     length = 1

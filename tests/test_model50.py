@@ -200,7 +200,7 @@ def _payload_not_judged() -> Any:
 
 
 def _non_minimal_accepted() -> Any:
-    return patched(wire50, "shortest_length", lambda value: 4)
+    return patched(wire_core, "shortest_length", lambda value: 4)
 
 
 def _no_trailing_check() -> Any:
