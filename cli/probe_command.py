@@ -4,8 +4,9 @@ Progress goes to standard error, one line per check as it finishes. Standard out
 table, or with ``--json`` exactly::
 
     {"target": "mqtt://HOST:PORT", "edition": "3.1.1", "readings": {...}, "seconds",
-     "checks": [{"id", "title", "rules": [...], "verdict": "pass"|"tolerated"|"violation"|
-       "no-answer"|"error", "evidence": [entry, ...], "message", "source", "seconds"}]}
+     "checks": [{"id", "title", "rules": [...], "rule_verdicts": {rule: verdict, ...},
+       "verdict": "pass"|"tolerated"|"violation"|"no-answer"|"error",
+       "evidence": [entry, ...], "message", "source", "seconds"}]}
 
 Each evidence entry is a packet (``P`` as in ``pubproof decode``, or a control packet as
 ``{"type": "CONNACK", ...}``) with ``dir`` ("to-broker"/"from-broker"), ``client``, ``hex``
@@ -124,6 +125,10 @@ def table(report: Report) -> str:
     lines = [f"{report.target} (MQTT {report.edition})"]
     for check in report.checks:
         lines.append(f"{check.verdict:<10} {check.id:<{width}}  {check.message}")
+        if set(check.rule_verdicts.values()) - {check.verdict}:
+            # some rule judged otherwise than the whole check: say which
+            each = ", ".join(f"[{r}] {v}" for r, v in check.rule_verdicts.items())
+            lines.append(f"{'':<10} {'':<{width}}  per rule: {each}")
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
     lines.append(f"{len(report.checks)} checks in {report.seconds:.1f} s: {counts}")
     return "\n".join(lines) + "\n"

@@ -14,8 +14,9 @@ it (``source``), and a verdict names the judges of its decisive findings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from pubproof.judge.findings import ERROR, MISSING, PASS, TOLERATED, VIOLATION, Finding, Source
 
@@ -23,7 +24,6 @@ NO_ANSWER = "no-answer"
 
 VERDICTS = (PASS, TOLERATED, NO_ANSWER, VIOLATION, ERROR)
 _RANK = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,8 @@ class Judgement:
     rules: tuple[str, ...]
     message: str
     source: str = Source.PROBE
+    #: the verdict for each rule judged (:func:`rule_verdicts`), in the order of ``rules``
+    rule_verdicts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def passed(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
@@ -89,7 +91,25 @@ def conclude(
     if verdict == NO_ANSWER and silence:
         message = f"{silence}: {message}"
     source = ",".join(_unique(f.source for f in decisive))
-    return Judgement(verdict, tuple(rules), message, source)
+    per_rule = rule_verdicts(resolved, check_rules)
+    return Judgement(verdict, tuple(rules), message, source, per_rule)
+
+
+def rule_verdicts(findings: Sequence[Finding], check_rules: Sequence[str]) -> Mapping[str, str]:
+    """The verdict for each rule the check rests on or a finding cites: the worst finding
+    that cites it; a finding citing no rule
+    (a refused connection, a wait that ran out, a close nothing called for) counts against
+    every rule of the check, since it cannot be laid at one; a rule no finding cites is
+    ``pass`` (the check judged it and found nothing against it).
+
+    So the worst rule verdict is the check's verdict, and a check that is ``tolerated``
+    for one rule (a QoS 1 message delivered twice) still shows ``pass`` for another it
+    judged (the forwarded copies' DUP 0, [MQTT-3.3.1-3])."""
+    ranks = {rule: _RANK[PASS] for rule in check_rules}
+    for f in findings:
+        for rule in f.rules or check_rules:
+            ranks[rule] = max(ranks.get(rule, 0), _RANK[f.verdict])
+    return MappingProxyType({rule: VERDICTS[rank] for rule, rank in ranks.items()})
 
 
 def _unique(items: Iterable[str]) -> list[str]:

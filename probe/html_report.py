@@ -57,7 +57,18 @@ def _summary(report: Report) -> str:
 
 
 def _rules(result: CheckResult) -> str:
-    return " ".join(f"<code>{escape(rule)}</code>" for rule in result.rules)
+    listed = [*result.rules, *(r for r in result.rule_verdicts if r not in result.rules)]
+    return " ".join(_rule(rule, result.rule_verdicts.get(rule)) for rule in listed)
+
+
+def _rule(rule: str, verdict: str | None) -> str:
+    """A rule id, coloured and titled with its own verdict where the check gives one."""
+    if verdict is None:
+        return f"<code>{escape(rule)}</code>"
+    return (
+        f'<code class="{escape(verdict)}" title="{escape(rule)}: {escape(verdict)}">'
+        f"{escape(rule)}&nbsp;{escape(verdict)}</code>"
+    )
 
 
 def _check(result: CheckResult) -> str:

@@ -3,17 +3,21 @@
 ``to_json()`` is exactly::
 
     {"target": "mqtt://HOST:PORT", "edition": "3.1.1", "readings": {...},
-     "seconds": total, "checks": [{"id", "title", "rules": [...], "verdict",
-     "evidence": [entry, ...], "message", "source", "seconds"}]}
+     "seconds": total, "checks": [{"id", "title", "rules": [...],
+     "rule_verdicts": {rule: verdict, ...}, "verdict", "evidence": [entry, ...], "message",
+     "source", "seconds"}]}
 
 with the entries of :mod:`pubproof.probe.evidence`; ``source`` names the judges of the
-verdict's decisive findings (:class:`pubproof.judge.findings.Source`), comma-separated.
+verdict's decisive findings (:class:`pubproof.judge.findings.Source`), comma-separated;
+``rule_verdicts`` gives a verdict for each rule the check judged
+(:func:`pubproof.probe.findings.rule_verdicts`), the worst of which is ``verdict``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pubproof.probe.evidence import Entry
@@ -32,6 +36,7 @@ class CheckResult:
     message: str
     source: str
     seconds: float
+    rule_verdicts: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form (see the module docstring)."""
@@ -39,6 +44,7 @@ class CheckResult:
             "id": self.id,
             "title": self.title,
             "rules": list(self.rules),
+            "rule_verdicts": dict(self.rule_verdicts),
             "verdict": self.verdict,
             "evidence": list(self.evidence),
             "message": self.message,

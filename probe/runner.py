@@ -123,6 +123,7 @@ def run_check(
         message=judgement.message,
         source=judgement.source,
         seconds=round(time.monotonic() - started, 3),
+        rule_verdicts=dict(judgement.rule_verdicts),
     )
 
 
@@ -134,7 +135,9 @@ def safe_judge(
         return judge(check, entries, edition, readings)
     except Exception as failure:  # a bug in a judge must not lose the evidence
         message = f"the judge failed: {type(failure).__name__}: {failure}"
-        return Judgement(ERROR, check.rules_for(edition), message, Source.PROBE)
+        rules = check.rules_for(edition)
+        per_rule = dict.fromkeys(rules, ERROR)
+        return Judgement(ERROR, rules, message, Source.PROBE, per_rule)
 
 
 def _act(check: Check, ctx: CheckContext) -> None:

@@ -345,3 +345,43 @@ def test_the_html_report_is_self_contained_and_escaped() -> None:
     assert "<script" not in page and "http" not in page.replace("mqtt://", "")
     assert 'id="wire.x"' in page and "3003000078" in page
     assert set(VERDICTS) >= {"pass"}
+
+
+def test_each_rule_gets_its_own_verdict_beside_the_checks() -> None:
+    from pubproof.probe.findings import error, passed, rule_verdicts, tolerated
+
+    # forward.dup-not-propagated on a broker that delivers twice with DUP 0
+    findings = [
+        tolerated("sub got it 2 times: QoS 1 is at least once", "MQTT-4.3.2-1"),
+        passed("forwarded with DUP 0", "MQTT-3.3.1-3"),
+    ]
+    judged = conclude(findings, ("MQTT-3.3.1-3", "MQTT-4.3.2-2"), broker_alive=True)
+    assert judged.verdict == "tolerated"
+    assert dict(judged.rule_verdicts) == {
+        "MQTT-3.3.1-3": "pass", "MQTT-4.3.2-2": "pass", "MQTT-4.3.2-1": "tolerated",
+    }  # fmt: skip
+    # a finding that cites no rule (a refused connection) counts against every rule
+    refused = rule_verdicts([error("no connection"), passed("x", "A")], ("A", "B"))
+    assert dict(refused) == {"A": "error", "B": "error"}
+    # a missing answer resolves as the check does, rule by rule
+    silent = conclude([missing("no PUBACK", "B")], ("A",), broker_alive=False)
+    assert dict(silent.rule_verdicts) == {"A": "pass", "B": NO_ANSWER}
+    # the worst rule verdict is the check's
+    for judgement in (judged, silent):
+        ranks = [VERDICTS.index(v) for v in judgement.rule_verdicts.values()]
+        assert VERDICTS[max(ranks)] == judgement.verdict
+
+
+def test_the_reports_show_each_rules_verdict() -> None:
+    from pubproof.probe.report import CheckResult, Report
+    from pubproof.probe_command import table
+
+    per_rule = {"MQTT-3.3.1-3": "pass", "MQTT-4.3.2-1": "tolerated"}
+    result = CheckResult(
+        "forward.dup-not-propagated", "dup", ("MQTT-3.3.1-3", "MQTT-4.3.2-1"), "tolerated",
+        (), "twice", "check", 0.1, rule_verdicts=per_rule,
+    )  # fmt: skip
+    report = Report("mqtt://127.0.0.1:1", "3.1.1", {}, (result,), 0.1)
+    assert report.to_json()["checks"][0]["rule_verdicts"] == per_rule
+    assert "[MQTT-3.3.1-3] pass" in table(report)
+    assert '<code class="pass" title="MQTT-3.3.1-3: pass">' in render(report)
