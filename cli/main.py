@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pubproof import __version__
 from pubproof.check_command import add_check
 from pubproof.codec_commands import add_decode, add_encode
+from pubproof.probe_client_command import add_probe_client
 from pubproof.probe_command import add_probe
 from pubproof.prove_command import add_prove
 from pubproof.vector_commands import add_vectors
@@ -27,6 +28,7 @@ def parser() -> argparse.ArgumentParser:
     add_prove(commands)
     add_probe(commands)
     add_check(commands)
+    add_probe_client(commands)
     return top
 
 

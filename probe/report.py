@@ -23,6 +23,9 @@ from typing import Any
 from pubproof.probe.evidence import Entry
 from pubproof.probe.findings import VERDICTS
 
+#: the verdict of a check the implementation cannot run (not a failure)
+NOT_APPLICABLE = "not-applicable"
+
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
@@ -66,12 +69,16 @@ class Report:
     def counts(self) -> dict[str, int]:
         """How many checks got each verdict (every verdict listed)."""
         counted = Counter(c.verdict for c in self.checks)
-        return {verdict: counted.get(verdict, 0) for verdict in VERDICTS}
+        counts = {verdict: counted.get(verdict, 0) for verdict in VERDICTS}
+        if counted.get(NOT_APPLICABLE):
+            counts[NOT_APPLICABLE] = counted[NOT_APPLICABLE]
+        return counts
 
     @property
     def clean(self) -> bool:
-        """Every verdict pass or tolerated."""
-        return all(c.verdict in ("pass", "tolerated") for c in self.checks)
+        """Every verdict pass or tolerated (or not-applicable: a check the implementation
+        cannot run, such as QoS 2 on a broker without it, is no failure)."""
+        return all(c.verdict in ("pass", "tolerated", NOT_APPLICABLE) for c in self.checks)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form (see the module docstring)."""

@@ -1,0 +1,247 @@
+"""The driver protocol: how ``pubproof probe-client`` makes a client library act.
+
+A client library needs an application to drive it. A *driver* is that application, as
+small as it can be: a program that connects the library to the server pubproof plays,
+subscribes and publishes as the check asks, and prints what the application received.
+
+The driver is started once per check, with its command line as given and one environment
+variable, ``PUBPROOF_PLAN``, holding a JSON object::
+
+    {"url": "mqtt://127.0.0.1:PORT",        # the server pubproof plays (plain TCP)
+     "client_id": "pp1a2b3cc004",           # at most 23 characters
+     "edition": "3.1.1",                    # or "3.1" (MQTT 3.1, protocol name MQIsdp)
+     "clean_session": true,
+     "keepalive": 60,
+     "subscribe": [{"topic": "pubproof/1a2b3c/#", "qos": 2}, ...],
+     "publish": [{"topic": "...", "qos": 1, "retain": false, "payload_hex": "6869"}, ...],
+     "reconnect": true}                     # reconnect (same client id and clean_session)
+                                            # when the connection is lost
+
+The driver connects; once connected the first time it subscribes to each filter (one
+SUBSCRIBE each, in order), then hands every message of ``publish`` to the library at once,
+in order (the library decides when each goes on the wire). Whenever the connection is lost
+it reconnects, if ``reconnect`` is true, as an application would. It runs until its
+standard input closes, then disconnects and exits with status 0.
+
+It prints one JSON object a line on standard output (flushed each line):
+
+- ``{"event": "hello", "library": "paho-mqtt", "version": "2.2.0"}`` first of all;
+- ``{"event": "connected"}`` on each CONNACK the library accepts;
+- ``{"event": "subscribed"}`` when the library reports a SUBACK;
+- ``{"event": "message", "topic": "...", "qos": 1, "retain": false, "payload_hex": "..."}``
+  for each message the library hands the application: this is what is judged;
+- ``{"event": "connection-lost"}`` when the library reports the connection lost;
+- ``{"event": "error", "message": "..."}`` when the library raises or reports an error.
+
+Anything else on standard output is kept as evidence (``{"event": "app-output"}``) and
+judged as nothing; standard error is kept too. A driver that exits on its own with a
+status other than 0, or reports an error, is evidence against the check (verdict
+``error``, with the status and the end of standard error), never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PLAN_VARIABLE = "PUBPROOF_PLAN"
+#: how much of the driver's standard error the evidence keeps (its end)
+STDERR_KEPT = 4000
+
+
+def _python_driver(module: str) -> list[str]:
+    return [sys.executable, "-m", f"pubproof.probe.drivers.{module}"]
+
+
+def interop_folder() -> Path | None:
+    """The project's ``interop/`` folder (the node drivers, brokers and codec adapters, with
+    their ``package.json``): ``$PUBPROOF_INTEROP``, else the first ``interop/`` holding a
+    ``package.json`` in the working directory or above it."""
+    given = os.environ.get("PUBPROOF_INTEROP")
+    if given:
+        return Path(given)
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "interop" / "package.json").exists():
+            return folder / "interop"
+    return None
+
+
+def _node_driver(script: str) -> list[str]:
+    folder = interop_folder()
+    path = folder / "drivers" / script if folder else Path("interop/drivers") / script
+    return ["node", str(path)]
+
+
+#: the shipped drivers: name -> its command line
+SHIPPED: dict[str, Callable[[], list[str]]] = {
+    "paho-mqtt": lambda: _python_driver("paho_mqtt"),
+    "mosquitto-clients": lambda: _python_driver("mosquitto_clients"),
+    "mqttjs": lambda: _node_driver("mqttjs.js"),
+    "gmqtt": lambda: _python_driver("gmqtt_client"),
+}
+#: the editions each shipped driver's library speaks (of those probe-client judges)
+SPEAKS: dict[str, tuple[str, ...]] = {
+    "paho-mqtt": ("3.1.1", "3.1"),
+    "mosquitto-clients": ("3.1.1", "3.1"),
+    "mqttjs": ("3.1.1", "3.1"),
+    "gmqtt": ("3.1.1",),
+}
+
+
+def command_line(driver: str) -> list[str]:
+    """The command line of a driver: a shipped one by name, else ``driver`` split as a
+    shell would."""
+    if driver in SHIPPED:
+        return SHIPPED[driver]()
+    return shlex.split(driver)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """What a check asks the driver to do (the JSON of ``PUBPROOF_PLAN``)."""
+
+    url: str
+    client_id: str
+    edition: str
+    clean_session: bool = True
+    keepalive: int = 60
+    subscribe: tuple[tuple[str, int], ...] = ()
+    publish: tuple[tuple[str, int, bytes, bool], ...] = ()  # topic, qos, payload, retain
+    reconnect: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object the driver reads."""
+        return {
+            "url": self.url,
+            "client_id": self.client_id,
+            "edition": self.edition,
+            "clean_session": self.clean_session,
+            "keepalive": self.keepalive,
+            "subscribe": [{"topic": t, "qos": q} for t, q in self.subscribe],
+            "publish": [
+                {"topic": t, "qos": q, "retain": r, "payload_hex": p.hex()}
+                for t, q, p, r in self.publish
+            ],
+            "reconnect": self.reconnect,
+        }
+
+
+#: what the evidence calls the driver's lines
+Record = Callable[..., Any]
+
+
+@dataclass(slots=True)
+class Driver:
+    """One running driver: its lines go to ``record`` as they come."""
+
+    argv: Sequence[str]
+    plan: Plan
+    record: Record
+    process: subprocess.Popen[bytes] | None = None
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    stopping: bool = False
+    _threads: list[threading.Thread] = field(default_factory=list)
+    _stderr: bytearray = field(default_factory=bytearray)
+
+    def start(self) -> None:
+        """Start the driver (recorded as ``driver-start``); an ``error`` event if it
+        cannot be started at all."""
+        environment = {**os.environ, PLAN_VARIABLE: json.dumps(self.plan.to_json())}
+        self.record("driver-start", argv=list(self.argv), plan=self.plan.to_json())
+        try:
+            self.process = subprocess.Popen(
+                list(self.argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=environment,
+            )
+        except OSError as failure:
+            self.record("error", message=f"the driver cannot be started: {failure}")
+            return
+        for target in (self._read_stdout, self._read_stderr):
+            thread = threading.Thread(target=target, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _read_stdout(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        for raw in self.process.stdout:
+            text = raw.decode("utf-8", errors="replace").rstrip("\n")
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except ValueError:
+                line = None
+            if isinstance(line, dict) and isinstance(line.get("event"), str):
+                self.lines.append(line)
+                fields = {k: v for k, v in line.items() if k not in ("event", "t", "client")}
+                self.record("app", what=line["event"], **fields)
+            else:
+                self.record("app", what="app-output", text=text[:500])
+
+    def _read_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        for raw in self.process.stderr:
+            self._stderr += raw
+            if len(self._stderr) > 4 * STDERR_KEPT:
+                del self._stderr[:-STDERR_KEPT]
+
+    def exited(self) -> bool:
+        """Whether the driver has ended (on its own or stopped)."""
+        return self.process is None or self.process.poll() is not None
+
+    def stop(self, grace: float = 2.0) -> None:
+        """Close its standard input (the protocol's "stop"), wait ``grace`` seconds, then
+        terminate and kill; record ``driver-exit`` with the status, whether it ended on
+        its own before being asked, and the end of its standard error."""
+        process = self.process
+        if process is None:
+            return
+        early = process.poll() is not None
+        self.stopping = True
+        if not early:
+            try:
+                assert process.stdin is not None
+                process.stdin.close()
+            except OSError:
+                pass
+            try:
+                process.wait(grace)
+            except subprocess.TimeoutExpired:
+                process.terminate()
+                try:
+                    process.wait(1.0)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(5.0)
+        for thread in self._threads:
+            thread.join(1.0)
+        stderr = bytes(self._stderr[-STDERR_KEPT:]).decode("utf-8", errors="replace")
+        self.record("driver-exit", status=process.returncode, on_its_own=early, stderr=stderr)
+
+    def hello(self) -> dict[str, Any] | None:
+        """The driver's ``hello`` line, once it has printed it."""
+        return next((line for line in self.lines if line.get("event") == "hello"), None)
+
+
+def wait_hello(driver: Driver, seconds: float) -> dict[str, Any] | None:
+    """Wait up to ``seconds`` for the driver's ``hello``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not driver.exited():
+        found = driver.hello()
+        if found is not None:
+            return found
+        time.sleep(0.02)
+    return driver.hello()

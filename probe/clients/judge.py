@@ -1,0 +1,310 @@
+"""Judging a client from a check's evidence: every packet it sent, every silence, every
+close, every message its application received, and its driver's end.
+
+The same judges as for a broker, the other way round (:mod:`pubproof.judge`):
+
+- the wire format: each PUBLISH-family packet the client sent, decoded by the model
+  (:func:`pubproof.model.wire.decode`; source ``wire``);
+- the flow tables: one :class:`~pubproof.judge.link.LinkJudge` over the client's
+  connections with the **client** as the judged end and pubproof's server as its peer
+  (source ``link``), the Server's rule ids replaced by the Client's where the standard
+  words an obligation twice (:func:`pubproof.judge.ends.about_client`); an answer the
+  client still owed when pubproof waited is *missing*;
+- the close judge: after a packet the model rejects (the check's ``case``), the client
+  must close the connection [MQTT-4.8.0-1] (source ``close``), and its application must
+  never be handed the message;
+- the driver: one that could not start or ended on its own with a failure is an ``error``
+  with its exit status and standard error, never a pass (source ``probe``).
+
+The verdict is a function of the evidence alone (:func:`judge_client`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+from pubproof.judge.close import close_rules, expectation
+from pubproof.judge.describe import as_p
+from pubproof.judge.ends import about_client
+from pubproof.judge.findings import Finding, Source
+from pubproof.judge.link import FORWARD_DUP, LinkJudge
+from pubproof.judge.packets import PUBLISH_FAMILY
+from pubproof.model import wire as model_wire
+from pubproof.model.editions import Edition
+from pubproof.probe.clients.server import FROM_CLIENT, TO_CLIENT
+from pubproof.probe.evidence import Entry
+from pubproof.probe.findings import (
+    Judgement,
+    conclude,
+    error,
+    missing,
+    passed,
+    tolerated,
+    violation,
+)
+from pubproof.probe.report import NOT_APPLICABLE
+
+WAIT_EVENTS = ("timeout", "quiet", "deadline")
+_P_TYPES = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP"})
+
+
+class ClientView:
+    """Read-only questions about one client check's evidence."""
+
+    def __init__(
+        self, entries: Sequence[Entry], edition: Edition, readings: Mapping[str, str]
+    ) -> None:
+        self.entries = list(entries)
+        self.edition = edition
+        self.readings = readings
+
+    def packets(
+        self, kind: str, direction: str = FROM_CLIENT, conn: str | None = None
+    ) -> list[Entry]:
+        """Packets of one type one way (on one connection, if named)."""
+        return [
+            e
+            for e in self.entries
+            if e.get("dir") == direction
+            and e.get("type") == kind
+            and (conn is None or e.get("client") == conn)
+        ]
+
+    def conns(self) -> list[str]:
+        """The client's connections, in order."""
+        return [e["client"] for e in self.entries if e.get("event") == "accepted"]
+
+    def messages(self) -> list[Entry]:
+        """What the application received, in order."""
+        return [e for e in self.entries if e.get("event") == "app" and e.get("what") == "message"]
+
+    def copies(self, payload: bytes) -> list[Entry]:
+        """The application's messages with this payload."""
+        return [m for m in self.messages() if m.get("payload_hex") == payload.hex()]
+
+    def case(self) -> tuple[int, Entry] | None:
+        """The packet the check is about, and its index."""
+        for index, entry in enumerate(self.entries):
+            if entry.get("case"):
+                return index, entry
+        return None
+
+    @cached_property
+    def link(self) -> tuple[LinkJudge, list[Finding]]:
+        """The flow tables' judgement of the client, over all its connections."""
+        judge = LinkJudge("client", "client", keep=True, v311=self.edition is Edition.V311)
+        found: list[Finding] = []
+        last_wait = -1
+        after_case: set[str] = set()
+        for index, entry in enumerate(self.entries):
+            event = entry.get("event")
+            if event is not None:
+                if event in WAIT_EVENTS:
+                    last_wait = index
+                elif event in ("closed", "dropped") and entry.get("client") in self.conns():
+                    found += judge.close(last_wait)
+                continue
+            if "dir" not in entry:
+                continue
+            conn = str(entry.get("client"))
+            if entry.get("case"):
+                after_case.add(conn)  # what the client makes of the case: the close judge's
+            if conn in after_case or "error" in entry:
+                continue
+            kind = entry["type"]
+            fields = as_p(entry) if kind in _P_TYPES else entry
+            if entry["dir"] == FROM_CLIENT:
+                if kind == "CONNECT":
+                    judge.peer_sent(kind, fields, index)  # the session it asks for
+                else:
+                    judge.judged_sent(kind, fields, found, index)
+            elif kind == "CONNACK":
+                judge.judged_sent(kind, fields, [], index)  # Session Present is pubproof's
+            else:
+                judge.peer_sent(kind, fields, index)
+        found += judge.close(last_wait)
+        # [MQTT-3.3.1-3] binds a forwarding server only: never a finding about a client
+        return judge, [about_client(f) for f in found if FORWARD_DUP not in f.rules]
+
+    @cached_property
+    def client_alive(self) -> bool:
+        """After pubproof's last wait that ran out, did the client send anything, or keep
+        a connection open?"""
+        last = -1
+        for index, entry in enumerate(self.entries):
+            if entry.get("event") in ("timeout", "deadline"):
+                last = index
+        if last < 0:
+            return True
+        return any(e.get("dir") == FROM_CLIENT for e in self.entries[last + 1 :]) or any(
+            c not in self.closed_by_client() for c in self.conns()
+        )
+
+    def closed_by_client(self) -> set[str]:
+        """The connections the client closed."""
+        return {str(e["client"]) for e in self.entries if e.get("event") == "closed"}
+
+
+def wire_findings(view: ClientView) -> list[Finding]:
+    """The model's judgement of every packet the client sent."""
+    findings: list[Finding] = []
+    for entry in view.entries:
+        if entry.get("dir") != FROM_CLIENT:
+            continue
+        data = bytes.fromhex(entry["hex"])
+        who = f"{entry['client']}: the client sent {entry['hex']}"
+        if data and data[0] >> 4 in PUBLISH_FAMILY:
+            verdict = model_wire.decode(data, view.edition, view.readings)
+            if verdict.failure is not None:
+                failure = verdict.failure
+                findings.append(
+                    violation(f"{who}: {failure.message}", failure.rule, source=Source.WIRE)
+                )
+        elif "error" in entry:
+            message = f"{who}: a malformed {entry['type']}: {entry['error']}"
+            findings.append(violation(message, source=Source.WIRE))
+    return findings
+
+
+def driver_findings(view: ClientView) -> list[Finding]:
+    """The driver could not start, never connected, or ended on its own with a failure:
+    evidence against the check, never a pass."""
+    findings: list[Finding] = []
+    for entry in view.entries:
+        event = entry.get("event")
+        if event == "error":
+            findings.append(error(f"the driver: {entry.get('message')}"))
+        elif event == "app" and entry.get("what") == "error":
+            findings.append(error(f"the driver reported an error: {entry.get('message')}"))
+        elif event == "driver-exit" and entry.get("on_its_own"):
+            status = entry.get("status")
+            stderr = str(entry.get("stderr") or "").strip().splitlines()
+            tail = " | ".join(stderr[-3:])
+            if status != 0:
+                findings.append(
+                    error(f"the client's driver exited with status {status} during the "
+                          f"check: {tail or '(no standard error)'}")
+                )  # fmt: skip
+    if not view.conns() and not any(f.verdict == "error" for f in findings):
+        findings.append(error("the client never connected to pubproof's server"))
+    return findings
+
+
+def case_findings(view: ClientView) -> list[Finding]:
+    """After the case (a packet the model rejects, or accepts only under a reading): did
+    the client close the connection exactly when the model says, and was the message kept
+    from its application?"""
+    found = view.case()
+    if found is None:
+        return []
+    index, entry = found
+    conn = str(entry["client"])
+    exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
+    closed = any(
+        e.get("event") == "closed" and e.get("client") == conn for e in view.entries[index + 1 :]
+    )
+    rules = close_rules(exp.failure.rule, view.edition) if exp.failure else ()
+    what = f"{exp.failure.message} [{exp.failure.rule}]" if exp.failure else "a valid packet"
+    findings: list[Finding] = []
+    if exp.failure is not None and entry.get("type") == "PUBLISH":
+        got = [m for m in view.messages() if m["t"] >= entry["t"]]
+        if got:
+            findings.append(
+                violation(
+                    f"the application was handed the PUBLISH the model rejects ({what}): "
+                    f"{len(got)} message(s), topic {got[0].get('topic')!r}",
+                    exp.failure.rule, source=Source.CLOSE,
+                )
+            )  # fmt: skip
+    did = "closed the connection" if closed else "kept the connection open"
+    if closed == exp.close:
+        findings.append(
+            passed(f"{did} after {what}, as the model says", *rules, source=Source.CLOSE)
+        )
+        return findings
+    named = [f"{name}={value}" for name, value, close in exp.alternatives if close == closed]
+    if named:
+        also = " or ".join(named)
+        findings.append(
+            tolerated(f"{did} after {what}: as under the reading {also}", source=Source.CLOSE)
+        )
+    elif exp.close and view.edition is Edition.V31:
+        note = "MQTT 3.1 names no receiver action for it"
+        findings.append(tolerated(f"{did} after {what}: {note}", *rules, source=Source.CLOSE))
+    else:
+        findings.append(violation(f"{did} after {what}", *rules, source=Source.CLOSE))
+    return findings
+
+
+ClientJudge = Callable[[ClientView], list[Finding]]
+
+
+def not_applicable(view: ClientView) -> str | None:
+    """Why the check could not be run on this client, if the evidence says so (a
+    ``not-applicable`` event, recorded by the check)."""
+    for entry in view.entries:
+        if entry.get("event") == NOT_APPLICABLE:
+            return str(entry.get("message"))
+    return None
+
+
+def judge_client(
+    own: ClientJudge,
+    rules: Sequence[str],
+    entries: Sequence[Entry],
+    edition: Edition,
+    readings: Mapping[str, str],
+) -> Judgement:
+    """The verdict of a client check on this evidence."""
+    view = ClientView(entries, edition, readings)
+    _, link_findings = view.link
+    findings = [
+        *driver_findings(view),
+        *wire_findings(view),
+        *link_findings,
+        *case_findings(view),
+        *own(view),
+    ]
+    why = not_applicable(view)
+    if why is not None and not [f for f in findings if f.verdict == "violation"]:
+        return Judgement(
+            NOT_APPLICABLE, tuple(rules), why, Source.PROBE, dict.fromkeys(rules, NOT_APPLICABLE)
+        )
+    return conclude(
+        findings, rules, broker_alive=view.client_alive, silence="the client went silent"
+    )
+
+
+def delivered(view: ClientView, payload: bytes, qos: int, rule: str) -> list[Finding]:
+    """The application got the message as its QoS says: at most once (0), at least once
+    (1), exactly once (2); never is missing."""
+    got = view.copies(payload)
+    label = f"{payload.decode(errors='replace')!r} (QoS {qos})"
+    if not got:
+        return [missing(f"the application never got {label}", rule)]
+    times = len(got)
+    if times == 1:
+        return [passed(f"the application got {label} once", rule)]
+    if qos == 1:
+        return [
+            tolerated(f"the application got {label} {times} times: QoS 1 is at least once", rule)
+        ]
+    return [violation(f"the application got {label} {times} times", rule)]
+
+
+def sent_ids(view: ClientView, kind: str, direction: str = FROM_CLIENT) -> list[Any]:
+    """The packet identifiers of one type, one way, in order."""
+    return [e.get("packet_id") for e in view.packets(kind, direction) if "error" not in e]
+
+
+__all__ = [
+    "NOT_APPLICABLE",
+    "TO_CLIENT",
+    "ClientJudge",
+    "ClientView",
+    "delivered",
+    "judge_client",
+    "sent_ids",
+]
