@@ -77,6 +77,14 @@ def add_probe(commands: Subcommands) -> None:
         help=f"deadline of the whole run (default {DEFAULTS.run})",
     )
     command.add_argument("--quiet", action="store_true", help="no progress on standard error")
+    command.add_argument(
+        "--max-qos",
+        type=int,
+        choices=(0, 1, 2),
+        default=2,
+        help="the highest QoS the broker supports: a check publishing above it is reported "
+        "not-applicable, not as a failure (default 2)",
+    )
     command.set_defaults(run=lambda args: run_probe(command, args))
 
 
@@ -101,6 +109,7 @@ def run_probe(command: argparse.ArgumentParser, args: argparse.Namespace) -> int
         timing=timing,
         jobs=args.jobs,
         progress=progress,
+        max_qos=args.max_qos,
     )
     if args.out:
         write_out(report, Path(args.out))

@@ -65,8 +65,10 @@ class CheckContext:
     # -- names ---------------------------------------------------------------------------
 
     def topic(self, leaf: str = "t") -> str:
-        """A topic name of this check and run only (no other check or run sees it)."""
-        return f"pubproof/{self.run_id}/{self.check_id}/{leaf}"
+        """A topic name of this check and run only (no other check or run sees it). The
+        check id's dots become dashes: RabbitMQ's MQTT plugin turns '.' into '/' in the
+        topic names it forwards, which would hide every delivery from the checks."""
+        return f"pubproof/{self.run_id}/{self.check_id.replace('.', '-')}/{leaf}"
 
     def client(self, name: str) -> Client:
         """A new client; its client id is unique to this run and at most 23 characters

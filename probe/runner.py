@@ -11,6 +11,7 @@ running then has its sockets closed and is judged on the evidence it has (with a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import secrets
 import threading
 import time
@@ -26,7 +27,8 @@ from pubproof.probe.evidence import Entry
 from pubproof.probe.findings import Judgement
 from pubproof.probe.link import ProbeError
 from pubproof.probe.progress import Progress
-from pubproof.probe.report import CheckResult, Report
+from pubproof.probe.report import NOT_APPLICABLE, CheckResult, Report
+from pubproof.probe.support import beyond
 from pubproof.probe.target import Target
 from pubproof.probe.timing import Deadline, Timing
 
@@ -40,6 +42,7 @@ def probe(
     timing: Timing | None = None,
     jobs: int = 4,
     progress: Progress | None = None,
+    max_qos: int = 2,
 ) -> Report:
     """Probe ``target`` with the catalog (or the checks ``only`` selects); never hangs."""
     timing = timing or Timing()
@@ -56,6 +59,12 @@ def probe(
         result = run_check(
             check, target, edition, resolved, timing, run_id=run_id, run_deadline=run_deadline
         )
+        why = beyond(result.evidence, max_qos)
+        if why is not None:  # a check the broker cannot run: no failure (probe.support)
+            per_rule = dict.fromkeys(result.rules, NOT_APPLICABLE)
+            result = dataclasses.replace(
+                result, verdict=NOT_APPLICABLE, message=why, rule_verdicts=per_rule
+            )
         progress.finished(result)
         return result
 
