@@ -4,7 +4,8 @@ Some brokers implement a part of MQTT only: RabbitMQ's MQTT plugin (3.x) has no 
 downgrades a QoS 2 subscription to QoS 1 and does not answer a QoS 2 PUBLISH with PUBREC).
 Told so (``pubproof probe --max-qos 1``), the probe reports a check whose evidence shows it
 publishing at QoS 2 (or sending PUBREL) as ``not-applicable`` (the reason in its message),
-never as a failure. The decision is a function of the evidence and the declared maximum, like every verdict.
+never as a failure. The decision is a function of the evidence and the declared maximum,
+like every verdict.
 """
 
 from __future__ import annotations

@@ -385,3 +385,15 @@ def test_the_reports_show_each_rules_verdict() -> None:
     assert report.to_json()["checks"][0]["rule_verdicts"] == per_rule
     assert "[MQTT-3.3.1-3] pass" in table(report)
     assert '<code class="pass" title="MQTT-3.3.1-3: pass">' in render(report)
+
+
+def test_a_check_beyond_the_brokers_qos_is_not_applicable_never_a_failure() -> None:
+    from pubproof.probe.support import beyond
+
+    qos2 = {"type": "PUBLISH", "qos": 2, "dir": "to-broker", "client": "pub", "hex": ""}
+    pubrel = {"type": "PUBREL", "packet_id": 1, "dir": "to-broker", "client": "pub", "hex": ""}
+    qos1 = {**qos2, "qos": 1}
+    assert beyond([qos2], 1) is not None and beyond([pubrel], 1) is not None
+    assert beyond([qos2], 2) is None and beyond([qos1], 1) is None
+    assert beyond([{**qos2, "case": True}], 1) is None  # a wire check's case is not a flow
+    assert beyond([qos1], 0) is not None
