@@ -33,6 +33,7 @@ def _all_pages(ctx: Context, notebooks: bool) -> dict[str, str]:
         pages_ambiguities,
         pages_clauses,
         pages_diagrams,
+        pages_matrix,
         pages_notebooks,
         pages_reference,
         pages_source,
@@ -50,6 +51,7 @@ def _all_pages(ctx: Context, notebooks: bool) -> dict[str, str]:
     pages.update(pages_diagrams.pages(ctx))
     pages.update(pages_reference.pages(ctx))
     pages.update(pages_notebooks.pages(ctx, included=notebooks))
+    pages.update(pages_matrix.pages(ctx))
     for path in pages_source.referenced_files(ctx):
         pages[ctx.source_page(path)] = pages_source.source_page(ctx, path)
     return pages

@@ -11,7 +11,7 @@ answer is compared with the model's verdict:
 
 The codecs, driven as benchmarks/bench_codec.py drives them: the parsers inside paho-mqtt,
 gmqtt and amqtt (Python, in this process) and mqtt-packet (npm, through
-interop/codecs/mqtt_packet.js). ``python interop/codecs.py`` prints the results as JSON.
+interop/codecs/mqtt_packet.js). ``python interop/codec_corpus.py`` prints the results as JSON.
 """
 
 from __future__ import annotations

@@ -1,0 +1,187 @@
+"""The conformance matrix: every broker, client and codec we can install, judged by pubproof.
+
+``python interop/matrix.py [--only NAME...] [--out DIR] [--runs N]`` starts every broker
+(:mod:`brokers`) and probes it in every edition it speaks, probes every client library
+through its shipped driver (``pubproof probe-client``), runs the vector corpus against every
+codec (:mod:`codec_corpus`), and writes under ``DIR`` (default ``docs/matrix``):
+
+- ``results.json``: the date, pubproof's version, every implementation with its kind,
+  version and editions, and one row per (implementation, edition, check): ``verdict``,
+  ``rules``, ``rule_verdicts``, ``message``, ``evidence`` (the file and anchor of its
+  trace), ``stable`` (false when the runs gave different verdicts); and the codecs'
+  disagreements with the corpus, by rule;
+- ``evidence/IMPLEMENTATION-EDITION.json``: each probe's full report (``pubproof probe
+  --json`` shape), the trace of every verdict.
+
+With ``--runs 2`` (the default) every probe runs twice; a check whose verdict differs
+between the runs is kept with ``stable: false`` (its first verdict) and the comparison
+(``--check``) leaves it out. ``--check`` re-runs the selected implementations and exits 1
+when a stable verdict differs from the committed ``results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import brokers  # noqa: E402
+import codec_corpus as corpus_codecs  # noqa: E402
+
+from pubproof import __version__  # noqa: E402
+from pubproof.probe.clients.driver import SHIPPED, SPEAKS  # noqa: E402
+
+PUBPROOF = str(Path(sys.executable).parent / "pubproof")
+#: what CI re-runs: the implementations that start in well under a minute
+FAST = ("mosquitto", "amqtt", "aedes", "paho-mqtt", "mqttjs", "mqtt-packet", "gmqtt-codec",
+        "paho-mqtt-codec", "amqtt-codec")  # fmt: skip
+
+
+def _probe_broker(name: str, edition: str) -> dict[str, Any]:
+    with brokers.started(name) as broker:
+        argv = [PUBPROOF, "probe", broker.url, "--json", "--quiet", "--edition", edition]
+        if broker.max_qos < 2:
+            argv += ["--max-qos", str(broker.max_qos)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+        report: dict[str, Any] = json.loads(done.stdout)
+        report["target"] = f"{name} {broker.version}"
+        return report
+
+
+def _probe_client(name: str, edition: str) -> dict[str, Any]:
+    argv = [PUBPROOF, "probe-client", "--driver", name, "--json", "--quiet", "--edition", edition]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=900, cwd=ROOT)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def implementations(only: list[str]) -> list[tuple[str, str, str]]:
+    """(name, kind, edition) of every probe to run (``only``: names to keep)."""
+    runs: list[tuple[str, str, str]] = []
+    for name, (_, _, editions, _) in brokers.BROKERS.items():
+        if brokers.available(name) is None:
+            runs += [(name, "broker", e) for e in editions]
+    for name in SHIPPED:
+        runs += [(name, "client", e) for e in SPEAKS[name]]
+    return [r for r in runs if not only or r[0] in only]
+
+
+def _rows(
+    name: str, kind: str, edition: str, reports: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    first = reports[0]
+    others = [{c["id"]: c["verdict"] for c in r["checks"]} for r in reports[1:]]
+    rows = []
+    for check in first["checks"]:
+        stable = all(o.get(check["id"]) == check["verdict"] for o in others)
+        rows.append({
+            "implementation": name, "kind": kind, "edition": edition,
+            "check": check["id"], "title": check["title"], "verdict": check["verdict"],
+            "rules": check["rules"], "rule_verdicts": check.get("rule_verdicts", {}),
+            "message": check["message"],
+            "evidence": f"evidence/{name}-{edition}.json#{check['id']}", "stable": stable,
+        })  # fmt: skip
+    return rows
+
+
+def run(only: list[str], runs: int, out: Path | None) -> dict[str, Any]:
+    """Run the matrix; write the evidence under ``out`` (if given); the results."""
+    rows: list[dict[str, Any]] = []
+    found: dict[str, dict[str, Any]] = {}
+    for name, kind, edition in implementations(only):
+        probe = _probe_broker if kind == "broker" else _probe_client
+        reports = [probe(name, edition) for _ in range(runs)]
+        target = reports[0]["target"]
+        version = target.split()[-1]
+        entry = found.setdefault(name, {"implementation": name, "kind": kind,
+                                        "version": version, "editions": []})  # fmt: skip
+        entry["editions"].append(edition)
+        rows += _rows(name, kind, edition, reports)
+        sys.stderr.write(f"{name} {version} MQTT {edition}: {len(reports[0]['checks'])} checks\n")
+        if out is not None:
+            (out / "evidence").mkdir(parents=True, exist_ok=True)
+            text = json.dumps(reports[0], ensure_ascii=False, indent=None)
+            (out / "evidence" / f"{name}-{edition}.json").write_text(text + "\n")
+    codecs = []
+    for name, (_, editions) in corpus_codecs.CODECS.items():
+        if only and f"{name}-codec" not in only and name not in only:
+            continue
+        for edition in editions:
+            result = corpus_codecs.run_codec(name, edition)
+            sys.stderr.write(
+                f"codec {name} MQTT {edition}: {result['agree']}/{result['vectors']}\n"
+            )
+            codecs.append(result)
+            entry = found.setdefault(
+                f"{name}-codec",
+                {"implementation": f"{name}-codec", "kind": "codec",
+                 "version": result["version"], "editions": []},
+            )  # fmt: skip
+            entry["editions"].append(edition)
+    return {
+        "date": datetime.date.today().isoformat(),
+        "pubproof": __version__,
+        "implementations": list(found.values()),
+        "results": rows,
+        "codecs": codecs,
+    }
+
+
+def compare(committed: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
+    """Every stable verdict of ``committed`` that ``fresh`` gives otherwise."""
+    key = lambda r: (r["implementation"], r["edition"], r["check"])  # noqa: E731
+    now = {key(r): r for r in fresh["results"]}
+    differences = []
+    for row in committed["results"]:
+        new = now.get(key(row))
+        if new is None or not row.get("stable", True) or not new.get("stable", True):
+            continue
+        if new["verdict"] != row["verdict"]:
+            differences.append(
+                f"{'/'.join(key(row))}: committed {row['verdict']}, now {new['verdict']}"
+            )
+    old_codecs = {(c["implementation"], c["edition"]): c for c in committed["codecs"]}
+    for c in fresh["codecs"]:
+        was = old_codecs.get((c["implementation"], c["edition"]))
+        if was is not None and was["by_rule"] != c["by_rule"]:
+            differences.append(
+                f"codec {c['implementation']} {c['edition']}: disagreements by rule differ"
+            )
+    return differences
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", default=[], help="implementations to run")
+    parser.add_argument("--runs", type=int, default=2, help="runs of every probe (default 2)")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "matrix"), help="where to write")
+    parser.add_argument("--check", action="store_true", help="compare with the committed results")
+    parser.add_argument("--fast", action="store_true", help="only what starts in under a minute")
+    args = parser.parse_args()
+    only = list(args.only) or (list(FAST) if args.fast else [])
+    out = Path(args.out)
+    if args.check:
+        committed = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        fresh = run(only, 1, None)
+        differences = compare(committed, fresh)
+        for line in differences:
+            sys.stdout.write(line + "\n")
+        sys.stdout.write(f"{len(fresh['results'])} verdicts re-run, {len(differences)} differ\n")
+        return 1 if differences else 0
+    results = run(only, args.runs, out)
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(results, ensure_ascii=False, indent=1)
+    (out / "results.json").write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
