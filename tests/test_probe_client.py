@@ -140,8 +140,10 @@ def test_no_driver_at_all_is_an_error() -> None:
 
 @pytest.mark.parametrize("driver", ["paho-mqtt", "mosquitto-clients"])
 def test_a_real_client_is_judged_and_every_verdict_replays(driver: str) -> None:
-    only = ["send.qos1", "send.qos2-resent-on-resume", "receive.qos2",
-            "receive.pubrel-unknown-id", "wire.receive-publish-qos3", "wire.puback-length"]  # fmt: skip
+    only = [
+        "send.qos1", "send.qos2-resent-on-resume", "receive.qos2",
+        "receive.pubrel-unknown-id", "wire.receive-publish-qos3", "wire.puback-length",
+    ]  # fmt: skip
     status, report, _ = _run("--driver", driver, "--only", *only)
     assert report["edition"] == "3.1.1" and report["target"].split()[-1][0].isdigit()
     assert [c["id"] for c in report["checks"]] == only
