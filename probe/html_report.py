@@ -24,6 +24,13 @@ code, .hex { font-family: ui-monospace, monospace; font-size: 12px; }
 """
 
 _PACKET_KEYS = ("dir", "client", "hex", "t", "type", "case")
+#: the directions of the broker probe and of the client probe (pubproof as the server)
+_ARROWS = {
+    "to-broker": "&rarr; broker",
+    "from-broker": "&larr; broker",
+    "to-client": "&rarr; client (from pubproof's server)",
+    "from-client": "&larr; client",
+}
 
 
 def render(report: Report) -> str:
@@ -96,7 +103,7 @@ def _entry(entry: Entry) -> str:
         )
     fields = {k: v for k, v in entry.items() if k not in _PACKET_KEYS}
     css = ' class="case"' if entry.get("case") else ""
-    arrow = "&rarr; broker" if entry.get("dir") == "to-broker" else "&larr; broker"
+    arrow = _ARROWS.get(str(entry.get("dir")), escape(str(entry.get("dir"))))
     name = escape(str(entry.get("type")))
     mark = " (the case)" if entry.get("case") else ""
     return (
