@@ -78,3 +78,26 @@ def test_the_matrix_page_colours_each_verdict_and_links_it_to_its_trace(tmp_path
     assert "What each finding means" in page and "[MQTT-4.8.0-1]" in page
     assert "Unless stated otherwise" in pages_matrix.meaning("MQTT-4.8.0-1")
     assert "PUBACKs are sent in the order" in pages_matrix.meaning("MQTT-4.6.0-2")
+
+
+def test_every_committed_verdict_is_reproduced_from_its_evidence_alone() -> None:
+    from pubproof.model.editions import Edition
+    from pubproof.probe import rejudge
+    from pubproof.probe.clients import rejudge_client
+
+    data = _results()
+    kinds = {i["implementation"]: i["kind"] for i in data["implementations"]}  # type: ignore[attr-defined]
+    for path in sorted((RESULTS.parent / "evidence").glob("*.json")):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        edition = Edition(report["edition"])
+        name = path.stem.removesuffix(f"-{report['edition']}")
+        for check in report["checks"]:
+            if check["verdict"] == "not-applicable":
+                continue  # decided from the evidence and the broker's declared maximum QoS
+            again = (
+                rejudge_client(check["id"], check["evidence"], edition, report["readings"])
+                if kinds[name] == "client"
+                else rejudge(check["id"], check["evidence"], edition, report["readings"])
+            )
+            assert again.verdict == check["verdict"], (path.name, check["id"])
+            assert dict(again.rule_verdicts) == check["rule_verdicts"], (path.name, check["id"])

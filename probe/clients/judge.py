@@ -180,8 +180,11 @@ def driver_findings(view: ClientView) -> list[Finding]:
             findings.append(error(f"the driver reported an error: {entry.get('message')}"))
         elif event == "driver-exit" and entry.get("on_its_own"):
             status = entry.get("status")
-            stderr = str(entry.get("stderr") or "").strip().splitlines()
-            tail = " | ".join(stderr[-3:])
+            stderr = [line for line in str(entry.get("stderr") or "").splitlines() if line.strip()]
+            # the line that names the failure (a traceback's last, node's "TypeError ..."),
+            # else the last lines
+            named = [line.strip() for line in stderr if "Error" in line or "error" in line]
+            tail = named[-1] if named else " | ".join(stderr[-3:])
             if status != 0:
                 findings.append(
                     error(f"the client's driver exited with status {status} during the "
