@@ -99,7 +99,8 @@ def _cell(row: dict[str, Any]) -> str:
     mark = "" if row.get("stable", True) else "*"
     title = escape(row["message"][:300], quote=True)
     return (
-        f'<td style="background:{COLOURS.get(verdict, "#fff")}"><a href="{escape(href)}" '
+        f'<td style="background:{COLOURS.get(verdict, "#fff")};white-space:nowrap">'
+        f'<a href="{escape(href)}" '
         f'title="{title}">{escape(verdict)}{mark}</a></td>'
     )
 
