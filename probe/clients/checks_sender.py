@@ -92,8 +92,8 @@ def _started_holding(
 ) -> Conn:
     """Start the client; hold every PUBLISH from its first connection (no answer)."""
     conn = ctx.start(publish=publish, clean=clean)
+    # set before the next read: a client sends PUBLISH only after the CONNACK just sent
     conn.hold = lambda p: isinstance(p, Publish)
-    # the connection may have read PUBLISH packets before the hold was set: hold them too
     return conn
 
 
