@@ -16,7 +16,9 @@ codec (:mod:`codec_corpus`), and writes under ``DIR`` (default ``docs/matrix``):
 With ``--runs 2`` (the default) every probe runs twice; a check whose verdict differs
 between the runs is kept with ``stable: false`` (its first verdict) and the comparison
 (``--check``) leaves it out. ``--check`` re-runs the selected implementations and exits 1
-when a stable verdict differs from the committed ``results.json``.
+when a stable verdict differs from the committed ``results.json`` in the first run and in
+each of ``RETRIES`` re-runs of that implementation (a verdict that flips once under load is
+timing, reported on standard error, not a failure).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from pubproof import __version__  # noqa: E402
 from pubproof.probe.clients.driver import SHIPPED, SPEAKS  # noqa: E402
 
 PUBPROOF = str(Path(sys.executable).parent / "pubproof")
+#: how often --check re-runs an implementation whose verdicts differ before it reports them
+RETRIES = 2
 #: what CI re-runs: the implementations that start in well under a minute
 FAST = ("mosquitto", "amqtt", "aedes", "paho-mqtt", "mqttjs", "mqtt-packet", "gmqtt-codec",
         "paho-mqtt-codec", "amqtt-codec")  # fmt: skip
@@ -172,6 +176,20 @@ def main() -> int:
         committed = json.loads((out / "results.json").read_text(encoding="utf-8"))
         fresh = run(only, 1, None)
         differences = compare(committed, fresh)
+        for attempt in range(RETRIES):
+            # a verdict that differs once may be timing (amqtt's wire.pubrec-length flips
+            # under load): the implementations with a difference run again, and only a
+            # difference every run shows is reported
+            again = sorted({d.split("/")[0] for d in differences if not d.startswith("codec ")})
+            if not again:
+                break
+            sys.stderr.write(f"re-running {', '.join(again)} (attempt {attempt + 2})\n")
+            rerun = run(again, 1, None)
+            rerun["codecs"] = fresh["codecs"]
+            still = {d.split(":")[0] for d in compare(committed, rerun)}
+            differences = [
+                d for d in differences if d.startswith("codec ") or d.split(":")[0] in still
+            ]
         for line in differences:
             sys.stdout.write(line + "\n")
         sys.stdout.write(f"{len(fresh['results'])} verdicts re-run, {len(differences)} differ\n")
