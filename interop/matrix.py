@@ -6,7 +6,8 @@ through its shipped driver (``pubproof probe-client``), runs the vector corpus a
 codec (:mod:`codec_corpus`), and writes under ``DIR`` (default ``docs/matrix``):
 
 - ``results.json``: the date, pubproof's version, every implementation with its kind,
-  version and editions, and one row per (implementation, edition, check): ``verdict``,
+  version and editions, and one row per (implementation, edition, check): ``version``,
+  ``verdict``,
   ``rules``, ``rule_verdicts``, ``message``, ``evidence`` (the file and anchor of its
   trace), ``stable`` (false when the runs gave different verdicts); and the codecs'
   disagreements with the corpus, by rule;
@@ -82,12 +83,13 @@ def _rows(
     name: str, kind: str, edition: str, reports: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     first = reports[0]
+    version = first["target"].split()[-1]
     others = [{c["id"]: c["verdict"] for c in r["checks"]} for r in reports[1:]]
     rows = []
     for check in first["checks"]:
         stable = all(o.get(check["id"]) == check["verdict"] for o in others)
         rows.append({
-            "implementation": name, "kind": kind, "edition": edition,
+            "implementation": name, "kind": kind, "version": version, "edition": edition,
             "check": check["id"], "title": check["title"], "verdict": check["verdict"],
             "rules": check["rules"], "rule_verdicts": check.get("rule_verdicts", {}),
             "message": check["message"],
