@@ -158,3 +158,18 @@ def test_a_real_client_is_judged_and_every_verdict_replays(driver: str) -> None:
         assert (again.verdict, again.message) == (check["verdict"], check["message"])
         assert dict(again.rule_verdicts) == check["rule_verdicts"]
     assert status == (0 if all(v in ("pass", "tolerated") for v in verdicts.values()) else 1)
+
+
+def test_a_driver_that_cannot_do_the_plan_makes_the_check_not_applicable() -> None:
+    check = BY_ID["send.qos0"]
+    rules = check.rules_for(V311)
+    unsupported = [
+        {"event": "driver-start", "client": "driver", "argv": ["x"], "plan": {}, "t": 0.0},
+        {"event": "app", "client": "app", "what": "unsupported", "message": "no 3.1", "t": 0.1},
+        {"event": "timeout", "client": None, "waiting_for": "connection 1", "t": 6.0},
+    ]  # fmt: skip
+    judged = judge_client(check.judge, rules, unsupported, V311, {})
+    assert judged.verdict == "not-applicable" and "no 3.1" in judged.message
+    # without the driver's word, a client that never connects is an error
+    silent = [unsupported[0], unsupported[2]]
+    assert judge_client(check.judge, rules, silent, V311, {}).verdict == "error"

@@ -31,7 +31,9 @@ It prints one JSON object a line on standard output (flushed each line):
 - ``{"event": "message", "topic": "...", "qos": 1, "retain": false, "payload_hex": "..."}``
   for each message the library hands the application: this is what is judged;
 - ``{"event": "connection-lost"}`` when the library reports the connection lost;
-- ``{"event": "error", "message": "..."}`` when the library raises or reports an error.
+- ``{"event": "error", "message": "..."}`` when the library raises or reports an error;
+- ``{"event": "unsupported", "message": "..."}`` when the library cannot do what the plan
+  asks (an edition it does not speak): the check is ``not-applicable``.
 
 Anything else on standard output is kept as evidence (``{"event": "app-output"}``) and
 judged as nothing; standard error is kept too. A driver that exits on its own with a

@@ -250,6 +250,8 @@ def not_applicable(view: ClientView) -> str | None:
     for entry in view.entries:
         if entry.get("event") == NOT_APPLICABLE:
             return str(entry.get("message"))
+        if entry.get("event") == "app" and entry.get("what") == "unsupported":
+            return f"the driver: {entry.get('message')}"  # e.g. an edition it does not speak
     return None
 
 

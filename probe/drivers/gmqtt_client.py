@@ -55,8 +55,9 @@ async def run() -> None:
 
 def main() -> None:
     if plan()["edition"] != "3.1.1":
-        say("error", message="gmqtt speaks MQTT 3.1.1 and 5.0 only")
-        sys.exit(2)
+        say("hello", library="gmqtt", version=version("gmqtt"))
+        say("unsupported", message="gmqtt speaks MQTT 3.1.1 and 5.0 only")
+        return
     asyncio.run(run())
 
 
