@@ -185,6 +185,8 @@ def main() -> int:
             again = sorted({d.split("/")[0] for d in differences if not d.startswith("codec ")})
             if not again:
                 break
+            for line in differences:
+                sys.stderr.write(f"differs (run {attempt + 1}): {line}\n")
             sys.stderr.write(f"re-running {', '.join(again)} (attempt {attempt + 2})\n")
             rerun = run(again, 1, None)
             rerun["codecs"] = fresh["codecs"]
