@@ -254,6 +254,7 @@ class LinkJudge50(LinkJudge):
         "offence",
         "peer_aliases",
         "peer_quota",
+        "peer_refusable",
         "refusable",
         "server",
         "topic",
@@ -269,6 +270,7 @@ class LinkJudge50(LinkJudge):
         self.peer_quota: set[int] = set()  # ... and of the peer's send quota
         self.ended: dict[int, _Ended] = {}  # the judged end's flows an error ack ended
         self.refusable: dict[int, int] = {}  # packet id -> the judged receiver's prior state
+        self.peer_refusable: dict[int, int] = {}  # ... and the model peer's
         #: the resolved topic name of the last PUBLISH fed (None: none, or unresolvable)
         self.topic: str | None = None
         #: set by the last packet fed when its receiver must close (with a Reason Code)
@@ -291,6 +293,10 @@ class LinkJudge50(LinkJudge):
     def _connect50(self, fields: Mapping[str, Any]) -> None:
         self.connections += 1
         self.negotiated = self.negotiated.with_connect(fields)
+        if not self.keep:
+            # what was owed on the last connection is owed no more (a live peer's judge
+            # reports it missing when the probe says the connection closed)
+            self.owed.clear()
         self.pending = "clean" if fields.get("clean_start") else "resume"
         # a new Network Connection: the alias maps go [MQTT-3.3.2-7], the send quota
         # starts afresh [MQTT-4.9.0-1]
@@ -336,6 +342,7 @@ class LinkJudge50(LinkJudge):
             self.peer_rx.clear()
             self.ended.clear()
             self.refusable.clear()
+            self.peer_refusable.clear()
 
     # -- the checks a PUBLISH meets before any flow ----------------------------------------
 
@@ -458,6 +465,8 @@ class LinkJudge50(LinkJudge):
         code = _code(fields)
         flow = self.judged_tx.get(packet_id)
         entry = _TX_ACK[kind][is_error(code)][S_FREE if flow is None else flow.state]
+        if kind != "PUBCOMP" and is_error(code):
+            self._refused50(kind, packet_id, self.peer_rx, self.peer_refusable)
         if not entry.defined:
             return
         if entry.pubrel_code is not None:
@@ -588,6 +597,8 @@ class LinkJudge50(LinkJudge):
             delivered["properties"] = properties
             self.deliveries.append(delivered)
         if packet_id is not None and qos:
+            if qos == 2:
+                self.peer_refusable[packet_id] = state
             self._move_rx(self.peer_rx, packet_id, entry.next)
 
     def _judged_pubrel50(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
@@ -640,7 +651,7 @@ class LinkJudge50(LinkJudge):
                     PUBCOMP_REASON,
                 )  # fmt: skip
             if kind in ("PUBACK", "PUBREC") and is_error(code):
-                self._refused50(kind, packet_id)
+                self._refused50(kind, packet_id, self.judged_rx, self.refusable)
         entry = _TX_ACK[kind][is_error(code)][self.peer_tx.get(packet_id, S_FREE)]
         if entry.defined:
             if entry.releases_quota:
@@ -655,14 +666,16 @@ class LinkJudge50(LinkJudge):
                 *entry.rules,
             )  # fmt: skip
 
-    def _refused50(self, kind: str, packet_id: int) -> None:
-        """The judged receiver refused a new message (an error PUBACK or PUBREC): the
-        table's REFUSED entry from the state before it."""
+    def _refused50(
+        self, kind: str, packet_id: int, states: dict[int, int], before: dict[int, int]
+    ) -> None:
+        """A receiver refused a new message (an error PUBACK or PUBREC): the table's
+        REFUSED entry from the state before it (``states``: that receiver's, ``before``:
+        its state when the PUBLISH came)."""
         qos = 1 if kind == "PUBACK" else 2
-        before = self.refusable.pop(packet_id, R_FREE)
-        entry = _RX_REFUSED[qos][before]
+        entry = _RX_REFUSED[qos][before.pop(packet_id, R_FREE)]
         if entry is not None and entry.defined:
-            self._move_rx(self.judged_rx, packet_id, entry.next)
+            self._move_rx(states, packet_id, entry.next)
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
