@@ -293,15 +293,20 @@ class CloseJudge:
             offence.asked[asked] = packet
 
     def flow_offence(
-        self, packet: Seen, offence: FlowOffence, owed: Iterable[tuple[str, int | None]]
+        self,
+        packet: Seen,
+        offence: FlowOffence,
+        owed: Iterable[tuple[str, int | None]],
+        data: bytes | None = None,
     ) -> None:
         """MQTT 5.0: a packet the link judge says its receiver must close for
-        (:attr:`pubproof.judge.ends.BothEnds.offence`); ``owed`` as for :meth:`offence`.
-        The receiver answering the offending packet itself is not looked for: the flow
-        table owes it no answer but the DISCONNECT."""
+        (:attr:`pubproof.judge.ends.BothEnds.offence`); ``owed`` as for :meth:`offence`;
+        ``data``, the packet's bytes: an answer to the packet itself (an acknowledgement
+        of the PUBLISH beyond the Receive Maximum, with any Reason Code) shows that the
+        receiver read it and went on, where the table owes only the DISCONNECT."""
         if packet.direction in self.offences:
             return
-        self.offences[packet.direction] = Offence(
+        found = self.offences[packet.direction] = Offence(
             offender=packet.direction,
             packet=packet,
             rule=offence.rule,
@@ -313,6 +318,9 @@ class CloseJudge:
             edition=Edition.V50,
             reason_code=offence.reason_code,
         )
+        asked = None if data is None else request_of(data, Edition.V50)
+        if asked is not None:
+            found.asked[asked] = packet
 
     def packet(self, seen: Seen, data: bytes) -> None:
         """A packet after an offence (of either direction)."""
