@@ -69,7 +69,8 @@ def test_the_judge_and_the_model_server_agree(
                 delivered: Any = out.packet
                 assert topic == delivered["topic"]
             elif out.kind == "send":
-                assert ends.feed(S2C, dict(out.packet)) == []  # the model server is right
+                answer: Any = out.packet
+                assert ends.feed(S2C, answer) == []  # the model server is right
         assert ends.owed_by(S2C) == []  # every answer the judge says is owed was sent
         if codes:  # the model server closed: a new connection, a clean session
             server = SessionModel50(
@@ -98,7 +99,8 @@ def test_the_agreement_is_not_vacuous() -> None:
         outputs = server.receive(model_packet)
         for out in outputs:
             if out.kind == "send":
-                ends.feed(S2C, dict(out.packet))
+                sent: Any = out.packet
+                ends.feed(S2C, sent)
         code = ends.offence.reason_code if ends.offence else None
         assert code == next((o.reason_code for o in outputs if o.kind == "disconnect"), None)
         seen.append(code)
