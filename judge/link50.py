@@ -51,12 +51,14 @@ from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
 from pubproof.judge.link import (
+    _NOTHING,
     R_FREE,
     RECEIVER_STATES_ALL,
     S_AWAIT_PUBCOMP,
     S_FREE,
     SENDER_STATES,
     LinkJudge,
+    Owed,
     _Flow,
 )
 from pubproof.model import flow_rules50 as FR
@@ -351,19 +353,23 @@ class LinkJudge50(LinkJudge):
     ) -> tuple[Mapping[str, Any] | None, FlowOffence | None]:
         """The PUBLISH with its topic resolved, or the offence that makes its receiver
         close (the alias, then what the Server declared)."""
-        aliases, receiver = (
-            (self.judged_aliases, self.peer_receives)
-            if by_judged
-            else (self.peer_aliases, self.judged_receives)
-        )
-        topic = str(fields.get("topic") or "")
-        result = aliases.receive(topic, topic_alias(fields), receiver.topic_alias_maximum)
-        self.topic = result.topic
-        if result.topic is None:
-            assert result.reason_code is not None
-            return None, FlowOffence(result.rules[0], result.note, result.reason_code)
-        sender_is_client = by_judged != self.server
-        if sender_is_client:
+        topic = fields.get("topic") or ""
+        alias = topic_alias(fields)
+        resolved = topic
+        if alias is not None or not topic:
+            aliases, receiver = (
+                (self.judged_aliases, self.peer_receives)
+                if by_judged
+                else (self.peer_aliases, self.judged_receives)
+            )
+            result = aliases.receive(topic, alias, receiver.topic_alias_maximum)
+            if result.topic is None:
+                self.topic = None
+                assert result.reason_code is not None
+                return None, FlowOffence(result.rules[0], result.note, result.reason_code)
+            resolved = result.topic
+        self.topic = resolved
+        if by_judged != self.server:  # the client sends: what the Server declared binds it
             qos = fields.get("qos", 0)
             if isinstance(qos, int) and qos > self.negotiated.maximum_qos:
                 note = f"QoS {qos} is above the Server's Maximum QoS {self.negotiated.maximum_qos}"
@@ -371,9 +377,9 @@ class LinkJudge50(LinkJudge):
             if fields.get("retain") and not self.negotiated.retain_available:
                 note = "RETAIN 1, and the Server declared Retain Available 0"
                 return None, FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
-        if result.topic == topic:
+        if resolved == topic:
             return fields, None
-        return {**fields, "topic": result.topic}, None
+        return {**fields, "topic": resolved}, None
 
     def _offence_rules(self, offence: FlowOffence) -> tuple[str, ...]:
         if offence.rule == ALIAS_ABOVE_MAXIMUM:
@@ -431,9 +437,26 @@ class LinkJudge50(LinkJudge):
         if qos == 2:
             self.refusable[packet_id] = state
         for reply, code in received.replies:
-            packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
-            self._owe(reply, packet_id, self._owed(packet, received.rules, index, resolved))
+            self._owe(
+                reply, packet_id, self._answer(reply, packet_id, code, received, index, resolved)
+            )
         self._move_rx(self.judged_rx, packet_id, received.next)
+
+    def _answer(
+        self,
+        reply: str,
+        packet_id: int,
+        code: int | None,
+        entry: ReceiverEntry50,
+        index: int,
+        why: Mapping[str, Any],
+    ) -> Owed:
+        """What is kept of an answer owed: its expected Reason Code only when it is one
+        to compare (0x92), everything for a live peer."""
+        if not self.keep and not code:
+            return _NOTHING
+        packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
+        return self._owed(packet, entry.rules, index, why)
 
     @staticmethod
     def _over(maximum: int) -> str:
@@ -455,8 +478,7 @@ class LinkJudge50(LinkJudge):
         entry = _RX_PUBREL[is_error(_code(fields))][self.judged_rx.get(packet_id, R_FREE)]
         assert entry is not None and entry.defined
         for reply, code in entry.replies:
-            packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
-            self._owe(reply, packet_id, self._owed(packet, entry.rules, index, fields))
+            self._owe(reply, packet_id, self._answer(reply, packet_id, code, entry, index, fields))
         self._move_rx(self.judged_rx, packet_id, entry.next)
 
     def _peer_acks50(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
@@ -528,7 +550,7 @@ class LinkJudge50(LinkJudge):
     ) -> bool:
         """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
         peer's Receive Maximum."""
-        what = describe(fields)
+        what = _Described(fields)
         resent = self._pay("PUBLISH", packet_id)
         if resent is not None:
             assert resent.packet is not None
@@ -676,6 +698,18 @@ class LinkJudge50(LinkJudge):
         entry = _RX_REFUSED[qos][before.pop(packet_id, R_FREE)]
         if entry is not None and entry.defined:
             self._move_rx(states, packet_id, entry.next)
+
+
+class _Described:
+    """A PUBLISH's description for a message, made only when a finding needs it."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        self.fields = fields
+
+    def __format__(self, spec: str) -> str:
+        return describe(self.fields)
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
