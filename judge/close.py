@@ -133,13 +133,16 @@ def expectation(
 
 def close_rules(rule_id: str, edition: Edition) -> tuple[str, ...]:
     """The rule a case breaks and the rules that make the receiver close the connection
-    (3.1: the rule alone; 5.0: its ``also`` and [MQTT-4.13.1-1])."""
+    (3.1: the rule alone; 5.0: [MQTT-4.13.1-1], after the rule's ``also`` when the rule
+    exists in 5.0 alone: a rule 3.1.1 shares carries 3.1.1 numbers there, which are other
+    statements in 5.0)."""
     if edition is Edition.V50:
         try:
-            also = RULES.by_id(rule_id, edition).also
+            found = RULES.by_id(rule_id, edition)
         except KeyError:
-            also = ()
-        return (rule_id, *also, CLOSE_WITH_REASON)
+            return (rule_id, CLOSE_WITH_REASON)
+        alone = all(e is Edition.V50 for e in found.ids)
+        return (rule_id, *(found.also if alone else ()), CLOSE_WITH_REASON)
     if edition is not Edition.V311:
         return (rule_id,)
     try:
