@@ -381,6 +381,24 @@ class LinkJudge50(LinkJudge):
             return fields, None
         return {**fields, "topic": resolved}, None
 
+    def _unanswered(self, fields: Mapping[str, Any], by_judged: bool) -> None:
+        """A QoS 1 or 2 PUBLISH its receiver must close for is still a flow its sender
+        started (the table's entry from FREE, with its quota unit): a receiver that answers
+        it anyway is then judged by the close judge alone, not also as answering nothing."""
+        qos, packet_id = fields.get("qos"), fields.get("packet_id")
+        if qos not in (1, 2) or not isinstance(packet_id, int):
+            return
+        entry = _TX_PUBLISH[qos][S_FREE]
+        quota = self.judged_quota if by_judged else self.peer_quota
+        if by_judged and packet_id not in self.judged_tx:
+            self.judged_tx[packet_id] = _Flow(entry.next, _p(fields))
+        elif not by_judged and packet_id not in self.peer_tx:
+            self.peer_tx[packet_id] = entry.next
+        else:
+            return
+        if entry.takes_quota:
+            quota.add(packet_id)
+
     def _offence_rules(self, offence: FlowOffence) -> tuple[str, ...]:
         if offence.rule == ALIAS_ABOVE_MAXIMUM:
             # the receiver's bound, and the sender's own MUST NOT
@@ -410,6 +428,7 @@ class LinkJudge50(LinkJudge):
         resolved, offence = self._resolve50(fields, by_judged=False)
         if resolved is None:
             self.offence = offence
+            self._unanswered(fields, by_judged=False)
             return
         qos, packet_id = resolved.get("qos"), resolved.get("packet_id")
         if qos not in (1, 2) or not isinstance(packet_id, int):
@@ -538,6 +557,7 @@ class LinkJudge50(LinkJudge):
             what = describe({**fields, "topic": self.topic or fields.get("topic") or "(no topic)"})
             rules = self._offence_rules(offence)
             self._found(found, VIOLATION, f"{what}: {offence.message}", *rules)
+            self._unanswered(fields, by_judged=True)
             return
         qos, packet_id = resolved["qos"], resolved.get("packet_id")
         over = False

@@ -639,3 +639,22 @@ def test_a_live_peer_judge_keeps_deliveries_with_the_resolved_topic() -> None:
         missing.verdict == "missing"
         and missing.message == "c: no PUBACK 3 (the answer to PUBLISH 3 (QoS 1) on t)"
     )
+
+
+@pytest.mark.parametrize("by_client", [True, False])
+def test_a_receiver_answering_an_offence_is_the_close_judge_s_alone(by_client: bool) -> None:
+    """After a PUBLISH its receiver must close for, an answer from that receiver is no link
+    finding (the close judge says it read on), and the sender's flow goes on as usual. (The
+    receiver is modelled as not holding the message: a PUBCOMP 0x00 after it is tolerated
+    as for an identifier not held.)"""
+    sender, receiver = (C2S, S2C) if by_client else (S2C, C2S)
+    ends = BothEnds(edition=V5)
+    ends.feed(C2S, connect(topic_alias_maximum=1))
+    ends.feed(S2C, connack(topic_alias_maximum=1, maximum_qos=1))
+    offending = pub(3, qos=2, alias=2) if not by_client else pub(3, qos=2)
+    (found,) = ends.feed(sender, offending)
+    assert ends.offence is not None and found.role == ("client" if by_client else "server")
+    assert ends.owed_by(receiver) == []  # the table owes only the DISCONNECT
+    assert ends.feed(receiver, ack("PUBREC", 3)) == []
+    assert ends.feed(sender, ack("PUBREL", 3)) == []
+    assert ends.feed(receiver, ack("PUBCOMP", 3, 0x92)) == []
