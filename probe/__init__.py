@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pubproof.model.editions import Edition, resolve_readings
-from pubproof.probe.catalog import BY_ID, CHECKS, select
+from pubproof.probe.catalog import BY_ID, BY_ID50, CHECKS, CHECKS50, by_id, catalog, select
 from pubproof.probe.check import Check
 from pubproof.probe.findings import VERDICTS, Judgement
 from pubproof.probe.report import CheckResult, Report
@@ -33,13 +33,17 @@ def rejudge(
     edition: Edition = Edition.V311,
     readings: Mapping[str, str] | None = None,
 ) -> Judgement:
-    """Judge a check's evidence (e.g. from a JSON report) again with the model."""
-    return safe_judge(BY_ID[check_id], evidence, edition, resolve_readings(edition, readings))
+    """Judge a check's evidence (e.g. from a JSON report) again with the model; the check
+    is looked up in the catalog of ``edition``."""
+    check = by_id(edition)[check_id]
+    return safe_judge(check, evidence, edition, resolve_readings(edition, readings))
 
 
 __all__ = [
     "BY_ID",
+    "BY_ID50",
     "CHECKS",
+    "CHECKS50",
     "VERDICTS",
     "Check",
     "CheckResult",
@@ -47,6 +51,7 @@ __all__ = [
     "Report",
     "Target",
     "Timing",
+    "catalog",
     "probe",
     "rejudge",
     "select",

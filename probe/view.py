@@ -10,6 +10,7 @@ from pubproof.model.editions import Edition
 from pubproof.model.trace import PublishP
 from pubproof.probe.evidence import LIVENESS_CLIENT, Entry, is_packet, received, sent
 from pubproof.probe.judge_link import WAIT_EVENTS, ClientLink
+from pubproof.probe.judge_link50 import ClientLink50
 
 
 class View:
@@ -29,10 +30,13 @@ class View:
         return [n for n in dict.fromkeys(names) if isinstance(n, str) and n != LIVENESS_CLIENT]
 
     @cached_property
-    def links(self) -> dict[str, ClientLink]:
+    def links(self) -> dict[str, ClientLink | ClientLink50]:
         """The flow judgement of each client, over the whole evidence."""
         v311 = self.edition is Edition.V311
-        judges = {name: ClientLink(name, v311=v311) for name in self.clients}
+        judges: dict[str, ClientLink | ClientLink50] = {
+            name: ClientLink50(name) if self.edition is Edition.V50 else ClientLink(name, v311=v311)
+            for name in self.clients
+        }
         for index, entry in enumerate(self.entries):
             for judge in judges.values():
                 judge.feed(index, entry)
@@ -75,7 +79,11 @@ class View:
 
     def granted(self, client: str) -> list[int]:
         """The QoS values the broker granted ``client``, over all its SUBACKs."""
-        return [g for e in self.packets(client, "SUBACK") for g in e.get("granted", [])]
+        return [
+            g
+            for e in self.packets(client, "SUBACK")
+            for g in (e["granted"] if "granted" in e else e.get("reason_codes", []))
+        ]
 
     def case(self) -> tuple[int, Entry] | None:
         """The packet the check is about, and its index."""
