@@ -103,7 +103,9 @@ def _encoded(ctx: CheckContext, packet: Publish) -> bytes:
 
 def _client_receive_maximum(qos: int) -> Run:
     """The subscriber declares Receive Maximum 2 and holds what comes; five messages are
-    published. After a quiet window the subscriber acknowledges everything."""
+    published. After a quiet window the subscriber acknowledges what it holds and goes on
+    holding what comes next for another window (the broker may now send two more, not
+    three); then it acknowledges everything."""
 
     def run(ctx: CheckContext) -> None:
         topic = ctx.topic()
@@ -117,6 +119,9 @@ def _client_receive_maximum(qos: int) -> Run:
         ctx.wait_for(pub, "the publisher's flows complete", lambda: pub.settled)
         ctx.wait_for(sub, "a PUBLISH", lambda: bool(sub.held))
         ctx.quiet()
+        _answer_held(sub)  # and hold on
+        ctx.wait_for(sub, "the acknowledged flows complete", lambda: not sub.session.held)
+        ctx.quiet()
         _release_all(sub)
         ctx.wait_for(
             sub,
@@ -128,12 +133,17 @@ def _client_receive_maximum(qos: int) -> Run:
     return run
 
 
-def _release_all(client: Client) -> None:
-    """Stop holding and hand every held packet to the session, in order."""
-    client.hold = None
+def _answer_held(client: Client) -> None:
+    """Hand what the client holds to its session (it answers), and go on holding."""
     held, client.held = client.held, []
     for packet in held:
         client.feed(packet)
+
+
+def _release_all(client: Client) -> None:
+    """Stop holding and hand every held packet to the session, in order."""
+    client.hold = None
+    _answer_held(client)
 
 
 def _drain(client: Client) -> bool:

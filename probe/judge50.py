@@ -33,6 +33,8 @@ from pubproof.probe.judge_wire import outcome
 from pubproof.probe.view import View
 
 V50 = Edition.V50
+#: DISCONNECT 0x93 Receive Maximum exceeded (3.3.4)
+RECEIVE_MAXIMUM_EXCEEDED = 0x93
 WIRE, CLOSE = Source.WIRE, Source.CLOSE
 #: [MQTT-4.13.1-1] the Server closes the connection on a Malformed Packet or Protocol Error
 CLOSE_WITH_REASON = "MQTT-4.13.1-1"
@@ -177,7 +179,14 @@ def _flow_expectation(view: View, index: int, theirs: Declared) -> CaseExpectati
         outputs = server.receive(packet_fields(entry))  # type: ignore[arg-type]
     for output in outputs:
         if output.kind == "disconnect":
-            note = output.note or "the model server closes the connection"
+            code = output.reason_code or 0
+            note = output.note or f"the model server answers DISCONNECT 0x{code:02X}"
+            if code == RECEIVE_MAXIMUM_EXCEEDED:
+                note = (
+                    f"a QoS {output.packet['qos'] if output.packet else '1 or 2'} PUBLISH "
+                    f"beyond the broker's Receive Maximum {theirs.receive_maximum}, none "
+                    "acknowledged: DISCONNECT 0x93"
+                )
             return CaseExpectation(
                 close=True, rule=output.rules[0] if output.rules else None,
                 message=note, reason_code=output.reason_code,

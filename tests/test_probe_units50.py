@@ -1,0 +1,224 @@
+"""``pubproof probe --edition 5.0`` without a real broker: the 5.0 catalog, its control
+packets, and its judges on evidence written by hand (each with the mutant it kills)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pubproof.model.editions import Edition, Limits, resolve_readings
+from pubproof.model.normative_index import table_b
+from pubproof.model.rules import RULES
+from pubproof.probe import BY_ID, BY_ID50, CHECKS, CHECKS50, catalog, rejudge, select
+from pubproof.probe.checks50_flows import in_flight
+from pubproof.probe.checks50_wire import BUILDS, alias, publish50_bytes
+from pubproof.probe.control50 import (
+    Subscription,
+    connect,
+    describe,
+    disconnect,
+    encode_properties,
+    subscribe,
+)
+from pubproof.probe.frames import describe_bytes
+from pubproof.probe.judge50 import (
+    Declared,
+    case_expectation,
+    frame_findings50,
+    reason_code_verdict,
+)
+from pubproof.probe.view import View
+
+V50 = Edition.V50
+DEFAULTS = resolve_readings(V50)
+#: what mosquitto declares with scripts/probe-mosquitto --edition 5.0
+BROKER = {"receive_maximum": 10, "topic_alias_maximum": 10, "maximum_packet_size": 4096}
+OUTSIDE_INDEX = frozenset({"MQTT-3.1.2-23", "MQTT-3.2.2-3", "MQTT-3.8.3-3"})
+
+
+def packet(
+    direction: str, client: str, data: bytes, *, limits: Limits | None = None, case: bool = False
+) -> dict[str, Any]:
+    """An evidence entry for ``data``, as the probe records it (the PUBLISH family decoded
+    with the receiver's ``limits``)."""
+    fields, _ = describe_bytes(data, V50, DEFAULTS, limits)
+    entry = {**fields, "dir": direction, "client": client, "hex": data.hex(), "t": 0.0}
+    return {**entry, "case": True} if case else entry
+
+
+def connect_entries(
+    client: str = "pub", theirs: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """CONNECT and the broker's CONNACK, recorded as the probe records them."""
+    hello = connect("c1", clean=True)
+    connack_props = encode_properties(theirs or {})
+    ack = bytes((0x20, 2 + len(connack_props), 0, 0)) + connack_props
+    return [packet("to-broker", client, hello), packet("from-broker", client, ack)]
+
+
+# -- the catalog ------------------------------------------------------------------------------
+
+
+def test_the_50_catalog_is_its_own_and_the_3x_one_is_unchanged() -> None:
+    assert len(CHECKS50) >= 40 and len(BY_ID50) == len(CHECKS50)
+    assert catalog(V50) == CHECKS50 and catalog(Edition.V311) == CHECKS
+    assert len(CHECKS) == 46 and next(iter(BY_ID)) == "wire.publish-qos3"
+    assert [c.id for c in select([], V50)] == list(BY_ID50)
+    assert {c.id for c in select(["forward"], V50)} == {
+        c.id for c in CHECKS50 if c.id.startswith("forward.")
+    }
+    assert [c.id for c in select(["MQTT-3.3.4-9"], V50)] == [
+        "flow.client-receive-maximum-qos1", "flow.client-receive-maximum-qos2",
+    ]  # fmt: skip
+    assert not select(["MQTT-3.3.4-9"], Edition.V311)
+
+
+def test_every_50_rule_id_is_known() -> None:
+    index = table_b()
+    for check in CHECKS50:
+        assert check.rules_for(V50), check.id
+        for rule_id in check.rules_for(V50):
+            try:
+                RULES.by_id(rule_id, V50)
+            except KeyError:
+                assert rule_id in index or rule_id in OUTSIDE_INDEX, (check.id, rule_id)
+
+
+@pytest.mark.parametrize("check_id", sorted(BUILDS))
+def test_each_wire_case_breaks_the_rule_its_check_names(check_id: str) -> None:
+    """The model's verdict on each case (with the broker's declared limits) names the
+    check's first rule, or (under the defaults) accepts the packet only where the check is
+    about a reading."""
+    build = BUILDS[check_id]
+    data = build(f"pubproof/r/{check_id}/t", Declared.of(BROKER))
+    limits = Declared.of(BROKER).limits
+    entries = [
+        *connect_entries(theirs=BROKER),
+        packet("to-broker", "pub", data, limits=limits, case=True),
+    ]
+    exp = case_expectation(View(entries, V50, DEFAULTS), 2)
+    assert exp.close and exp.rule == BY_ID50[check_id].rules_for(V50)[0], (check_id, exp)
+    assert exp.reason_code in (0x81, 0x82, 0x94, 0x95, 0x99), exp
+
+
+def test_a_case_within_the_limits_is_valid() -> None:
+    """The mutant that judges aliases without the broker's limits: alias 1 with a broker
+    that declared Topic Alias Maximum 10 is fine, with one that declared none it is not."""
+    data = publish50_bytes(0x30, b"a/b", properties=alias(1))
+    limits = Declared.of(BROKER).limits
+    entries = [
+        *connect_entries(theirs=BROKER),
+        packet("to-broker", "pub", data, limits=limits, case=True),
+    ]
+    assert not case_expectation(View(entries, V50, DEFAULTS), 2).close
+    entries = [*connect_entries(theirs={}), packet("to-broker", "pub", data, case=True)]
+    exp = case_expectation(View(entries, V50, DEFAULTS), 2)
+    assert exp.close and exp.rule == "PP50-3.3.4-topic-alias-maximum" and exp.reason_code == 0x94
+
+
+# -- the case's outcome and the DISCONNECT Reason Code ----------------------------------------
+
+
+def case_run(after: list[dict[str, Any]]) -> dict[str, Any]:
+    """The evidence of wire.topic-alias-zero with ``after`` following the case; its
+    judgement as JSON-like fields."""
+    data = BUILDS["wire.topic-alias-zero"]("t/a", Declared.of(BROKER))
+    limits = Declared.of(BROKER).limits
+    entries = [
+        *connect_entries(theirs=BROKER),
+        packet("to-broker", "pub", data, limits=limits, case=True),
+    ]
+    entries += [packet("to-broker", "pub", bytes.fromhex("c000")), *after]
+    judged = rejudge("wire.topic-alias-zero", entries, V50)
+    return {"verdict": judged.verdict, "message": judged.message, "rules": judged.rules}
+
+
+def closed(code: int | None) -> list[dict[str, Any]]:
+    out = []
+    if code is not None:
+        data = disconnect(code) if code else bytes.fromhex("e000")
+        out.append(packet("from-broker", "pub", data))
+    return [*out, {"event": "closed", "client": "pub", "how": "end of stream", "t": 0.1}]
+
+
+def test_the_disconnect_reason_code_is_judged() -> None:
+    assert case_run(closed(0x94))["verdict"] == "pass"
+    generic = case_run(closed(0x81))
+    assert (
+        generic["verdict"] == "tolerated"
+        and "0x81 where the model calls for 0x94" in generic["message"]
+    )
+    assert case_run(closed(0x87))["verdict"] == "violation"  # not Authorized: not the fault
+    assert case_run(closed(None))["verdict"] == "tolerated"  # closed, no DISCONNECT (SHOULD)
+    pong = packet("from-broker", "pub", bytes.fromhex("d000"))
+    kept = case_run([pong, {"event": "quiet", "client": None, "seconds": 0.3, "t": 0.2}])
+    assert kept["verdict"] == "violation" and "MQTT-4.13.1-1" in kept["rules"]
+
+
+def test_reason_code_verdict() -> None:
+    assert reason_code_verdict(0x94, 0x94) == "pass"
+    assert reason_code_verdict(0x94, 0x82) == "tolerated"
+    assert reason_code_verdict(0x81, 0x82) == "violation"  # Protocol Error for a malformed one
+    assert reason_code_verdict(0x82, 0x00) == "violation"
+
+
+# -- what the broker sends, with the client's limits ------------------------------------------
+
+
+def test_frames_are_decoded_with_the_limits_the_client_declared() -> None:
+    ack = bytes.fromhex("20020000")
+    aliased = publish50_bytes(0x30, b"a/b", properties=alias(3))
+    for declared, verdicts in ((2, ["violation"]), (3, [])):
+        hello = connect("c1", clean=True, properties={"topic_alias_maximum": declared})
+        limits = Limits(topic_alias_maximum=declared)
+        entries = [
+            packet("to-broker", "sub", hello),
+            packet("from-broker", "sub", ack),
+            packet("from-broker", "sub", aliased, limits=limits),
+        ]
+        findings = frame_findings50(View(entries, V50, DEFAULTS))
+        assert [f.verdict for f in findings] == verdicts, declared
+        if verdicts:
+            assert findings[0].rules == ("PP50-3.3.4-topic-alias-maximum",)
+
+
+# -- flow control: what the broker has in flight ---------------------------------------------
+
+
+def test_in_flight_counts_until_puback_pubcomp_or_an_error_pubrec() -> None:
+    def pub(packet_id: int) -> dict[str, Any]:
+        return {"dir": "from-broker", "client": "sub", "type": "PUBLISH", "qos": 1,
+                "packet_id": packet_id}  # fmt: skip
+
+    def ack(kind: str, packet_id: int, code: int = 0) -> dict[str, Any]:
+        return {"dir": "to-broker", "client": "sub", "type": kind, "packet_id": packet_id,
+                "reason_code": code}  # fmt: skip
+
+    entries = [pub(1), pub(2), ack("PUBACK", 1), pub(3), pub(4), ack("PUBREC", 2, 0x80)]
+    entries += [ack("PUBREC", 3), ack("PUBCOMP", 3), {"type": "CONNECT", "client": "sub",
+                                                        "dir": "to-broker"}, pub(5)]  # fmt: skip
+    assert in_flight(View(entries, V50, DEFAULTS), "sub") == [1, 2, 1, 2, 3, 2, 2, 1, 1]
+
+
+# -- the control packets ----------------------------------------------------------------------
+
+
+def test_50_control_packets_describe_what_they_encode() -> None:
+    data = connect(
+        "pp1", clean=False, properties={"receive_maximum": 2, "session_expiry_interval": 30}
+    )
+    fields = describe(data[0], data[2:])
+    assert fields["level"] == 5 and fields["clean_start"] is False
+    assert fields["properties"] == {"receive_maximum": 2, "session_expiry_interval": 30}
+    data = subscribe(3, [Subscription(filter="a/#", qos=1, no_local=True, retain_handling=2)],
+                     identifier=7)  # fmt: skip
+    fields = describe(data[0], data[2:])
+    assert data[0] == 0x82 and fields["subscription_identifier"] == 7
+    assert fields["subscriptions"] == [
+        {"filter": "a/#", "qos": 1, "no_local": True, "retain_as_published": False,
+         "retain_handling": 2},
+    ]  # fmt: skip
+    assert describe(0xE0, b"") == {"type": "DISCONNECT", "reason_code": 0, "properties": {}}
+    assert describe(0xE0, disconnect(0x93)[2:])["reason_code"] == 0x93
+    assert "error" in describe(0x20, bytes.fromhex("0000051100"))  # a property past the section
