@@ -10,6 +10,8 @@ import pytest
 from pubproof.model.editions import Edition, Limits, resolve_readings
 from pubproof.model.normative_index import table_b
 from pubproof.model.rules import RULES
+from pubproof.model.trace import PublishP
+from pubproof.model.wire import encode
 from pubproof.probe import BY_ID, BY_ID50, CHECKS, CHECKS50, catalog, rejudge, select
 from pubproof.probe.checks50_flows import in_flight
 from pubproof.probe.checks50_wire import BUILDS, alias, publish50_bytes
@@ -222,3 +224,121 @@ def test_50_control_packets_describe_what_they_encode() -> None:
     assert describe(0xE0, b"") == {"type": "DISCONNECT", "reason_code": 0, "properties": {}}
     assert describe(0xE0, disconnect(0x93)[2:])["reason_code"] == 0x93
     assert "error" in describe(0x20, bytes.fromhex("0000051100"))  # a property past the section
+
+
+# -- the forwarding, retain, session and error-ack judges on hand-written evidence -------------
+
+
+def pub50(
+    topic: str, payload: bytes, qos: int = 1, packet_id: int | None = 1, **props: Any
+) -> bytes:
+    """A 5.0 PUBLISH with the reference encoder (properties by P's keys)."""
+    p: PublishP = {
+        "type": "PUBLISH", "dup": bool(props.pop("dup", False)), "qos": qos,
+        "retain": bool(props.pop("retain", False)), "topic": topic,
+        "packet_id": packet_id if qos else None, "payload_hex": payload.hex(),
+        "properties": props,  # type: ignore[typeddict-item]
+    }  # fmt: skip
+    return encode(p, V50)
+
+
+def conversation(*steps: tuple[str, str, bytes]) -> list[dict[str, Any]]:
+    """Entries for (client, direction, bytes), each client's CONNECT and CONNACK first."""
+    entries: list[dict[str, Any]] = []
+    for client in dict.fromkeys(client for client, _, _ in steps):
+        entries += connect_entries(client)
+    for client, direction, data in steps:
+        entries.append(packet(direction, client, data))
+    return [*entries, {"event": "quiet", "client": None, "seconds": 0.3, "t": 1.0}]
+
+
+def verdict_of(check_id: str, entries: list[dict[str, Any]]) -> str:
+    return rejudge(check_id, entries, V50).verdict
+
+
+def test_forwarded_properties_must_be_unchanged() -> None:
+    sent = pub50("t", b"ct", content_type="text/plain")
+    same = pub50("t", b"ct", content_type="text/plain")
+    changed = pub50("t", b"ct", content_type="text/html")
+    for forwarded, verdict in ((same, "pass"), (changed, "violation")):
+        entries = conversation(
+            ("pub", "to-broker", sent), ("pub", "from-broker", bytes.fromhex("40020001")),
+            ("sub", "from-broker", forwarded), ("sub", "to-broker", bytes.fromhex("40020001")),
+        )  # fmt: skip
+        assert verdict_of("forward.content-type", entries) == verdict
+    order = [["z", "1"], ["a", "2"]]
+    sent = pub50("t", b"up", user_properties=order)
+    swapped = pub50("t", b"up", user_properties=order[::-1])
+    entries = conversation(
+        ("pub", "to-broker", sent), ("pub", "from-broker", bytes.fromhex("40020001")),
+        ("sub", "from-broker", swapped), ("sub", "to-broker", bytes.fromhex("40020001")),
+    )  # fmt: skip
+    assert verdict_of("forward.user-properties", entries) == "violation"
+
+
+def test_retain_handling_counts_the_copies_after_each_subscribe() -> None:
+    def run(copies: tuple[int, int]) -> str:
+        steps: list[tuple[str, str, bytes]] = []
+        for number, count in enumerate(copies):
+            steps.append(("sub", "to-broker", subscribe(number + 1, [Subscription(filter="t")])))
+            steps.append(("sub", "from-broker", bytes((0x90, 3, 0, number + 1, 0))))
+            for _ in range(count):
+                steps.append(("sub", "from-broker", pub50("t", b"retained", 0, None, retain=True)))
+        return verdict_of("retain.handling-1", conversation(*steps))
+
+    assert run((1, 0)) == "pass"
+    assert run((1, 1)) == "violation"  # sent again to an existing subscription
+    assert run((0, 0)) == "violation"  # not sent to a new one
+
+
+def test_the_forwarded_message_expiry_is_reduced_by_the_wait() -> None:
+    def run(forwarded: int, waited: float) -> str:
+        entries = conversation(
+            ("pub", "to-broker", pub50("t", b"expiring", message_expiry_interval=60)),
+            ("sub", "from-broker", pub50("t", b"expiring", message_expiry_interval=forwarded)),
+            ("sub", "to-broker", bytes.fromhex("40020001")),
+        )  # fmt: skip
+        entries[-3]["t"] = waited  # the forwarded PUBLISH, after the wait
+        return verdict_of("forward.message-expiry-reduced", entries)
+
+    assert run(59, 1.2) == "pass"
+    assert run(58, 1.2) == "pass"  # a clock of whole seconds may have ticked twice
+    assert run(60, 0.5) == "pass"  # ... or not at all
+    assert run(60, 1.2) == "violation"  # the interval as sent, after a second and more
+    assert run(50, 1.2) == "violation"
+
+
+def test_an_expired_session_must_not_be_resumed() -> None:
+    def run(session_present: bool) -> str:
+        entries = conversation(
+            ("sub", "to-broker", subscribe(1, [Subscription(filter="t", qos=1)])),
+            ("pub", "to-broker", pub50("t", b"while-away")),
+        )
+        hello = connect("c1", clean=False)
+        ack = bytes((0x20, 3, int(session_present), 0, 0))
+        entries += [packet("to-broker", "sub", hello), packet("from-broker", "sub", ack)]
+        return verdict_of("session.expiry-passed", entries)
+
+    assert run(False) == "pass"
+    assert run(True) == "violation"
+
+
+def test_an_error_acknowledgement_ends_the_flow() -> None:
+    def run(resent: bool) -> str:
+        steps = [
+            ("pub", "to-broker", pub50("t", b"refused")),
+            ("pub", "from-broker", bytes.fromhex("40020001")),
+            ("pub", "to-broker", pub50("t", b"kept", packet_id=2)),
+            ("pub", "from-broker", bytes.fromhex("40020002")),
+            ("sub", "from-broker", pub50("t", b"refused", packet_id=5)),
+            ("sub", "from-broker", pub50("t", b"kept", packet_id=6)),
+            ("sub", "to-broker", bytes.fromhex("4003000580")),
+            ("sub", "from-broker", pub50("t", b"kept", packet_id=6, dup=True)),
+            ("sub", "to-broker", bytes.fromhex("40020006")),
+        ]
+        if resent:
+            steps.append(("sub", "from-broker", pub50("t", b"refused", packet_id=5, dup=True)))
+        return verdict_of("flow.puback-error-ends-flow", conversation(*steps))
+
+    assert run(False) == "pass"
+    assert run(True) == "violation"
