@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pubproof.judge.close import CLOSE_WITH_REASON
 from pubproof.judge.findings import Finding
+from pubproof.judge.limits import declared as declared_by
 from pubproof.probe.check import Check, Judge, Run, fixed
 from pubproof.probe.client import Client
 from pubproof.probe.context import CheckContext
 from pubproof.probe.evidence import Entry, received, sent
 from pubproof.probe.expect import copies, delivered, effective_qos, label
-from pubproof.probe.findings import missing, passed, tolerated, violation
-from pubproof.probe.judge50 import CLOSE_WITH_REASON, Declared, case_findings50
+from pubproof.probe.findings import missing, passed, violation
+from pubproof.probe.judge50 import case_findings50
 from pubproof.probe.link import ProbeError
 from pubproof.probe.steps import connected, end_session, observe, subscriber
 from pubproof.probe.view import View
@@ -81,7 +83,7 @@ def _broker_receive_maximum(ctx: CheckContext) -> None:
     case): the broker must close with DISCONNECT 0x93."""
     pub = connected(ctx, PUB)
     assert pub.connack is not None
-    most = Declared.of(pub.connack.get("properties", {})).receive_maximum
+    most = declared_by(pub.connack.get("properties", {})).receive_maximum
     if most > MOST_IN_FLIGHT:
         raise ProbeError(f"the broker's Receive Maximum is {most}: more than {MOST_IN_FLIGHT}")
     pub.hold = lambda p: isinstance(p, PubRec)  # no PUBREL: every message stays in flight
@@ -177,14 +179,16 @@ def in_flight(view: View, client: str) -> list[int]:
 
 
 def _judge_client_receive_maximum(view: View) -> list[Finding]:
-    findings = _each_once(view)
-    counts = in_flight(view, SUB)
-    most = max(counts, default=0)
+    """At most Receive Maximum in flight (the link judge names the PUBLISH beyond it; the
+    count here says how many); then every message delivered as its QoS says (unless the
+    broker went beyond, when the model client closes the connection instead)."""
+    most = max(in_flight(view, SUB), default=0)
     rule = "MQTT-3.3.4-9"
     if most > CLIENT_RECEIVE_MAXIMUM:
         message = f"{most} QoS > 0 PUBLISH in flight to {SUB}, whose Receive Maximum is 2"
-        findings.append(violation(message, rule, "MQTT-4.9.0-2"))
-    elif most:
+        return [violation(message, rule, "MQTT-4.9.0-2")]
+    findings = _each_once(view)
+    if most:
         message = f"at most {most} QoS > 0 PUBLISH in flight to {SUB} (Receive Maximum 2)"
         findings.append(passed(message, rule))
     return findings
@@ -305,7 +309,7 @@ def _judge_maximum_packet_size(view: View) -> list[Finding]:
     findings = delivered(view, SUB, small, 1, publisher=PUB)
     too_large = [e for e in view.packets(SUB, "PUBLISH") if len(e["hex"]) // 2 > 128]
     if not too_large and not copies(view, SUB, large):
-        message = f"{label(large)} (over {SUB}'s Maximum Packet Size 128) was not sent"
+        message = f"the 300-byte message (over {SUB}'s Maximum Packet Size 128) was not sent"
         findings.append(passed(message, "MQTT-3.1.2-24", "MQTT-3.1.2-25"))
     return findings
 
@@ -325,20 +329,12 @@ def _pubrel_unknown(ctx: CheckContext) -> None:
 
 
 def _judge_pubrel_unknown(view: View) -> list[Finding]:
-    rules = ("MQTT-4.3.3-11", "MQTT-3.7.2-1")
+    """PUBCOMP 0x92 passes; the link judge reports another code (tolerated) or none."""
     answers = [e for e in view.packets(PUB, "PUBCOMP") if e.get("packet_id") == UNKNOWN_ID]
-    if not answers:
-        return [missing(f"no PUBCOMP {UNKNOWN_ID} for the PUBREL", *rules)]
-    code = answers[0].get("reason_code", 0)
-    if code == 0x92:
-        return [passed(f"PUBCOMP {UNKNOWN_ID} 0x92 (Packet Identifier not found)", *rules)]
-    return [
-        tolerated(
-            f"PUBCOMP {UNKNOWN_ID} 0x{code:02X} for an identifier the broker did not hold "
-            "(the model answers 0x92, Packet Identifier not found)",
-            *rules,
-        )
-    ]
+    if answers and answers[0].get("reason_code") == 0x92:
+        message = f"PUBCOMP {UNKNOWN_ID} 0x92 (Packet Identifier not found)"
+        return [passed(message, "MQTT-4.3.3-11", "MQTT-3.7.2-1")]
+    return []
 
 
 # -- error acknowledgements end a flow ------------------------------------------------------

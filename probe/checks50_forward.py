@@ -16,8 +16,8 @@ from typing import Any
 
 from pubproof.judge.findings import Finding
 from pubproof.probe.check import Check, Judge, Run, fixed
+from pubproof.probe.client import Subscription
 from pubproof.probe.context import CheckContext
-from pubproof.probe.control50 import Subscription
 from pubproof.probe.evidence import Entry, received, sent
 from pubproof.probe.expect import copies, delivered, label
 from pubproof.probe.findings import passed, violation

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pubproof.judge.limits import Declared
+from pubproof.judge.limits import declared as declared_by
 from pubproof.model.wire import encode_remaining_length
 from pubproof.probe.check import Check, Run, fixed
 from pubproof.probe.context import CheckContext
-from pubproof.probe.judge50 import CLOSE_WITH_REASON, Declared, case_findings50
+from pubproof.probe.judge50 import case_findings50, close_rules50
 from pubproof.probe.steps import connected, observe, subscriber
 from pubproof.reference.packets import Publish, PubRec, PubRel
 
@@ -70,14 +72,15 @@ def _t(topic: str) -> bytes:
 
 
 def _rules(rule_id: str) -> tuple[str, ...]:
-    return (rule_id, CLOSE_WITH_REASON)
+    """The rule a case breaks and those that make the broker close ([MQTT-4.13.1-1])."""
+    return close_rules50(rule_id)
 
 
 def _publish_case(build: Build) -> Run:
     def run(ctx: CheckContext) -> None:
         pub = connected(ctx, "pub")
         assert pub.connack is not None
-        theirs = Declared.of(pub.connack.get("properties", {}))
+        theirs = declared_by(pub.connack.get("properties", {}))
         pub.send_raw(build(ctx.topic(), theirs), case=True)
         observe(ctx, pub)
 

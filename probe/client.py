@@ -15,12 +15,11 @@ once under one deadline.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition, Limits
-from pubproof.probe import control50
 from pubproof.probe.evidence import Entry, Recorder, connack_code
 from pubproof.probe.link import Link, ProbeError, Received
 from pubproof.probe.target import Target
@@ -37,6 +36,26 @@ DEFAULT_RECEIVE_MAXIMUM = 65535
 
 #: A client's decision to keep a packet from its session (as if it crashed before reading).
 Hold = Callable[[Packet], bool]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Subscription:
+    """MQTT 5.0: a topic filter and its Subscription Options (3.8.3.1)."""
+
+    filter: str
+    qos: int = 2
+    no_local: bool = False
+    retain_as_published: bool = False
+    retain_handling: int = 0
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The subscription as :func:`pubproof.judge.packets.subscribe` takes it."""
+        return {
+            "filter": self.filter, "qos": self.qos, "no_local": self.no_local,
+            "retain_as_published": self.retain_as_published,
+            "retain_handling": self.retain_handling,
+        }  # fmt: skip
 
 
 class Host(Protocol):
@@ -100,7 +119,9 @@ class Client:
         before = self.count("CONNACK")
         if self.v50:
             self.link.limits = self.own_limits
-            data = control50.connect(self.client_id, clean=clean, properties=self.properties)
+            data = control.connect(
+                self.client_id, clean=clean, edition=Edition.V50, properties=self.properties
+            )
         else:
             data = control.connect(self.client_id, clean=clean, edition=ctx.edition)
         self.link.send(data)
@@ -163,7 +184,7 @@ class Client:
     def disconnect(self, reason_code: int = 0x00) -> None:
         """DISCONNECT (MQTT 5.0: with ``reason_code``), then close the connection."""
         if self.link is not None and not self.link.closed:
-            data = control50.disconnect(reason_code) if self.v50 else control.DISCONNECT
+            data = control.disconnect(reason_code) if self.v50 else control.DISCONNECT
             self.link.send(data)
             self.link.drop()
 
@@ -212,7 +233,7 @@ class Client:
 
     def subscribe(
         self,
-        *subscriptions: tuple[str, int] | control50.Subscription,
+        *subscriptions: tuple[str, int] | Subscription,
         identifier: int | None = None,
     ) -> list[int]:
         """SUBSCRIBE and wait for SUBACK; the granted QoS values (MQTT 5.0: the Reason
@@ -222,12 +243,12 @@ class Client:
         self._next_subscribe_id += 1
         if self.v50:
             wanted = [
-                s
-                if isinstance(s, control50.Subscription)
-                else control50.Subscription(filter=s[0], qos=s[1])
+                (s if isinstance(s, Subscription) else Subscription(filter=s[0], qos=s[1])).fields
                 for s in subscriptions
             ]
-            self.send_raw(control50.subscribe(packet_id, wanted, identifier=identifier))
+            properties = {} if identifier is None else {"subscription_identifiers": [identifier]}
+            data = control.subscribe(packet_id, wanted, edition=Edition.V50, properties=properties)
+            self.send_raw(data)
         else:
             plain = [s for s in subscriptions if isinstance(s, tuple)]
             self.send_raw(control.subscribe(packet_id, plain))

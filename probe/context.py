@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
-from pubproof.probe import control50
 from pubproof.probe.client import Client
 from pubproof.probe.evidence import LIVENESS_CLIENT, Recorder
 from pubproof.probe.link import Link, ProbeError
@@ -167,10 +166,7 @@ class CheckContext:
             return False
         self._extra_links.append(link)
         client_id = f"pp{self.run_id}c{self.check_no:03d}live"
-        if self.edition is Edition.V50:
-            link.send(control50.connect(client_id, clean=True))
-        else:
-            link.send(control.connect(client_id, clean=True, edition=self.edition))
+        link.send(control.connect(client_id, clean=True, edition=self.edition))
         end = time.monotonic() + budget
         answered = False
         while not link.closed and not answered:

@@ -7,9 +7,10 @@
   Packet Size).
 - :func:`case_findings50`: the probe's deliberate fault (the *case*) against the model: the
   wire format with the broker's limits (:func:`pubproof.judge.close.expectation`), and,
-  for a packet the wire accepts, the 5.0 flows and Topic Alias tables as a model server
-  receiving every packet the client sent on that connection (its Receive Maximum, its
-  alias map). Must the broker close, and with which DISCONNECT Reason Code?
+  for a packet the wire accepts, the 5.0 link judge fed the connection up to the case
+  (its Receive Maximum, its alias map: :class:`pubproof.judge.link50.LinkJudge50`). Must
+  the broker close, and with which DISCONNECT Reason Code
+  (:func:`pubproof.judge.close.reason_code_verdict`)?
   [MQTT-4.13.1-1] "When a Server detects a Malformed Packet or Protocol Error, and a Reason
   Code is given in the specification, it MUST close the Network Connection." 4.13.1 adds
   that in the case of an error in any other packet than CONNECT "it SHOULD send a
@@ -18,71 +19,48 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pubproof.judge.close import expectation
+from pubproof.judge.close import CLOSE_WITH_REASON, expectation, reason_code_verdict
 from pubproof.judge.findings import Finding, Source
+from pubproof.judge.limits import Declared
+from pubproof.judge.limits import declared as declared_by
+from pubproof.judge.link50 import LinkJudge50
 from pubproof.model import wire as model_wire
-from pubproof.model.editions import Edition, Limits
-from pubproof.model.session50 import SessionModel50
+from pubproof.model.editions import Edition
 from pubproof.probe.evidence import Entry, is_packet, received, sent
 from pubproof.probe.findings import error, missing, passed, tolerated, violation
 from pubproof.probe.judge_wire import outcome
 from pubproof.probe.view import View
 
 V50 = Edition.V50
-#: DISCONNECT 0x93 Receive Maximum exceeded (3.3.4)
-RECEIVE_MAXIMUM_EXCEEDED = 0x93
 WIRE, CLOSE = Source.WIRE, Source.CLOSE
-#: [MQTT-4.13.1-1] the Server closes the connection on a Malformed Packet or Protocol Error
-CLOSE_WITH_REASON = "MQTT-4.13.1-1"
-#: the Reason Codes an end may use for any Malformed Packet or Protocol Error (4.13.1)
-GENERIC_CODES = frozenset({0x80, 0x81, 0x82})
 #: the keys of a packet entry that are the probe's, not the packet's
 ENTRY_KEYS = frozenset({"dir", "client", "hex", "t", "case"})
-DEFAULT_RECEIVE_MAXIMUM = 65535
+DEFAULT_DECLARED = Declared()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Declared:
-    """What one end declared about what it receives."""
-
-    receive_maximum: int = DEFAULT_RECEIVE_MAXIMUM
-    topic_alias_maximum: int = 0
-    maximum_packet_size: int | None = None
-
-    @classmethod
-    def of(cls, properties: Mapping[str, Any]) -> Declared:
-        """From a CONNECT's or CONNACK's properties (absent ones have their defaults)."""
-        return cls(
-            receive_maximum=properties.get("receive_maximum", DEFAULT_RECEIVE_MAXIMUM),
-            topic_alias_maximum=properties.get("topic_alias_maximum", 0),
-            maximum_packet_size=properties.get("maximum_packet_size"),
-        )
-
-    @property
-    def limits(self) -> Limits:
-        """The wire format's limits (:class:`pubproof.model.editions.Limits`)."""
-        return Limits(
-            topic_alias_maximum=self.topic_alias_maximum,
-            maximum_packet_size=self.maximum_packet_size,
-        )
+def close_rules50(rule_id: str) -> tuple[str, ...]:
+    """The rule a 5.0 case breaks and the rule that makes the broker close the connection
+    ([MQTT-4.13.1-1]). Not :func:`pubproof.judge.close.close_rules`: its 5.0 list adds the
+    registry's ``also``, which carries 3.1.1 numbers (3.1.1's MQTT-2.2.2-1 and
+    MQTT-4.7.1-1 are other statements in 5.0); see /work/notes/judge50-api.md."""
+    return (rule_id, CLOSE_WITH_REASON)
 
 
 def declared(view: View, index: int) -> tuple[Declared, Declared]:
     """(the client's, the broker's) declarations in force at entry ``index`` on the
     connection of that entry's client: the last CONNECT and CONNACK before it."""
     client = view.entries[index].get("client")
-    mine, theirs = Declared(), Declared()
+    mine, theirs = DEFAULT_DECLARED, DEFAULT_DECLARED
     for entry in view.entries[:index]:
         if entry.get("client") != client or not is_packet(entry):
             continue
         if entry["type"] == "CONNECT" and sent(entry):
-            mine, theirs = Declared.of(entry.get("properties", {})), Declared()
+            mine, theirs = declared_by(entry.get("properties", {})), DEFAULT_DECLARED
         elif entry["type"] == "CONNACK" and received(entry):
-            theirs = Declared.of(entry.get("properties", {}))
+            theirs = declared_by(entry.get("properties", {}))
     return mine, theirs
 
 
@@ -101,7 +79,7 @@ def frame_findings50(view: View) -> list[Finding]:
         who = f"{entry['client']}: the broker sent {entry['hex']}"
         if data and data[0] >> 4 in (3, 4, 5, 6, 7):
             mine, _ = declared(view, index)
-            verdict = model_wire.decode(data, V50, view.readings, mine.limits)
+            verdict = model_wire.decode(data, V50, view.readings, mine.wire_limits())
             if verdict.failure is not None:
                 failure = verdict.failure
                 findings.append(violation(f"{who}: {failure.message}", failure.rule, source=WIRE))
@@ -129,69 +107,57 @@ class CaseExpectation:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        """The rule the case breaks and the rule that makes the broker close."""
-        return () if self.rule is None else (self.rule, CLOSE_WITH_REASON)
+        """The rule the case breaks and the rules that make the broker close."""
+        return () if self.rule is None else close_rules50(self.rule)
 
 
 def case_expectation(view: View, index: int) -> CaseExpectation:
     """The model's verdict on the case at ``index``: its wire format with the broker's
-    limits, then (if the wire accepts it) the flows of a model server that received every
-    packet the client sent on that connection."""
+    limits (:func:`pubproof.judge.close.expectation`), then, if the wire accepts it, the
+    5.0 link judge (:class:`pubproof.judge.link50.LinkJudge50`) fed the connection up to
+    the case: must the broker close?"""
     entry = view.entries[index]
     _, theirs = declared(view, index)
-    data = bytes.fromhex(entry["hex"])
-    exp = expectation(data, V50, view.readings)
-    failure = model_wire.decode(data, V50, view.readings, theirs.limits).failure
-    if failure is not None and failure.rule != "incomplete":
-        alternatives = exp.alternatives if exp.failure is not None else ()
+    exp = expectation(bytes.fromhex(entry["hex"]), V50, view.readings, theirs.wire_limits())
+    if exp.failure is not None:
+        failure = exp.failure
         return CaseExpectation(
             close=True, rule=failure.rule, message=failure.message,
-            reason_code=failure.reason_code, alternatives=alternatives,
+            reason_code=failure.reason_code, alternatives=exp.alternatives,
         )  # fmt: skip
-    if exp.failure is None and exp.alternatives:
+    if exp.alternatives:
         return CaseExpectation(
             close=False, rule=None, message="a valid packet", reason_code=None,
             alternatives=exp.alternatives,
         )  # fmt: skip
-    return _flow_expectation(view, index, theirs)
+    return _flow_expectation(view, index)
 
 
-def _flow_expectation(view: View, index: int, theirs: Declared) -> CaseExpectation:
-    """The model server's answer to the case, after the client's earlier packets on the
-    same connection."""
+def _flow_expectation(view: View, index: int) -> CaseExpectation:
+    """The link judge's verdict on the case, after everything on the same connection."""
     client = view.entries[index]["client"]
-    server = SessionModel50(
-        receive_maximum=theirs.receive_maximum,
-        topic_alias_maximum=theirs.topic_alias_maximum,
-    )
     start = 0
     for at in range(index, -1, -1):
         candidate = view.entries[at]
         if candidate.get("client") == client and candidate.get("type") == "CONNECT":
             start = at
             break
-    outputs: list[Any] = []
-    for entry in view.entries[start : index + 1]:
-        if entry.get("client") != client or not sent(entry) or "error" in entry:
+    judge = LinkJudge50(client, "broker", server=True)
+    found: list[Finding] = []
+    for at in range(start, index + 1):
+        entry = view.entries[at]
+        if entry.get("client") != client or not is_packet(entry) or "error" in entry:
             continue
-        if entry["type"] not in ("PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP"):
-            continue
-        outputs = server.receive(packet_fields(entry))  # type: ignore[arg-type]
-    for output in outputs:
-        if output.kind == "disconnect":
-            code = output.reason_code or 0
-            note = output.note or f"the model server answers DISCONNECT 0x{code:02X}"
-            if code == RECEIVE_MAXIMUM_EXCEEDED:
-                note = (
-                    f"a QoS {output.packet['qos'] if output.packet else '1 or 2'} PUBLISH "
-                    f"beyond the broker's Receive Maximum {theirs.receive_maximum}, none "
-                    "acknowledged: DISCONNECT 0x93"
-                )
-            return CaseExpectation(
-                close=True, rule=output.rules[0] if output.rules else None,
-                message=note, reason_code=output.reason_code,
-            )  # fmt: skip
-    return CaseExpectation(close=False, rule=None, message="a valid packet", reason_code=None)
+        if sent(entry):
+            judge.peer_sent(entry["type"], packet_fields(entry), at)
+        else:
+            judge.judged_sent(entry["type"], packet_fields(entry), found, at)
+    offence = judge.offence
+    if offence is None:
+        return CaseExpectation(close=False, rule=None, message="a valid packet", reason_code=None)
+    return CaseExpectation(
+        close=True, rule=offence.rule, message=offence.message, reason_code=offence.reason_code
+    )
 
 
 def disconnect_after(view: View, index: int, client: str) -> Entry | None:
@@ -204,18 +170,6 @@ def disconnect_after(view: View, index: int, client: str) -> Entry | None:
         if entry.get("type") == "CONNECT" or entry.get("event") in ("closed", "dropped"):
             return None
     return None
-
-
-def reason_code_verdict(expected: int, sent_code: int) -> str:
-    """The broker's DISCONNECT Reason Code against the model's: ``pass`` when it is the
-    one, ``tolerated`` for 0x80, 0x81 or 0x82 (Unspecified error, Malformed Packet,
-    Protocol Error: each names the fault's class) in place of a more specific one,
-    ``violation`` for anything else."""
-    if sent_code == expected:
-        return "pass"
-    if sent_code in GENERIC_CODES and expected not in GENERIC_CODES:
-        return "tolerated"
-    return "violation"
 
 
 def case_findings50(view: View) -> list[Finding]:

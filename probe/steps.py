@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pubproof.judge import packets as control
-from pubproof.probe.client import Client
+from pubproof.probe.client import Client, Subscription
 from pubproof.probe.context import CheckContext
-from pubproof.probe.control50 import Subscription
 
 
 def connected(

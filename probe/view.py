@@ -10,7 +10,6 @@ from pubproof.model.editions import Edition
 from pubproof.model.trace import PublishP
 from pubproof.probe.evidence import LIVENESS_CLIENT, Entry, is_packet, received, sent
 from pubproof.probe.judge_link import WAIT_EVENTS, ClientLink
-from pubproof.probe.judge_link50 import ClientLink50
 
 
 class View:
@@ -30,13 +29,10 @@ class View:
         return [n for n in dict.fromkeys(names) if isinstance(n, str) and n != LIVENESS_CLIENT]
 
     @cached_property
-    def links(self) -> dict[str, ClientLink | ClientLink50]:
+    def links(self) -> dict[str, ClientLink]:
         """The flow judgement of each client, over the whole evidence."""
         v311 = self.edition is Edition.V311
-        judges: dict[str, ClientLink | ClientLink50] = {
-            name: ClientLink50(name) if self.edition is Edition.V50 else ClientLink(name, v311=v311)
-            for name in self.clients
-        }
+        judges = {name: ClientLink(name, v311=v311, edition=self.edition) for name in self.clients}
         for index, entry in enumerate(self.entries):
             for judge in judges.values():
                 judge.feed(index, entry)

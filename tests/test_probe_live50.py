@@ -22,13 +22,12 @@ from typing import Any
 import pytest
 from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
 
-from pubproof.judge.packets import PUBLISH_FAMILY, header_length
+from pubproof.judge.packets import PUBLISH_FAMILY, describe, header_length
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition, Limits
 from pubproof.model.normative_index import table_b
 from pubproof.model.rules import RULES
 from pubproof.probe import BY_ID50, VERDICTS, rejudge
-from pubproof.probe.control50 import describe
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "probe-mosquitto"
@@ -40,8 +39,8 @@ RUN_BOUND = 60.0
 #: holds, each checked against the OASIS text: [MQTT-3.1.2-23] "The Client and Server MUST
 #: store the Session State after the Network Connection is closed if the Session Expiry
 #: Interval is greater than 0"; [MQTT-3.2.2-3] Session Present for Clean Start 0;
-#: [MQTT-3.8.3-3] No Local.
-OUTSIDE_INDEX = frozenset({"MQTT-3.1.2-23", "MQTT-3.2.2-3", "MQTT-3.8.3-3"})
+#: [MQTT-3.8.3-3] No Local; MQTT-4.7.3-1 is in the index's range row "MQTT-4.7.3-1..4".
+OUTSIDE_INDEX = frozenset({"MQTT-3.1.2-23", "MQTT-3.2.2-3", "MQTT-3.8.3-3", "MQTT-4.7.3-1"})
 
 
 def config_lines_50() -> list[str]:
@@ -123,7 +122,7 @@ def check_evidence_decodes(check: dict[str, Any]) -> None:
             fields = {
                 k: v for k, v in entry.items() if k not in ("dir", "client", "hex", "t", "case")
             }
-            assert describe(data[0], data[header[0] :]) == fields, entry
+            assert describe(data[0], data[header[0] :], V50) == fields, entry
 
 
 def test_mosquitto_50(mosquitto50: int) -> None:
