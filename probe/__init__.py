@@ -4,10 +4,12 @@
 Session, made to misbehave where a check needs it), runs the catalog of checks
 (:mod:`~pubproof.probe.catalog`) and judges every packet that comes back, every silence and
 every closed connection with the model: the wire format (:mod:`pubproof.model.wire`) and
-the flow tables (:mod:`pubproof.model.flows`), through the judges of
-:mod:`pubproof.judge`. Each check gives ``pass``, ``tolerated``,
-``violation``, ``no-answer`` or ``error``, with the rule ids and the trace it rests on; the
-verdict is a function of the trace alone (:func:`rejudge`).
+the flow tables (:mod:`pubproof.model.flows`; in MQTT 5.0 :mod:`pubproof.model.flows50`
+and :mod:`pubproof.model.topic_alias`, with the limits each end declared), through the
+judges of :mod:`pubproof.judge`. MQTT 5.0 has its own catalog (:data:`CHECKS50`). Each
+check gives ``pass``, ``tolerated``, ``violation``, ``no-answer`` or ``error``, with the
+rule ids and the trace it rests on; the verdict is a function of the trace alone
+(:func:`rejudge`).
 
 The probe contacts only its target, bounds every wait, and never hangs.
 """

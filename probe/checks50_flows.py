@@ -5,8 +5,8 @@ does not hold; acknowledgements with an error Reason Code that end a flow.
 
 The clients are the reference 5.0 session; what the broker sent is decoded with the limits
 each client declared (:func:`pubproof.probe.judge50.frame_findings50`), its deliveries are
-those of the model client (:mod:`pubproof.probe.judge_link50`), and each check adds what
-its own question needs.
+those of the 5.0 link judge's model client (:class:`pubproof.judge.link50.LinkJudge50`),
+and each check adds what its own question needs.
 """
 
 from __future__ import annotations

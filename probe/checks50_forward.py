@@ -4,7 +4,7 @@ Properties in order), Message Expiry (an expired message is not delivered, the f
 interval is reduced by the time waited), Subscription Identifiers, No Local, Retain As
 Published and Retain Handling 0, 1 and 2.
 
-The deliveries read here are the model client's (:mod:`pubproof.probe.judge_link50`): the
+The deliveries read here are the 5.0 link judge's (:mod:`pubproof.judge.link50`): the
 resolved topic name and the properties as forwarded.
 """
 
