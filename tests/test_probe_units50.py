@@ -3,9 +3,14 @@ packets, and its judges on evidence written by hand (each with the mutant it kil
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from test_probe_units import FAST, FakeBroker
 
 from pubproof.judge import packets
 from pubproof.judge.close import reason_code_verdict
@@ -16,7 +21,17 @@ from pubproof.model.normative_index import table_b
 from pubproof.model.rules import RULES
 from pubproof.model.trace import PublishP
 from pubproof.model.wire import encode
-from pubproof.probe import BY_ID, BY_ID50, CHECKS, CHECKS50, catalog, rejudge, select
+from pubproof.probe import (
+    BY_ID,
+    BY_ID50,
+    CHECKS,
+    CHECKS50,
+    Target,
+    catalog,
+    probe,
+    rejudge,
+    select,
+)
 from pubproof.probe.checks50_flows import in_flight
 from pubproof.probe.checks50_wire import BUILDS, alias, publish50_bytes
 from pubproof.probe.client import Subscription
@@ -333,3 +348,68 @@ def test_an_error_acknowledgement_ends_the_flow() -> None:
 
     assert run(False) == "pass"
     assert run(True) == "violation"
+
+
+# -- bounded against fake brokers -------------------------------------------------------------
+
+
+@pytest.fixture
+def silent_broker() -> Iterator[FakeBroker]:
+    broker = FakeBroker(lambda frame: b"")
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def connack_only_broker() -> Iterator[FakeBroker]:
+    """Answers CONNECT (a 5.0 CONNACK), PINGREQ and SUBSCRIBE, and nothing else."""
+
+    def answer(frame: bytes) -> bytes:
+        kind = frame[0] >> 4
+        if kind == 1:
+            return bytes.fromhex("2003000000")
+        if kind == 12:
+            return bytes.fromhex("d000")
+        if kind == 8:
+            return bytes.fromhex("9004") + frame[2:4] + b"\x00\x01"
+        return b""
+
+    broker = FakeBroker(answer)
+    yield broker
+    broker.stop()
+
+
+def test_a_silent_broker_gives_no_answer_in_bounded_time_in_50(silent_broker: FakeBroker) -> None:
+    target = Target("127.0.0.1", silent_broker.port)
+    only = ["wire.topic-alias-zero", "flow.qos1", "session.expiry-passed", "forward.no-local"]
+    started = time.monotonic()
+    report = probe(target, edition=V50, only=only, timing=FAST, jobs=4)
+    elapsed = time.monotonic() - started
+    assert [c.verdict for c in report.checks] == ["no-answer"] * 4
+    # the expiry check's own wait is added to its deadline
+    extra = max(c.extra for c in CHECKS50 if c.id in only)
+    assert elapsed < 2 * (FAST.check + extra + 2 * FAST.liveness + 2 * FAST.answer + 0.5)
+
+
+def test_a_broker_that_keeps_a_case_open_is_in_violation_in_50(
+    connack_only_broker: FakeBroker,
+) -> None:
+    target = Target("127.0.0.1", connack_only_broker.port)
+    report = probe(target, edition=V50, only=["wire.topic-alias-zero", "flow.qos1"], timing=FAST)
+    verdicts = {c.id: c for c in report.checks}
+    alias = verdicts["wire.topic-alias-zero"]
+    assert alias.verdict == "violation" and "kept the connection open" in alias.message
+    assert alias.rules == ("MQTT-3.3.2-8", "MQTT-4.13.1-1")
+    qos1 = verdicts["flow.qos1"]
+    assert qos1.verdict == "violation" and "PUBACK 1" in qos1.message  # the link judge's
+    for check in report.checks:
+        assert rejudge(check.id, list(check.evidence), V50).verdict == "violation"
+
+
+def test_the_50_usage() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pubproof", "probe", "mqtt://127.0.0.1:1", "--edition", "5.0",
+         "--only", "packet-id", "--quiet"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "selects no check" in result.stderr  # no 5.0 group
