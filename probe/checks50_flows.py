@@ -85,7 +85,10 @@ def _broker_receive_maximum(ctx: CheckContext) -> None:
     assert pub.connack is not None
     most = declared_by(pub.connack.get("properties", {})).receive_maximum
     if most > MOST_IN_FLIGHT:
-        raise ProbeError(f"the broker's Receive Maximum is {most}: more than {MOST_IN_FLIGHT}")
+        # the probe cannot run the check (recorded: an error verdict, not a silent pass)
+        note = f"the broker's Receive Maximum is {most}: the check sends at most {MOST_IN_FLIGHT}"
+        ctx.recorder.event("error", None, message=note)
+        raise ProbeError(note)
     pub.hold = lambda p: isinstance(p, PubRec)  # no PUBREL: every message stays in flight
     topic = ctx.topic()
     for number in range(most):
