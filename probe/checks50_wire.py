@@ -284,6 +284,28 @@ PUBLISH_CHECKS: tuple[Check, ...] = (
 )
 
 
+def _alias_after_reconnect(ctx: CheckContext) -> None:
+    """An alias set on one connection, used alone on the next: [MQTT-3.3.2-7] "A receiver
+    MUST NOT carry forward any Topic Alias mappings from one Network Connection to
+    another", so the broker holds no mapping for it (DISCONNECT 0x82)."""
+    topic = ctx.topic()
+    pub = connected(ctx, "pub")
+    pub.send_raw(publish50_bytes(0x30, _t(topic), properties=alias(1)))
+    pub.ping()
+    pub.reconnect(clean=True)
+    pub.send_raw(publish50_bytes(0x30, b"", properties=alias(1)), case=True)
+    observe(ctx, pub)
+
+
+ALIAS_ACROSS = Check(
+    id="wire.topic-alias-across-connections",
+    title="an alias set on one connection, used alone on the next (0x82)",
+    rules=fixed("PP50-3.3.2-topic-alias-unknown", "MQTT-3.3.2-7", "MQTT-4.13.1-1"),
+    run=_alias_after_reconnect,
+    judge=case_findings50,
+)
+
+
 # -- acknowledgements: each sent where the flow calls for it, with a fault --------------
 
 AckBuild = Callable[[int], bytes]  # packet identifier -> the bytes of the case
@@ -386,4 +408,4 @@ ACK_CHECKS: tuple[Check, ...] = (
     ),
 )
 
-CHECKS: tuple[Check, ...] = (*PUBLISH_CHECKS, *ACK_CHECKS)
+CHECKS: tuple[Check, ...] = (*PUBLISH_CHECKS, ALIAS_ACROSS, *ACK_CHECKS)

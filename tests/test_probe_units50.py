@@ -413,3 +413,22 @@ def test_the_50_usage() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 2 and "selects no check" in result.stderr  # no 5.0 group
+
+
+def test_an_alias_does_not_outlive_its_connection() -> None:
+    """The mutant that carries alias mappings over to the next connection would find the
+    alias-only PUBLISH valid; [MQTT-3.3.2-7] makes it unknown (DISCONNECT 0x82)."""
+    limits = declared_by(BROKER).wire_limits()
+    setting = publish50_bytes(0x30, b"a/b", properties=alias(1))
+    using = publish50_bytes(0x30, b"", properties=alias(1))
+    same = [*connect_entries(theirs=BROKER), packet("to-broker", "pub", setting, limits=limits)]
+    entries = [*same, packet("to-broker", "pub", using, limits=limits, case=True)]
+    assert not case_expectation(View(entries, V50, DEFAULTS), len(entries) - 1).close
+    entries = [
+        *same, {"event": "dropped", "client": "pub", "t": 0.1},
+        *connect_entries(theirs=BROKER),
+        packet("to-broker", "pub", using, limits=limits, case=True),
+    ]  # fmt: skip
+    exp = case_expectation(View(entries, V50, DEFAULTS), len(entries) - 1)
+    assert exp.close and exp.reason_code == 0x82
+    assert exp.rule == "PP50-3.3.2-topic-alias-unknown"
