@@ -51,12 +51,14 @@ from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
 from pubproof.judge.link import (
+    _NOTHING,
     R_FREE,
     RECEIVER_STATES_ALL,
     S_AWAIT_PUBCOMP,
     S_FREE,
     SENDER_STATES,
     LinkJudge,
+    Owed,
     _Flow,
 )
 from pubproof.model import flow_rules50 as FR
@@ -351,19 +353,23 @@ class LinkJudge50(LinkJudge):
     ) -> tuple[Mapping[str, Any] | None, FlowOffence | None]:
         """The PUBLISH with its topic resolved, or the offence that makes its receiver
         close (the alias, then what the Server declared)."""
-        aliases, receiver = (
-            (self.judged_aliases, self.peer_receives)
-            if by_judged
-            else (self.peer_aliases, self.judged_receives)
-        )
-        topic = str(fields.get("topic") or "")
-        result = aliases.receive(topic, topic_alias(fields), receiver.topic_alias_maximum)
-        self.topic = result.topic
-        if result.topic is None:
-            assert result.reason_code is not None
-            return None, FlowOffence(result.rules[0], result.note, result.reason_code)
-        sender_is_client = by_judged != self.server
-        if sender_is_client:
+        topic = fields.get("topic") or ""
+        alias = topic_alias(fields)
+        resolved = topic
+        if alias is not None or not topic:
+            aliases, receiver = (
+                (self.judged_aliases, self.peer_receives)
+                if by_judged
+                else (self.peer_aliases, self.judged_receives)
+            )
+            result = aliases.receive(topic, alias, receiver.topic_alias_maximum)
+            if result.topic is None:
+                self.topic = None
+                assert result.reason_code is not None
+                return None, FlowOffence(result.rules[0], result.note, result.reason_code)
+            resolved = result.topic
+        self.topic = resolved
+        if by_judged != self.server:  # the client sends: what the Server declared binds it
             qos = fields.get("qos", 0)
             if isinstance(qos, int) and qos > self.negotiated.maximum_qos:
                 note = f"QoS {qos} is above the Server's Maximum QoS {self.negotiated.maximum_qos}"
@@ -371,9 +377,27 @@ class LinkJudge50(LinkJudge):
             if fields.get("retain") and not self.negotiated.retain_available:
                 note = "RETAIN 1, and the Server declared Retain Available 0"
                 return None, FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
-        if result.topic == topic:
+        if resolved == topic:
             return fields, None
-        return {**fields, "topic": result.topic}, None
+        return {**fields, "topic": resolved}, None
+
+    def _unanswered(self, fields: Mapping[str, Any], by_judged: bool) -> None:
+        """A QoS 1 or 2 PUBLISH its receiver must close for is still a flow its sender
+        started (the table's entry from FREE, with its quota unit): a receiver that answers
+        it anyway is then judged by the close judge alone, not also as answering nothing."""
+        qos, packet_id = fields.get("qos"), fields.get("packet_id")
+        if qos not in (1, 2) or not isinstance(packet_id, int):
+            return
+        entry = _TX_PUBLISH[qos][S_FREE]
+        quota = self.judged_quota if by_judged else self.peer_quota
+        if by_judged and packet_id not in self.judged_tx:
+            self.judged_tx[packet_id] = _Flow(entry.next, _p(fields))
+        elif not by_judged and packet_id not in self.peer_tx:
+            self.peer_tx[packet_id] = entry.next
+        else:
+            return
+        if entry.takes_quota:
+            quota.add(packet_id)
 
     def _offence_rules(self, offence: FlowOffence) -> tuple[str, ...]:
         if offence.rule == ALIAS_ABOVE_MAXIMUM:
@@ -404,6 +428,7 @@ class LinkJudge50(LinkJudge):
         resolved, offence = self._resolve50(fields, by_judged=False)
         if resolved is None:
             self.offence = offence
+            self._unanswered(fields, by_judged=False)
             return
         qos, packet_id = resolved.get("qos"), resolved.get("packet_id")
         if qos not in (1, 2) or not isinstance(packet_id, int):
@@ -431,9 +456,26 @@ class LinkJudge50(LinkJudge):
         if qos == 2:
             self.refusable[packet_id] = state
         for reply, code in received.replies:
-            packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
-            self._owe(reply, packet_id, self._owed(packet, received.rules, index, resolved))
+            self._owe(
+                reply, packet_id, self._answer(reply, packet_id, code, received, index, resolved)
+            )
         self._move_rx(self.judged_rx, packet_id, received.next)
+
+    def _answer(
+        self,
+        reply: str,
+        packet_id: int,
+        code: int | None,
+        entry: ReceiverEntry50,
+        index: int,
+        why: Mapping[str, Any],
+    ) -> Owed:
+        """What is kept of an answer owed: its expected Reason Code only when it is one
+        to compare (0x92), everything for a live peer."""
+        if not self.keep and not code:
+            return _NOTHING
+        packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
+        return self._owed(packet, entry.rules, index, why)
 
     @staticmethod
     def _over(maximum: int) -> str:
@@ -455,8 +497,7 @@ class LinkJudge50(LinkJudge):
         entry = _RX_PUBREL[is_error(_code(fields))][self.judged_rx.get(packet_id, R_FREE)]
         assert entry is not None and entry.defined
         for reply, code in entry.replies:
-            packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
-            self._owe(reply, packet_id, self._owed(packet, entry.rules, index, fields))
+            self._owe(reply, packet_id, self._answer(reply, packet_id, code, entry, index, fields))
         self._move_rx(self.judged_rx, packet_id, entry.next)
 
     def _peer_acks50(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
@@ -516,6 +557,7 @@ class LinkJudge50(LinkJudge):
             what = describe({**fields, "topic": self.topic or fields.get("topic") or "(no topic)"})
             rules = self._offence_rules(offence)
             self._found(found, VIOLATION, f"{what}: {offence.message}", *rules)
+            self._unanswered(fields, by_judged=True)
             return
         qos, packet_id = resolved["qos"], resolved.get("packet_id")
         over = False
@@ -528,7 +570,7 @@ class LinkJudge50(LinkJudge):
     ) -> bool:
         """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
         peer's Receive Maximum."""
-        what = describe(fields)
+        what = _Described(fields)
         resent = self._pay("PUBLISH", packet_id)
         if resent is not None:
             assert resent.packet is not None
@@ -676,6 +718,18 @@ class LinkJudge50(LinkJudge):
         entry = _RX_REFUSED[qos][before.pop(packet_id, R_FREE)]
         if entry is not None and entry.defined:
             self._move_rx(states, packet_id, entry.next)
+
+
+class _Described:
+    """A PUBLISH's description for a message, made only when a finding needs it."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        self.fields = fields
+
+    def __format__(self, spec: str) -> str:
+        return describe(self.fields)
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:

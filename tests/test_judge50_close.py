@@ -208,3 +208,17 @@ def test_3_1_1_offences_are_judged_as_before() -> None:
     for offence, finding in judge.findings():
         assert offence.disconnect is None  # 3.x DISCONNECTs carry no Reason Code
         assert finding.rules[0] == CLOSE_ON_VIOLATION
+
+
+def test_close_rules_in_5_0_carry_no_3_1_1_numbers() -> None:
+    # MQTT-3.3.1-4 is a rule of 3.1.1 and 5.0 alike: its also is 3.1.1's
+    shared = RULES.by_id("MQTT-3.3.1-4", V5)
+    assert Edition.V311 in shared.ids
+    assert close_rules("MQTT-3.3.1-4", V5) == ("MQTT-3.3.1-4", CLOSE_WITH_REASON)
+    # a rule of 5.0 alone keeps its also (5.0 numbers)
+    alone = RULES.by_id("PP50-3.1.2-packet-too-large", V5)
+    assert set(alone.ids) == {V5}
+    assert close_rules("PP50-3.1.2-packet-too-large", V5) == (
+        "PP50-3.1.2-packet-too-large", *alone.also, CLOSE_WITH_REASON,
+    )  # fmt: skip
+    assert close_rules("not-a-rule", V5) == ("not-a-rule", CLOSE_WITH_REASON)

@@ -639,3 +639,66 @@ def test_a_live_peer_judge_keeps_deliveries_with_the_resolved_topic() -> None:
         missing.verdict == "missing"
         and missing.message == "c: no PUBACK 3 (the answer to PUBLISH 3 (QoS 1) on t)"
     )
+
+
+@pytest.mark.parametrize("by_client", [True, False])
+def test_a_receiver_answering_an_offence_is_the_close_judge_s_alone(by_client: bool) -> None:
+    """After a PUBLISH its receiver must close for, an answer from that receiver is no link
+    finding (the close judge says it read on), and the sender's flow goes on as usual. (The
+    receiver is modelled as not holding the message: a PUBCOMP 0x00 after it is tolerated
+    as for an identifier not held.)"""
+    sender, receiver = (C2S, S2C) if by_client else (S2C, C2S)
+    ends = BothEnds(edition=V5)
+    ends.feed(C2S, connect(topic_alias_maximum=1))
+    ends.feed(S2C, connack(topic_alias_maximum=1, maximum_qos=1))
+    offending = pub(3, qos=2, alias=2) if not by_client else pub(3, qos=2)
+    (found,) = ends.feed(sender, offending)
+    assert ends.offence is not None and found.role == ("client" if by_client else "server")
+    assert ends.owed_by(receiver) == []  # the table owes only the DISCONNECT
+    assert ends.feed(receiver, ack("PUBREC", 3)) == []
+    assert ends.feed(sender, ack("PUBREL", 3)) == []
+    assert ends.feed(receiver, ack("PUBCOMP", 3, 0x92)) == []
+
+
+@pytest.mark.parametrize("sender", [C2S, S2C])
+@pytest.mark.parametrize("state", list(SenderState))
+@pytest.mark.parametrize("event", [SenderInput50.RESUME, SenderInput50.CLEAN])
+def test_each_reconnection_in_each_sender_state(
+    sender: str, state: SenderState, event: SenderInput50
+) -> None:
+    """After a reconnection the judged sender owes what the table's RESUME or CLEAN entry
+    sends (the PUBLISH again with DUP 1, or the PUBREL), holds the quota units it takes, and
+    keeps the flow in the entry's next state."""
+    receiver = S2C if sender == C2S else C2S
+    ends = BothEnds(edition=V5)
+    ends.feed(C2S, connect())
+    ends.feed(S2C, connack())
+    into = _INTO[state]
+    if into is not None:
+        qos, acks = into
+        ends.feed(sender, pub(1, qos=qos))
+        for kind, code in acks:
+            ends.feed(receiver, ack(kind, 1, code))
+            ends.feed(sender, ack("PUBREL", 1))
+    resume = event is SenderInput50.RESUME
+    ends.feed(C2S, connect(clean=not resume))
+    ends.feed(S2C, connack(present=resume))
+    step = sender_step50(state, event)
+    assert isinstance(step, Step50)
+    judge = ends.of_client if sender == C2S else ends.of_server
+    assert isinstance(judge, LinkJudge50)
+    owed = ends.owed_by(sender)
+    expected = []
+    if SenderAction50.RESEND_PUBLISH in step.actions:
+        expected.append(("PUBLISH", 1))
+    if SenderAction50.SEND_PUBREL in step.actions:
+        expected.append(("PUBREL", 1))
+    assert owed == expected
+    assert (1 in judge.judged_quota) == (SenderAction50.TAKE_QUOTA in step.actions)
+    flow = judge.judged_tx.get(1)
+    assert (SenderState.FREE if flow is None else SENDER_STATES[flow.state]) is step.next
+    # the owed re-send, made as the table says, is no finding
+    if ("PUBLISH", 1) in expected:
+        assert ends.feed(sender, pub(1, qos=into[0] if into else 1, dup=True)) == []
+    if ("PUBREL", 1) in expected:
+        assert ends.feed(sender, ack("PUBREL", 1)) == []
