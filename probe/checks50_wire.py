@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pubproof.judge.close import close_rules
 from pubproof.judge.limits import Declared
 from pubproof.judge.limits import declared as declared_by
+from pubproof.model.editions import Edition
 from pubproof.model.wire import encode_remaining_length
 from pubproof.probe.check import Check, Run, fixed
 from pubproof.probe.context import CheckContext
-from pubproof.probe.judge50 import case_findings50, close_rules50
+from pubproof.probe.judge50 import case_findings50
 from pubproof.probe.steps import connected, observe, subscriber
 from pubproof.reference.packets import Publish, PubRec, PubRel
 
@@ -73,7 +75,7 @@ def _t(topic: str) -> bytes:
 
 def _rules(rule_id: str) -> tuple[str, ...]:
     """The rule a case breaks and those that make the broker close ([MQTT-4.13.1-1])."""
-    return close_rules50(rule_id)
+    return close_rules(rule_id, Edition.V50)
 
 
 def _publish_case(build: Build) -> Run:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pubproof.judge.close import CLOSE_WITH_REASON, expectation, reason_code_verdict
+from pubproof.judge.close import close_rules, expectation, reason_code_verdict
 from pubproof.judge.findings import Finding, Source
 from pubproof.judge.limits import Declared
 from pubproof.judge.limits import declared as declared_by
@@ -39,14 +39,6 @@ WIRE, CLOSE = Source.WIRE, Source.CLOSE
 #: the keys of a packet entry that are the probe's, not the packet's
 ENTRY_KEYS = frozenset({"dir", "client", "hex", "t", "case"})
 DEFAULT_DECLARED = Declared()
-
-
-def close_rules50(rule_id: str) -> tuple[str, ...]:
-    """The rule a 5.0 case breaks and the rule that makes the broker close the connection
-    ([MQTT-4.13.1-1]). Not :func:`pubproof.judge.close.close_rules`: its 5.0 list adds the
-    registry's ``also``, which carries 3.1.1 numbers (3.1.1's MQTT-2.2.2-1 and
-    MQTT-4.7.1-1 are other statements in 5.0); see /work/notes/judge50-api.md."""
-    return (rule_id, CLOSE_WITH_REASON)
 
 
 def declared(view: View, index: int) -> tuple[Declared, Declared]:
@@ -108,7 +100,7 @@ class CaseExpectation:
     @property
     def rules(self) -> tuple[str, ...]:
         """The rule the case breaks and the rules that make the broker close."""
-        return () if self.rule is None else close_rules50(self.rule)
+        return () if self.rule is None else close_rules(self.rule, V50)
 
 
 def case_expectation(view: View, index: int) -> CaseExpectation:
