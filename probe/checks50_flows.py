@@ -124,8 +124,11 @@ def _client_receive_maximum(qos: int) -> Run:
         ctx.wait_for(pub, "the publisher's flows complete", lambda: pub.settled)
         ctx.wait_for(sub, "a PUBLISH", lambda: bool(sub.held))
         ctx.quiet()
+        answered = len(sub.held)
         _answer_held(sub)  # and hold on
         ctx.wait_for(sub, "the acknowledged flows complete", lambda: not sub.session.held)
+        more = min(CLIENT_RECEIVE_MAXIMUM, len(payloads) - answered)
+        ctx.wait_for(sub, f"{more} more PUBLISH", lambda: len(sub.held) >= more)
         ctx.quiet()
         _release_all(sub)
         ctx.wait_for(
