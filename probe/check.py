@@ -58,6 +58,9 @@ def judge(
         *close_findings(view),
         *check.judge(view),
     ]
+    if not findings and edition is Edition.V50:
+        # every 5.0 check says what it saw when it passes: none means it stopped short
+        findings.append(error("the check stopped before the broker was put to its question"))
     waited = any(e.get("event") == "timeout" for e in view.entries)
     silence = "the broker went silent" if waited else ""
     return conclude(

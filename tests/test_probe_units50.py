@@ -432,3 +432,11 @@ def test_an_alias_does_not_outlive_its_connection() -> None:
     exp = case_expectation(View(entries, V50, DEFAULTS), len(entries) - 1)
     assert exp.close and exp.reason_code == 0x82
     assert exp.rule == "PP50-3.3.2-topic-alias-unknown"
+
+
+def test_a_50_check_that_stopped_short_is_an_error_not_a_pass() -> None:
+    """The mutant that lets a check with nothing to judge pass: a connection and no more."""
+    judged = rejudge("forward.content-type", connect_entries("pub"), V50)
+    assert judged.verdict == "error" and "stopped before" in judged.message
+    # 3.1.1 keeps its verdict on the same (empty) question
+    assert rejudge("flow.qos0", [], Edition.V311).verdict == "pass"
