@@ -24,7 +24,7 @@ from typing import Any
 
 from pubproof.judge.close import close_rules, expectation, reason_code_verdict
 from pubproof.judge.findings import Finding, Source
-from pubproof.judge.limits import Declared
+from pubproof.judge.limits import Declared, Negotiated, too_large
 from pubproof.judge.limits import declared as declared_by
 from pubproof.judge.link50 import LinkJudge50
 from pubproof.model import wire as model_wire
@@ -78,9 +78,15 @@ def frame_findings50(view: View) -> list[Finding]:
             elif "error" in entry or verdict.packets != [packet_fields(entry)]:
                 message = f"{who}: the reference codec and the model disagree"
                 findings.append(error(message, source=WIRE))
-        elif "error" in entry:
-            message = f"{who}: a malformed {entry['type']}: {entry['error']}"
-            findings.append(violation(message, source=WIRE))
+        else:
+            if "error" in entry:
+                message = f"{who}: a malformed {entry['type']}: {entry['error']}"
+                findings.append(violation(message, source=WIRE))
+            # a control packet over the client's Maximum Packet Size [MQTT-3.1.2-24]
+            mine, _ = declared(view, index)
+            over = too_large(len(data), "s2c", Negotiated(client=mine), role="broker")
+            if over is not None:
+                findings.append(violation(f"{who}: {over.message}", *over.rules, source=WIRE))
     return findings
 
 

@@ -440,3 +440,18 @@ def test_a_50_check_that_stopped_short_is_an_error_not_a_pass() -> None:
     assert judged.verdict == "error" and "stopped before" in judged.message
     # 3.1.1 keeps its verdict on the same (empty) question
     assert rejudge("flow.qos0", [], Edition.V311).verdict == "pass"
+
+
+def test_a_control_packet_over_the_clients_maximum_packet_size_is_a_violation() -> None:
+    hello = connect("c1", clean=True, properties={"maximum_packet_size": 8})
+    small = bytes.fromhex("2003000000")
+    large = packets.connack(
+        session_present=False, return_code=0, edition=V50,
+        properties={"reason_string": "a reason longer than eight bytes"},
+    )  # fmt: skip
+    for ack, verdicts in ((small, []), (large, ["violation"])):
+        entries = [packet("to-broker", "sub", hello), packet("from-broker", "sub", ack)]
+        findings = frame_findings50(View(entries, V50, DEFAULTS))
+        assert [f.verdict for f in findings] == verdicts
+        if verdicts:
+            assert "MQTT-3.1.2-24" in findings[0].rules
