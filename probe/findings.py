@@ -25,7 +25,6 @@ VERDICTS = (PASS, TOLERATED, NO_ANSWER, VIOLATION, ERROR)
 _RANK = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
 
 
-
 @dataclass(frozen=True, slots=True)
 class Judgement:
     """The verdict of a check, the rule ids it rests on, what it says, and the judges of
