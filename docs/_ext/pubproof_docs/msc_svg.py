@@ -72,8 +72,7 @@ def event_label(entry: Entry) -> str:
 
 def _text(x: float, y: float, text: str, *, anchor: str = "middle", css: str = "") -> str:
     return (
-        f'<text x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}" class="{css}">'
-        f"{escape(text)}</text>"
+        f'<text x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}" class="{css}">{escape(text)}</text>'
     )
 
 

@@ -108,9 +108,10 @@ def _assumptions_block(ctx: Context, t: TheoremNode) -> str:
         rows.append([esc(a.text), where])
     # the readings the theorem ranges over, and the catalog entries it is the witness of
     for entry in AMBIGUITIES:
-        reading = entry.reading in _readings(t.id) if entry.reading else False
+        name = entry.reading or ""
+        reading = bool(name) and name in _readings(t.id)
         if entry.witness == t.id or reading:
-            why = f"the reading {literal(entry.reading)}" if reading else "this theorem's witness"
+            why = f"the reading {literal(name)}" if reading else "this theorem's witness"
             rows.append(
                 [f"The texts leave it open ({why}): {esc(entry.title)}.",
                  f"**not settled by the texts**: :ref:`catalog entry <ambiguity-{entry.id}>`"]
@@ -207,7 +208,9 @@ def _is_trace(evidence: Sequence[Mapping[str, Any]]) -> bool:
     return any("dir" in e or "event" in e for e in evidence)
 
 
-def replay_verdict(theorem_id: str, trace: Sequence[Mapping[str, Any]]) -> tuple[str, dict[int, str]]:
+def replay_verdict(
+    theorem_id: str, trace: Sequence[Mapping[str, Any]]
+) -> tuple[str, dict[int, str]]:
     """What ``replay(trace)`` (the model's sessions) makes of a trace: a sentence and, per
     row, a note for the chart."""
     from pubproof.model.flows import Method
@@ -216,7 +219,7 @@ def replay_verdict(theorem_id: str, trace: Sequence[Mapping[str, Any]]) -> tuple
     method = Method.A if "method-a" in theorem_id else Method.B
     try:
         result = replay(trace, method=method)
-    except Exception as error:  # noqa: BLE001 - a trace the sessions cannot take is shown
+    except Exception as error:
         return f"``replay(trace)`` raised {esc(type(error).__name__)}: {esc(str(error))}.", {}
     notes: dict[int, str] = {}
     for index, (_, outputs) in enumerate(result.steps):
@@ -271,7 +274,9 @@ def _evidence(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
     if cx and _is_trace(cx):
         out.append(trace_block(t.id, cx, f"The counterexample of {t.id}"))
     elif cx:
-        out.append(witness_block(ctx, t.id, _readings(t.id)[0] if len(_readings(t.id)) == 1 else None))
+        out.append(
+            witness_block(ctx, t.id, _readings(t.id)[0] if len(_readings(t.id)) == 1 else None)
+        )
     return "\n".join(out)
 
 
@@ -280,9 +285,7 @@ def _mutants(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
     for m in proved.mutants:
         out.append(heading(f"Mutant: {m.name}", "~"))
         killed = "killed" if m.killed else "**survived**"
-        out.append(
-            f"{esc(m.description.rstrip('.'))}. The check {esc(m.status)} it: {killed}.\n"
-        )
+        out.append(f"{esc(m.description.rstrip('.'))}. The check {esc(m.status)} it: {killed}.\n")
         out.append(".. rubric:: What told it apart\n")
         out.append(readable_details(t.id, m.details))
         cx = m.counterexample

@@ -30,7 +30,9 @@ def rule_ids(ctx: Context) -> dict[str, list[Hit]]:
         if statement.edition != "5.0":
             for clause in CLAUSES:
                 if statement.ref in clause.normative_ids:
-                    hits.append(("clause", clause.title, f"{GENERATED}/clauses.html#clause-{clause.id}"))
+                    hits.append(
+                        ("clause", clause.title, f"{GENERATED}/clauses.html#clause-{clause.id}")
+                    )
         hits.append(("statement", statement.title.replace("`", ""),
                      f"{GENERATED}/traceability.html#{statement.need}"))  # fmt: skip
         verifiers: list[str] = []
