@@ -113,7 +113,7 @@ def _normative(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
     return list_table(
         ["id", "strength", "binds", "statement (paraphrase)", "coverage"],
         rows,
-        widths=[18, 12, 15, 43, 12],
+        widths=[16, 14, 22, 36, 12],
         css="pp-wide",
     )
 
@@ -178,8 +178,8 @@ def _theorems(ctx: Context, rules: list[ModelRule]) -> str:
     return list_table(
         ["theorem", "statement", "status", "method", "time"],
         rows,
-        widths=[18, 44, 16, 12, 10],
-        css="pp-wide",
+        widths=[20, 36, 14, 22, 8],
+        css="pp-wide pp-theorems",
     )
 
 

@@ -125,6 +125,8 @@ def _assumptions_block(ctx: Context, t: TheoremNode) -> str:
 
 
 def _rules_block(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
+    from pubproof_docs.pages_trace import paraphrase
+
     rows = []
     only_50 = proved.editions == ("5.0",)
     for rule_id in t.rules:
@@ -135,7 +137,7 @@ def _rules_block(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
             continue
         rules = [ctx.trace.rules[r] for r in statement.implemented_by]
         rows.append(
-            [f":need:`{statement.need}`", esc(statement.text) or "—",
+            [f":need:`{statement.need}`", paraphrase(statement.text) or "—",
              ", ".join(f":need:`{r.need}`" for r in rules) or "—"]
         )  # fmt: skip
     return list_table(
@@ -364,8 +366,8 @@ def index_page(ctx: Context) -> str:
         list_table(
             ["theorem", "claim", "status", "method", "seconds"],
             rows,
-            widths=[22, 42, 12, 16, 8],
-            css="pp-wide",
+            widths=[20, 38, 12, 23, 7],
+            css="pp-wide pp-theorems",
         )
     )
     out.append(
