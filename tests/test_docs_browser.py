@@ -302,6 +302,38 @@ def test_the_long_tables_are_readable_at_1280_px(site_url: str) -> None:
             browser.close()  # type: ignore[attr-defined]
 
 
+def test_code_blocks_wrap_and_diagrams_have_a_full_size_link(site_url: str) -> None:
+    """Notebook 02's first cell and the probe results' reproduce block show all their
+    text (wrapped, not clipped), and a notebook's diagram is drawn at a readable width with
+    a link to the figure alone."""
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1200})  # type: ignore[attr-defined]
+            for name in ("notebooks/02-qos-flows.html", "probe-results.html"):
+                page.goto(f"{site_url}/{name}")
+                page.wait_for_load_state("load")
+                clipped = page.eval_on_selector_all(
+                    "article pre",
+                    "els => els.filter(e => e.scrollWidth > e.clientWidth + 1)"
+                    ".map(e => e.textContent.slice(0, 60))",
+                )
+                assert page.locator("article pre").count() > 0, name
+                assert clipped == [], (name, clipped)
+            page.goto(f"{site_url}/notebooks/02-qos-flows.html")
+            page.wait_for_load_state("load")
+            figures = page.eval_on_selector_all(
+                ".cell_output img[src$='.svg']",
+                "els => els.map(e => [e.getBoundingClientRect().width,"
+                " e.nextElementSibling && e.nextElementSibling.className])",
+            )
+            assert figures, "notebook 02 draws no diagram"
+            for width, link in figures:
+                assert width >= 600 and link == "pp-fullsize", (width, link)
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
 def test_searching_a_rule_id_finds_its_clause_rule_theorems_and_tests(site_url: str) -> None:
     with playwright.sync_playwright() as p:
         browser = _browser(p)

@@ -114,7 +114,7 @@ def _normative(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
         ["id", "strength", "binds", "statement (paraphrase)", "coverage"],
         rows,
         widths=[15, 20, 21, 32, 12],
-        css="pp-wide",
+        css="pp-wide pp-normative",
     )
 
 
