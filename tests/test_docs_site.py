@@ -378,3 +378,25 @@ def test_the_rule_id_search_table_names_clause_statement_rules_theorems_and_test
         html = (site / path).read_text("utf-8")
         assert not anchor or f'id="{anchor}"' in html, url
     assert "5.0:MQTT-3.3.1-4" not in table or table["5.0:MQTT-3.3.1-4"]
+
+
+def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
+    """The theorem pages name ``Var(i)`` after the relation's ``i``-th argument: Z3's own
+    answer on a two-argument relation whose second argument is fixed at 5 says so."""
+    import z3
+
+    from pubproof_docs import invariant
+
+    fp = z3.Fixedpoint()
+    fp.set(engine="spacer")
+    a, b, a2 = z3.Ints("a b a2")
+    reach = z3.Function("R", z3.IntSort(), z3.IntSort(), z3.BoolSort())
+    error = z3.Function("E", z3.BoolSort())
+    fp.register_relation(reach, error)
+    fp.declare_var(a, b, a2)
+    fp.rule(reach(0, 5))
+    fp.rule(reach(a2, b), [reach(a, b), a2 == a + 1, a < 3])
+    fp.rule(error(), [reach(a, b), b != 5])
+    assert fp.query(error()) == z3.unsat
+    found = invariant.clauses(str(fp.get_cover_delta(-1, reach)), ["first", "second"])
+    assert found and all("second" in p and "first" not in p for p in found), found
