@@ -384,7 +384,6 @@ def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
     """The theorem pages name ``Var(i)`` after the relation's ``i``-th argument: Z3's own
     answer on a two-argument relation whose second argument is fixed at 5 says so."""
     import z3
-
     from pubproof_docs import invariant
 
     fp = z3.Fixedpoint()
