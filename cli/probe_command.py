@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from pubproof.codec_commands import Subcommands
+from pubproof.model.editions import Edition
 from pubproof.options import ORACLE_EDITIONS, add_edition_options, edition_and_readings
 from pubproof.probe.catalog import select
 from pubproof.probe.html_report import render
@@ -35,6 +36,8 @@ from pubproof.probe.target import Target
 from pubproof.probe.timing import Timing
 
 DEFAULTS = Timing()
+#: the editions the probe has a catalog for (5.0: its own, pubproof.probe.catalog.CHECKS50)
+PROBE_EDITIONS = tuple(dict.fromkeys((*ORACLE_EDITIONS, Edition.V50)))
 
 
 def add_probe(commands: Subcommands) -> None:
@@ -47,7 +50,7 @@ def add_probe(commands: Subcommands) -> None:
         "1 if any verdict is violation, no-answer or error.",
     )
     command.add_argument("target", metavar="mqtt://HOST:PORT", help="the broker (plain TCP)")
-    add_edition_options(command, ORACLE_EDITIONS)
+    add_edition_options(command, PROBE_EDITIONS)
     command.add_argument("--json", action="store_true", help="print the report as JSON")
     command.add_argument("--out", metavar="DIR", help="also write report.html and report.json")
     command.add_argument(
@@ -57,7 +60,8 @@ def add_probe(commands: Subcommands) -> None:
         default=[],
         metavar="RULE",
         help="run only the checks resting on these rule ids (or named by check id or group: "
-        "wire, flow, qos2, forward, retain, subscribe, session, packet-id)",
+        "wire, flow, qos2, forward, retain, subscribe, session, packet-id; in 5.0: wire, "
+        "flow, forward, retain, session)",
     )
     command.add_argument(
         "--jobs", type=int, default=4, metavar="N", help="checks run at once (default 4)"

@@ -17,10 +17,11 @@ codec (:mod:`codec_corpus`), and writes under ``DIR`` (default ``docs/matrix``):
 With ``--runs 2`` (the default) every probe runs twice; a check whose verdict differs
 between the runs is kept with ``stable: false`` (its first verdict) and the comparison
 (``--check``) leaves it out. A check seen to flip in later ``--check`` runs is marked so by
-hand in ``results.json``, with the verdicts seen (``observed``). ``--check`` re-runs the selected implementations and exits 1
-when a stable verdict differs from the committed ``results.json`` in the first run and in
-each of ``RETRIES`` re-runs of that implementation (a verdict that flips once under load is
-timing, reported on standard error, not a failure).
+hand in ``results.json``, with the verdicts seen (``observed``). ``--check`` re-runs the
+selected implementations and exits 1 when a stable verdict differs from the committed
+``results.json`` in the first run and in each of ``RETRIES`` re-runs of that implementation
+(a verdict that flips once under load is timing, reported on standard error, not a
+failure).
 """
 
 from __future__ import annotations

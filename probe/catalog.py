@@ -1,4 +1,8 @@
-"""The catalog: every check, in the order a run reports them."""
+"""The catalogs: every check of an edition, in the order a run reports them.
+
+MQTT 3.1 and 3.1.1 share one catalog (:data:`CHECKS`); MQTT 5.0 has its own
+(:data:`CHECKS50`). A check id names a check within its edition's catalog.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,10 @@ from types import MappingProxyType
 
 from pubproof.model.editions import Edition
 from pubproof.probe import (
+    checks50_flows,
+    checks50_forward,
+    checks50_session,
+    checks50_wire,
     checks_flows,
     checks_ids,
     checks_retain,
@@ -27,16 +35,37 @@ CHECKS: tuple[Check, ...] = (
 BY_ID: Mapping[str, Check] = MappingProxyType({c.id: c for c in CHECKS})
 assert len(BY_ID) == len(CHECKS), "check ids are unique"
 
+#: the MQTT 5.0 catalog
+CHECKS50: tuple[Check, ...] = (
+    *checks50_wire.CHECKS,
+    *checks50_flows.CHECKS,
+    *checks50_forward.CHECKS,
+    *checks50_session.CHECKS,
+)
+BY_ID50: Mapping[str, Check] = MappingProxyType({c.id: c for c in CHECKS50})
+assert len(BY_ID50) == len(CHECKS50), "check ids are unique"
+
+
+def catalog(edition: Edition) -> tuple[Check, ...]:
+    """The checks of ``edition``, in order."""
+    return CHECKS50 if edition is Edition.V50 else CHECKS
+
+
+def by_id(edition: Edition) -> Mapping[str, Check]:
+    """The checks of ``edition`` by id."""
+    return BY_ID50 if edition is Edition.V50 else BY_ID
+
 
 def select(only: Sequence[str], edition: Edition) -> list[Check]:
     """The checks a selection names: a check id, a group (``wire``, ``retain``, ...) or a
-    rule id the check rests on. No selection: every check."""
+    rule id the check rests on. No selection: every check of the edition."""
+    checks = catalog(edition)
     if not only:
-        return list(CHECKS)
+        return list(checks)
     wanted = set(only)
     return [
         c
-        for c in CHECKS
+        for c in checks
         if c.id in wanted
         or c.id.split(".")[0] in wanted
         or wanted.intersection(c.rules_for(edition))

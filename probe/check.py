@@ -13,8 +13,9 @@ from pubproof.judge.describe import describe
 from pubproof.judge.findings import Finding, Source
 from pubproof.model.editions import Edition
 from pubproof.probe.context import CheckContext
-from pubproof.probe.evidence import Entry
+from pubproof.probe.evidence import Entry, connack_code
 from pubproof.probe.findings import Judgement, conclude, error, missing, violation
+from pubproof.probe.judge50 import frame_findings50
 from pubproof.probe.judge_wire import frame_findings
 from pubproof.probe.view import View
 
@@ -37,6 +38,8 @@ class Check:
     rules: Rules
     run: Run
     judge: Judge
+    #: seconds added to the check's deadline (a check that must wait out an expiry)
+    extra: float = 0.0
 
     def rules_for(self, edition: Edition) -> tuple[str, ...]:
         """The rule ids the check rests on in ``edition``."""
@@ -50,11 +53,14 @@ def judge(
     view = View(entries, edition, readings)
     findings = [
         *probe_findings(view),
-        *frame_findings(view),
+        *(frame_findings50(view) if edition is Edition.V50 else frame_findings(view)),
         *(f for link in view.links.values() for f in link.findings),
         *close_findings(view),
         *check.judge(view),
     ]
+    if not findings and edition is Edition.V50:
+        # every 5.0 check says what it saw when it passes: none means it stopped short
+        findings.append(error("the check stopped before the broker was put to its question"))
     waited = any(e.get("event") == "timeout" for e in view.entries)
     silence = "the broker went silent" if waited else ""
     return conclude(
@@ -79,8 +85,8 @@ def probe_findings(view: View) -> list[Finding]:
         elif event == "deadline":
             message = entry.get("message") or "the check reached its hard deadline"
             findings.append(missing(message, source=Source.PROBE))
-        elif entry.get("type") == "CONNACK" and entry.get("return_code", 0) != 0:
-            code = entry["return_code"]
+        elif entry.get("type") == "CONNACK" and connack_code(entry) != 0:
+            code = connack_code(entry)
             findings.append(error(f"{entry['client']}: the broker refused CONNECT (code {code})"))
     return findings
 
@@ -101,7 +107,7 @@ def close_findings(view: View) -> list[Finding]:
         if entry.get("case"):
             state[client] = "cased"
         elif kind == "CONNACK":
-            state[client] = "connected" if entry.get("return_code") == 0 else "refused"
+            state[client] = "connected" if connack_code(entry) == 0 else "refused"
         elif entry.get("event") == "closed" and client in view.clients:
             after = last_sent.get(client, "nothing")
             if state.get(client) == "connecting":

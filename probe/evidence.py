@@ -77,3 +77,9 @@ def sent(entry: Entry) -> bool:
 def received(entry: Entry) -> bool:
     """Whether the entry is a packet the broker sent."""
     return entry.get("dir") == FROM_BROKER
+
+
+def connack_code(entry: Entry) -> int:
+    """A CONNACK's return code (3.1, 3.1.1) or Reason Code (5.0)."""
+    code = entry["return_code"] if "return_code" in entry else entry.get("reason_code", 0)
+    return int(code)

@@ -8,6 +8,7 @@ QoS 2 flows already set aside as the tables say.
 from __future__ import annotations
 
 from pubproof.judge.findings import Finding
+from pubproof.model.editions import Edition
 from pubproof.model.trace import PublishP
 from pubproof.probe.evidence import received, sent
 from pubproof.probe.findings import missing, passed, tolerated, violation
@@ -19,6 +20,13 @@ FORWARD = "MQTT-4.5.0-1"
 #: [MQTT-3.8.4-6] the QoS of a delivered message is the lower of the published QoS and the
 #: granted maximum QoS.
 EFFECTIVE_QOS = "MQTT-3.8.4-6"
+#: MQTT 5.0: [MQTT-3.8.4-8] "The QoS of Payload Messages sent in response to a
+#: Subscription MUST be the minimum of the QoS of the originally published message and the
+#: Maximum QoS granted by the Server"
+EFFECTIVE_QOS_50 = "MQTT-3.8.4-8"
+#: MQTT 5.0: QoS 0 at most once [MQTT-4.3.1-1], the receiver's response [MQTT-3.3.4-1],
+#: QoS 2 never delivered twice [MQTT-4.3.3-10]
+ONCE_50 = {0: "MQTT-4.3.1-1", 1: "MQTT-3.3.4-1", 2: "MQTT-4.3.3-10"}
 
 
 def copies(view: View, client: str, message: PublishP) -> list[PublishP]:
@@ -84,10 +92,11 @@ def delivered(
         if not taken(view, publisher, message):
             return []  # the broker never took it: nothing owed (the flow's findings say why)
         return [missing(f"{client} never got {label(message)}", FORWARD)]
+    v50 = view.edition is Edition.V50
     findings = [
         violation(
             f"{what} at QoS {d['qos']}: the subscription and the message make QoS {qos}",
-            EFFECTIVE_QOS,
+            EFFECTIVE_QOS_50 if v50 else EFFECTIVE_QOS,
         )
         for d in got
         if d["qos"] != qos
@@ -95,6 +104,12 @@ def delivered(
     times = len(got)
     if times == 1:
         findings.append(passed(f"{what} once, at QoS {got[0]['qos']}"))
+    elif v50:
+        rule = ONCE_50[qos]
+        if qos == 1:
+            findings.append(tolerated(f"{what} {times} times: QoS 1 is at least once", rule))
+        else:
+            findings.append(violation(f"{what} {times} times: QoS {qos} is at most once", rule))
     elif qos == 0:
         findings.append(violation(f"{what} {times} times: QoS 0 is at most once", "MQTT-4.3.1-1"))
     elif qos == 1:

@@ -13,15 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from pubproof.judge.packets import (
-    CONTROL_TYPES,
     PUBLISH_FAMILY,
     FrameError,
+    control_types,
     describe,
     header_length,
     type_name,
 )
 from pubproof.model import wire_rules as R
-from pubproof.model.editions import Edition
+from pubproof.model.editions import Edition, Limits
 from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.jsonform import to_p
@@ -60,36 +60,42 @@ class FrameSplitter:
 
 
 def describe_bytes(
-    data: bytes, edition: Edition, readings: Mapping[str, str]
+    data: bytes,
+    edition: Edition,
+    readings: Mapping[str, str],
+    limits: Limits | None = None,
 ) -> tuple[dict[str, Any], Packet | None]:
     """Evidence fields for the bytes of one packet, and the reference packet if it is one.
 
     ``data`` is what one send or one received frame holds; a PUBLISH-family packet that the
     reference decoder rejects (or that is not exactly one packet) gives
-    ``{"type", "error": {"rule", "offset", "message"}}``.
+    ``{"type", "error": {"rule", "offset", "message"}}``. MQTT 5.0: the PUBLISH family is
+    decoded with ``limits`` (those the receiving end declared), the control packets with
+    :func:`pubproof.judge.packets.describe` in 5.0 (AUTH is type 15).
     """
     if not data:
         return {"type": "NOTHING", "error": _error(None, 0, "no bytes")}, None
     kind = data[0] >> 4
-    name = type_name(data[0])
+    name = type_name(data[0], edition)
+    v50 = edition is Edition.V50
     if kind in PUBLISH_FAMILY:
-        return _publish_family(name, data, edition, readings)
-    if kind in CONTROL_TYPES:
+        return _publish_family(name, data, edition, readings, limits if v50 else None)
+    if kind in control_types(edition):
         try:
             header = header_length(data)
         except FrameError as error:
             return {"type": name, "error": _error(None, 1, str(error))}, None
         if header is None or header[0] + header[1] != len(data):
             return {"type": name, "error": _error(None, 0, "not exactly one packet")}, None
-        return describe(data[0], data[header[0] :]), None
+        return describe(data[0], data[header[0] :], edition if v50 else None), None
     reserved = _error(R.RESERVED_TYPE.id_for(edition), 0, f"packet type {kind} is reserved")
     return {"type": name, "error": reserved}, None
 
 
 def _publish_family(
-    name: str, data: bytes, edition: Edition, readings: Mapping[str, str]
+    name: str, data: bytes, edition: Edition, readings: Mapping[str, str], limits: Limits | None
 ) -> tuple[dict[str, Any], Packet | None]:
-    decoder = Decoder(edition=edition, readings=readings)
+    decoder = Decoder(edition=edition, readings=readings, limits=limits)
     decoder.feed(data)
     try:
         packet = decoder.next_packet()

@@ -1,4 +1,6 @@
-"""The link judge applied to one client's connections to the broker.
+"""The link judge applied to one client's connections to the broker (MQTT 5.0: the 5.0
+link judge, :class:`pubproof.judge.link50.LinkJudge50`, with what CONNECT and CONNACK
+declared; its deliveries carry the resolved topic name and the properties).
 
 A :class:`ClientLink` feeds the entries of a check's evidence that concern one client (across
 its reconnections) to a :class:`pubproof.judge.link.LinkJudge` that judges the broker, with
@@ -20,6 +22,8 @@ from typing import Any
 from pubproof.judge.describe import as_p
 from pubproof.judge.findings import Finding
 from pubproof.judge.link import LinkJudge
+from pubproof.judge.link50 import LinkJudge50
+from pubproof.model.editions import Edition
 from pubproof.probe.evidence import TO_BROKER, Entry
 
 WAIT_EVENTS = ("timeout", "quiet", "deadline")
@@ -30,11 +34,16 @@ BROKER = "broker"
 class ClientLink:
     """Feed it the entries of a check in order; read its findings and deliveries."""
 
-    __slots__ = ("after_case", "client", "findings", "judge", "last_wait")
+    __slots__ = ("after_case", "client", "findings", "judge", "last_wait", "v50")
 
-    def __init__(self, client: str, *, v311: bool = True) -> None:
+    def __init__(self, client: str, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.client = client
-        self.judge = LinkJudge(client, BROKER, keep=True, v311=v311)
+        self.v50 = edition is Edition.V50
+        self.judge: LinkJudge = (
+            LinkJudge50(client, BROKER, server=True, keep=True)
+            if self.v50
+            else LinkJudge(client, BROKER, keep=True, v311=v311)
+        )
         self.findings: list[Finding] = []
         self.last_wait = -1
         self.after_case = False  # the connection carries the probe's case: the case judge's
@@ -60,7 +69,11 @@ class ClientLink:
         if "error" in entry or self.after_case:
             return
         kind = entry["type"]
-        fields = as_p(entry) if kind in _P_TYPES else entry
+        fields: Mapping[str, Any]
+        if self.v50:  # the 5.0 P (properties, Reason Codes) or description
+            fields = {k: v for k, v in entry.items() if k not in _ENTRY_KEYS}
+        else:
+            fields = as_p(entry) if kind in _P_TYPES else entry
         if entry["dir"] == TO_BROKER:
             self.judge.peer_sent(kind, fields, index)
         else:
@@ -76,3 +89,5 @@ class ClientLink:
 
 
 _P_TYPES = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP"})
+#: the keys of an entry that are the probe's, not the packet's
+_ENTRY_KEYS = frozenset({"dir", "client", "hex", "t", "case"})

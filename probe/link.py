@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pubproof.judge.packets import FrameError
-from pubproof.model.editions import Edition
+from pubproof.model.editions import Edition, Limits
 from pubproof.probe.evidence import FROM_BROKER, TO_BROKER, Entry, Recorder
 from pubproof.probe.frames import FrameSplitter, describe_bytes
 from pubproof.probe.target import Target
@@ -40,7 +40,10 @@ class Received:
 class Link:
     """A connection to the target, in the name of one client."""
 
-    __slots__ = ("_readings", "_recorder", "_splitter", "closed", "edition", "name", "sock")
+    __slots__ = (
+        "_readings", "_recorder", "_splitter", "closed", "edition", "limits", "name",
+        "peer_limits", "sock",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -54,6 +57,10 @@ class Link:
         self.name = name
         self.edition = edition
         self.closed = False
+        #: MQTT 5.0: the limits the client declared in CONNECT (what it receives is read
+        #: with them) and those the broker declared in CONNACK (what the probe sends)
+        self.limits: Limits | None = None
+        self.peer_limits: Limits | None = None
         self._recorder = recorder
         self._readings = readings
         self._splitter = FrameSplitter()
@@ -79,7 +86,7 @@ class Link:
 
     def send(self, data: bytes, *, case: bool = False) -> Entry:
         """Send the bytes of one packet (recorded first: the evidence shows the attempt)."""
-        fields, _ = describe_bytes(data, self.edition, self._readings)
+        fields, _ = describe_bytes(data, self.edition, self._readings, self.peer_limits)
         entry = self._recorder.packet(TO_BROKER, self.name, fields, data, case=case)
         if self.closed:
             return entry
@@ -113,13 +120,13 @@ class Link:
                 return out
             if frame is None:
                 return out
-            fields, packet = describe_bytes(frame, self.edition, self._readings)
+            fields, packet = describe_bytes(frame, self.edition, self._readings, self.limits)
             entry = self._recorder.packet(FROM_BROKER, self.name, fields, frame, case=False)
             out.append(Received(entry, packet))
 
     def _unreadable(self) -> None:
         rest = self._splitter.rest()
-        fields, _ = describe_bytes(rest, self.edition, self._readings)
+        fields, _ = describe_bytes(rest, self.edition, self._readings, self.limits)
         self._recorder.packet(FROM_BROKER, self.name, fields, rest, case=False)
         self.drop("the stream from the broker cannot be cut into packets")
 

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pubproof.judge.findings import ERROR, Source
 from pubproof.model.editions import Edition, resolve_readings
-from pubproof.probe.catalog import CHECKS, select
+from pubproof.probe.catalog import catalog, select
 from pubproof.probe.check import Check, judge
 from pubproof.probe.context import BrokerClosed, CheckContext, Stalled
 from pubproof.probe.evidence import Entry
@@ -104,6 +104,8 @@ def run_check(
              "passed", "t": 0.0}
         ]  # fmt: skip
     else:
+        if check.extra:
+            timing = dataclasses.replace(timing, check=timing.check + check.extra)
         ctx = CheckContext(
             target=target,
             edition=edition,
@@ -111,7 +113,7 @@ def run_check(
             timing=timing,
             run_id=run_id,
             check_id=check.id,
-            check_no=CHECKS.index(check),
+            check_no=catalog(edition).index(check),
         )
         thread = threading.Thread(target=_act, args=(check, ctx), daemon=True, name=check.id)
         thread.start()

@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pubproof.judge import packets as control
-from pubproof.probe.client import Client
+from pubproof.probe.client import Client, Subscription
 from pubproof.probe.context import CheckContext
 
 
-def connected(ctx: CheckContext, name: str, *, clean: bool = True) -> Client:
-    """A new client, connected."""
+def connected(
+    ctx: CheckContext, name: str, *, clean: bool = True, properties: Mapping[str, Any] | None = None
+) -> Client:
+    """A new client, connected (MQTT 5.0: with these CONNECT properties)."""
     client = ctx.client(name)
+    client.properties.update(properties or {})
     client.connect(clean=clean)
     return client
 
 
 def subscriber(
-    ctx: CheckContext, name: str, *filters: tuple[str, int], clean: bool = True
+    ctx: CheckContext,
+    name: str,
+    *filters: tuple[str, int] | Subscription,
+    clean: bool = True,
+    properties: Mapping[str, Any] | None = None,
+    identifier: int | None = None,
 ) -> Client:
-    """A new client, connected and subscribed."""
-    client = connected(ctx, name, clean=clean)
-    client.subscribe(*filters)
+    """A new client, connected and subscribed (MQTT 5.0: with subscription options and a
+    Subscription Identifier if given)."""
+    client = connected(ctx, name, clean=clean, properties=properties)
+    client.subscribe(*filters, identifier=identifier)
     return client
 
 

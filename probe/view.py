@@ -32,7 +32,7 @@ class View:
     def links(self) -> dict[str, ClientLink]:
         """The flow judgement of each client, over the whole evidence."""
         v311 = self.edition is Edition.V311
-        judges = {name: ClientLink(name, v311=v311) for name in self.clients}
+        judges = {name: ClientLink(name, v311=v311, edition=self.edition) for name in self.clients}
         for index, entry in enumerate(self.entries):
             for judge in judges.values():
                 judge.feed(index, entry)
@@ -75,7 +75,11 @@ class View:
 
     def granted(self, client: str) -> list[int]:
         """The QoS values the broker granted ``client``, over all its SUBACKs."""
-        return [g for e in self.packets(client, "SUBACK") for g in e.get("granted", [])]
+        return [
+            g
+            for e in self.packets(client, "SUBACK")
+            for g in (e["granted"] if "granted" in e else e.get("reason_codes", []))
+        ]
 
     def case(self) -> tuple[int, Entry] | None:
         """The packet the check is about, and its index."""

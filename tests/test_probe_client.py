@@ -163,7 +163,7 @@ def test_a_real_client_is_judged_and_every_verdict_replays(driver: str) -> None:
 def test_a_driver_that_cannot_do_the_plan_makes_the_check_not_applicable() -> None:
     check = BY_ID["send.qos0"]
     rules = check.rules_for(V311)
-    unsupported = [
+    unsupported: list[dict[str, Any]] = [
         {"event": "driver-start", "client": "driver", "argv": ["x"], "plan": {}, "t": 0.0},
         {"event": "app", "client": "app", "what": "unsupported", "message": "no 3.1", "t": 0.1},
         {"event": "timeout", "client": None, "waiting_for": "connection 1", "t": 6.0},

@@ -1,0 +1,217 @@
+"""MQTT 5.0: the model's judgement of a check's evidence beyond the 3.x judges.
+
+- :func:`declared`: the limits each end declared on a connection (the client in CONNECT,
+  the broker in CONNACK), read from the evidence, so that every packet is decoded with the
+  limits of its receiver (:func:`frame_findings50`: what the broker sent, decoded by
+  :func:`pubproof.model.wire.decode` with the client's Topic Alias Maximum and Maximum
+  Packet Size).
+- :func:`case_findings50`: the probe's deliberate fault (the *case*) against the model: the
+  wire format with the broker's limits (:func:`pubproof.judge.close.expectation`), and,
+  for a packet the wire accepts, the 5.0 link judge fed the connection up to the case
+  (its Receive Maximum, its alias map: :class:`pubproof.judge.link50.LinkJudge50`). Must
+  the broker close, and with which DISCONNECT Reason Code
+  (:func:`pubproof.judge.close.reason_code_verdict`)?
+  [MQTT-4.13.1-1] "When a Server detects a Malformed Packet or Protocol Error, and a Reason
+  Code is given in the specification, it MUST close the Network Connection." 4.13.1 adds
+  that in the case of an error in any other packet than CONNECT "it SHOULD send a
+  DISCONNECT packet containing the Reason Code before closing".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pubproof.judge.close import close_rules, expectation, reason_code_verdict
+from pubproof.judge.findings import Finding, Source
+from pubproof.judge.limits import Declared, Negotiated, too_large
+from pubproof.judge.limits import declared as declared_by
+from pubproof.judge.link50 import LinkJudge50
+from pubproof.model import wire as model_wire
+from pubproof.model.editions import Edition
+from pubproof.probe.evidence import Entry, is_packet, received, sent
+from pubproof.probe.findings import error, missing, passed, tolerated, violation
+from pubproof.probe.judge_wire import outcome
+from pubproof.probe.view import View
+
+V50 = Edition.V50
+WIRE, CLOSE = Source.WIRE, Source.CLOSE
+#: the keys of a packet entry that are the probe's, not the packet's
+ENTRY_KEYS = frozenset({"dir", "client", "hex", "t", "case"})
+DEFAULT_DECLARED = Declared()
+
+
+def declared(view: View, index: int) -> tuple[Declared, Declared]:
+    """(the client's, the broker's) declarations in force at entry ``index`` on the
+    connection of that entry's client: the last CONNECT and CONNACK before it."""
+    client = view.entries[index].get("client")
+    mine, theirs = DEFAULT_DECLARED, DEFAULT_DECLARED
+    for entry in view.entries[:index]:
+        if entry.get("client") != client or not is_packet(entry):
+            continue
+        if entry["type"] == "CONNECT" and sent(entry):
+            mine, theirs = declared_by(entry.get("properties", {})), DEFAULT_DECLARED
+        elif entry["type"] == "CONNACK" and received(entry):
+            theirs = declared_by(entry.get("properties", {}))
+    return mine, theirs
+
+
+def packet_fields(entry: Entry) -> dict[str, Any]:
+    """A packet entry without the probe's keys: the packet's ``P`` (or description)."""
+    return {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
+
+
+def frame_findings50(view: View) -> list[Finding]:
+    """The model's judgement of every packet the broker sent, with the client's limits."""
+    findings: list[Finding] = []
+    for index, entry in enumerate(view.entries):
+        if not received(entry):
+            continue
+        data = bytes.fromhex(entry["hex"])
+        who = f"{entry['client']}: the broker sent {entry['hex']}"
+        if data and data[0] >> 4 in (3, 4, 5, 6, 7):
+            mine, _ = declared(view, index)
+            verdict = model_wire.decode(data, V50, view.readings, mine.wire_limits())
+            if verdict.failure is not None:
+                failure = verdict.failure
+                findings.append(violation(f"{who}: {failure.message}", failure.rule, source=WIRE))
+            elif "error" in entry or verdict.packets != [packet_fields(entry)]:
+                message = f"{who}: the reference codec and the model disagree"
+                findings.append(error(message, source=WIRE))
+        else:
+            if "error" in entry:
+                message = f"{who}: a malformed {entry['type']}: {entry['error']}"
+                findings.append(violation(message, source=WIRE))
+            # a control packet over the client's Maximum Packet Size [MQTT-3.1.2-24]
+            mine, _ = declared(view, index)
+            over = too_large(len(data), "s2c", Negotiated(client=mine), role="broker")
+            if over is not None:
+                findings.append(violation(f"{who}: {over.message}", *over.rules, source=WIRE))
+    return findings
+
+
+# -- the case ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseExpectation:
+    """What the model makes of a case: close or not, why, and the DISCONNECT it calls for."""
+
+    close: bool
+    rule: str | None
+    message: str
+    reason_code: int | None
+    alternatives: tuple[tuple[str, str, bool], ...] = ()
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rule the case breaks and the rules that make the broker close."""
+        return () if self.rule is None else close_rules(self.rule, V50)
+
+
+def case_expectation(view: View, index: int) -> CaseExpectation:
+    """The model's verdict on the case at ``index``: its wire format with the broker's
+    limits (:func:`pubproof.judge.close.expectation`), then, if the wire accepts it, the
+    5.0 link judge (:class:`pubproof.judge.link50.LinkJudge50`) fed the connection up to
+    the case: must the broker close?"""
+    entry = view.entries[index]
+    _, theirs = declared(view, index)
+    exp = expectation(bytes.fromhex(entry["hex"]), V50, view.readings, theirs.wire_limits())
+    if exp.failure is not None:
+        failure = exp.failure
+        return CaseExpectation(
+            close=True, rule=failure.rule, message=failure.message,
+            reason_code=failure.reason_code, alternatives=exp.alternatives,
+        )  # fmt: skip
+    if exp.alternatives:
+        return CaseExpectation(
+            close=False, rule=None, message="a valid packet", reason_code=None,
+            alternatives=exp.alternatives,
+        )  # fmt: skip
+    return _flow_expectation(view, index)
+
+
+def _flow_expectation(view: View, index: int) -> CaseExpectation:
+    """The link judge's verdict on the case, after everything on the same connection."""
+    client = view.entries[index]["client"]
+    start = 0
+    for at in range(index, -1, -1):
+        candidate = view.entries[at]
+        if candidate.get("client") == client and candidate.get("type") == "CONNECT":
+            start = at
+            break
+    judge = LinkJudge50(client, "broker", server=True)
+    found: list[Finding] = []
+    for at in range(start, index + 1):
+        entry = view.entries[at]
+        if entry.get("client") != client or not is_packet(entry) or "error" in entry:
+            continue
+        if sent(entry):
+            judge.peer_sent(entry["type"], packet_fields(entry), at)
+        else:
+            judge.judged_sent(entry["type"], packet_fields(entry), found, at)
+    offence = judge.offence
+    if offence is None:
+        return CaseExpectation(close=False, rule=None, message="a valid packet", reason_code=None)
+    return CaseExpectation(
+        close=True, rule=offence.rule, message=offence.message, reason_code=offence.reason_code
+    )
+
+
+def disconnect_after(view: View, index: int, client: str) -> Entry | None:
+    """The broker's DISCONNECT on the case's connection after the case, if any."""
+    for entry in view.entries[index + 1 :]:
+        if entry.get("client") != client:
+            continue
+        if received(entry) and entry.get("type") == "DISCONNECT":
+            return entry
+        if entry.get("type") == "CONNECT" or entry.get("event") in ("closed", "dropped"):
+            return None
+    return None
+
+
+def case_findings50(view: View) -> list[Finding]:
+    """Did the broker close the connection exactly when the model says, and with the
+    DISCONNECT Reason Code the model calls for?"""
+    found = view.case()
+    if found is None:
+        return []
+    index, entry = found
+    client = entry["client"]
+    exp = case_expectation(view, index)
+    observed = outcome(view, index, client)
+    what = f"{exp.message} [{exp.rule}]" if exp.rule else exp.message
+    if observed in ("silent", "unknown") and not view.broker_alive:
+        return [missing(f"no answer after {what}", *exp.rules, source=CLOSE)]
+    closed = observed == "closed"
+    did = "closed the connection" if closed else "kept the connection open"
+    if observed != "open" and not closed:
+        did += " (and did not answer PINGREQ)"
+    if closed != exp.close:
+        named = [f"{n}={v}" for n, v, close in exp.alternatives if close == closed]
+        if named:
+            also = " or ".join(named)
+            return [tolerated(f"{did} after {what}: as under the reading {also}", source=CLOSE)]
+        return [violation(f"{did} after {what}", *exp.rules, source=CLOSE)]
+    findings = [passed(f"{did} after {what}, as the model says", *exp.rules, source=CLOSE)]
+    if closed and exp.reason_code is not None:
+        findings.append(_reason_code(view, index, client, exp))
+    return findings
+
+
+def _reason_code(view: View, index: int, client: str, exp: CaseExpectation) -> Finding:
+    assert exp.reason_code is not None
+    wanted = f"0x{exp.reason_code:02X}"
+    disconnect = disconnect_after(view, index, client)
+    if disconnect is None:
+        note = f"without DISCONNECT (it SHOULD send DISCONNECT {wanted}, 4.13.1)"
+        return tolerated(f"closed {note}", *exp.rules, source=CLOSE)
+    code = int(disconnect.get("reason_code", 0))
+    got = f"0x{code:02X}"
+    verdict = reason_code_verdict(exp.reason_code, code)
+    if verdict == "pass":
+        return passed(f"DISCONNECT {got}, as the model says", *exp.rules, source=CLOSE)
+    message = f"DISCONNECT {got} where the model calls for {wanted}"
+    if verdict == "tolerated":
+        return tolerated(f"{message} ({got} names the fault's class)", *exp.rules, source=CLOSE)
+    return violation(message, *exp.rules, source=CLOSE)
