@@ -29,7 +29,7 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: pcap magic numbers (as read little-endian) -> (byte order, nanosecond timestamps)
 _PCAP_MAGIC = {
@@ -188,7 +188,7 @@ class _Walker:
         self.size = len(mm)
         self.endian = "<"
         self.interfaces: tuple[Interface, ...] = ()
-        self.last = -1  # where the current split's last packet record starts
+        self.last = -1  # where the last packet record read starts (-1: none since damage)
         # pcap: the timestamps' resolution, the snapshot length, the last record's time
         self.fraction = 1_000_000
         self.snaplen = 0
@@ -206,9 +206,17 @@ class _Walker:
             if step is None:
                 break
             if isinstance(step, _Resync):
-                if step.undo:  # the split's last record was damaged too: not a frame
+                if step.undo:  # the last record was damaged too: not a frame
                     result.frames -= 1
-                    split_frames -= 1
+                    if step.start < split_start:  # it ended the split just cut: shorten it
+                        cut = result.splits.pop()
+                        if step.start > cut.start:
+                            result.splits.append(
+                                replace(cut, end=step.start, frames=cut.frames - 1)
+                            )
+                        split_start = step.start
+                    else:
+                        split_frames -= 1
                 if step.start > split_start:
                     result.splits.append(
                         self._split(
@@ -235,7 +243,6 @@ class _Walker:
                 )
                 split_start, split_frame, split_frames = pos, result.frames + 1, 0
                 split_state = (self.endian, self.interfaces)
-                self.last = -1
         end = min(pos, self.size)
         if end > split_start:
             result.splits.append(
@@ -366,12 +373,18 @@ class _PcapWalker(_Walker):
             and self.plausible(end, seconds) >= 0
         ):
             headless = False  # a jump in time indeed (two captures merged, say)
-        if headless or caplen > MAX_RECORD or origlen > 0xFFFFFFF or end > self.size:
+        if (
+            headless
+            or caplen > MAX_RECORD
+            or origlen > 0xFFFFFFF
+            or caplen > origlen  # more captured than the packet had: a damaged length
+            or end > self.size
+        ):
             # damage: valid records may follow
             resync = self.resync(result, pos, suspect=headless)
             if resync is not None:
                 return resync
-            if end > self.size and caplen <= MAX_RECORD and origlen <= 0xFFFFFFF:
+            if end > self.size and caplen <= min(MAX_RECORD, origlen) <= 0xFFFFFFF:
                 self.problem(
                     result,
                     "truncated-record",
