@@ -30,6 +30,7 @@ and write the staged runs under the output directory, which the driver then read
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -64,10 +65,36 @@ INLINE_TOTAL = 65536
 #: wrote and the rows it handed over
 Staged = tuple[int, tuple[tuple[int, list[tuple[Any, ...]]], ...]]
 LOCAL_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+#: where the JVM's and Spark's own output goes, under the output directory
+SPARK_LOG = "spark.log"
 
 
-def session(master: str = "local[*]", partitions: int | None = None) -> Any:
-    """An embedded (or cluster) SparkSession set up for the pipeline."""
+@contextlib.contextmanager
+def output_to(path: str) -> Iterator[None]:
+    """Standard output and error of every process started meanwhile (the JVM, and through
+    it Spark's Python workers) go to ``path``, for the whole life of that process: the
+    JVM's start-up warnings, log4j's console and the executors' chatter are not the
+    user's output. This process's own streams are back as they were afterwards."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    try:
+        with open(path, "ab") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def session(master: str = "local[*]", partitions: int | None = None, log: str | None = None) -> Any:
+    """An embedded (or cluster) SparkSession set up for the pipeline; with ``log``, the
+    JVM's output (and its workers') goes to that file (:func:`output_to`)."""
     # the workers must run this interpreter (it has pubproof installed)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -92,7 +119,8 @@ def session(master: str = "local[*]", partitions: int | None = None) -> Any:
         partitions = os.cpu_count() or 1  # not 200 tiny shuffle partitions on one machine
     if partitions is not None:
         builder = builder.config("spark.sql.shuffle.partitions", str(partitions))
-    spark = builder.getOrCreate()
+    with output_to(log) if log is not None else contextlib.nullcontext():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -229,8 +257,9 @@ def run(
     cluster: a shared one, as for the captures themselves)."""
     started = time.monotonic()
     out = os.path.abspath(out)  # the JVM's working directory is not necessarily ours
+    own = spark is None
     if spark is None:
-        spark = session(master, partitions)
+        spark = session(master, partitions, log=os.path.join(out, SPARK_LOG))
     startup = time.monotonic() - started
     limit = DRIVER_ROWS if driver_rows is None else driver_rows
     if limit < 0:
@@ -245,6 +274,10 @@ def run(
         _summary(spark, out, rows["violations"] <= limit)
     finally:
         staging.remove(out)  # after a failure too: no scratch is left behind
+        if own:
+            # stopped here, not by the JVM's shutdown hooks as the process exits (on a
+            # cluster those race the executors' own shutdown and log errors)
+            spark.stop()
     return startup
 
 
