@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from builds import pure_only
 from pipeline_builder import read_tables
 
 from pubproof.main import main
@@ -86,6 +87,7 @@ def test_a_directory_of_captures(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert {r["capture"] for r in tables["packets"]} == {str(folder / "one.pcapng")}
 
 
+@pure_only
 @pytest.mark.parametrize("mutant", ["lose-a-frame", "lose-unparsed-bytes", "frame-twice"])
 def test_reconciliation_fails_loudly(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mutant: str

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from builds import pure_only
 from pipeline_builder import read_tables
 
 from pubproof.main import main
@@ -106,6 +107,7 @@ def test_one_flipped_bit_in_a_block_length_costs_one_frame(tmp_path: Path) -> No
     _covered(result, len(body), 0)
 
 
+@pure_only
 def test_without_resynchronisation_the_read_would_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
