@@ -13,8 +13,9 @@ of the same name, so nothing else changes.
     python -m pubproof.pipeline.compiled clean    # remove the compiled modules
 
 ``build`` does nothing when the sources, mypy and Python are those of the last build (a
-stamp file next to the modules). A build takes a few minutes (mypy's analysis of the
-imports, then gcc).
+stamp file next to the modules), and copies the modules from ``~/.cache/pubproof/compiled``
+when they were built before from the same sources (``pip install -e`` drops them). A build
+takes a few minutes (mypy's analysis of the imports, then gcc).
 """
 
 from __future__ import annotations
@@ -156,6 +157,13 @@ def build(root: Path, *, force: bool = False) -> int:
         print("pubproof: the compiled pipeline is up to date")
         return 0
     clean(root)
+    cache = _cache() / fingerprint[:24]
+    if not force and (cache / STAMP).exists():
+        _copy(cache, root)  # built before from the same sources (pip install -e wipes it)
+        if all(extensions(root, m) for m in COMPILED):
+            print(f"pubproof: the compiled pipeline copied from {cache}")
+            return 0
+        clean(root)
     config = _config_file()
     paths = [str(_source(root, m).relative_to(root)) for m in COMPILED]
     with tempfile.TemporaryDirectory(prefix="pubproof-mypyc-") as work:
@@ -177,8 +185,27 @@ def build(root: Path, *, force: bool = False) -> int:
         clean(root)
         return 1
     stamp.write_text(fingerprint)
+    shutil.rmtree(cache, ignore_errors=True)
+    _copy(root, cache)
     print(f"pubproof: compiled {len(COMPILED)} pipeline modules with mypyc under {root}")
     return 0
+
+
+def _cache() -> Path:
+    """Where builds are kept, by fingerprint (``pip install -e`` rebuilds the link tree
+    and drops them)."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(home) / "pubproof" / "compiled"
+
+
+def _copy(source: Path, target: Path) -> None:
+    """The compiled files (and the stamp) from ``source`` to ``target``, same layout."""
+    names = [path.relative_to(source) for m in COMPILED for path in extensions(source, m)]
+    names += [path.relative_to(source) for path in source.glob("*__mypyc*")]
+    names.append(Path(STAMP))
+    for name in names:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / name, target / name)
 
 
 def _config_file() -> list[str]:
