@@ -40,6 +40,7 @@ import json
 import os
 import platform
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -99,11 +100,15 @@ class Run:
     seconds: float
     peak_rss_mb: float
     stdout: str = ""
+    #: CPU time (user + system) of the command's whole process tree: on a machine shared
+    #: with other work, a steadier measure than the wall time
+    cpu_seconds: float = 0.0
 
 
 def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> Run:
     """Run ``argv``; its wall time and the peak RSS of its process tree. Fails loudly."""
     out = stdout_to.open("wb") if stdout_to else subprocess.PIPE
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
     peak = 0
@@ -119,6 +124,8 @@ def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> R
     sampler.start()
     stdout, stderr = process.communicate()
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     done.set()
     sampler.join()
     if stdout_to:
@@ -126,8 +133,10 @@ def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> R
     if process.returncode not in (0, 1):
         raise SystemExit(f"{name} failed ({process.returncode}): {stderr.decode()[-2000:]}")
     text = stdout.decode() if stdout else ""
-    print(f"  {name}: {seconds:.1f} s, peak {peak / 2**20:.0f} MB", file=sys.stderr)
-    return Run(name=name, seconds=seconds, peak_rss_mb=peak / 2**20, stdout=text)
+    print(
+        f"  {name}: {seconds:.1f} s, {cpu:.1f} s CPU, peak {peak / 2**20:.0f} MB", file=sys.stderr
+    )
+    return Run(name=name, seconds=seconds, peak_rss_mb=peak / 2**20, stdout=text, cpu_seconds=cpu)
 
 
 def synth(path: Path, frames: int, seed: int, *extra: str) -> tuple[Run, dict[str, Any]]:
@@ -366,6 +375,8 @@ def rates(
         per_core = frames / run.seconds / used
         net = frames / max(run.seconds - cost, 1e-9) / used
         found.append({
+            "cpu_seconds": run.cpu_seconds,
+            "frames_per_cpu_s": frames / max(run.cpu_seconds, 1e-9),
             "name": run.name.rsplit(" ", 1)[0] if run.name.startswith("pubproof") else run.name,
             "seconds": run.seconds, "frames_per_s": frames / run.seconds, "cores": used,
             "frames_per_s_per_core": per_core, "net_frames_per_s_per_core": net,
@@ -377,6 +388,7 @@ def rates(
         rate["vs_tshark_per_core"] = rate["frames_per_s_per_core"] / tshark_per_core
         rate["net_vs_tshark_per_core"] = rate["net_frames_per_s_per_core"] / tshark_per_core
         rate["net_vs_python_per_core"] = rate["net_frames_per_s_per_core"] / python_net
+        rate["cpu_vs_tshark"] = rate["frames_per_cpu_s"] / found[0]["frames_per_cpu_s"]
     return found
 
 
@@ -385,15 +397,17 @@ def rate_lines(title: str, found: list[dict[str, Any]]) -> list[str]:
         title,
         "",
         "| decoder | seconds | cores | frames/s per core | x tshark per core | net of fixed "
-        "cost: frames/s per core | net x tshark | net x python | peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "cost: frames/s per core | net x tshark | net x python | CPU s | frames per CPU s "
+        "| x tshark per CPU s | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in found:
         lines.append(
             f"| {r['name']} | {r['seconds']:.1f} | {r['cores']} | "
             f"{r['frames_per_s_per_core']:,.0f} | {r['vs_tshark_per_core']:.2f} | "
             f"{r['net_frames_per_s_per_core']:,.0f} | {r['net_vs_tshark_per_core']:.2f} | "
-            f"{r['net_vs_python_per_core']:.2f} | {r['peak_rss_mb']:.0f} |"
+            f"{r['net_vs_python_per_core']:.2f} | {r['cpu_seconds']:.1f} | "
+            f"{r['frames_per_cpu_s']:,.0f} | {r['cpu_vs_tshark']:.2f} | {r['peak_rss_mb']:.0f} |"
         )
     return lines
 
