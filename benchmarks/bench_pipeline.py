@@ -40,7 +40,6 @@ import json
 import os
 import platform
 import pstats
-import resource
 import shutil
 import subprocess
 import sys
@@ -79,14 +78,23 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _tree_rss(pid: int) -> int:
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _tree_rss(pid: int, cpu: dict[int, float] | None = None) -> int:
+    """The resident memory of the process tree; with ``cpu``, each process's CPU seconds
+    so far (user + system of all its threads) noted by pid."""
     total, stack = 0, [pid]
     while stack:
         current = stack.pop()
         try:
             with open(f"/proc/{current}/statm") as handle:
                 total += int(handle.read().split()[1]) * PAGE
-        except OSError:
+            if cpu is not None:
+                with open(f"/proc/{current}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                cpu[current] = (int(fields[11]) + int(fields[12])) / TICK
+        except (OSError, IndexError, ValueError):
             continue
         stack += _children(current)
     return total
@@ -100,34 +108,34 @@ class Run:
     seconds: float
     peak_rss_mb: float
     stdout: str = ""
-    #: CPU time (user + system) of the command's whole process tree: on a machine shared
-    #: with other work, a steadier measure than the wall time
+    #: CPU time (user + system) of the command's whole process tree (every process's, as
+    #: last sampled from /proc, every 20 ms): on a machine shared with other work, a
+    #: steadier measure than the wall time
     cpu_seconds: float = 0.0
 
 
 def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> Run:
     """Run ``argv``; its wall time and the peak RSS of its process tree. Fails loudly."""
     out = stdout_to.open("wb") if stdout_to else subprocess.PIPE
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
     peak = 0
     done = threading.Event()
+    cpu_by_pid: dict[int, float] = {}
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, _tree_rss(process.pid))
+            peak = max(peak, _tree_rss(process.pid, cpu_by_pid))
             done.wait(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     stdout, stderr = process.communicate()
     seconds = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     done.set()
     sampler.join()
+    cpu = sum(cpu_by_pid.values())
     if stdout_to:
         out.close()  # type: ignore[union-attr]
     if process.returncode not in (0, 1):
