@@ -29,7 +29,8 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 #: pcap magic numbers (as read little-endian) -> (byte order, nanosecond timestamps)
 _PCAP_MAGIC = {
@@ -66,12 +67,26 @@ def split_bytes_for(total_bytes: int, workers: int) -> int:
     return max(MIN_AUTO_SPLIT_BYTES, min(DEFAULT_SPLIT_BYTES, wanted))
 
 
+def _by_fields(item: Any) -> tuple[Any, tuple[Any, ...]]:
+    """How to pickle a frozen dataclass: by its class and fields, given back to its
+    constructor (the compiled build cannot restore one by setting its fields one by one,
+    and Spark pickles the splits it sends to its workers)."""
+    return _build, (type(item), {f.name: getattr(item, f.name) for f in fields(item)})
+
+
+def _build(kind: Any, values: dict[str, Any]) -> Any:
+    return kind(**values)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Interface:
     """A capture interface: its link type and snapshot length."""
 
     linktype: int
     snaplen: int
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +103,9 @@ class Split:
     first_frame: int
     frames: int  # packet records in the range
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Problem:
@@ -99,6 +117,9 @@ class Problem:
     detail: str
     offset: int  # byte offset in the file
     length: int  # bytes of the file it covers
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ and write the staged runs under the output directory, which the driver then read
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import sys
@@ -181,13 +182,19 @@ def _abandoned(path: str) -> bool:
         return False
 
 
+def _settings(config: Config) -> dict[str, Any]:
+    """The fields of ``config``, to send to the workers: a compiled frozen dataclass does
+    not unpickle (its fields cannot be set one by one), a dict of them does."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+
+
 def _partition(key: shuffle.Key) -> int:
     # deterministic across processes (Python's str hash is salted per process)
     return zlib.crc32(f"{key[0]}\x00{key[1]}".encode())
 
 
 def _stage(
-    config: Config,
+    settings: Config | dict[str, Any],
     out: str,
     run_rows: int,
     inline_rows: int,
@@ -199,7 +206,9 @@ def _stage(
     frame order, through a :class:`~pubproof.pipeline.connection.Tracker`; the rows go
     to staged runs (:mod:`pubproof.pipeline.staging`). Back to the driver go, per table
     (in :data:`ROW_TABLES` order), the rows written and the rows handed over: those of a
-    table with at most ``inline_rows`` rows in the partition, which the driver stages."""
+    table with at most ``inline_rows`` rows in the partition, which the driver stages.
+    ``settings``: the job's :class:`Config`, or its fields (:func:`_settings`)."""
+    config = settings if isinstance(settings, Config) else Config(**settings)
     sink = Sink()
     writers = [staging.RunWriter(out, table, partition, run_rows) for table in ROW_TABLES]
     lists: list[list[tuple[Any, ...]]] = [getattr(sink, table) for table in ROW_TABLES]
@@ -299,7 +308,9 @@ def _pipeline(
             sc.parallelize(splits, max(1, len(splits)))
             .flatMap(shuffle.chunks)
             .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
-            .mapPartitionsWithIndex(functools.partial(_stage, config, out, STAGE_RUN_ROWS, inline))
+            .mapPartitionsWithIndex(
+                functools.partial(_stage, _settings(config), out, STAGE_RUN_ROWS, inline)
+            )
             .collect()
         )
     finally:
