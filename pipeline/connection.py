@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,8 +32,10 @@ from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
 from pubproof.pipeline import detect
+from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
+    NO_PROPERTIES,
     Described,
     PublishFamilyDecoder,
     WireError,
@@ -41,6 +43,8 @@ from pubproof.pipeline.describe import (
     evidence_fields,
     payload_head,
     payload_hex,
+    properties_json,
+    publish_p5,
     readings_for,
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
@@ -48,7 +52,9 @@ from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
+from pubproof.reference.jsonform import _ack_props as ack_props
 from pubproof.reference.packets import Publish
+from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
 #: builds a named tuple from a tuple of its fields in C, without the named tuple's own
 #: Python-level ``__new__``: the rows and trail entries built once per packet are a
@@ -57,6 +63,11 @@ _new = tuple.__new__
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
 PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
+CONNECT, CONNACK = int(PacketType.CONNECT), int(PacketType.CONNACK)
+#: CONNECT's protocol level -> the edition it names (5: MQTT 5.0)
+LEVEL_V50 = 5
+_LEVELS = {**LEVELS, LEVEL_V50: Edition.V50}
+V50_VALUE = Edition.V50.value
 #: TCP sequence numbers are 32-bit and wrap
 SEQ_MASK = 0xFFFFFFFF
 
@@ -137,6 +148,7 @@ class Connection:
         }
         self.framers = {C2S: Framer(), S2C: Framer()}
         self.edition: Edition | None = config.edition or Edition.V311
+        self.edition_value: str | None = self.edition.value  # as the rows write it
         self.readings = readings_for(self.edition, config.readings)
         self.decoder: PublishFamilyDecoder | None = PublishFamilyDecoder(
             self.edition, self.readings
@@ -146,6 +158,11 @@ class Connection:
         self.client_id: str | None = None
         self.clean_session: bool | None = None
         self.judge: BothEnds | None = BothEnds()
+        #: the control packets judged without a packet identifier
+        self.judged: tuple[str, ...] | frozenset[str] = _JUDGED
+        #: one whole packet: :meth:`_packet3` (3.1, 3.1.1), :meth:`_packet5` (5.0)
+        self._packet: Callable[[str, int, int, int, bytes, Framed | None], None] = self._packet3
+        self.declared: Receivers | None = None  # MQTT 5.0: what the two ends declared
         # per packet identifier, its last packets, as what their evidence is built from
         self.trail = Trail(self.id)
         self.closed: str | None = None
@@ -158,6 +175,16 @@ class Connection:
         self.packets = self.violations = self.tolerated = 0
         self.payload = {C2S: 0, S2C: 0}
         self.quarantined = 0  # payload bytes of a connection that is not MQTT
+        if self.edition is Edition.V50:
+            self._become5()
+
+    def _become5(self) -> None:
+        """The connection is MQTT 5.0 (its CONNECT names level 5, or the job forces 5.0)."""
+        self._packet = self._packet5
+        self.declared = Receivers(self.readings)
+        self.decoder = None  # the 3.x fast path's
+        for framer in self.framers.values():
+            framer.v5 = True  # type 15 is AUTH
 
     # -- segments ---------------------------------------------------------------------
 
@@ -330,7 +357,7 @@ class Connection:
             return
         self._packet(direction, item.frame, item.first_frame, item.offset, item.data, item)
 
-    def _packet(
+    def _packet3(
         self,
         direction: str,
         frame: int,
@@ -356,7 +383,7 @@ class Connection:
                 self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, packet.topic, packet_id,
-                    payload_len, None, None,
+                    payload_len, None, None, self.edition_value, None, None, None,
                 )))  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
@@ -375,12 +402,26 @@ class Connection:
                 self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
+                    self.edition_value, None, None, None,
                 )))  # fmt: skip
                 if self.judge is not None:
                     fields = {"type": name, "packet_id": packet_id}
                     self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
                                 b"")  # fmt: skip
                 return
+        if (
+            kind == CONNECT
+            and direction == C2S
+            and self.level is None
+            and self.config.edition is None
+            and detect.connect_level(data) == LEVEL_V50
+        ):
+            # MQTT 5.0 from this CONNECT on (its description needs the edition)
+            self.edition, self.edition_value = Edition.V50, V50_VALUE
+            self.readings = readings_for(Edition.V50, self.config.readings)
+            self._become5()
+            self._packet5(direction, frame, first_frame, offset, data, framed)
+            return
         edition = self.edition
         described = describe(data, edition, self.readings if edition is not None else None)
         if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
@@ -394,8 +435,109 @@ class Connection:
             len(data), described.type, described.dup, described.qos, described.retain,
             described.topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
+            self.edition_value, described.reason_code, described.topic_alias,
+            described.properties,
         )))  # fmt: skip
-        if error is None and described.packet_id is None and described.type not in _JUDGED:
+        self._described(direction, frame, offset, kind, data, framed, described, None)
+
+    def _packet5(
+        self,
+        direction: str,
+        frame: int,
+        first_frame: int,
+        offset: int,
+        data: bytes,
+        framed: Framed | None,
+    ) -> None:
+        """:meth:`_packet` for an MQTT 5.0 connection: each direction decoded with its
+        receiver's limits (:class:`.Receivers`), a Topic Alias resolved through that
+        direction's map, the Reason Code and properties in the row."""
+        kind = data[0] >> 4
+        if self.closing is not None:  # after a rejected packet: did its receiver read on?
+            seen = Seen(direction=direction, frame=frame, offset=offset,
+                        fields=shown_after_offence(data))  # fmt: skip
+            self.closing.packet(seen, data)
+        declared = self.declared
+        assert declared is not None
+        if self.FAST and PUBLISH <= kind <= PUBCOMP:
+            # the PUBLISH family, decoded by the codec; an error goes the general way below
+            packet = declared.decoders[direction].decode(data)
+            if isinstance(packet, Publish):
+                self.packets += 1
+                packet_id, payload_len = packet.packet_id, len(packet.payload)
+                props = packet.properties
+                assert props is not None
+                alias = props.topic_alias
+                topic: str | None = packet.topic
+                if alias is not None:
+                    topic = declared.resolve(direction, packet.topic, alias)
+                text = NO_PROPERTIES if props is NO_PUBLISH_PROPERTIES else properties_json(props)
+                self.sink.packets.append(_new(PacketRow, (
+                    self.capture, self.id, direction, frame, first_frame, offset, len(data),
+                    "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,
+                    payload_len, None, None, V50_VALUE, None, alias, text,
+                )))  # fmt: skip
+                if self.judge is not None:
+                    start = len(data) - payload_len
+                    p = publish_p5(packet, packet.topic if topic is None else topic)
+                    shown = {k: v for k, v in p.items() if k != "payload_hex"}
+                    self._judge(direction, frame, offset, "PUBLISH", packet_id, p, shown,
+                                payload_len, data[start : start + EVIDENCE_PAYLOAD])  # fmt: skip
+                return
+            if not isinstance(packet, WireError):
+                self.packets += 1
+                name, packet_id, code = ACKS[kind], packet.packet_id, packet.reason_code
+                ack = packet.properties
+                assert ack is not None
+                text = NO_PROPERTIES if ack is NO_ACK_PROPERTIES else properties_json(ack)
+                self.sink.packets.append(_new(PacketRow, (
+                    self.capture, self.id, direction, frame, first_frame, offset, len(data),
+                    name, None, None, None, None, packet_id, None, None, None,
+                    V50_VALUE, code, None, text,
+                )))  # fmt: skip
+                if self.judge is not None:
+                    fields = {"type": name, "packet_id": packet_id, "reason_code": code,
+                              "properties": ack_props(ack)}  # fmt: skip
+                    self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
+                                b"")  # fmt: skip
+                return
+        described = describe(data, Edition.V50, self.readings, declared.limits[direction])
+        if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
+            self.pings[direction] += 1
+        name = described.type
+        if name == "CONNECT" and direction == C2S and self.level is None:
+            self._connect(described)
+        elif name == "CONNACK" and direction == S2C and described.error is None:
+            declared.declare(C2S, described.fields.get("properties") or {})
+        topic = described.topic
+        if described.topic_alias is not None and topic is not None:
+            topic = declared.resolve(direction, topic, described.topic_alias)
+        self.packets += 1
+        error = described.error
+        self.sink.packets.append(_new(PacketRow, (
+            self.capture, self.id, direction, frame, first_frame, offset,
+            len(data), name, described.dup, described.qos, described.retain,
+            topic, described.packet_id, described.payload_len,
+            error.rule if error else None, error.kind if error else None,
+            V50_VALUE, described.reason_code, described.topic_alias, described.properties,
+        )))  # fmt: skip
+        self._described(direction, frame, offset, kind, data, framed, described, topic)
+
+    def _described(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        kind: int,
+        data: bytes,
+        framed: Framed | None,
+        described: Described,
+        topic: str | None,
+    ) -> None:
+        """A packet the general way has described and written: its error, or its
+        judgement (``topic``: a 5.0 PUBLISH's topic name with its alias resolved)."""
+        error, edition = described.error, self.edition
+        if error is None and described.packet_id is None and described.type not in self.judged:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         if error is not None:
             shown = evidence_fields(described, data)
@@ -418,6 +560,8 @@ class Connection:
             return
         if self.judge is not None:
             every = described.fields
+            if topic is not None and every.get("topic") != topic:  # the alias resolved
+                every = {**every, "topic": topic}
             # what the evidence needs, without the judge's copy of the payload
             kept: Mapping[str, Any] = (
                 {k: v for k, v in every.items() if k != "payload_hex"}
@@ -473,15 +617,20 @@ class Connection:
         self.level = fields.get("level")
         self.protocol = fields.get("protocol")
         self.client_id = fields.get("client_id")
-        self.clean_session = fields.get("clean_session")
-        if self.config.edition is None:
-            self.edition = LEVELS.get(self.level) if self.level is not None else None
+        # 5.0 names the flag Clean Start (3.1.2.4); the column keeps the 3.x name
+        self.clean_session = fields.get("clean_session", fields.get("clean_start"))
+        if self.config.edition is None and self.declared is None:
+            self.edition = _LEVELS.get(self.level) if self.level is not None else None
+            self.edition_value = None if self.edition is None else self.edition.value
             if self.edition is None:
                 self.flags.add("unsupported-level")
                 self.decoder = None
             else:
                 self.readings = readings_for(self.edition, self.config.readings)
                 self.decoder = PublishFamilyDecoder(self.edition, self.readings)
+        if self.declared is not None:
+            # the client's limits bind what the server sends
+            self.declared.declare(S2C, fields.get("properties") or {})
         if self.judge is not None:
             self.judge.v311 = self.edition is not Edition.V31
 
