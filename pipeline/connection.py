@@ -314,6 +314,8 @@ class Connection:
             if isinstance(event, Gap):
                 self.flags.add("gaps")
                 self.judge = None  # the lost bytes could have answered anything
+                if self.declared is not None:  # ... or mapped an alias anew
+                    self.declared.aliases[direction].clear()
             framer.event(event)
             for item in framer.take():
                 self._item(direction, item)

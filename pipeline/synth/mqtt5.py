@@ -24,7 +24,8 @@ from typing import Any
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
 from pubproof.pipeline.synth.pcapwrite import C2S, S2C, Direction
-from pubproof.reference import PubAck, PubComp, Publish, PubRec, PubRel, encode
+from pubproof.reference import Publish, encode
+from pubproof.reference.packets import ACK_CLASSES
 from pubproof.reference.properties import AckProperties, PublishProperties
 
 V50 = Edition.V50
@@ -42,8 +43,6 @@ CONTENT_TYPES = ("application/octet-stream", "application/json", "text/plain; ch
 ALIAS_ONLY = 0.8
 #: success Reason Codes of PUBACK and PUBREC: 0x00 Success, 0x10 No matching subscribers
 ACK_SUCCESS = (0x00, 0x00, 0x00, 0x10)
-
-_ACKS = {"PUBACK": PubAck, "PUBREC": PubRec, "PUBREL": PubRel, "PUBCOMP": PubComp}
 
 
 class Session5:
@@ -126,5 +125,5 @@ class Session5:
         code = rng.choice(ACK_SUCCESS) if kind in ("PUBACK", "PUBREC") else 0
         properties = AckProperties(reason_string="ok" if rng.random() < 0.05 else None)
         return encode(
-            _ACKS[kind](packet_id=packet_id, reason_code=code, properties=properties), edition=V50
+            ACK_CLASSES[kind](packet_id=packet_id, reason_code=code, properties=properties), edition=V50
         )
