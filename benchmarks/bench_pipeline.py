@@ -21,6 +21,14 @@ from /proc every 20 ms):
 Per-core rates divide by the cores each command can use (tshark and the python engine: 1;
 Spark local[*]: every core). ``--profile`` adds a cProfile of the python engine on the
 main capture (the top functions by own time).
+
+``--editions`` measures only MQTT 5.0 against 3.1.1, per frame: two captures from the same
+seed, one all 3.1.1 and one all 5.0 (``--mqtt5 1``: properties and Topic Aliases), each
+checked by ``pubproof check --engine python`` ``--repeat`` times in turn (the best time of
+each counts: on a shared machine a run is only ever slowed down), both answers checked
+against the generator's::
+
+    python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 3
 """
 
 from __future__ import annotations
@@ -181,7 +189,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/pubproof-bench-pipeline"))
     parser.add_argument("--profile", action="store_true", help="cProfile the python engine")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--editions", action="store_true",
+        help="only MQTT 5.0 against 3.1.1, per frame (python engine)",
+    )  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=3, help="runs per edition (--editions)")
     args = parser.parse_args(argv)
+    if args.editions:
+        return editions(args.frames, args.seed, args.work, args.repeat, as_json=args.json)
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
@@ -249,6 +264,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     (work / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results) if args.json else table(results))
+    if problems:
+        print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
+        return 1
+    return 0
+
+
+def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
+    """``pubproof check --engine python`` on 3.1.1 and on 5.0 traffic, per frame."""
+    work.mkdir(parents=True, exist_ok=True)
+    captures = {}
+    for name, share in (("3.1.1", "0"), ("5.0", "1")):
+        path = work / f"editions-{name}-{frames}.pcap"
+        _, expected = synth(path, frames, seed, "--mqtt5", share)
+        captures[name] = (path, expected)
+    seconds: dict[str, list[float]] = {name: [] for name in captures}
+    problems: list[str] = []
+    for _ in range(repeat):
+        for name, (path, expected) in captures.items():
+            out = work / f"out-editions-{name}"
+            seconds[name].append(check(path, out, "python").seconds)
+            problems += [f"{name}: {p}" for p in verify(expected, out)]
+    rows = []
+    for name, (_, expected) in captures.items():
+        best = min(seconds[name])
+        rows.append({
+            "edition": name, "frames": expected["frames"], "packets": expected["packets_total"],
+            "connections": expected["connections_by_edition"], "seconds": seconds[name],
+            "best_seconds": best, "frames_per_s": expected["frames"] / best,
+        })  # fmt: skip
+    ratio = rows[1]["frames_per_s"] / rows[0]["frames_per_s"]
+    results = {"rows": rows, "ratio_5_to_311": ratio, "problems": problems, "repeat": repeat}
+    (work / "editions.json").write_text(json.dumps(results, indent=1) + "\n")
+    if as_json:
+        print(json.dumps(results))
+    else:
+        print("| traffic | frames | MQTT packets | runs (s) | best (s) | frames/s |")
+        print("|---|--:|--:|---|--:|--:|")
+        for row in rows:
+            runs = ", ".join(f"{t:.1f}" for t in row["seconds"])
+            print(f"| MQTT {row['edition']} | {row['frames']:,} | {row['packets']:,} | {runs} "
+                  f"| {row['best_seconds']:.1f} | {row['frames_per_s']:,.0f} |")  # fmt: skip
+        print(f"\n5.0 / 3.1.1 frames per second: {ratio:.3f}")
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
         return 1
