@@ -28,11 +28,11 @@ from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import TOLERATED, Source
+from pubproof.judge.limits import too_large
 from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
 from pubproof.pipeline import detect
-from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
     NO_PROPERTIES,
@@ -50,6 +50,7 @@ from pubproof.pipeline.describe import (
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
+from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
 from pubproof.reference.jsonform import _ack_props as ack_props
@@ -64,9 +65,8 @@ _new = tuple.__new__
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
 PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
 CONNECT, CONNACK = int(PacketType.CONNECT), int(PacketType.CONNACK)
-#: CONNECT's protocol level -> the edition it names (5: MQTT 5.0)
+#: CONNECT's protocol level that names MQTT 5.0
 LEVEL_V50 = 5
-_LEVELS = {**LEVELS, LEVEL_V50: Edition.V50}
 V50_VALUE = Edition.V50.value
 #: TCP sequence numbers are 32-bit and wrap
 SEQ_MASK = 0xFFFFFFFF
@@ -503,14 +503,15 @@ class Connection:
                     self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
                                 b"")  # fmt: skip
                 return
-        described = describe(data, Edition.V50, self.readings, declared.limits[direction])
+        negotiated = declared.negotiated
+        described = describe(data, Edition.V50, self.readings, negotiated.limits_for(direction))
         if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
             self.pings[direction] += 1
         name = described.type
         if name == "CONNECT" and direction == C2S and self.level is None:
             self._connect(described)
         elif name == "CONNACK" and direction == S2C and described.error is None:
-            declared.declare(C2S, described.fields.get("properties") or {})
+            declared.connack(described.fields)
         topic = described.topic
         if described.topic_alias is not None and topic is not None:
             topic = declared.resolve(direction, topic, described.topic_alias)
@@ -523,6 +524,15 @@ class Connection:
             error.rule if error else None, error.kind if error else None,
             V50_VALUE, described.reason_code, described.topic_alias, described.properties,
         )))  # fmt: skip
+        if not PUBLISH <= kind <= PUBCOMP:  # the codec judges the PUBLISH family's size
+            role = "client" if direction == C2S else "server"
+            big = too_large(len(data), direction, negotiated, role=role)
+            if big is not None:
+                self.flags.add("violations")
+                shown = evidence_fields(described, data)
+                self._violation(direction, frame, offset, big.verdict, big.source, big.rules,
+                                f"{name}: {big.message}",
+                                [self.trail.entry(direction, frame, offset, shown)])  # fmt: skip
         self._described(direction, frame, offset, kind, data, framed, described, topic)
 
     def _described(
@@ -622,7 +632,7 @@ class Connection:
         # 5.0 names the flag Clean Start (3.1.2.4); the column keeps the 3.x name
         self.clean_session = fields.get("clean_session", fields.get("clean_start"))
         if self.config.edition is None and self.declared is None:
-            self.edition = _LEVELS.get(self.level) if self.level is not None else None
+            self.edition = LEVELS.get(self.level) if self.level is not None else None
             self.edition_value = None if self.edition is None else self.edition.value
             if self.edition is None:
                 self.flags.add("unsupported-level")
@@ -632,7 +642,7 @@ class Connection:
                 self.decoder = PublishFamilyDecoder(self.edition, self.readings)
         if self.declared is not None:
             # the client's limits bind what the server sends
-            self.declared.declare(S2C, fields.get("properties") or {})
+            self.declared.connect(fields)
         if self.judge is not None:
             self.judge.v311 = self.edition is not Edition.V31
 

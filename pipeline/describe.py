@@ -18,19 +18,20 @@ from functools import lru_cache
 from typing import Any
 
 from pubproof.judge.packets import (
-    CONTROL_TYPES,
     DUP_FLAG,
     PUBLISH_FAMILY,
     QOS_BITS,
     QOS_SHIFT,
     RETAIN_FLAG,
     PacketType,
+    control_types,
     header_length,
     type_name,
 )
 from pubproof.judge.packets import describe as describe_control
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import READINGS, Edition, Limits
+from pubproof.model.rules import RULES, Kind
 from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.jsonform import _ack_props as ack_props
@@ -96,25 +97,34 @@ def describe(
     """
     first = data[0]
     kind = first >> 4
-    name = type_name(first)
+    name = type_name(first, edition)
     if edition is None:
         return Described(type=name, fields={"type": name})
     if kind in PUBLISH_FAMILY:
         return _publish_family(name, data, edition, readings, limits)
-    if kind in CONTROL_TYPES:
+    if kind in control_types(edition):
         header = header_length(data)
         assert header is not None  # framed packets are whole
-        fields = describe_control(first, data[header[0] :])
+        fields = describe_control(first, data[header[0] :], edition)
         error = None
         if "error" in fields:
             body_error = fields["error"]
+            rule = body_error["rule"]  # 5.0: the rule a property section breaks
             error = WireError(
-                rule=None,
+                rule=rule,
                 offset=header[0] + body_error["offset"],
                 message=f"{name}: {body_error['message']}",
-                kind="malformed",
+                kind=_kind(rule, edition),
             )
-        return Described(type=name, fields=fields, error=error)
+            return Described(type=name, fields=fields, error=error)
+        if edition is Edition.V50:
+            shown = fields["properties"]
+            return Described(
+                type=name, fields=fields, reason_code=fields.get("reason_code"),
+                properties=json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+                if shown else NO_PROPERTIES,
+            )  # fmt: skip
+        return Described(type=name, fields=fields)
     rule = R.RESERVED_TYPE.id_for(edition)
     message = f"packet type {kind} is reserved"
     return Described(
@@ -122,6 +132,18 @@ def describe(
         fields={"type": name},
         error=WireError(rule=rule, offset=0, message=message, kind="malformed"),
     )
+
+
+def _kind(rule: str | None, edition: Edition) -> str:
+    """``malformed`` or ``violation``: what breaking the rule a control packet's
+    description names makes of it (a packet that cannot be read at all: malformed)."""
+    if rule is None:
+        return "malformed"
+    try:
+        kind = RULES.by_id(rule, edition).kind_in(edition)
+    except KeyError:
+        return "malformed"
+    return "violation" if kind is Kind.VIOLATION else "malformed"
 
 
 class PublishFamilyDecoder:

@@ -4,9 +4,10 @@ holds it.
 A 5.0 receiver judges what it receives with its own limits (``docs/guides/mqtt5-wire.md``):
 the client declares its Topic Alias Maximum and Maximum Packet Size in CONNECT, so they
 bind what the server sends (``s2c``); the server declares its own in CONNACK, and they bind
-what the client sends (``c2s``). Until CONNACK is seen the client's packets are judged with
-the standard's defaults (no alias, no size limit beyond the protocol's): "If the Topic
-Alias Maximum property is absent, the default value is 0" (3.2.2.3.8).
+what the client sends (``c2s``). What was declared is the judge layer's
+:class:`~pubproof.judge.limits.Negotiated`; until CONNACK is seen the client's packets are
+judged with the standard's defaults (no alias, no size limit beyond the protocol's).
+Each direction has the codec's decoder with its receiver's limits.
 
 Each direction also keeps its receiver's Topic Alias map (section 3.3.2.3.4): a PUBLISH with
 a topic name and an alias sets it, one with an empty topic name and an alias is resolved
@@ -20,45 +21,39 @@ from collections.abc import Mapping
 from typing import Any
 
 from pubproof.judge.ends import C2S, S2C
-from pubproof.model.editions import DEFAULT_LIMITS, Edition, Limits
+from pubproof.judge.limits import DEFAULT, Negotiated
+from pubproof.model.editions import Edition
 from pubproof.pipeline.describe import PublishFamilyDecoder
 
 
-def limits_of(properties: Mapping[str, Any]) -> Limits | None:
-    """The receiving limits a CONNECT's or CONNACK's properties declare; None when their
-    values are out of range (a Maximum Packet Size of 0, say: the packet is the judges'
-    to report, and the receiver's limits are then the defaults)."""
-    try:
-        return Limits(
-            topic_alias_maximum=properties.get("topic_alias_maximum", 0),
-            maximum_packet_size=properties.get("maximum_packet_size"),
-        )
-    except ValueError:
-        return None
-
-
 class Receivers:
-    """One 5.0 connection's receivers: per direction, the limits its receiver declared,
-    the codec's decoder that judges with them, and the receiver's Topic Alias map."""
+    """One 5.0 connection's receivers: what the two ends declared, per direction the
+    codec's decoder that judges with its receiver's limits, and its Topic Alias map."""
 
-    __slots__ = ("aliases", "decoders", "limits", "readings")
+    __slots__ = ("aliases", "decoders", "negotiated", "readings")
 
     def __init__(self, readings: Mapping[str, str] | None) -> None:
         self.readings = readings
-        self.limits: dict[str, Limits] = {C2S: DEFAULT_LIMITS, S2C: DEFAULT_LIMITS}
+        self.negotiated: Negotiated = DEFAULT
         decoder = PublishFamilyDecoder(Edition.V50, readings, None)
-        # both directions start with the defaults: one decoder until one end declares
+        # both directions start with the defaults: one decoder until an end declares
         self.decoders: dict[str, PublishFamilyDecoder] = {C2S: decoder, S2C: decoder}
         self.aliases: dict[str, dict[int, str]] = {C2S: {}, S2C: {}}
 
-    def declare(self, direction: str, properties: Mapping[str, Any]) -> None:
-        """The receiver of ``direction`` declared ``properties`` (CONNECT's for ``s2c``,
-        CONNACK's for ``c2s``)."""
-        limits = limits_of(properties) or DEFAULT_LIMITS
-        if limits == self.limits[direction]:
-            return
-        self.limits[direction] = limits
-        self.decoders[direction] = PublishFamilyDecoder(Edition.V50, self.readings, limits)
+    def connect(self, fields: Mapping[str, Any]) -> None:
+        """The client's CONNECT (its description): its limits bind what the server sends."""
+        self._declared(self.negotiated.with_connect(fields))
+
+    def connack(self, fields: Mapping[str, Any]) -> None:
+        """The server's CONNACK: its limits bind what the client sends."""
+        self._declared(self.negotiated.with_connack(fields))
+
+    def _declared(self, negotiated: Negotiated) -> None:
+        before, self.negotiated = self.negotiated, negotiated
+        for direction in (C2S, S2C):
+            limits = negotiated.limits_for(direction)
+            if limits != before.limits_for(direction):
+                self.decoders[direction] = PublishFamilyDecoder(Edition.V50, self.readings, limits)
 
     def resolve(self, direction: str, topic: str, alias: int) -> str | None:
         """The topic name a PUBLISH sent ``direction`` with ``alias`` stands for: ``topic``

@@ -289,7 +289,8 @@ def pipeline_row(row: dict[str, Any]) -> dict[str, Any]:
         out["reason_code"] = row["reason_code"]
     if kind in ("CONNECT", "CONNACK", "PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP",
                 "SUBSCRIBE", "UNSUBSCRIBE", "DISCONNECT", "AUTH"):  # fmt: skip
-        properties = json.loads(row["properties"])
+        # a packet the codec rejects has no properties decoded (null)
+        properties = json.loads(row["properties"] or "{}")
         out["topic_alias"] = row["topic_alias"]
         ids = []
         for key, value in properties.items():

@@ -124,6 +124,5 @@ class Session5:
         rng = self.rng
         code = rng.choice(ACK_SUCCESS) if kind in ("PUBACK", "PUBREC") else 0
         properties = AckProperties(reason_string="ok" if rng.random() < 0.05 else None)
-        return encode(
-            ACK_CLASSES[kind](packet_id=packet_id, reason_code=code, properties=properties), edition=V50
-        )
+        packet = ACK_CLASSES[kind](packet_id=packet_id, reason_code=code, properties=properties)
+        return encode(packet, edition=V50)
