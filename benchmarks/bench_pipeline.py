@@ -276,7 +276,7 @@ def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) 
     captures = {}
     for name, share in (("3.1.1", "0"), ("5.0", "1")):
         path = work / f"editions-{name}-{frames}.pcap"
-        _, expected = synth(path, frames, seed, "--mqtt5", share)
+        _, expected = synth(path, frames, seed, "--mqtt5", share, "--inject", "all=0")
         captures[name] = (path, expected)
     seconds: dict[str, list[float]] = {name: [] for name in captures}
     problems: list[str] = []

@@ -43,9 +43,8 @@ from pubproof.pipeline.describe import (
     evidence_fields,
     payload_head,
     payload_hex,
-    properties_json,
-    publish_p5,
     readings_for,
+    shown_properties,
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
@@ -53,7 +52,6 @@ from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Ga
 from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
-from pubproof.reference.jsonform import _ack_props as ack_props
 from pubproof.reference.packets import Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
@@ -163,6 +161,8 @@ class Connection:
         #: one whole packet: :meth:`_packet3` (3.1, 3.1.1), :meth:`_packet5` (5.0)
         self._packet: Callable[[str, int, int, int, bytes, Framed | None], None] = self._packet3
         self.declared: Receivers | None = None  # MQTT 5.0: what the two ends declared
+        #: judge a packet: :meth:`_judge` (3.x), :meth:`_judge5` (5.0)
+        self._judging: Callable[..., None] = self._judge
         # per packet identifier, its last packets, as what their evidence is built from
         self.trail = Trail(self.id)
         self.closed: str | None = None
@@ -181,7 +181,11 @@ class Connection:
     def _become5(self) -> None:
         """The connection is MQTT 5.0 (its CONNECT names level 5, or the job forces 5.0)."""
         self._packet = self._packet5
+        self._judging = self._judge5
+        self.judged = _JUDGED50
         self.declared = Receivers(self.readings)
+        if self.judge is not None:
+            self.judge.edition = Edition.V50  # two 5.0 link judges
         self.decoder = None  # the 3.x fast path's
         for framer in self.framers.values():
             framer.v5 = True  # type 15 is AUTH
@@ -457,7 +461,7 @@ class Connection:
         kind = data[0] >> 4
         if self.closing is not None:  # after a rejected packet: did its receiver read on?
             seen = Seen(direction=direction, frame=frame, offset=offset,
-                        fields=shown_after_offence(data))  # fmt: skip
+                        fields=shown_after_offence(data, Edition.V50))  # fmt: skip
             self.closing.packet(seen, data)
         declared = self.declared
         assert declared is not None
@@ -470,28 +474,39 @@ class Connection:
                 props = packet.properties
                 assert props is not None
                 alias = props.topic_alias
-                topic: str | None = packet.topic
+                sent: str = packet.topic
+                topic: str | None = sent
                 if alias is not None:
-                    topic = declared.resolve(direction, packet.topic, alias)
-                text = NO_PROPERTIES if props is NO_PUBLISH_PROPERTIES else properties_json(props)
+                    topic = declared.resolve(direction, sent, alias)
+                if props is NO_PUBLISH_PROPERTIES:
+                    text, shown_props = NO_PROPERTIES, _NONE
+                else:
+                    text, shown_props = shown_properties(props)
                 self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,
                     payload_len, None, None, V50_VALUE, None, alias, text,
                 )))  # fmt: skip
-                if self.judge is not None:
+                if self.judge is not None:  # every QoS: aliases, Maximum QoS, Retain
                     start = len(data) - payload_len
-                    p = publish_p5(packet, packet.topic if topic is None else topic)
-                    shown = {k: v for k, v in p.items() if k != "payload_hex"}
-                    self._judge(direction, frame, offset, "PUBLISH", packet_id, p, shown,
-                                payload_len, data[start : start + EVIDENCE_PAYLOAD])  # fmt: skip
+                    shown = {
+                        "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos,
+                        "retain": packet.retain, "topic": sent, "packet_id": packet_id,
+                        "properties": shown_props,
+                    }  # fmt: skip
+                    p = {**shown, "payload_hex": payload_hex(packet.payload)}
+                    self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
+                                 payload_len, data[start : start + EVIDENCE_PAYLOAD])  # fmt: skip
                 return
             if not isinstance(packet, WireError):
                 self.packets += 1
                 name, packet_id, code = ACKS[kind], packet.packet_id, packet.reason_code
                 ack = packet.properties
                 assert ack is not None
-                text = NO_PROPERTIES if ack is NO_ACK_PROPERTIES else properties_json(ack)
+                if ack is NO_ACK_PROPERTIES:
+                    text, shown_props = NO_PROPERTIES, _NONE
+                else:
+                    text, shown_props = shown_properties(ack)
                 self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
@@ -499,9 +514,9 @@ class Connection:
                 )))  # fmt: skip
                 if self.judge is not None:
                     fields = {"type": name, "packet_id": packet_id, "reason_code": code,
-                              "properties": ack_props(ack)}  # fmt: skip
-                    self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
-                                b"")  # fmt: skip
+                              "properties": shown_props}  # fmt: skip
+                    self._judge5(direction, frame, offset, name, packet_id, fields, fields,
+                                 None, b"")  # fmt: skip
                 return
         negotiated = declared.negotiated
         described = describe(data, Edition.V50, self.readings, negotiated.limits_for(direction))
@@ -579,36 +594,58 @@ class Connection:
                 {k: v for k, v in every.items() if k != "payload_hex"}
                 if "payload_hex" in every else every
             )  # fmt: skip
-            self._judge(
+            self._judging(
                 direction, frame, offset, described.type, described.packet_id, every, kept,
                 described.payload_len, payload_head(described, data),
             )  # fmt: skip
 
     def _offence(self, seen: Seen, data: bytes, edition: Edition) -> None:
         """A PUBLISH-family packet the codec rejected: from now on, watch whether its
-        receiver reads on (:mod:`.close_judge`)."""
-        assert self.judge is not None
+        receiver reads on (:mod:`pubproof.judge.close`)."""
         receiver = S2C if seen.direction == C2S else C2S
-        # the answers its receiver owed before it: the flow judge's, and the PINGREQs sent
-        # minus the PINGRESPs answered
-        owed = self.judge.owed_by(receiver)
-        pings = self.pings[seen.direction] - self.pings[receiver]
-        owed += [("PINGRESP", None)] * max(0, pings)
+        # the answers its receiver owed before it
+        owed = self._owed(receiver, seen.direction)
         if self.closing is None:
             self.closing = CloseJudge()
-        self.closing.offence(seen, data, edition, self.readings, owed)
+        if self.declared is None:
+            self.closing.offence(seen, data, edition, self.readings, owed)
+        else:  # 5.0: the model judges the packet with its receiver's limits
+            limits = self.declared.negotiated.limits_for(seen.direction)
+            self.closing.offence(seen, data, edition, self.readings, owed, limits=limits)
+
+    def _owed(self, receiver: str, sender: str) -> list[tuple[str, int | None]]:
+        """The answers ``receiver`` owed just now: the flow judge's, and the PINGREQs
+        ``sender`` sent that are not yet answered."""
+        assert self.judge is not None
+        owed = self.judge.owed_by(receiver)
+        owed += [("PINGRESP", None)] * max(0, self.pings[sender] - self.pings[receiver])
+        return owed
+
+    def _flow_offence(
+        self, direction: str, frame: int, offset: int, shown: Mapping[str, Any], offence: Any
+    ) -> None:
+        """5.0: a packet the link judge says its receiver must close the connection on
+        (with the DISCONNECT Reason Code the model calls for): from now on, watch what the
+        receiver does (:mod:`pubproof.judge.close`)."""
+        receiver = S2C if direction == C2S else C2S
+        if self.closing is None:
+            self.closing = CloseJudge()
+        seen = Seen(direction=direction, frame=frame, offset=offset, fields=dict(shown))
+        self.closing.flow_offence(seen, offence, self._owed(receiver, direction))
 
     def _closing_findings(self) -> None:
-        """At the end: a receiver that read on after a packet the model rejects."""
+        """At the end: a receiver that read on after a packet the model rejects (5.0: or
+        whose DISCONNECT's Reason Code is not the one the model calls for)."""
         if self.closing is None or "gaps" in self.flags:
             return  # lost frames could have held the answer's cause or the close
         for offence, finding in self.closing.findings():
-            assert offence.answered is not None
-            shown = dict.fromkeys((offence.packet, *offence.answered))  # each packet once
+            # the offending packet, then the request and the answer that show its receiver
+            # read on (or, 5.0, the receiver's DISCONNECT): the finding is at the last
+            shown = CloseJudge.evidence(offence, finding)
             evidence = [
                 self.trail.entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown
             ]
-            answer = offence.answered[1]
+            answer = shown[-1]
             if finding.verdict != TOLERATED:
                 self.flags.add("violations")
             self._violation(
@@ -678,6 +715,56 @@ class Connection:
         found = self.judge.feed(direction, fields)
         if not found:
             return
+        # the evidence is built only now: the packet's identifier's last packets, or itself
+        evidence = self.trail.evidence(trail or (recent,))
+        for finding in found:
+            self._violation(
+                direction,
+                frame,
+                offset,
+                finding.verdict,
+                finding.source,
+                finding.rules,
+                finding.message,
+                evidence,
+            )
+
+    def _judge5(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        kind: str,
+        packet_id: int | None,
+        fields: Mapping[str, Any],
+        shown: Mapping[str, Any],
+        payload_len: int | None,
+        head: bytes,
+    ) -> None:
+        """:meth:`_judge` for a 5.0 connection: also a packet whose receiver the link judge
+        says must close the connection (Receive Maximum exceeded, an alias out of bounds or
+        unknown, a QoS above Maximum QoS, RETAIN without Retain Available) is handed to
+        the close judge, which watches what that receiver does next."""
+        recent = _new(Recent, (direction, frame, offset, shown, payload_len, head))
+        trail: deque[Recent] | None = None
+        if packet_id is not None and kind in FLOW_TYPES:
+            # Trail.note, inlined: this runs once per judged packet
+            history = self.trail.history
+            trail = history.pop(packet_id, None)  # re-inserted last: most recent
+            if trail is None:
+                trail = deque(maxlen=EVIDENCE_HISTORY)
+                if len(history) >= EVIDENCE_IDS:
+                    del history[next(iter(history))]  # the identifier least recently used
+            history[packet_id] = trail
+            trail.append(recent)
+        judge = self.judge
+        assert judge is not None
+        found = judge.feed(direction, fields)
+        if not found:
+            return
+        offence = judge.offence
+        if offence is not None:
+            self._flow_offence(direction, frame, offset, shown, offence)
         # the evidence is built only now: the packet's identifier's last packets, or itself
         evidence = self.trail.evidence(trail or (recent,))
         for finding in found:
@@ -771,4 +858,8 @@ class Connection:
 
 FLOW_TYPES = frozenset(ACKS.values()) | {"PUBLISH"}
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
+#: 5.0: also every PUBLISH (QoS 0 too) and DISCONNECT (its Reason Code)
+_JUDGED50 = frozenset({"CONNECT", "CONNACK", "PUBLISH", "DISCONNECT"})
+#: the properties of a 5.0 packet without any, as ``P`` holds them (shared: never changed)
+_NONE: dict[str, Any] = {}
 _SYN_FIN_RST = SYN | FIN | RST

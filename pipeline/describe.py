@@ -118,12 +118,13 @@ def describe(
             )
             return Described(type=name, fields=fields, error=error)
         if edition is Edition.V50:
-            shown = fields["properties"]
+            shown = fields.get("properties")  # PINGREQ and PINGRESP have no section
+            text = None if shown is None else NO_PROPERTIES
+            if shown:
+                text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
             return Described(
-                type=name, fields=fields, reason_code=fields.get("reason_code"),
-                properties=json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
-                if shown else NO_PROPERTIES,
-            )  # fmt: skip
+                type=name, fields=fields, reason_code=fields.get("reason_code"), properties=text
+            )
         return Described(type=name, fields=fields)
     rule = R.RESERVED_TYPE.id_for(edition)
     message = f"packet type {kind} is reserved"
@@ -193,14 +194,8 @@ def decode_publish_family(
     limits: Limits | None = None,
 ) -> Packet | WireError:
     """:meth:`PublishFamilyDecoder.decode` with a decoder kept per edition, readings and
-    limits."""
-    key = (edition, None if readings is None else tuple(sorted(readings.items())), limits)
-    decoder = _DECODERS.get(key)
-    if decoder is None:
-        if len(_DECODERS) >= _DECODERS_KEPT:
-            _DECODERS.clear()
-        decoder = _DECODERS[key] = PublishFamilyDecoder(edition, readings, limits)
-    return decoder.decode(data)
+    limits (:func:`decoder_for`)."""
+    return decoder_for(edition, readings, limits).decode(data)
 
 
 _DecoderKey = tuple[Edition, tuple[tuple[str, str], ...] | None, Limits | None]
@@ -208,38 +203,63 @@ _DECODERS: dict[_DecoderKey, PublishFamilyDecoder] = {}
 #: the decoders kept (5.0 limits vary per connection: the cache must not grow with them)
 _DECODERS_KEPT = 64
 
+
+def decoder_for(
+    edition: Edition, readings: Mapping[str, str] | None, limits: Limits | None
+) -> PublishFamilyDecoder:
+    """A :class:`PublishFamilyDecoder` for the edition, readings and limits, shared by
+    every connection that asks for the same (a whole packet leaves a decoder as it found
+    it, and the codec's memory of the property sections it has judged then serves all)."""
+    key = (edition, None if readings is None else tuple(sorted(readings.items())), limits)
+    decoder = _DECODERS.get(key)
+    if decoder is None:
+        if len(_DECODERS) >= _DECODERS_KEPT:
+            _DECODERS.clear()
+        decoder = _DECODERS[key] = PublishFamilyDecoder(edition, readings, limits)
+    return decoder
+
+
 #: the ``properties`` column of a 5.0 packet without properties
 NO_PROPERTIES = "{}"
 #: property sections seen, by identity (the codec hands out one object per distinct
-#: section it has judged, see ``reference.decode50``), with their JSON: (the object, JSON)
-_JSON_OF: dict[int, tuple[PublishProperties | AckProperties, str]] = {}
-_JSON_KEPT = 1024
+#: section it has judged, see ``reference.decode50``): (the object, its JSON, its dict)
+_SHOWN: dict[int, tuple[PublishProperties | AckProperties, str, dict[str, Any]]] = {}
+_SHOWN_KEPT = 4096
+
+
+def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dict[str, Any]]:
+    """A 5.0 PUBLISH's or acknowledgement's properties as the ``properties`` column writes
+    them (a JSON object with ``pubproof decode``'s keys, in its order; ``{}`` without any)
+    and as ``P`` holds them (a dict shared by every packet with the same section: not to
+    be changed)."""
+    kept = _SHOWN.get(id(props))
+    if kept is not None and kept[0] is props:
+        return kept[1], kept[2]
+    shown: dict[str, Any] = (
+        publish_props(props) if type(props) is PublishProperties else ack_props(props)  # type: ignore[arg-type,assignment]
+    )
+    text = json.dumps(shown, ensure_ascii=False, separators=(",", ":")) if shown else NO_PROPERTIES
+    if len(_SHOWN) >= _SHOWN_KEPT:
+        _SHOWN.clear()
+    _SHOWN[id(props)] = (props, text, shown)
+    return text, shown
 
 
 def properties_json(props: PublishProperties | AckProperties) -> str:
-    """The ``properties`` column of a 5.0 PUBLISH or acknowledgement: its properties as a
-    JSON object (``pubproof decode``'s keys, in its order), ``{}`` without any."""
-    key = id(props)
-    kept = _JSON_OF.get(key)
-    if kept is not None and kept[0] is props:
-        return kept[1]
-    shown = publish_props(props) if type(props) is PublishProperties else ack_props(props)  # type: ignore[arg-type]
-    text = json.dumps(shown, ensure_ascii=False, separators=(",", ":")) if shown else NO_PROPERTIES
-    if len(_JSON_OF) >= _JSON_KEPT:
-        _JSON_OF.clear()
-    _JSON_OF[key] = (props, text)
-    return text
+    """The ``properties`` column of a 5.0 PUBLISH or acknowledgement
+    (:func:`shown_properties`)."""
+    return shown_properties(props)[0]
 
 
 def publish_p5(packet: Publish, topic: str) -> dict[str, Any]:
     """``P`` of a decoded 5.0 PUBLISH (:func:`publish_p` and its ``properties``), with
-    ``topic`` for its topic: the name the alias resolves to, when it carries only one."""
+    ``topic`` for its topic (as sent: empty when only a Topic Alias stands for it)."""
     props = packet.properties
     return {
         "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos, "retain": packet.retain,
         "topic": topic, "packet_id": packet.packet_id,
         "payload_hex": payload_hex(packet.payload),
-        "properties": publish_props(props) if props is not None else {},
+        "properties": shown_properties(props)[1] if props is not None else {},
     }  # fmt: skip
 
 

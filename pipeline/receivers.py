@@ -7,7 +7,8 @@ bind what the server sends (``s2c``); the server declares its own in CONNACK, an
 what the client sends (``c2s``). What was declared is the judge layer's
 :class:`~pubproof.judge.limits.Negotiated`; until CONNACK is seen the client's packets are
 judged with the standard's defaults (no alias, no size limit beyond the protocol's).
-Each direction has the codec's decoder with its receiver's limits.
+Each direction has the codec's decoder with its receiver's limits (one decoder serves
+every connection with the same limits: :func:`~pubproof.pipeline.describe.decoder_for`).
 
 Each direction also keeps its receiver's Topic Alias map (section 3.3.2.3.4): a PUBLISH with
 a topic name and an alias sets it, one with an empty topic name and an alias is resolved
@@ -23,7 +24,7 @@ from typing import Any
 from pubproof.judge.ends import C2S, S2C
 from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.model.editions import Edition
-from pubproof.pipeline.describe import PublishFamilyDecoder
+from pubproof.pipeline.describe import PublishFamilyDecoder, decoder_for
 
 
 class Receivers:
@@ -35,7 +36,7 @@ class Receivers:
     def __init__(self, readings: Mapping[str, str] | None) -> None:
         self.readings = readings
         self.negotiated: Negotiated = DEFAULT
-        decoder = PublishFamilyDecoder(Edition.V50, readings, None)
+        decoder = decoder_for(Edition.V50, readings, None)
         # both directions start with the defaults: one decoder until an end declares
         self.decoders: dict[str, PublishFamilyDecoder] = {C2S: decoder, S2C: decoder}
         self.aliases: dict[str, dict[int, str]] = {C2S: {}, S2C: {}}
@@ -53,7 +54,7 @@ class Receivers:
         for direction in (C2S, S2C):
             limits = negotiated.limits_for(direction)
             if limits != before.limits_for(direction):
-                self.decoders[direction] = PublishFamilyDecoder(Edition.V50, self.readings, limits)
+                self.decoders[direction] = decoder_for(Edition.V50, self.readings, limits)
 
     def resolve(self, direction: str, topic: str, alias: int) -> str | None:
         """The topic name a PUBLISH sent ``direction`` with ``alias`` stands for: ``topic``

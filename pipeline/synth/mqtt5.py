@@ -3,17 +3,18 @@
 A 5.0 connection of :mod:`.generate` is the 3.1.1 one in 5.0 clothes, and stays valid
 throughout (it never yields a finding): CONNECT names level 5 and declares the client's
 Receive Maximum, Topic Alias Maximum and Maximum Packet Size; CONNACK the server's; the
-SUBSCRIBE carries a Subscription Identifier and options. Each PUBLISH carries properties
-(User Properties in a chosen order, sometimes a Content Type, a Message Expiry Interval, a
-Payload Format Indicator of 0; the server's forwarded messages the subscription's
-identifier), and a Topic Alias: each sender assigns aliases 1, 2, ... to topic names as it
-first sends them, up to its receiver's Topic Alias Maximum [MQTT-3.3.2-9, MQTT-3.3.2-11],
-sends the name with its alias the first time and, most times after that, the alias alone
-(an empty topic name). Acknowledgements carry success Reason Codes (0x00, and 0x10 No
-matching subscribers for a PUBACK or PUBREC), sometimes a Reason String. DISCONNECT is
-the normal one (0x00). The bursts of :mod:`.generate` keep at most three messages in
-flight per direction, below either end's Receive Maximum, and every packet is far below
-either end's Maximum Packet Size.
+SUBSCRIBE carries a Subscription Identifier and options. Each PUBLISH carries properties,
+as an application sets them per topic (each sender draws, at a topic's first message, its
+User Properties in some order, whether it has a Content Type, a Message Expiry Interval, a
+Payload Format Indicator of 0; the server's forwarded messages also carry the
+subscription's identifier), and a Topic Alias: each sender assigns aliases 1, 2, ... to
+topic names as it first sends them, up to its receiver's Topic Alias Maximum
+[MQTT-3.3.2-9, MQTT-3.3.2-11], sends the name with its alias the first time and, most
+times after that, the alias alone (an empty topic name). Acknowledgements carry success
+Reason Codes (0x00, and 0x10 No matching subscribers for a PUBACK or PUBREC), sometimes a
+Reason String. DISCONNECT is the normal one (0x00). The bursts of :mod:`.generate` keep at
+most three messages in flight per direction, below either end's Receive Maximum, and every
+packet is far below either end's Maximum Packet Size.
 """
 
 from __future__ import annotations
@@ -48,12 +49,14 @@ ACK_SUCCESS = (0x00, 0x00, 0x00, 0x10)
 class Session5:
     """The packets of one 5.0 connection, with each sender's Topic Aliases."""
 
-    __slots__ = ("aliases", "maximum", "rng")
+    __slots__ = ("aliases", "maximum", "profiles", "rng")
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         #: per direction, the sender's topic name -> alias (one Network Connection)
         self.aliases: dict[Direction, dict[str, int]] = {C2S: {}, S2C: {}}
+        #: per direction, the sender's properties of each topic (all but the alias)
+        self.profiles: dict[Direction, dict[str, dict[str, Any]]] = {C2S: {}, S2C: {}}
         #: per direction, its receiver's Topic Alias Maximum
         self.maximum = {
             C2S: SERVER_DECLARES["topic_alias_maximum"],
@@ -106,15 +109,17 @@ class Session5:
                 alias = aliases[topic] = len(aliases) + 1  # sent with its topic name
         elif rng.random() < ALIAS_ONLY:
             sent = ""
-        users = rng.sample(USER_PROPERTIES, rng.randint(0, len(USER_PROPERTIES)))
-        properties = PublishProperties(
-            payload_format_indicator=0 if rng.random() < 0.1 else None,
-            message_expiry_interval=rng.choice((60, 3600)) if rng.random() < 0.3 else None,
-            topic_alias=alias,
-            user_properties=tuple(users),
-            subscription_identifiers=(SUBSCRIPTION_IDENTIFIER,) if direction is S2C else (),
-            content_type=rng.choice(CONTENT_TYPES) if rng.random() < 0.5 else None,
-        )
+        profile = self.profiles[direction].get(topic)
+        if profile is None:
+            users = rng.sample(USER_PROPERTIES, rng.randint(0, len(USER_PROPERTIES)))
+            profile = self.profiles[direction][topic] = {
+                "payload_format_indicator": 0 if rng.random() < 0.1 else None,
+                "message_expiry_interval": rng.choice((60, 3600)) if rng.random() < 0.3 else None,
+                "user_properties": tuple(users),
+                "subscription_identifiers": (SUBSCRIPTION_IDENTIFIER,) if direction is S2C else (),
+                "content_type": rng.choice(CONTENT_TYPES) if rng.random() < 0.5 else None,
+            }  # fmt: skip
+        properties = PublishProperties(topic_alias=alias, **profile)
         packet = Publish(topic=sent, qos=qos, packet_id=packet_id, payload=payload,
                          retain=retain, properties=properties)  # fmt: skip
         return encode(packet, edition=V50)
