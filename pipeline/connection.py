@@ -36,6 +36,7 @@ from pubproof.pipeline import detect
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
     NO_PROPERTIES,
+    SHOWN,
     Described,
     PublishFamilyDecoder,
     WireError,
@@ -476,12 +477,20 @@ class Connection:
                 alias = props.topic_alias
                 sent: str = packet.topic
                 topic: str | None = sent
-                if alias is not None:
-                    topic = declared.resolve(direction, sent, alias)
+                if alias is not None:  # Receivers.resolve, inlined (once per PUBLISH)
+                    aliases = declared.aliases[direction]
+                    if sent:
+                        aliases[alias] = sent
+                    else:
+                        topic = aliases.get(alias)
                 if props is NO_PUBLISH_PROPERTIES:
                     text, shown_props = NO_PROPERTIES, _NONE
-                else:
-                    text, shown_props = shown_properties(props)
+                else:  # shown_properties, its memory read inline
+                    kept = SHOWN.get(id(props))
+                    if kept is not None and kept[0] is props:
+                        text, shown_props = kept[1], kept[2]
+                    else:
+                        text, shown_props = shown_properties(props)
                 self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,

@@ -223,8 +223,8 @@ def decoder_for(
 NO_PROPERTIES = "{}"
 #: property sections seen, by identity (the codec hands out one object per distinct
 #: section it has judged, see ``reference.decode50``): (the object, its JSON, its dict)
-_SHOWN: dict[int, tuple[PublishProperties | AckProperties, str, dict[str, Any]]] = {}
-_SHOWN_KEPT = 4096
+SHOWN: dict[int, tuple[PublishProperties | AckProperties, str, dict[str, Any]]] = {}
+SHOWN_KEPT = 4096
 
 
 def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dict[str, Any]]:
@@ -232,16 +232,16 @@ def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dic
     them (a JSON object with ``pubproof decode``'s keys, in its order; ``{}`` without any)
     and as ``P`` holds them (a dict shared by every packet with the same section: not to
     be changed)."""
-    kept = _SHOWN.get(id(props))
+    kept = SHOWN.get(id(props))
     if kept is not None and kept[0] is props:
         return kept[1], kept[2]
     shown: dict[str, Any] = (
         publish_props(props) if type(props) is PublishProperties else ack_props(props)  # type: ignore[arg-type,assignment]
     )
     text = json.dumps(shown, ensure_ascii=False, separators=(",", ":")) if shown else NO_PROPERTIES
-    if len(_SHOWN) >= _SHOWN_KEPT:
-        _SHOWN.clear()
-    _SHOWN[id(props)] = (props, text, shown)
+    if len(SHOWN) >= SHOWN_KEPT:
+        SHOWN.clear()
+    SHOWN[id(props)] = (props, text, shown)
     return text, shown
 
 
