@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pubproof.judge.packets import (
+    AUTH,
     FLAGS_0010,
     QOS_BITS,
     RL_MORE,
@@ -46,8 +47,6 @@ from pubproof.pipeline.reassembly import Data, Gap
 
 RESYNC_MIN = 4
 T = PacketType
-#: MQTT 5.0's packet type 15 (reserved in 3.1 and 3.1.1)
-AUTH = 15
 #: first byte -> the Remaining Length the type fixes (None: any); PUBLISH is checked apart
 _PLAUSIBLE: dict[int, int | None] = {
     T.CONNECT << 4: None, T.CONNACK << 4: 2, T.PUBACK << 4: 2, T.PUBREC << 4: 2,

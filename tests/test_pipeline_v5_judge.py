@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_builder import CONNACK, Conn, Outcome, connect, ether, pcap, run_check
+from pipeline_builder import CONNACK, Conn, Outcome, connect, ether, pcap, read_tables, run_check
 
 from pubproof.judge import packets as control
+from pubproof.main import main
 from pubproof.model.editions import Edition
 from pubproof.reference import PubAck, Publish, encode
 from pubproof.reference.properties import AckProperties, PublishProperties
@@ -255,3 +256,18 @@ def test_forcing_5_0(tmp_path: Path) -> None:
     outcome = run(tmp_path, frames, edition=V50)
     assert outcome.tables["connections"][0]["edition"] == "5.0"
     assert [r["rule"] for r in outcome.tables["violations"]][-1] == "PP50-2.2.2-property-length"
+
+
+def test_the_command_line_forces_5_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capture = tmp_path / "c.pcap"
+    conn = Conn()
+    frames = [*conn.handshake(), conn.segment("c2s", connect("c")), *conn.close()]
+    capture.write_bytes(pcap([ether(f) for f in frames]))
+    out = tmp_path / "out"
+    args = ["check", str(capture), "--out", str(out), "--engine", "python", "--json"]
+    assert main([*args, "--edition", "5.0"]) == 0
+    capsys.readouterr()
+    (row,) = read_tables(str(out))["connections"]
+    assert row["edition"] == "5.0"  # a 3.1.1 CONNECT, read as 5.0 (its description fails)
+    with pytest.raises(SystemExit):
+        main([*args, "--edition", "6.0"])

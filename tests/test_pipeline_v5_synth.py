@@ -40,7 +40,7 @@ def tables(
 ) -> dict[str, list[dict[str, Any]]]:
     out = tmp_path_factory.mktemp("synth5-out")
     check(Job(paths=[str(mixed[0])], out=str(out), engine="python"))
-    return read_tables(str(out))  # type: ignore[return-value]
+    return read_tables(str(out))
 
 
 def test_both_editions_are_there(mixed: tuple[Path, dict[str, Any]]) -> None:
