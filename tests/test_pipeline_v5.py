@@ -319,6 +319,10 @@ def test_no_finding_on_the_real_clients_and_the_crafted_faults_found(
         fault, wanted, _ = recording.crafted[client_port]
         got = findings.get(point, [])
         assert any(set(wanted) <= found for found in got), (fault, point, wanted, got)
+    # what the broker did about them is the close judge's to say (did it read on, was its
+    # DISCONNECT's Reason Code the model's): no other finding about it
+    about_broker = [v for v in violations if v["role"] == "server"]
+    assert {v["source"] for v in about_broker} <= {"close"}, about_broker
 
 
 def test_spark_engine_writes_the_same_tables(
