@@ -133,13 +133,16 @@ def expectation(
 
 def close_rules(rule_id: str, edition: Edition) -> tuple[str, ...]:
     """The rule a case breaks and the rules that make the receiver close the connection
-    (3.1: the rule alone; 5.0: its ``also`` and [MQTT-4.13.1-1])."""
+    (3.1: the rule alone; 5.0: [MQTT-4.13.1-1], after the rule's ``also`` when the rule
+    exists in 5.0 alone: a rule 3.1.1 shares carries 3.1.1 numbers there, which are other
+    statements in 5.0)."""
     if edition is Edition.V50:
         try:
-            also = RULES.by_id(rule_id, edition).also
+            found = RULES.by_id(rule_id, edition)
         except KeyError:
-            also = ()
-        return (rule_id, *also, CLOSE_WITH_REASON)
+            return (rule_id, CLOSE_WITH_REASON)
+        alone = all(e is Edition.V50 for e in found.ids)
+        return (rule_id, *(found.also if alone else ()), CLOSE_WITH_REASON)
     if edition is not Edition.V311:
         return (rule_id,)
     try:
@@ -293,15 +296,20 @@ class CloseJudge:
             offence.asked[asked] = packet
 
     def flow_offence(
-        self, packet: Seen, offence: FlowOffence, owed: Iterable[tuple[str, int | None]]
+        self,
+        packet: Seen,
+        offence: FlowOffence,
+        owed: Iterable[tuple[str, int | None]],
+        data: bytes | None = None,
     ) -> None:
         """MQTT 5.0: a packet the link judge says its receiver must close for
-        (:attr:`pubproof.judge.ends.BothEnds.offence`); ``owed`` as for :meth:`offence`.
-        The receiver answering the offending packet itself is not looked for: the flow
-        table owes it no answer but the DISCONNECT."""
+        (:attr:`pubproof.judge.ends.BothEnds.offence`); ``owed`` as for :meth:`offence`;
+        ``data``, the packet's bytes: an answer to the packet itself (an acknowledgement
+        of the PUBLISH beyond the Receive Maximum, with any Reason Code) shows that the
+        receiver read it and went on, where the table owes only the DISCONNECT."""
         if packet.direction in self.offences:
             return
-        self.offences[packet.direction] = Offence(
+        found = self.offences[packet.direction] = Offence(
             offender=packet.direction,
             packet=packet,
             rule=offence.rule,
@@ -313,6 +321,9 @@ class CloseJudge:
             edition=Edition.V50,
             reason_code=offence.reason_code,
         )
+        asked = None if data is None else request_of(data, Edition.V50)
+        if asked is not None:
+            found.asked[asked] = packet
 
     def packet(self, seen: Seen, data: bytes) -> None:
         """A packet after an offence (of either direction)."""

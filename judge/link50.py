@@ -51,12 +51,14 @@ from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
 from pubproof.judge.link import (
+    _NOTHING,
     R_FREE,
     RECEIVER_STATES_ALL,
     S_AWAIT_PUBCOMP,
     S_FREE,
     SENDER_STATES,
     LinkJudge,
+    Owed,
     _Flow,
 )
 from pubproof.model import flow_rules50 as FR
@@ -254,6 +256,7 @@ class LinkJudge50(LinkJudge):
         "offence",
         "peer_aliases",
         "peer_quota",
+        "peer_refusable",
         "refusable",
         "server",
         "topic",
@@ -269,6 +272,7 @@ class LinkJudge50(LinkJudge):
         self.peer_quota: set[int] = set()  # ... and of the peer's send quota
         self.ended: dict[int, _Ended] = {}  # the judged end's flows an error ack ended
         self.refusable: dict[int, int] = {}  # packet id -> the judged receiver's prior state
+        self.peer_refusable: dict[int, int] = {}  # ... and the model peer's
         #: the resolved topic name of the last PUBLISH fed (None: none, or unresolvable)
         self.topic: str | None = None
         #: set by the last packet fed when its receiver must close (with a Reason Code)
@@ -291,6 +295,10 @@ class LinkJudge50(LinkJudge):
     def _connect50(self, fields: Mapping[str, Any]) -> None:
         self.connections += 1
         self.negotiated = self.negotiated.with_connect(fields)
+        if not self.keep:
+            # what was owed on the last connection is owed no more (a live peer's judge
+            # reports it missing when the probe says the connection closed)
+            self.owed.clear()
         self.pending = "clean" if fields.get("clean_start") else "resume"
         # a new Network Connection: the alias maps go [MQTT-3.3.2-7], the send quota
         # starts afresh [MQTT-4.9.0-1]
@@ -336,6 +344,7 @@ class LinkJudge50(LinkJudge):
             self.peer_rx.clear()
             self.ended.clear()
             self.refusable.clear()
+            self.peer_refusable.clear()
 
     # -- the checks a PUBLISH meets before any flow ----------------------------------------
 
@@ -344,19 +353,23 @@ class LinkJudge50(LinkJudge):
     ) -> tuple[Mapping[str, Any] | None, FlowOffence | None]:
         """The PUBLISH with its topic resolved, or the offence that makes its receiver
         close (the alias, then what the Server declared)."""
-        aliases, receiver = (
-            (self.judged_aliases, self.peer_receives)
-            if by_judged
-            else (self.peer_aliases, self.judged_receives)
-        )
-        topic = str(fields.get("topic") or "")
-        result = aliases.receive(topic, topic_alias(fields), receiver.topic_alias_maximum)
-        self.topic = result.topic
-        if result.topic is None:
-            assert result.reason_code is not None
-            return None, FlowOffence(result.rules[0], result.note, result.reason_code)
-        sender_is_client = by_judged != self.server
-        if sender_is_client:
+        topic = fields.get("topic") or ""
+        alias = topic_alias(fields)
+        resolved = topic
+        if alias is not None or not topic:
+            aliases, receiver = (
+                (self.judged_aliases, self.peer_receives)
+                if by_judged
+                else (self.peer_aliases, self.judged_receives)
+            )
+            result = aliases.receive(topic, alias, receiver.topic_alias_maximum)
+            if result.topic is None:
+                self.topic = None
+                assert result.reason_code is not None
+                return None, FlowOffence(result.rules[0], result.note, result.reason_code)
+            resolved = result.topic
+        self.topic = resolved
+        if by_judged != self.server:  # the client sends: what the Server declared binds it
             qos = fields.get("qos", 0)
             if isinstance(qos, int) and qos > self.negotiated.maximum_qos:
                 note = f"QoS {qos} is above the Server's Maximum QoS {self.negotiated.maximum_qos}"
@@ -364,9 +377,27 @@ class LinkJudge50(LinkJudge):
             if fields.get("retain") and not self.negotiated.retain_available:
                 note = "RETAIN 1, and the Server declared Retain Available 0"
                 return None, FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
-        if result.topic == topic:
+        if resolved == topic:
             return fields, None
-        return {**fields, "topic": result.topic}, None
+        return {**fields, "topic": resolved}, None
+
+    def _unanswered(self, fields: Mapping[str, Any], by_judged: bool) -> None:
+        """A QoS 1 or 2 PUBLISH its receiver must close for is still a flow its sender
+        started (the table's entry from FREE, with its quota unit): a receiver that answers
+        it anyway is then judged by the close judge alone, not also as answering nothing."""
+        qos, packet_id = fields.get("qos"), fields.get("packet_id")
+        if qos not in (1, 2) or not isinstance(packet_id, int):
+            return
+        entry = _TX_PUBLISH[qos][S_FREE]
+        quota = self.judged_quota if by_judged else self.peer_quota
+        if by_judged and packet_id not in self.judged_tx:
+            self.judged_tx[packet_id] = _Flow(entry.next, _p(fields))
+        elif not by_judged and packet_id not in self.peer_tx:
+            self.peer_tx[packet_id] = entry.next
+        else:
+            return
+        if entry.takes_quota:
+            quota.add(packet_id)
 
     def _offence_rules(self, offence: FlowOffence) -> tuple[str, ...]:
         if offence.rule == ALIAS_ABOVE_MAXIMUM:
@@ -397,6 +428,7 @@ class LinkJudge50(LinkJudge):
         resolved, offence = self._resolve50(fields, by_judged=False)
         if resolved is None:
             self.offence = offence
+            self._unanswered(fields, by_judged=False)
             return
         qos, packet_id = resolved.get("qos"), resolved.get("packet_id")
         if qos not in (1, 2) or not isinstance(packet_id, int):
@@ -424,9 +456,26 @@ class LinkJudge50(LinkJudge):
         if qos == 2:
             self.refusable[packet_id] = state
         for reply, code in received.replies:
-            packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
-            self._owe(reply, packet_id, self._owed(packet, received.rules, index, resolved))
+            self._owe(
+                reply, packet_id, self._answer(reply, packet_id, code, received, index, resolved)
+            )
         self._move_rx(self.judged_rx, packet_id, received.next)
+
+    def _answer(
+        self,
+        reply: str,
+        packet_id: int,
+        code: int | None,
+        entry: ReceiverEntry50,
+        index: int,
+        why: Mapping[str, Any],
+    ) -> Owed:
+        """What is kept of an answer owed: its expected Reason Code only when it is one
+        to compare (0x92), everything for a live peer."""
+        if not self.keep and not code:
+            return _NOTHING
+        packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
+        return self._owed(packet, entry.rules, index, why)
 
     @staticmethod
     def _over(maximum: int) -> str:
@@ -448,8 +497,7 @@ class LinkJudge50(LinkJudge):
         entry = _RX_PUBREL[is_error(_code(fields))][self.judged_rx.get(packet_id, R_FREE)]
         assert entry is not None and entry.defined
         for reply, code in entry.replies:
-            packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
-            self._owe(reply, packet_id, self._owed(packet, entry.rules, index, fields))
+            self._owe(reply, packet_id, self._answer(reply, packet_id, code, entry, index, fields))
         self._move_rx(self.judged_rx, packet_id, entry.next)
 
     def _peer_acks50(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
@@ -458,6 +506,8 @@ class LinkJudge50(LinkJudge):
         code = _code(fields)
         flow = self.judged_tx.get(packet_id)
         entry = _TX_ACK[kind][is_error(code)][S_FREE if flow is None else flow.state]
+        if kind != "PUBCOMP" and is_error(code):
+            self._refused50(kind, packet_id, self.peer_rx, self.peer_refusable)
         if not entry.defined:
             return
         if entry.pubrel_code is not None:
@@ -507,6 +557,7 @@ class LinkJudge50(LinkJudge):
             what = describe({**fields, "topic": self.topic or fields.get("topic") or "(no topic)"})
             rules = self._offence_rules(offence)
             self._found(found, VIOLATION, f"{what}: {offence.message}", *rules)
+            self._unanswered(fields, by_judged=True)
             return
         qos, packet_id = resolved["qos"], resolved.get("packet_id")
         over = False
@@ -519,7 +570,7 @@ class LinkJudge50(LinkJudge):
     ) -> bool:
         """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
         peer's Receive Maximum."""
-        what = describe(fields)
+        what = _Described(fields)
         resent = self._pay("PUBLISH", packet_id)
         if resent is not None:
             assert resent.packet is not None
@@ -588,6 +639,8 @@ class LinkJudge50(LinkJudge):
             delivered["properties"] = properties
             self.deliveries.append(delivered)
         if packet_id is not None and qos:
+            if qos == 2:
+                self.peer_refusable[packet_id] = state
             self._move_rx(self.peer_rx, packet_id, entry.next)
 
     def _judged_pubrel50(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
@@ -640,7 +693,7 @@ class LinkJudge50(LinkJudge):
                     PUBCOMP_REASON,
                 )  # fmt: skip
             if kind in ("PUBACK", "PUBREC") and is_error(code):
-                self._refused50(kind, packet_id)
+                self._refused50(kind, packet_id, self.judged_rx, self.refusable)
         entry = _TX_ACK[kind][is_error(code)][self.peer_tx.get(packet_id, S_FREE)]
         if entry.defined:
             if entry.releases_quota:
@@ -655,14 +708,28 @@ class LinkJudge50(LinkJudge):
                 *entry.rules,
             )  # fmt: skip
 
-    def _refused50(self, kind: str, packet_id: int) -> None:
-        """The judged receiver refused a new message (an error PUBACK or PUBREC): the
-        table's REFUSED entry from the state before it."""
+    def _refused50(
+        self, kind: str, packet_id: int, states: dict[int, int], before: dict[int, int]
+    ) -> None:
+        """A receiver refused a new message (an error PUBACK or PUBREC): the table's
+        REFUSED entry from the state before it (``states``: that receiver's, ``before``:
+        its state when the PUBLISH came)."""
         qos = 1 if kind == "PUBACK" else 2
-        before = self.refusable.pop(packet_id, R_FREE)
-        entry = _RX_REFUSED[qos][before]
+        entry = _RX_REFUSED[qos][before.pop(packet_id, R_FREE)]
         if entry is not None and entry.defined:
-            self._move_rx(self.judged_rx, packet_id, entry.next)
+            self._move_rx(states, packet_id, entry.next)
+
+
+class _Described:
+    """A PUBLISH's description for a message, made only when a finding needs it."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        self.fields = fields
+
+    def __format__(self, spec: str) -> str:
+        return describe(self.fields)
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
