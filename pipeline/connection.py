@@ -29,6 +29,7 @@ from pubproof.judge.close import shown as shown_after_offence
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import TOLERATED, Source
 from pubproof.judge.limits import too_large
+from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
@@ -162,8 +163,6 @@ class Connection:
         #: one whole packet: :meth:`_packet3` (3.1, 3.1.1), :meth:`_packet5` (5.0)
         self._packet: Callable[[str, int, int, int, bytes, Framed | None], None] = self._packet3
         self.declared: Receivers | None = None  # MQTT 5.0: what the two ends declared
-        #: judge a packet: :meth:`_judge` (3.x), :meth:`_judge5` (5.0)
-        self._judging: Callable[..., None] = self._judge
         # per packet identifier, its last packets, as what their evidence is built from
         self.trail = Trail(self.id)
         self.closed: str | None = None
@@ -182,7 +181,6 @@ class Connection:
     def _become5(self) -> None:
         """The connection is MQTT 5.0 (its CONNECT names level 5, or the job forces 5.0)."""
         self._packet = self._packet5
-        self._judging = self._judge5
         self.judged = _JUDGED50
         self.declared = Receivers(self.readings)
         if self.judge is not None:
@@ -505,7 +503,8 @@ class Connection:
                     }  # fmt: skip
                     p = {**shown, "payload_hex": payload_hex(packet.payload)}
                     self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
-                                 payload_len, data[start : start + EVIDENCE_PAYLOAD])  # fmt: skip
+                                 payload_len, data[start : start + EVIDENCE_PAYLOAD],
+                                 data)  # fmt: skip
                 return
             if not isinstance(packet, WireError):
                 self.packets += 1
@@ -525,7 +524,7 @@ class Connection:
                     fields = {"type": name, "packet_id": packet_id, "reason_code": code,
                               "properties": shown_props}  # fmt: skip
                     self._judge5(direction, frame, offset, name, packet_id, fields, fields,
-                                 None, b"")  # fmt: skip
+                                 None, b"", data)  # fmt: skip
                 return
         negotiated = declared.negotiated
         described = describe(data, Edition.V50, self.readings, negotiated.limits_for(direction))
@@ -603,10 +602,13 @@ class Connection:
                 {k: v for k, v in every.items() if k != "payload_hex"}
                 if "payload_hex" in every else every
             )  # fmt: skip
-            self._judging(
-                direction, frame, offset, described.type, described.packet_id, every, kept,
-                described.payload_len, payload_head(described, data),
-            )  # fmt: skip
+            head = payload_head(described, data)
+            if self.declared is None:
+                self._judge(direction, frame, offset, described.type, described.packet_id,
+                            every, kept, described.payload_len, head)  # fmt: skip
+            else:
+                self._judge5(direction, frame, offset, described.type, described.packet_id,
+                             every, kept, described.payload_len, head, data)  # fmt: skip
 
     def _offence(self, seen: Seen, data: bytes, edition: Edition) -> None:
         """A PUBLISH-family packet the codec rejected: from now on, watch whether its
@@ -631,7 +633,13 @@ class Connection:
         return owed
 
     def _flow_offence(
-        self, direction: str, frame: int, offset: int, shown: Mapping[str, Any], offence: Any
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        shown: Mapping[str, Any],
+        offence: FlowOffence,
+        data: bytes,
     ) -> None:
         """5.0: a packet the link judge says its receiver must close the connection on
         (with the DISCONNECT Reason Code the model calls for): from now on, watch what the
@@ -640,7 +648,7 @@ class Connection:
         if self.closing is None:
             self.closing = CloseJudge()
         seen = Seen(direction=direction, frame=frame, offset=offset, fields=dict(shown))
-        self.closing.flow_offence(seen, offence, self._owed(receiver, direction))
+        self.closing.flow_offence(seen, offence, self._owed(receiver, direction), data)
 
     def _closing_findings(self) -> None:
         """At the end: a receiver that read on after a packet the model rejects (5.0: or
@@ -749,11 +757,13 @@ class Connection:
         shown: Mapping[str, Any],
         payload_len: int | None,
         head: bytes,
+        data: bytes,
     ) -> None:
-        """:meth:`_judge` for a 5.0 connection: also a packet whose receiver the link judge
-        says must close the connection (Receive Maximum exceeded, an alias out of bounds or
-        unknown, a QoS above Maximum QoS, RETAIN without Retain Available) is handed to
-        the close judge, which watches what that receiver does next."""
+        """:meth:`_judge` for a 5.0 connection (``data``: the packet's bytes): also a
+        packet whose receiver the link judge says must close the connection (Receive
+        Maximum exceeded, an alias out of bounds or unknown, a QoS above Maximum QoS,
+        RETAIN without Retain Available) is handed to the close judge, which watches what
+        that receiver does next."""
         recent = _new(Recent, (direction, frame, offset, shown, payload_len, head))
         trail: deque[Recent] | None = None
         if packet_id is not None and kind in FLOW_TYPES:
@@ -773,7 +783,7 @@ class Connection:
             return
         offence = judge.offence
         if offence is not None:
-            self._flow_offence(direction, frame, offset, shown, offence)
+            self._flow_offence(direction, frame, offset, shown, offence, data)
         # the evidence is built only now: the packet's identifier's last packets, or itself
         evidence = self.trail.evidence(trail or (recent,))
         for finding in found:
