@@ -67,6 +67,8 @@ PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
 CONNECT, CONNACK = int(PacketType.CONNECT), int(PacketType.CONNACK)
 #: CONNECT's protocol level that names MQTT 5.0
 LEVEL_V50 = 5
+#: the CONNACK of a 3.1.1 server that does not speak the level asked for (return code 1)
+REFUSED_LEVEL = bytes((CONNACK << 4, 2, 0, 1))
 V50_VALUE = Edition.V50.value
 #: TCP sequence numbers are 32-bit and wrap
 SEQ_MASK = 0xFFFFFFFF
@@ -527,7 +529,12 @@ class Connection:
                                  None, b"", data)  # fmt: skip
                 return
         negotiated = declared.negotiated
-        described = describe(data, Edition.V50, self.readings, negotiated.limits_for(direction))
+        if kind == CONNACK and data == REFUSED_LEVEL:
+            # a server of 3.1.1 refusing the level: its own CONNACK, return code 0x01
+            # ("unacceptable protocol level", 3.1.1 [MQTT-3.1.2-2]), not a 5.0 one
+            described = describe(data, Edition.V311, None)
+        else:
+            described = describe(data, Edition.V50, self.readings, negotiated.limits_for(direction))
         if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
             self.pings[direction] += 1
         name = described.type

@@ -271,3 +271,14 @@ def test_the_command_line_forces_5_0(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert row["edition"] == "5.0"  # a 3.1.1 CONNECT, read as 5.0 (its description fails)
     with pytest.raises(SystemExit):
         main([*args, "--edition", "6.0"])
+
+
+def test_a_3_1_1_server_refusing_level_5(tmp_path: Path) -> None:
+    """A 3.1.1 server answers a level 5 CONNECT with its own CONNACK, return code 0x01
+    [MQTT-3.1.2-2]: no finding, though it is no 5.0 CONNACK; any other 4-byte CONNACK
+    still is malformed in 5.0 (no Property Length)."""
+    refused = run(tmp_path, session(answer=bytes((0x20, 2, 0, 1))))
+    assert refused.tables["violations"] == []
+    (tmp_path / "other").mkdir()
+    other = run(tmp_path / "other", session(answer=bytes((0x20, 2, 0, 5))))
+    assert findings(other) == [("s2c", "server", "None", "malformed")]
