@@ -24,9 +24,10 @@ main capture (the top functions by own time).
 
 ``--editions`` measures only MQTT 5.0 against 3.1.1, per frame: two captures from the same
 seed, one all 3.1.1 and one all 5.0 (``--mqtt5 1``: properties and Topic Aliases), each
-checked by ``pubproof check --engine python`` ``--repeat`` times in turn (the best time of
-each counts: on a shared machine a run is only ever slowed down), both answers checked
-against the generator's::
+checked by ``pubproof check --engine python`` ``--repeat`` times in turn, both answers
+checked against the generator's. What counts is the CPU time of the process (user and
+system), the best of the runs: on a shared machine a run is only ever slowed down, and
+its wall time by every other process as well::
 
     python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 3
 """
@@ -38,6 +39,7 @@ import json
 import os
 import platform
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -279,11 +281,24 @@ def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) 
         _, expected = synth(path, frames, seed, "--mqtt5", share, "--inject", "all=0")
         captures[name] = (path, expected)
     seconds: dict[str, list[float]] = {name: [] for name in captures}
+    tshark_seconds: dict[str, float] = {}
+    peak: dict[str, float] = {}
     problems: list[str] = []
+
+    def cpu_of(run: Any, *args: Any) -> tuple[float, Run]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = run(*args)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done
+
+    for name, (path, _) in captures.items():  # tshark's CPU time on the same capture
+        tshark_seconds[name] = cpu_of(tshark_decode, path, work / "tshark.tsv")[0]
     for _ in range(repeat):
         for name, (path, expected) in captures.items():
             out = work / f"out-editions-{name}"
-            seconds[name].append(check(path, out, "python").seconds)
+            cpu, done = cpu_of(check, path, out, "python")
+            seconds[name].append(cpu)
+            peak[name] = max(peak.get(name, 0.0), done.peak_rss_mb)
             problems += [f"{name}: {p}" for p in verify(expected, out)]
     rows = []
     for name, (_, expected) in captures.items():
@@ -292,6 +307,8 @@ def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) 
             "edition": name, "frames": expected["frames"], "packets": expected["packets_total"],
             "connections": expected["connections_by_edition"], "seconds": seconds[name],
             "best_seconds": best, "frames_per_s": expected["frames"] / best,
+            "tshark_seconds": tshark_seconds[name],
+            "vs_tshark": tshark_seconds[name] / best, "peak_rss_mb": peak[name],
         })  # fmt: skip
     ratio = rows[1]["frames_per_s"] / rows[0]["frames_per_s"]
     results = {"rows": rows, "ratio_5_to_311": ratio, "problems": problems, "repeat": repeat}
@@ -299,12 +316,15 @@ def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) 
     if as_json:
         print(json.dumps(results))
     else:
-        print("| traffic | frames | MQTT packets | runs (s) | best (s) | frames/s |")
-        print("|---|--:|--:|---|--:|--:|")
+        print("| traffic | frames | MQTT packets | runs (CPU s) | best (CPU s) | frames/CPU s "
+              "| tshark (CPU s) | x tshark | peak RSS MB |")  # fmt: skip
+        print("|---|--:|--:|---|--:|--:|--:|--:|--:|")
         for row in rows:
-            runs = ", ".join(f"{t:.1f}" for t in row["seconds"])
+            runs = ", ".join(f"{t:.2f}" for t in row["seconds"])
             print(f"| MQTT {row['edition']} | {row['frames']:,} | {row['packets']:,} | {runs} "
-                  f"| {row['best_seconds']:.1f} | {row['frames_per_s']:,.0f} |")  # fmt: skip
+                  f"| {row['best_seconds']:.2f} | {row['frames_per_s']:,.0f} "
+                  f"| {row['tshark_seconds']:.2f} | {row['vs_tshark']:.2f} "
+                  f"| {row['peak_rss_mb']:.0f} |")  # fmt: skip
         print(f"\n5.0 / 3.1.1 frames per second: {ratio:.3f}")
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
