@@ -87,3 +87,23 @@ def test_both_engines_write_the_same_tables(
     spark = read_tables(str(tmp_path / "spark"))
     for name in ("packets", "violations", "connections"):
         assert spark[name] == tables[name], name
+
+
+@pytest.mark.parametrize(("seed", "share"), [(5, 1.0), (6, 0.5)])
+def test_the_fast_path_writes_the_general_paths_rows(
+    tmp_path: Path, seed: int, share: float
+) -> None:
+    """``Connection.FAST`` on 5.0 traffic: the shorter way (the codec straight into rows,
+    the alias resolved and the properties read inline) writes what the general way
+    (:func:`pubproof.pipeline.describe.describe`) writes, faults and all."""
+    from test_pipeline_fast_path import _both, _keyed_capture
+
+    faults = tuple((f.value, 1) for f in Fault) if share < 1 else ()
+    config = SynthConfig(seed=seed, frames=2500, connections=20, concurrent=6, mqtt5=share,
+                         split=0.5, retransmit=0.05, reorder=0.05, inject=faults)  # fmt: skip
+    generate(config, tmp_path / "s.pcap")
+    rows = _both(_keyed_capture(tmp_path / "s.pcap"))
+    editions = Counter(row[16] for row in rows["packets"])
+    assert editions["5.0"] > 500
+    assert (editions["3.1.1"] > 0) == (share < 1)
+    assert bool(rows["violations"]) == (share < 1)  # the faults, on 3.1.1 connections
