@@ -39,8 +39,9 @@ are the model's wire failures judged with the receiver's declared limits
 (:meth:`CloseJudge.offence` with ``limits``) and the link judge's
 (:meth:`CloseJudge.flow_offence`: Receive Maximum exceeded, a Topic Alias it cannot
 resolve, QoS above Maximum QoS, RETAIN without Retain Available). A Server that reads on is
-a violation of MQTT-4.13.1-1; a Client that reads on is tolerated (that MUST binds the
-Server; 5.0 gives the Client no MUST to close).
+a violation of MQTT-4.13.1-1; a Client that reads on is tolerated: "When a Client detects a
+Malformed Packet or Protocol Error, and a Reason Code is given in the specification, it
+SHOULD close the Network Connection." (4.13.1).
 
 Before closing, the receiver may send DISCONNECT; its Reason Code is judged against *the
 one the model calls for*: the ``reason_code`` of the model's
@@ -383,9 +384,9 @@ class CloseJudge:
                 verdict, message = TOLERATED, f"{what}: as under the reading {also}"
                 rules: tuple[str, ...] = (closer,)
             elif offence.edition is Edition.V50 and receiver == "client":
-                # [MQTT-4.13.1-1] binds the Server; 5.0 gives the Client no MUST to close
+                # [MQTT-4.13.1-1] binds the Server; a Client "SHOULD close" (4.13.1)
                 verdict, rules = TOLERATED, offence.rules
-                message = f"{what} (5.0 binds a Server to close, a Client by no MUST)"
+                message = f"{what} (5.0: a Server MUST close, a Client SHOULD)"
             else:
                 verdict, message, rules = VIOLATION, what, offence.rules
             finding = Finding(

@@ -225,12 +225,12 @@ def _code(fields: Mapping[str, Any]) -> int:
 
 def topic_alias(fields: Mapping[str, Any]) -> int | None:
     """A PUBLISH's Topic Alias: in its ``properties`` (``P``) or at the top level."""
-    properties = fields.get("properties")
-    if isinstance(properties, Mapping) and "topic_alias" in properties:
-        alias = properties["topic_alias"]
-    else:
+    properties: Any = fields.get("properties")
+    # a dict is the common case: no abstract-class check on the per-packet path
+    alias = properties.get("topic_alias") if properties else None
+    if alias is None:
         alias = fields.get("topic_alias")
-    return alias if isinstance(alias, int) else None
+    return alias if type(alias) is int else None
 
 
 @dataclass(slots=True)

@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 import test_judge50_close as C
 import test_judge50_link as L
+import test_judge50_packets as PK
 
-from pubproof.judge import aliases, close, limits, link50
+from pubproof.judge import aliases, close, limits, link50, packets, properties
 from pubproof.judge.describe import same_message
 from pubproof.judge.findings import PASS
+from pubproof.model import wire50
 from pubproof.model.flows50 import SenderInput50
 from pubproof.model.topic_alias import RECEIVER_ALIAS, AliasIn, AliasInInput
 
@@ -165,6 +167,25 @@ def close_limits_ignored() -> Any:
     return patched(close, "_rejects", rejects)
 
 
+def auth_reserved_in_5_0() -> Any:
+    return patched(packets, "TYPE_NAMES_V50", packets.TYPE_NAMES)
+
+
+def repeats_not_judged() -> Any:
+    return patched(wire50, "_judge_property", lambda *args: None)
+
+
+def will_read_as_connect() -> Any:
+    tables = dict(properties.TABLES)
+    tables["WILL"] = tables["CONNECT"]
+    return patched(properties, "TABLES", tables)
+
+
+def one_alias_map_for_both_directions() -> Any:
+    shared = aliases.TopicAliases()
+    return patched(link50, "TopicAliases", lambda: shared)
+
+
 #: mutant -> (its factory, the test that kills it)
 MUTANTS: dict[str, tuple[Callable[[], Any], Callable[[], None]]] = {
     "the quota is never taken": (quota_never_taken, L.test_receive_maximum_each_way),
@@ -206,6 +227,19 @@ MUTANTS: dict[str, tuple[Callable[[], Any], Callable[[], None]]] = {
         disconnect_code_not_judged,
         lambda: C.test_the_disconnect_reason_code_is_judged(0x00, "violation"),
     ),
+    "AUTH reserved in 5.0": (auth_reserved_in_5_0, PK.test_protocol_levels_and_auth),
+    "property repeats not judged": (
+        repeats_not_judged,
+        lambda: PK.test_property_errors_name_the_model_rule(
+            0x20, bytes.fromhex("0000" "06" "21000a21000b"), "PP50-2.2.2-property-once", 6
+        ),
+    ),
+    "Will Properties read as CONNECT's": (
+        will_read_as_connect, PK.test_connect_round_trip_with_will_and_properties,
+    ),
+    "one Topic Alias map for both directions": (
+        one_alias_map_for_both_directions, L.test_topic_alias_resolution_and_faults,
+    ),
     "the receiver's limits ignored": (
         close_limits_ignored, C.test_a_server_that_reads_on_after_a_5_0_offence,
     ),
@@ -216,5 +250,6 @@ MUTANTS: dict[str, tuple[Callable[[], Any], Callable[[], None]]] = {
 def test_each_mutant_is_killed(name: str) -> None:
     make, test = MUTANTS[name]
     test()  # the test passes on the judge as it is
-    with make(), pytest.raises((AssertionError, ValueError)):  # ValueError: (found,) = []
+    # the test fails: an assertion, or unpacking or looking up what the judge no longer gives
+    with make(), pytest.raises((AssertionError, ValueError, KeyError)):
         test()
