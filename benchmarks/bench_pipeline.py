@@ -31,6 +31,15 @@ Spark local[*]: every core). The fixed cost of each engine (the whole command on
 100-frame capture: interpreter, imports, Spark's session) is measured apart, and each rate
 is also given without it (``net``). ``--profile`` adds a cProfile of the python engine on
 the main capture (the top functions by own time).
+
+``--editions`` measures only MQTT 5.0 against 3.1.1, per frame: two captures from the same
+seed, one all 3.1.1 and one all 5.0 (``--mqtt5 1``: properties and Topic Aliases), each
+checked by ``pubproof check --engine python`` ``--repeat`` times in turn, both answers
+checked against the generator's. What counts is the CPU time of the process (user and
+system), the best of the runs: on a shared machine a run is only ever slowed down, and
+its wall time by every other process as well::
+
+    python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 3
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import json
 import os
 import platform
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -276,7 +286,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--real", type=Path, default=None, help="a real capture (pcap/pcapng)")
     parser.add_argument("--no-real", action="store_true", help="the synthetic capture only")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--editions", action="store_true",
+        help="only MQTT 5.0 against 3.1.1, per frame (python engine)",
+    )  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=3, help="runs per edition (--editions)")
     args = parser.parse_args(argv)
+    if args.editions:
+        return editions(args.frames, args.seed, args.work, args.repeat, as_json=args.json)
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
@@ -418,6 +435,66 @@ def rate_lines(title: str, found: list[dict[str, Any]]) -> list[str]:
             f"{r['frames_per_cpu_s']:,.0f} | {r['cpu_vs_tshark']:.2f} | {r['peak_rss_mb']:.0f} |"
         )
     return lines
+
+
+def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
+    """``pubproof check --engine python`` on 3.1.1 and on 5.0 traffic, per frame."""
+    work.mkdir(parents=True, exist_ok=True)
+    captures = {}
+    for name, share in (("3.1.1", "0"), ("5.0", "1")):
+        path = work / f"editions-{name}-{frames}.pcap"
+        _, expected = synth(path, frames, seed, "--mqtt5", share, "--inject", "all=0")
+        captures[name] = (path, expected)
+    seconds: dict[str, list[float]] = {name: [] for name in captures}
+    tshark_seconds: dict[str, float] = {}
+    peak: dict[str, float] = {}
+    problems: list[str] = []
+
+    def cpu_of(run: Any, *args: Any) -> tuple[float, Run]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = run(*args)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done
+
+    for name, (path, _) in captures.items():  # tshark's CPU time on the same capture
+        tshark_seconds[name] = cpu_of(tshark_decode, path, work / "tshark.tsv")[0]
+    for _ in range(repeat):
+        for name, (path, expected) in captures.items():
+            out = work / f"out-editions-{name}"
+            cpu, done = cpu_of(check, path, out, "python")
+            seconds[name].append(cpu)
+            peak[name] = max(peak.get(name, 0.0), done.peak_rss_mb)
+            problems += [f"{name}: {p}" for p in verify(expected, out)]
+    rows = []
+    for name, (_, expected) in captures.items():
+        best = min(seconds[name])
+        rows.append({
+            "edition": name, "frames": expected["frames"], "packets": expected["packets_total"],
+            "connections": expected["connections_by_edition"], "seconds": seconds[name],
+            "best_seconds": best, "frames_per_s": expected["frames"] / best,
+            "tshark_seconds": tshark_seconds[name],
+            "vs_tshark": tshark_seconds[name] / best, "peak_rss_mb": peak[name],
+        })  # fmt: skip
+    ratio = rows[1]["frames_per_s"] / rows[0]["frames_per_s"]
+    results = {"rows": rows, "ratio_5_to_311": ratio, "problems": problems, "repeat": repeat}
+    (work / "editions.json").write_text(json.dumps(results, indent=1) + "\n")
+    if as_json:
+        print(json.dumps(results))
+    else:
+        print("| traffic | frames | MQTT packets | runs (CPU s) | best (CPU s) | frames/CPU s "
+              "| tshark (CPU s) | x tshark | peak RSS MB |")  # fmt: skip
+        print("|---|--:|--:|---|--:|--:|--:|--:|--:|")
+        for row in rows:
+            runs = ", ".join(f"{t:.2f}" for t in row["seconds"])
+            print(f"| MQTT {row['edition']} | {row['frames']:,} | {row['packets']:,} | {runs} "
+                  f"| {row['best_seconds']:.2f} | {row['frames_per_s']:,.0f} "
+                  f"| {row['tshark_seconds']:.2f} | {row['vs_tshark']:.2f} "
+                  f"| {row['peak_rss_mb']:.0f} |")  # fmt: skip
+        print(f"\n5.0 / 3.1.1 frames per second: {ratio:.3f}")
+    if problems:
+        print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
+        return 1
+    return 0
 
 
 def table(results: dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ import sys
 
 from pubproof.codec_commands import Subcommands
 from pubproof.model.editions import Edition, ReadingError, parse_reading_assignments
-from pubproof.options import ORACLE_EDITIONS
+from pubproof.options import CHECK_EDITIONS
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, MIN_AUTO_SPLIT_BYTES
 from pubproof.pipeline.connection import Config
 from pubproof.pipeline.progress import Progress
@@ -58,7 +58,7 @@ def add_check(commands: Subcommands) -> None:
     )
     command.add_argument(
         "--edition",
-        choices=[e.value for e in ORACLE_EDITIONS],
+        choices=[e.value for e in CHECK_EDITIONS],
         default=None,
         help="force an edition (default: from each CONNECT's protocol level)",
     )

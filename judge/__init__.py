@@ -15,5 +15,12 @@ the live probe), this layer holds what judging traffic needs, once:
   a packet it must reject);
 - :mod:`~pubproof.judge.describe`: how a judge names a packet in its messages.
 
+MQTT 5.0 adds: :mod:`~pubproof.judge.packets50` (the 5.0 control packets, AUTH included,
+described and encoded) with :mod:`~pubproof.judge.properties` (Table 2-4, read and written
+by the model's property reader and writer); :mod:`~pubproof.judge.limits` (what CONNECT and
+CONNACK declared, the model's limits per direction); :mod:`~pubproof.judge.aliases` (a
+direction's Topic Alias map); :mod:`~pubproof.judge.link50` (the link judge on the 5.0
+flow tables); the close judge judges 5.0 offences and the DISCONNECT Reason Code.
+
 The probe and the pipeline are thin applications of it; neither imports the other.
 """

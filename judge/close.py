@@ -30,6 +30,32 @@ receiver that answered; tolerated when another value of a reading accepts the pa
 nothing when nothing shows that the receiver read on. MQTT 3.1
 names no receiver action, so a 3.1 connection is not judged here. Nothing here runs
 before an offence: the connection looks at :attr:`Connection.closing` only once it is set.
+
+MQTT 5.0
+--------
+[MQTT-4.13.1-1] "When a Server detects a Malformed Packet or Protocol Error, and a Reason
+Code is given in the specification, it MUST close the Network Connection." The offences
+are the model's wire failures judged with the receiver's declared limits
+(:meth:`CloseJudge.offence` with ``limits``) and the link judge's
+(:meth:`CloseJudge.flow_offence`: Receive Maximum exceeded, a Topic Alias it cannot
+resolve, QoS above Maximum QoS, RETAIN without Retain Available). A Server that reads on is
+a violation of MQTT-4.13.1-1; a Client that reads on is tolerated: "When a Client detects a
+Malformed Packet or Protocol Error, and a Reason Code is given in the specification, it
+SHOULD close the Network Connection." (4.13.1).
+
+Before closing, the receiver may send DISCONNECT; its Reason Code is judged against *the
+one the model calls for*: the ``reason_code`` of the model's
+:class:`~pubproof.model.wire_core.Failure` (the rule's ``reason_code_in(V50)``: 0x81
+Malformed Packet, 0x82 Protocol Error, or the more specific code the standard names for
+that rule, e.g. 0x95 Packet too large, 0x94 Topic Alias invalid), or the code of the flow
+table's DISCONNECT action (0x93 Receive Maximum exceeded; 0x82 for an unknown alias; 0x9B,
+0x9A for Maximum QoS and Retain Available). Where the standard lets the receiver choose,
+the model calls for the most specific code the text names for that fault; section 4.13's
+general codes (0x80 Unspecified error, 0x81 Malformed Packet, 0x82 Protocol Error) in its
+place are *tolerated*, any other code (a success code included) is a *violation* of the
+offence's rule (whose text names the code), and the same code passes
+(:func:`reason_code_verdict`). A receiver that closes without DISCONNECT is not judged on
+a code (it SHOULD send one, it need not).
 """
 
 from __future__ import annotations
@@ -38,11 +64,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
+from pubproof.judge.findings import PASS, TOLERATED, VIOLATION, Finding, Source
+from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import FrameError, PacketType, header_length, type_name
-from pubproof.model import flow_rules
+from pubproof.model import flow_rules, flow_rules50
 from pubproof.model import wire as model_wire
-from pubproof.model.editions import READINGS, Edition, resolve_readings
+from pubproof.model.editions import READINGS, Edition, Limits, resolve_readings
 from pubproof.model.rules import INCOMPLETE, RULES
 from pubproof.model.wire import Failure
 
@@ -50,6 +77,12 @@ from pubproof.model.wire import Failure
 #: protocol violation, it MUST close the Network Connection on which it received that
 #: Control Packet which caused the protocol violation." (a flow rule of the registry)
 CLOSE_ON_VIOLATION = flow_rules.CLOSE_ON_VIOLATION.id_for(Edition.V311)
+#: [MQTT-4.13.1-1] "When a Server detects a Malformed Packet or Protocol Error, and a Reason
+#: Code is given in the specification, it MUST close the Network Connection."
+CLOSE_WITH_REASON = flow_rules50.CLOSE_WITH_REASON.id_for(Edition.V50)
+#: section 4.13's general Reason Codes: Unspecified error, Malformed Packet, Protocol Error
+GENERAL_CODES = frozenset({0x80, 0x81, 0x82})
+DISCONNECT_TYPE = 14
 
 T = PacketType
 PUBLISH, PUBREL, PINGREQ, PINGRESP = T.PUBLISH, T.PUBREL, T.PINGREQ, T.PINGRESP
@@ -70,15 +103,21 @@ class Expectation:
     alternatives: tuple[tuple[str, str, bool], ...]  # (reading, value, close) that differ
 
 
-def _rejects(data: bytes, edition: Edition, readings: Mapping[str, str]) -> Failure | None:
-    failure = model_wire.decode(data, edition, readings).failure
+def _rejects(
+    data: bytes, edition: Edition, readings: Mapping[str, str], limits: Limits | None = None
+) -> Failure | None:
+    failure = model_wire.decode(data, edition, readings, limits).failure
     return None if failure is None or failure.rule == INCOMPLETE else failure
 
 
-def expectation(data: bytes, edition: Edition, readings: Mapping[str, str]) -> Expectation:
-    """The model's verdict on ``data`` under the readings, and under every other value."""
+def expectation(
+    data: bytes, edition: Edition, readings: Mapping[str, str], limits: Limits | None = None
+) -> Expectation:
+    """The model's verdict on ``data`` under the readings, and under every other value
+    (5.0: with the receiver's ``limits``; the failure's ``reason_code`` is the DISCONNECT
+    Reason Code the model calls for)."""
     chosen = resolve_readings(edition, readings)
-    failure = _rejects(data, edition, chosen)
+    failure = _rejects(data, edition, chosen, limits)
     close = failure is not None
     alternatives: list[tuple[str, str, bool]] = []
     for reading in READINGS.values():
@@ -87,14 +126,24 @@ def expectation(data: bytes, edition: Edition, readings: Mapping[str, str]) -> E
         for value in reading.values:
             if value == chosen[reading.name]:
                 continue
-            other = _rejects(data, edition, {**chosen, reading.name: value}) is not None
+            other = _rejects(data, edition, {**chosen, reading.name: value}, limits) is not None
             if other != close:
                 alternatives.append((reading.name, value, other))
     return Expectation(close, failure, tuple(alternatives))
 
 
 def close_rules(rule_id: str, edition: Edition) -> tuple[str, ...]:
-    """The rule a case breaks and the rules that make the receiver close the connection."""
+    """The rule a case breaks and the rules that make the receiver close the connection
+    (3.1: the rule alone; 5.0: [MQTT-4.13.1-1], after the rule's ``also`` when the rule
+    exists in 5.0 alone: a rule 3.1.1 shares carries 3.1.1 numbers there, which are other
+    statements in 5.0)."""
+    if edition is Edition.V50:
+        try:
+            found = RULES.by_id(rule_id, edition)
+        except KeyError:
+            return (rule_id, CLOSE_WITH_REASON)
+        alone = all(e is Edition.V50 for e in found.ids)
+        return (rule_id, *(found.also if alone else ()), CLOSE_WITH_REASON)
     if edition is not Edition.V311:
         return (rule_id,)
     try:
@@ -119,7 +168,18 @@ class Seen:
     fields: Mapping[str, Any]
 
 
-def request_of(data: bytes) -> tuple[str, int | None] | None:
+def _ack_length(data: bytes, edition: Edition | None) -> bool:
+    """An acknowledgement's length: 4 bytes in 3.x; in 5.0 a Reason Code and properties
+    may follow (a Remaining Length below 128 is enough to read the identifier at 2)."""
+    if edition is Edition.V50:
+        return len(data) >= ACK_LENGTH and data[1] < RL_ONE_BYTE
+    return len(data) == ACK_LENGTH
+
+
+RL_ONE_BYTE = 0x80
+
+
+def request_of(data: bytes, edition: Edition | None = None) -> tuple[str, int | None] | None:
     """(the answer's type, packet identifier) that a packet asks for: PUBACK or PUBREC for
     a QoS 1 or 2 PUBLISH, PUBCOMP for a PUBREL, PINGRESP for a PINGREQ; None for any other
     packet or one whose identifier cannot be read (the packet may be malformed)."""
@@ -128,7 +188,7 @@ def request_of(data: bytes) -> tuple[str, int | None] | None:
     if kind == PINGREQ:
         return "PINGRESP", None
     if kind == PUBREL:
-        return ("PUBCOMP", _packet_id(data, 2)) if len(data) == ACK_LENGTH else None
+        return ("PUBCOMP", _packet_id(data, 2)) if _ack_length(data, edition) else None
     qos = first >> QOS_SHIFT & QOS_MASK
     if kind != PUBLISH or qos not in (1, 2):
         return None
@@ -147,22 +207,22 @@ def request_of(data: bytes) -> tuple[str, int | None] | None:
     return ("PUBACK" if qos == 1 else "PUBREC"), _packet_id(data, at)
 
 
-def shown(data: bytes) -> dict[str, Any]:
+def shown(data: bytes, edition: Edition | None = None) -> dict[str, Any]:
     """What the evidence shows of a packet after an offence: its type, and its packet
     identifier when it is a request or an answer that carries one."""
-    fields: dict[str, Any] = {"type": type_name(data[0])}
-    asked = request_of(data) or answer_of(data)
+    fields: dict[str, Any] = {"type": type_name(data[0], edition)}
+    asked = request_of(data, edition) or answer_of(data, edition)
     if asked is not None and asked[1] is not None:
         fields["packet_id"] = asked[1]
     return fields
 
 
-def answer_of(data: bytes) -> tuple[str, int | None] | None:
+def answer_of(data: bytes, edition: Edition | None = None) -> tuple[str, int | None] | None:
     """(type, packet identifier) of an answer (PUBACK, PUBREC, PUBCOMP, PINGRESP)."""
     kind = data[0] >> 4
     if kind == PINGRESP:
         return "PINGRESP", None
-    if kind in _ANSWERS and len(data) == ACK_LENGTH:
+    if kind in _ANSWERS and _ack_length(data, edition):
         return type_name(data[0]), _packet_id(data, 2)
     return None
 
@@ -181,6 +241,11 @@ class Offence:
     owed_before: dict[tuple[str, int | None], int]  # answers owed at the offence
     asked: dict[tuple[str, int | None], Seen] = field(default_factory=dict)
     answered: tuple[Seen, Seen] | None = None  # (request, answer): the first shown
+    edition: Edition = Edition.V311
+    #: MQTT 5.0: the DISCONNECT Reason Code the model calls for (None: none named)
+    reason_code: int | None = None
+    #: MQTT 5.0: the receiver's DISCONNECT after the offence, and its Reason Code
+    disconnect: tuple[Seen, int] | None = None
 
 
 class CloseJudge:
@@ -198,19 +263,21 @@ class CloseJudge:
         edition: Edition,
         readings: Mapping[str, str] | None,
         owed: Iterable[tuple[str, int | None]],
+        *,
+        limits: Limits | None = None,
     ) -> None:
         """A packet the codec rejected, sent in ``packet.direction``; ``owed`` lists the
-        answers its receiver owed just before it (one item per answer owed)."""
-        if edition is not Edition.V311 or packet.direction in self.offences:
+        answers its receiver owed just before it (one item per answer owed). MQTT 5.0:
+        ``limits`` are the receiver's (:meth:`pubproof.judge.limits.Negotiated.limits_for`
+        of ``packet.direction``)."""
+        if edition is Edition.V31 or packet.direction in self.offences:
             return  # 3.1 names no receiver action; after the first, the receiver should
             # already have closed
-        exp = expectation(data, edition, readings or {})
+        exp = expectation(data, edition, readings or {}, limits if edition is Edition.V50 else None)
         if exp.failure is None:
             return  # nothing the model rejects (the codec's own judgement stands alone)
         cited = close_rules(exp.failure.rule, edition)
-        owed_before: dict[tuple[str, int | None], int] = {}
-        for key in owed:
-            owed_before[key] = owed_before.get(key, 0) + 1
+        closer = CLOSE_WITH_REASON if edition is Edition.V50 else CLOSE_ON_VIOLATION
         offence = self.offences[packet.direction] = Offence(
             offender=packet.direction,
             packet=packet,
@@ -220,26 +287,63 @@ class CloseJudge:
             readings_keep_open=tuple(
                 f"{name}={value}" for name, value, close in exp.alternatives if not close
             ),
-            rules=(CLOSE_ON_VIOLATION, *(r for r in cited if r != CLOSE_ON_VIOLATION)),
-            owed_before=owed_before,
+            rules=(closer, *(r for r in cited if r != closer)),
+            owed_before=_counted(owed),
+            edition=edition,
+            reason_code=exp.failure.reason_code,
         )
-        asked = request_of(data)
+        asked = request_of(data, edition)
         if asked is not None:  # an answer to the offending packet itself: read, not closed
             offence.asked[asked] = packet
+
+    def flow_offence(
+        self,
+        packet: Seen,
+        offence: FlowOffence,
+        owed: Iterable[tuple[str, int | None]],
+        data: bytes | None = None,
+    ) -> None:
+        """MQTT 5.0: a packet the link judge says its receiver must close for
+        (:attr:`pubproof.judge.ends.BothEnds.offence`); ``owed`` as for :meth:`offence`;
+        ``data``, the packet's bytes: an answer to the packet itself (an acknowledgement
+        of the PUBLISH beyond the Receive Maximum, with any Reason Code) shows that the
+        receiver read it and went on, where the table owes only the DISCONNECT."""
+        if packet.direction in self.offences:
+            return
+        found = self.offences[packet.direction] = Offence(
+            offender=packet.direction,
+            packet=packet,
+            rule=offence.rule,
+            message=offence.message,
+            close=True,
+            readings_keep_open=(),
+            rules=(CLOSE_WITH_REASON, offence.rule),
+            owed_before=_counted(owed),
+            edition=Edition.V50,
+            reason_code=offence.reason_code,
+        )
+        asked = None if data is None else request_of(data, Edition.V50)
+        if asked is not None:
+            found.asked[asked] = packet
 
     def packet(self, seen: Seen, data: bytes) -> None:
         """A packet after an offence (of either direction)."""
         offence = self.offences.get(seen.direction)
         if offence is not None and offence.answered is None:
-            asked = request_of(data)
+            asked = request_of(data, offence.edition)
             if asked is not None:
                 offence.asked.setdefault(asked, seen)
         for other in self.offences.values():
-            if other.offender != seen.direction and other.answered is None:
+            if other.offender == seen.direction:
+                continue
+            if other.edition is Edition.V50 and data[0] >> 4 == DISCONNECT_TYPE:
+                if other.disconnect is None:
+                    other.disconnect = (seen, disconnect_code(data))
+            elif other.answered is None:
                 self._answer(other, seen, data)
 
     def _answer(self, offence: Offence, seen: Seen, data: bytes) -> None:
-        answer = answer_of(data)
+        answer = answer_of(data, offence.edition)
         if answer is None:
             return
         if offence.owed_before.get(answer, 0):
@@ -251,9 +355,15 @@ class CloseJudge:
 
     def findings(self) -> list[tuple[Offence, Finding]]:
         """At the end of the connection: each receiver that read on after an offence, with
-        the finding about it."""
+        the finding about it; in 5.0 also each receiver whose DISCONNECT Reason Code is not
+        the one the model calls for (then ``offence.disconnect`` is set and
+        ``offence.answered`` may be None: :meth:`evidence` gives the packets either
+        finding rests on)."""
         found: list[tuple[Offence, Finding]] = []
         for offence in self.offences.values():
+            code = self._code_finding(offence)
+            if code is not None:
+                found.append((offence, code))
             if offence.answered is None or not offence.close:
                 continue
             request = offence.answered[0]
@@ -267,15 +377,80 @@ class CloseJudge:
                 f"frame {offence.packet.frame}, which the model rejects ({offence.message} "
                 f"[{offence.rule}]): it answered {which}"
             )
+            receiver = "server" if offence.offender == "c2s" else "client"
+            closer = offence.rules[0]
             if offence.readings_keep_open:
                 also = " or ".join(offence.readings_keep_open)
                 verdict, message = TOLERATED, f"{what}: as under the reading {also}"
-                rules: tuple[str, ...] = (CLOSE_ON_VIOLATION,)
+                rules: tuple[str, ...] = (closer,)
+            elif offence.edition is Edition.V50 and receiver == "client":
+                # [MQTT-4.13.1-1] binds the Server; a Client "SHOULD close" (4.13.1)
+                verdict, rules = TOLERATED, offence.rules
+                message = f"{what} (5.0: a Server MUST close, a Client SHOULD)"
             else:
                 verdict, message, rules = VIOLATION, what, offence.rules
-            receiver = "server" if offence.offender == "c2s" else "client"
             finding = Finding(
                 verdict=verdict, rules=rules, message=message, source=Source.CLOSE, role=receiver
             )
             found.append((offence, finding))
         return found
+
+    def _code_finding(self, offence: Offence) -> Finding | None:
+        """MQTT 5.0: the receiver's DISCONNECT Reason Code against the model's."""
+        if offence.disconnect is None or offence.reason_code is None or not offence.close:
+            return None
+        seen, sent = offence.disconnect
+        verdict = reason_code_verdict(offence.reason_code, sent)
+        if verdict == PASS:
+            return None
+        receiver = "server" if offence.offender == "c2s" else "client"
+        message = (
+            f"answered the {offence.packet.fields['type']} of frame {offence.packet.frame} "
+            f"({offence.message} [{offence.rule}]) with DISCONNECT 0x{sent:02X} (frame "
+            f"{seen.frame}); the model calls for 0x{offence.reason_code:02X}"
+        )
+        if verdict == TOLERATED:
+            message += " (a general code of section 4.13 in place of the specific one)"
+        return Finding(
+            verdict=verdict, rules=(offence.rule,), message=message, source=Source.CLOSE,
+            role=receiver,
+        )  # fmt: skip
+
+    @staticmethod
+    def evidence(offence: Offence, finding: Finding) -> tuple[Seen, ...]:
+        """The packets a finding of :meth:`findings` rests on: the offending packet, then
+        the request and the answer that show the receiver read on, or its DISCONNECT."""
+        if finding.rules == (offence.rule,) and offence.disconnect is not None:
+            return (offence.packet, offence.disconnect[0])
+        assert offence.answered is not None
+        return tuple(dict.fromkeys((offence.packet, *offence.answered)))
+
+
+def _counted(owed: Iterable[tuple[str, int | None]]) -> dict[tuple[str, int | None], int]:
+    counted: dict[tuple[str, int | None], int] = {}
+    for key in owed:
+        counted[key] = counted.get(key, 0) + 1
+    return counted
+
+
+def disconnect_code(data: bytes) -> int:
+    """The Reason Code of a 5.0 DISCONNECT (0x00 when the Remaining Length is 0: "If the
+    Remaining Length is less than 1 the value of 0x00 (Normal disconnection) is used")."""
+    try:
+        header = header_length(data[:5])
+    except FrameError:
+        return 0x00
+    if header is None or header[1] == 0 or header[0] >= len(data):
+        return 0x00
+    return data[header[0]]
+
+
+def reason_code_verdict(expected: int, sent: int) -> str:
+    """A receiver's DISCONNECT Reason Code against the one the model calls for: ``pass``
+    when they are the same, ``tolerated`` for a general code of section 4.13 (0x80, 0x81,
+    0x82) in place of another error code, ``violation`` otherwise."""
+    if sent == expected:
+        return PASS
+    if sent in GENERAL_CODES and expected >= min(GENERAL_CODES):
+        return TOLERATED
+    return VIOLATION

@@ -9,11 +9,14 @@ from pubproof.model.trace import P, PublishP
 
 #: the fields of ``P`` (what ``pubproof decode`` prints for a PUBLISH)
 P_FIELDS = ("type", "dup", "qos", "retain", "topic", "packet_id", "payload_hex")
+#: what a 5.0 ``P`` adds: an acknowledgement's Reason Code, and the properties
+P50_FIELDS = ("reason_code", "properties")
 
 
 def as_p(entry: Mapping[str, Any]) -> P:
-    """The ``P`` of a packet entry (without dir, client, hex and the like)."""
-    p: Any = {k: entry[k] for k in P_FIELDS if k in entry}
+    """The ``P`` of a packet entry (without dir, client, hex and the like; a 5.0 entry
+    keeps its Reason Code and properties, which a 3.x entry does not have)."""
+    p: Any = {k: entry[k] for k in (*P_FIELDS, *P50_FIELDS) if k in entry}
     return p  # type: ignore[no-any-return]
 
 

@@ -17,6 +17,12 @@ none. One rule is about a server that forwards: DUP 1 on a message it had not se
 client [MQTT-3.3.1-3]. On a capture that holds for the server only, and only on a clean
 session seen from its CONNECT (a resumed session re-sends with DUP 1 what an earlier
 connection sent); so findings on that rule are kept only then.
+
+In MQTT 5.0 (``edition=Edition.V50``) the two judges are
+:class:`~pubproof.judge.link50.LinkJudge50`: QoS 0 PUBLISH is judged too (Topic Alias,
+Maximum QoS and Retain Available bind it), [MQTT-3.3.1-3] is not judged, and after each
+packet :attr:`BothEnds.topic` is its resolved topic name and :attr:`BothEnds.offence` what
+its receiver must close for.
 """
 
 from __future__ import annotations
@@ -25,12 +31,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from pubproof.judge.findings import Finding
+from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge
+from pubproof.judge.link50 import FlowOffence, LinkJudge50
+from pubproof.model.editions import Edition, Limits
 
 SERVER, CLIENT = "server", "client"
 C2S, S2C = "c2s", "s2c"
 #: the packets the link judges read (a QoS 0 PUBLISH is judged by the codec alone)
 JUDGED = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"})
+#: MQTT 5.0: the same packets, QoS 0 PUBLISH included
 #: a rule of the judged end that binds a Server, and the same rule for a Client
 _SERVER_TO_CLIENT_RULE = {ID_IN_USE_SERVER: ID_IN_USE_CLIENT}
 
@@ -49,12 +59,53 @@ class BothEnds:
     """Feed the packets of one connection in capture order; each call returns the findings
     about the packet's sender."""
 
-    __slots__ = ("clean_session", "of_client", "of_server")
+    __slots__ = ("clean_session", "of_client", "of_server", "offence", "topic")
 
-    def __init__(self, *, v311: bool = True) -> None:
+    def __init__(self, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.clean_session: bool | None = None  # from CONNECT; None until it is seen
+        if edition is not None and edition is not Edition.V50:
+            v311 = edition is Edition.V311
         self.of_server = LinkJudge(SERVER, SERVER, v311=v311)  # the client is its peer
         self.of_client = LinkJudge(CLIENT, CLIENT, v311=v311)  # the server is its peer
+        #: MQTT 5.0, after each packet fed: its resolved topic name (a PUBLISH's; None
+        #: otherwise, or when its alias cannot be resolved)
+        self.topic: str | None = None
+        #: MQTT 5.0, after each packet fed: what its receiver must close for (and the
+        #: DISCONNECT Reason Code the model calls for), for the close judge
+        self.offence: FlowOffence | None = None
+        if edition is Edition.V50:
+            self.edition = edition
+
+    @property
+    def edition(self) -> Edition:
+        """The connection's edition. Set it (from the CONNECT) before feeding the CONNECT:
+        setting 5.0 gives fresh 5.0 judges."""
+        if isinstance(self.of_server, LinkJudge50):
+            return Edition.V50
+        return Edition.V311 if self.of_server.v311 else Edition.V31
+
+    @edition.setter
+    def edition(self, value: Edition) -> None:
+        if value is Edition.V50:
+            if not isinstance(self.of_server, LinkJudge50):
+                self.of_server = LinkJudge50(SERVER, SERVER, server=True)
+                self.of_client = LinkJudge50(CLIENT, CLIENT, server=False)
+            return
+        if isinstance(self.of_server, LinkJudge50):
+            self.of_server = LinkJudge(SERVER, SERVER)
+            self.of_client = LinkJudge(CLIENT, CLIENT)
+        self.v311 = value is Edition.V311
+
+    @property
+    def negotiated(self) -> Negotiated:
+        """MQTT 5.0: the limits the two ends declared so far (the defaults before 5.0)."""
+        judge = self.of_server
+        return judge.negotiated if isinstance(judge, LinkJudge50) else DEFAULT
+
+    def limits_for(self, direction: str) -> Limits:
+        """MQTT 5.0: the model's limits for the packets sent ``direction`` (what their
+        receiver declared)."""
+        return self.negotiated.limits_for(direction)
 
     @property
     def v311(self) -> bool:
@@ -75,6 +126,8 @@ class BothEnds:
         """Judge one packet (``fields``: ``P`` or a control packet's fields) sent ``c2s``
         or ``s2c``; the findings are about its sender."""
         kind = fields.get("type")
+        if isinstance(self.of_server, LinkJudge50):
+            return self._feed50(direction, kind, fields)
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_session"))
         if kind not in JUDGED or (kind == "PUBLISH" and fields.get("qos") not in (1, 2)):
@@ -94,4 +147,24 @@ class BothEnds:
         if found and self.clean_session is not True:
             # a resumed session re-sends with DUP 1 what an earlier connection sent
             return [f for f in found if FORWARD_DUP not in f.rules]
+        return found
+
+    def _feed50(self, direction: str, kind: Any, fields: Mapping[str, Any]) -> list[Finding]:
+        self.topic = None
+        self.offence = None
+        if kind not in JUDGED:
+            return []
+        if kind == "CONNECT" and direction == C2S:
+            self.clean_session = bool(fields.get("clean_start"))
+        found: list[Finding] = []
+        sender, receiver = (
+            (self.of_client, self.of_server)
+            if direction == C2S
+            else (self.of_server, self.of_client)
+        )
+        receiver.peer_sent(kind, fields)
+        sender.judged_sent(kind, fields, found)
+        assert isinstance(sender, LinkJudge50)
+        self.topic = sender.topic
+        self.offence = sender.offence
         return found

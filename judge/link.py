@@ -192,7 +192,9 @@ class LinkJudge:
 
     ``label`` heads every message (the probe's client name; ``server`` or ``client`` for
     a capture); ``judged`` is the role a finding is about. ``keep`` keeps what a live
-    peer's judge needs: the model peer's deliveries and why each answer is owed."""
+    peer's judge needs: the model peer's deliveries and why each answer is owed.
+    ``edition`` (3.1 or 3.1.1) sets ``v311``; MQTT 5.0 has its own judge,
+    :func:`pubproof.judge.link50.link_judge`."""
 
     __slots__ = (
         "connections",
@@ -211,7 +213,19 @@ class LinkJudge:
         "v311",
     )  # fmt: skip
 
-    def __init__(self, label: str, judged: str, *, keep: bool = False, v311: bool = True) -> None:
+    def __init__(
+        self,
+        label: str,
+        judged: str,
+        *,
+        keep: bool = False,
+        v311: bool = True,
+        edition: Edition | None = None,
+    ) -> None:
+        if edition is Edition.V50 and type(self) is LinkJudge:
+            raise TypeError("an MQTT 5.0 link is judged by pubproof.judge.link50.link_judge")
+        if edition is not None and edition is not Edition.V50:
+            v311 = edition is Edition.V311
         self.label = label
         self.judged = judged
         self.keep = keep

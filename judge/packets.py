@@ -9,7 +9,10 @@ style of ``P``: ``{"type": "CONNACK", "session_present": false, "return_code": 0
 packet that cannot be read gives ``{"type": NAME, "error": {...}}``.
 
 MQTT 3.1.1 CONNECT names the protocol "MQTT" at level 4; MQTT 3.1 names it "MQIsdp" at
-level 3 (section 3.1 of each).
+level 3 (section 3.1 of each); MQTT 5.0 names it "MQTT" at level 5, and gives the type 15,
+reserved before, to AUTH. The 5.0 packets are read and written by
+:mod:`pubproof.judge.packets50`; the functions here take an ``edition`` (None or 3.x: as
+before).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from pubproof.judge import packets50
+from pubproof.judge import properties as _properties
 from pubproof.model.editions import Edition
 from pubproof.model.wire import encode_remaining_length
 
@@ -62,7 +67,11 @@ CONTROL_TYPES: Mapping[int, str] = MappingProxyType(
 FLOW_TYPES = frozenset(PUBLISH_FAMILY.values())
 
 PROTOCOL: Mapping[Edition, tuple[str, int]] = MappingProxyType(
-    {Edition.V311: ("MQTT", 4), Edition.V31: ("MQIsdp", 3)}
+    {
+        Edition.V311: ("MQTT", 4),
+        Edition.V31: ("MQIsdp", 3),
+        Edition.V50: (packets50.PROTOCOL_NAME, packets50.LEVEL),
+    }
 )
 #: CONNECT's protocol level -> the edition it names
 LEVELS: Mapping[int, Edition] = MappingProxyType({level: e for e, (_, level) in PROTOCOL.items()})
@@ -83,6 +92,13 @@ QOS_SHIFT = 1
 FLAGS_0010 = 0x02
 #: the type numbers 0 and 15 are reserved (3.1.1 section 2.2.1)
 RESERVED_TYPES = frozenset({0, 15})
+#: MQTT 5.0: type 15 is AUTH (5.0 section 2.1.2, Table 2-1); only 0 is reserved
+AUTH = 15
+RESERVED_TYPES_V50 = frozenset({0})
+#: the packet type names of MQTT 5.0, by type number
+TYPE_NAMES_V50: Mapping[int, str] = MappingProxyType({**TYPE_NAMES, AUTH: "AUTH"})
+#: the control packets of MQTT 5.0 (every type but the PUBLISH family): described here
+CONTROL_TYPES_V50: Mapping[int, str] = MappingProxyType({**CONTROL_TYPES, AUTH: "AUTH"})
 #: the Remaining Length takes at most four bytes (3.1.1 section 2.2.3)
 RL_MAX_BYTES = 4
 #: the continuation bit of a Remaining Length byte, and its value bits
@@ -93,10 +109,25 @@ class FrameError(Exception):
     """The stream cannot be cut into packets (a Remaining Length of more than four bytes)."""
 
 
-def type_name(first: int) -> str:
-    """The name of a packet type from its first byte."""
+def type_names(edition: Edition | None = None) -> Mapping[int, str]:
+    """The packet type names of an edition (None: 3.1 and 3.1.1)."""
+    return TYPE_NAMES_V50 if edition is Edition.V50 else TYPE_NAMES
+
+
+def control_types(edition: Edition | None = None) -> Mapping[int, str]:
+    """The control packet types of an edition, by number (what :func:`describe` reads)."""
+    return CONTROL_TYPES_V50 if edition is Edition.V50 else CONTROL_TYPES
+
+
+def reserved_types(edition: Edition | None = None) -> frozenset[int]:
+    """The reserved packet type numbers of an edition."""
+    return RESERVED_TYPES_V50 if edition is Edition.V50 else RESERVED_TYPES
+
+
+def type_name(first: int, edition: Edition | None = None) -> str:
+    """The name of a packet type from its first byte (type 15 is AUTH in 5.0 only)."""
     kind = first >> 4
-    return TYPE_NAMES.get(kind) or f"RESERVED-{kind}"
+    return type_names(edition).get(kind) or f"RESERVED-{kind}"
 
 
 def header_length(data: bytes | bytearray) -> tuple[int, int] | None:
@@ -122,9 +153,22 @@ def _packet(first: int, body: bytes) -> bytes:
 
 
 def connect(
-    client_id: str, *, clean: bool, keep_alive: int = 60, edition: Edition = Edition.V311
+    client_id: str,
+    *,
+    clean: bool,
+    keep_alive: int = 60,
+    edition: Edition = Edition.V311,
+    properties: Mapping[str, Any] | None = None,
+    will: Mapping[str, Any] | None = None,
 ) -> bytes:
-    """CONNECT without will, user name or password."""
+    """CONNECT without user name or password; in 3.x without will or properties, in 5.0
+    (``clean`` is Clean Start) with ``properties`` and a ``will`` as
+    :func:`pubproof.judge.packets50.connect` takes them."""
+    if edition is Edition.V50:
+        return packets50.connect(
+            client_id, clean=clean, keep_alive=keep_alive, properties=properties, will=will
+        )
+    _no_properties(edition, properties, will)
     name, level = PROTOCOL[edition]
     flags = CLEAN_SESSION if clean else 0x00
     return _packet(
@@ -133,21 +177,91 @@ def connect(
     )
 
 
-def subscribe(packet_id: int, subscriptions: Sequence[tuple[str, int]]) -> bytes:
-    """SUBSCRIBE to topic filters, each with its requested maximum QoS."""
+def _no_properties(edition: Edition, *given: object) -> None:
+    if any(item is not None for item in given):
+        raise ValueError(f"MQTT {edition.value} packets have no properties or options")
+
+
+def subscribe(
+    packet_id: int,
+    subscriptions: Sequence[tuple[str, int]] | Sequence[tuple[str, int] | Mapping[str, Any]],
+    *,
+    edition: Edition = Edition.V311,
+    properties: Mapping[str, Any] | None = None,
+) -> bytes:
+    """SUBSCRIBE to topic filters, each with its requested maximum QoS (5.0: or the
+    subscription options, :func:`pubproof.judge.packets50.subscribe`)."""
+    if edition is Edition.V50:
+        return packets50.subscribe(packet_id, subscriptions, properties=properties)
+    _no_properties(edition, properties)
     body = packet_id.to_bytes(2, "big")
-    body += b"".join(_string(topic_filter) + bytes((qos,)) for topic_filter, qos in subscriptions)
+    pairs: Sequence[tuple[str, int]] = subscriptions  # type: ignore[assignment]
+    body += b"".join(_string(topic_filter) + bytes((qos,)) for topic_filter, qos in pairs)
     return _packet(T.SUBSCRIBE << 4 | SUBSCRIBE_FLAGS, body)
 
 
-def connack(*, session_present: bool, return_code: int) -> bytes:
-    """CONNACK (what a server answers; the test captures write it)."""
+def unsubscribe(
+    packet_id: int,
+    filters: Sequence[str],
+    *,
+    edition: Edition = Edition.V311,
+    properties: Mapping[str, Any] | None = None,
+) -> bytes:
+    """UNSUBSCRIBE from topic filters."""
+    if edition is Edition.V50:
+        return packets50.unsubscribe(packet_id, filters, properties=properties)
+    _no_properties(edition, properties)
+    body = packet_id.to_bytes(2, "big") + b"".join(_string(f) for f in filters)
+    return _packet(T.UNSUBSCRIBE << 4 | FLAGS_0010, body)
+
+
+def disconnect(reason_code: int = 0x00, properties: Mapping[str, Any] | None = None) -> bytes:
+    """A 5.0 DISCONNECT with a Reason Code and properties (``E0 00`` for a Normal
+    disconnection without properties, which is also the 3.x DISCONNECT)."""
+    return packets50.disconnect(reason_code, properties)
+
+
+def auth(reason_code: int = 0x00, properties: Mapping[str, Any] | None = None) -> bytes:
+    """A 5.0 AUTH."""
+    return packets50.auth(reason_code, properties)
+
+
+def encode_properties(type_name: str, properties: Mapping[str, Any] | None) -> bytes:
+    """The 5.0 property section (Property Length first) of a packet type ("WILL" for the
+    Will Properties)."""
+    return _properties.encode(type_name, properties)
+
+
+def connack(
+    *,
+    session_present: bool,
+    return_code: int,
+    edition: Edition = Edition.V311,
+    properties: Mapping[str, Any] | None = None,
+) -> bytes:
+    """CONNACK (what a server answers; the test captures write it). In 5.0
+    ``return_code`` is the Reason Code."""
+    if edition is Edition.V50:
+        return packets50.connack(
+            session_present=session_present, reason_code=return_code, properties=properties
+        )
+    _no_properties(edition, properties)
     flags = SESSION_PRESENT if session_present else 0x00
     return _packet(T.CONNACK << 4, bytes((flags, return_code)))
 
 
-def suback(packet_id: int, granted: Sequence[int]) -> bytes:
-    """SUBACK with the granted QoS of each subscription (or 0x80, failure)."""
+def suback(
+    packet_id: int,
+    granted: Sequence[int],
+    *,
+    edition: Edition = Edition.V311,
+    properties: Mapping[str, Any] | None = None,
+) -> bytes:
+    """SUBACK with the granted QoS of each subscription (or 0x80, failure; 5.0: the Reason
+    Codes)."""
+    if edition is Edition.V50:
+        return packets50.suback(packet_id, granted, properties=properties)
+    _no_properties(edition, properties)
     return _packet(T.SUBACK << 4, packet_id.to_bytes(2, "big") + bytes(granted))
 
 
@@ -183,12 +297,23 @@ class _Reader:
         return self.pos == len(self.body)
 
 
-def describe(first: int, body: bytes) -> dict[str, Any]:
+def unsuback(
+    packet_id: int, reason_codes: Sequence[int], *, properties: Mapping[str, Any] | None = None
+) -> bytes:
+    """A 5.0 UNSUBACK (for tests)."""
+    return packets50.unsuback(packet_id, reason_codes, properties=properties)
+
+
+def describe(first: int, body: bytes, edition: Edition | None = None) -> dict[str, Any]:
     """The fields of a control packet (first byte, body after the Remaining Length).
 
     A packet that cannot be read gives ``{"type": NAME, "error": {"rule": null, "offset",
-    "message"}}`` (offset into the body).
+    "message"}}`` (offset into the body). ``edition`` 5.0 reads the 5.0 packets
+    (:func:`pubproof.judge.packets50.describe`: properties, Reason Codes, AUTH; ``rule``
+    names the 5.0 rule a property section breaks); None, 3.1 and 3.1.1 read them alike.
     """
+    if edition is Edition.V50:
+        return packets50.describe(first, body)
     name = CONTROL_TYPES[first >> 4]
     reader = _Reader(body)
     try:

@@ -297,3 +297,19 @@ CLOSE_WITH_REASON = _flow(
     "When a Server detects a Malformed Packet or Protocol Error, and a Reason Code is given "
     "in the specification, it MUST close the Network Connection.",
 )  # fmt: skip
+
+# -- what the Server declared in CONNACK (3.2.2.3.4, 3.2.2.3.5) ----------------------------
+# The Server's DISCONNECT for each is 0x9B (QoS not supported) and 0x9A (Retain not
+# supported): pubproof.judge.link50 names them beside these rules.
+CLIENT_MAXIMUM_QOS = _flow(
+    "flow50.connack.maximum-qos", "MQTT-3.2.2-11", "3.2.2.3.4",
+    "the Client publishes at no QoS above the Server's Maximum QoS", MN, C,
+    "If a Client receives a Maximum QoS from a Server, it MUST NOT send PUBLISH packets at a "
+    "QoS level exceeding the Maximum QoS level specified.",
+)  # fmt: skip
+CLIENT_RETAIN_AVAILABLE = _flow(
+    "flow50.connack.retain-available", "MQTT-3.2.2-14", "3.2.2.3.5",
+    "Retain Available 0: the Client sends no PUBLISH with RETAIN 1", MN, C,
+    "A Client receiving Retain Available set to 0 from the Server MUST NOT send a PUBLISH "
+    "packet with the RETAIN flag set to 1.",
+)  # fmt: skip

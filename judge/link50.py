@@ -1,0 +1,754 @@
+"""The link judge in MQTT 5.0: the 5.0 flow tables' judgement of one end of a connection.
+
+:class:`LinkJudge50` is :class:`~pubproof.judge.link.LinkJudge` for a 5.0 connection: the
+same four table-driven parts (the judged end as receiver and as sender, a model peer as
+receiver and the peer as sender), read from the 5.0 tables
+(:mod:`pubproof.model.flows50`, Method B for the QoS 2 receivers, as in 3.x) and the Topic
+Alias table (:mod:`pubproof.model.topic_alias`, through
+:class:`~pubproof.judge.aliases.TopicAliases`), with what the two ends declared in CONNECT
+and CONNACK (:mod:`pubproof.judge.limits`). What 5.0 adds to the 3.x judge:
+
+- **Reason Codes.** An acknowledgement is its table input by its code (below 0x80 or
+  not). A PUBACK or PUBREC of 0x80 or more ends the flow: a re-send of that PUBLISH
+  afterwards breaks [MQTT-4.4.0-2], a PUBREL after such a PUBREC [MQTT-4.3.3-4]. A PUBREL
+  for an identifier the receiver does not hold is owed a PUBCOMP 0x92 (the table's
+  ``SEND_PUBCOMP_NOT_FOUND``); answering it 0x00 is tolerated (no MUST names the code).
+- **Flow control.** Each end's send quota is the table's ``TAKE_QUOTA`` and
+  ``RELEASE_QUOTA``, kept as the set of identifiers holding a unit, and starts afresh at
+  each connection [MQTT-4.9.0-1]. A new QoS 1 or 2 PUBLISH while the sender already holds
+  the receiver's Receive Maximum breaks [MQTT-3.3.4-9] (a Server) or [MQTT-3.3.4-7] (a
+  Client) and [MQTT-4.9.0-2]; its receiver owes the table's DISCONNECT 0x93, not an
+  acknowledgement.
+- **Topic Alias**, per direction: alias 0, above the receiver's Topic Alias Maximum, or
+  an alias with an empty topic name and no mapping; the receiver owes DISCONNECT 0x94 or
+  0x82. Every PUBLISH's topic is resolved through its direction's map: :attr:`topic`.
+- **What the Server declared** binds the Client's PUBLISH: QoS above Maximum QoS
+  [MQTT-3.2.2-11] (the Server's DISCONNECT 0x9B), RETAIN 1 when Retain Available is 0
+  [MQTT-3.2.2-14] (0x9A).
+- **Re-sending** only on a resumed session: Clean Start 0 answered by Session Present 1
+  (the table's RESUME); anything else is CLEAN (a 5.0 session may have expired, so
+  Session Present 0 is not a finding). A re-send on the same connection breaks
+  [MQTT-4.4.0-1] ("MUST NOT resend messages at any other time").
+
+A packet after which its receiver must close sets :attr:`offence` (a :class:`FlowOffence`
+with the DISCONNECT Reason Code the table calls for), whichever end sent it; the findings
+are only ever about the judged end. A packet that calls for a DISCONNECT changes no flow
+state: its receiver is to close instead of processing it.
+
+The Maximum Packet Size is the wire's (the model decoder with
+:meth:`~pubproof.judge.limits.Negotiated.limits_for`, and
+:func:`~pubproof.judge.limits.too_large` for the other packets), not this judge's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pubproof.judge.aliases import TopicAliases
+from pubproof.judge.describe import P_FIELDS, describe, same_message
+from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
+from pubproof.judge.limits import DEFAULT, Declared, Negotiated
+from pubproof.judge.link import (
+    _NOTHING,
+    R_FREE,
+    RECEIVER_STATES_ALL,
+    S_AWAIT_PUBCOMP,
+    S_FREE,
+    SENDER_STATES,
+    LinkJudge,
+    Owed,
+    _Flow,
+)
+from pubproof.model import flow_rules50 as FR
+from pubproof.model.editions import Edition
+from pubproof.model.flows import Method, ReceiverState, SenderState
+from pubproof.model.flows50 import (
+    ACTION_CODE,
+    RECEIVER_STATES50,
+    ReceiverAction50,
+    ReceiverInput50,
+    SenderAction50,
+    SenderInput50,
+    Step50,
+    is_error,
+    receiver_step50,
+    sender_step50,
+)
+from pubproof.model.topic_alias import ALIAS_ABOVE_MAXIMUM
+
+METHOD = Method.B
+V50 = Edition.V50
+
+
+def _id(rule: Any) -> str:
+    return str(rule.id_for(V50))
+
+
+# -- the rules the judge cites besides the tables' own --------------------------------------
+#: QoS 1 and 2 PUBLISH beyond the receiver's Receive Maximum, by the sender's role
+QUOTA_SERVER = _id(FR.SERVER_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-9]
+QUOTA_CLIENT = _id(FR.CLIENT_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-7]
+QUOTA_ZERO = _id(FR.QUOTA_ZERO)  # [MQTT-4.9.0-2]
+#: an alias above the receiver's Topic Alias Maximum, by the sender's role
+ALIAS_MAX_SERVER = _id(FR.ALIAS_SERVER_MAX)  # [MQTT-3.3.2-11]
+ALIAS_MAX_CLIENT = _id(FR.ALIAS_CLIENT_MAX)  # [MQTT-3.3.2-9]
+MAXIMUM_QOS = _id(FR.CLIENT_MAXIMUM_QOS)  # [MQTT-3.2.2-11]
+RETAIN_AVAILABLE = _id(FR.CLIENT_RETAIN_AVAILABLE)  # [MQTT-3.2.2-14]
+NOT_AFTER_ERROR = _id(FR.NO_RESEND_AFTER_ERROR)  # [MQTT-4.4.0-2]
+RESEND = _id(FR.RESEND)  # [MQTT-4.4.0-1]
+RESENT_DUP = _id(FR.DUP_ON_RESEND)  # [MQTT-3.3.1-1]
+PUBREL_ON_PUBREC = _id(FR.QOS2_PUBREL)  # [MQTT-4.3.3-4]
+NO_PUBLISH_AFTER_PUBREL = _id(FR.QOS2_NO_REPUBLISH)  # [MQTT-4.3.3-6]
+PUBCOMP_FOR_PUBREL = _id(FR.QOS2_PUBCOMP)  # [MQTT-4.3.3-11]
+PUBCOMP_REASON = "MQTT-3.7.2-1"  # a wire rule: "MUST use one of the PUBCOMP Reason Codes"
+#: the Server's DISCONNECT Reason Codes for what it declared in CONNACK (3.2.2.3.4:
+#: "use DISCONNECT with Reason Code 0x9B (QoS not supported)"; 3.2.2.3.5: "The Server
+#: SHOULD send a DISCONNECT with Reason Code of 0x9A (Retain not supported)")
+QOS_NOT_SUPPORTED, RETAIN_NOT_SUPPORTED = 0x9B, 0x9A
+
+
+@dataclass(frozen=True, slots=True)
+class FlowOffence:
+    """A packet after which its receiver must close: the rule it breaks, why, and the
+    DISCONNECT Reason Code the model calls for."""
+
+    rule: str
+    message: str
+    reason_code: int
+
+
+# -- the 5.0 tables, compiled once -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SenderEntry50:
+    """A 5.0 sender's table entry for one (state, input)."""
+
+    defined: bool
+    next: int  # the next state's position in SenderState (-1 when undefined)
+    takes_quota: bool
+    releases_quota: bool
+    pubrel_code: int | None  # the PUBREL it sends, by its Reason Code
+    resends_publish: bool
+    verdict: str
+    rules: tuple[str, ...]
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiverEntry50:
+    """A 5.0 receiver's table entry for one (state, input)."""
+
+    defined: bool
+    next: int
+    replies: tuple[tuple[str, int | None], ...]  # (type, code; None: the refusal's own)
+    delivers: bool
+    disconnect: int | None  # the DISCONNECT Reason Code it sends
+    verdict: str
+    rules: tuple[str, ...]
+    note: str
+
+
+_S_INDEX = {state: i for i, state in enumerate(SENDER_STATES)}
+_R_INDEX = {state: i for i, state in enumerate(RECEIVER_STATES_ALL)}
+SA, SI, RA, RI = SenderAction50, SenderInput50, ReceiverAction50, ReceiverInput50
+_PUBREL = {SA.SEND_PUBREL, SA.SEND_PUBREL_NOT_FOUND}
+_REPLY = {
+    RA.SEND_PUBACK: "PUBACK", RA.SEND_PUBACK_ERROR: "PUBACK",
+    RA.SEND_PUBREC: "PUBREC", RA.SEND_PUBREC_ERROR: "PUBREC",
+    RA.SEND_PUBCOMP: "PUBCOMP", RA.SEND_PUBCOMP_NOT_FOUND: "PUBCOMP",
+}  # fmt: skip
+
+
+def _sender(state: SenderState, event: SenderInput50) -> SenderEntry50:
+    step = sender_step50(state, event)
+    if isinstance(step, Step50):
+        assert isinstance(step.next, SenderState)
+        actions = step.actions
+        pubrel = next((ACTION_CODE[a] for a in actions if a in _PUBREL), None)
+        return SenderEntry50(
+            True, _S_INDEX[step.next], SA.TAKE_QUOTA in actions, SA.RELEASE_QUOTA in actions,
+            pubrel, SA.RESEND_PUBLISH in actions, "", step.rules, step.note,
+        )  # fmt: skip
+    return SenderEntry50(False, -1, False, False, None, False, step.verdict, step.rules, step.note)
+
+
+def _receiver(state: ReceiverState, event: ReceiverInput50) -> ReceiverEntry50 | None:
+    if state not in RECEIVER_STATES50[METHOD]:
+        return None
+    step = receiver_step50(METHOD, state, event)
+    if isinstance(step, Step50):
+        assert isinstance(step.next, ReceiverState)
+        actions = step.actions
+        replies = tuple((_REPLY[a], ACTION_CODE.get(a)) for a in actions if a in _REPLY)
+        disconnect = next(
+            (ACTION_CODE[a] for a in actions if a is RA.DISCONNECT_RECEIVE_MAXIMUM), None
+        )
+        return ReceiverEntry50(
+            True, _R_INDEX[step.next], replies, RA.DELIVER in actions, disconnect, "",
+            step.rules, step.note,
+        )  # fmt: skip
+    return ReceiverEntry50(False, -1, (), False, None, step.verdict, step.rules, step.note)
+
+
+#: SENDER50[input][state]
+SENDER50: Mapping[SenderInput50, tuple[SenderEntry50, ...]] = {
+    event: tuple(_sender(state, event) for state in SENDER_STATES) for event in SI
+}
+#: RECEIVER50[input][state] (None for a state Method B does not use)
+RECEIVER50: Mapping[ReceiverInput50, tuple[ReceiverEntry50 | None, ...]] = {
+    event: tuple(_receiver(state, event) for state in RECEIVER_STATES_ALL) for event in RI
+}
+_TX_PUBLISH = {1: SENDER50[SI.PUBLISH_QOS1], 2: SENDER50[SI.PUBLISH_QOS2]}
+#: the sender's input for an acknowledgement: [kind][code >= 0x80]
+_TX_ACK = {
+    "PUBACK": (SENDER50[SI.PUBACK_OK], SENDER50[SI.PUBACK_ERROR]),
+    "PUBREC": (SENDER50[SI.PUBREC_OK], SENDER50[SI.PUBREC_ERROR]),
+    "PUBCOMP": (SENDER50[SI.PUBCOMP_OK], SENDER50[SI.PUBCOMP_NOT_FOUND]),
+}
+_RX_PUBLISH = {
+    0: RECEIVER50[RI.PUBLISH_QOS0], 1: RECEIVER50[RI.PUBLISH_QOS1],
+    2: RECEIVER50[RI.PUBLISH_QOS2],
+}  # fmt: skip
+_RX_REFUSED = {1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED], 2: RECEIVER50[RI.PUBLISH_QOS2_REFUSED]}
+_RX_OVER = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
+_RX_PUBREL = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
+_RESUMED = "the re-send the resumed session owes"
+
+
+def _code(fields: Mapping[str, Any]) -> int:
+    code = fields.get("reason_code")
+    return code if isinstance(code, int) else 0
+
+
+def topic_alias(fields: Mapping[str, Any]) -> int | None:
+    """A PUBLISH's Topic Alias: in its ``properties`` (``P``) or at the top level."""
+    properties: Any = fields.get("properties")
+    # a dict is the common case: no abstract-class check on the per-packet path
+    alias = properties.get("topic_alias") if properties else None
+    if alias is None:
+        alias = fields.get("topic_alias")
+    return alias if type(alias) is int else None
+
+
+@dataclass(slots=True)
+class _Ended:
+    """A flow of the judged end that an error acknowledgement ended."""
+
+    kind: str
+    code: int
+    message: Mapping[str, Any]
+
+
+class LinkJudge50(LinkJudge):
+    """Feed it the packets of a 5.0 connection in order; it judges the ``judged`` end
+    (``server``: whether that end is the server). The interface is
+    :class:`~pubproof.judge.link.LinkJudge`'s, plus :attr:`topic`, :attr:`offence` and
+    :attr:`negotiated`."""
+
+    __slots__ = (
+        "ended",
+        "judged_aliases",
+        "judged_quota",
+        "negotiated",
+        "offence",
+        "peer_aliases",
+        "peer_quota",
+        "peer_refusable",
+        "refusable",
+        "server",
+        "topic",
+    )  # fmt: skip
+
+    def __init__(self, label: str, judged: str, *, server: bool, keep: bool = False) -> None:
+        super().__init__(label, judged, keep=keep)
+        self.server = server
+        self.negotiated: Negotiated = DEFAULT
+        self.judged_aliases = TopicAliases()  # what the judged end sends, as its peer maps it
+        self.peer_aliases = TopicAliases()  # what the peer sends, as the judged end maps it
+        self.judged_quota: set[int] = set()  # identifiers holding a unit of the judged end's
+        self.peer_quota: set[int] = set()  # ... and of the peer's send quota
+        self.ended: dict[int, _Ended] = {}  # the judged end's flows an error ack ended
+        self.refusable: dict[int, int] = {}  # packet id -> the judged receiver's prior state
+        self.peer_refusable: dict[int, int] = {}  # ... and the model peer's
+        #: the resolved topic name of the last PUBLISH fed (None: none, or unresolvable)
+        self.topic: str | None = None
+        #: set by the last packet fed when its receiver must close (with a Reason Code)
+        self.offence: FlowOffence | None = None
+
+    # -- what each end declared ----------------------------------------------------------
+
+    @property
+    def judged_receives(self) -> Declared:
+        """What the judged end declared about what it receives."""
+        return self.negotiated.server if self.server else self.negotiated.client
+
+    @property
+    def peer_receives(self) -> Declared:
+        """What the peer declared about what it receives."""
+        return self.negotiated.client if self.server else self.negotiated.server
+
+    # -- connections ---------------------------------------------------------------------
+
+    def _connect50(self, fields: Mapping[str, Any]) -> None:
+        self.connections += 1
+        self.negotiated = self.negotiated.with_connect(fields)
+        if not self.keep:
+            # what was owed on the last connection is owed no more (a live peer's judge
+            # reports it missing when the probe says the connection closed)
+            self.owed.clear()
+        self.pending = "clean" if fields.get("clean_start") else "resume"
+        # a new Network Connection: the alias maps go [MQTT-3.3.2-7], the send quota
+        # starts afresh [MQTT-4.9.0-1]
+        self.judged_aliases.reset()
+        self.peer_aliases.reset()
+        self.judged_quota.clear()
+        self.peer_quota.clear()
+
+    def _connack50(self, fields: Mapping[str, Any], found: list[Finding], index: int) -> None:
+        self.negotiated = self.negotiated.with_connack(fields)
+        pending, self.pending = self.pending, None
+        if pending is None or is_error(_code(fields)):
+            return
+        # the table's RESUME only for Clean Start 0 and a session present [MQTT-4.4.0-1]
+        resume = pending == "resume" and bool(fields.get("session_present"))
+        event = SI.RESUME if resume else SI.CLEAN
+        for packet_id, flow in list(self.judged_tx.items()):
+            entry = SENDER50[event][flow.state]
+            assert entry.defined
+            if entry.resends_publish:
+                resent = {**flow.message, "dup": True}
+                self._owe("PUBLISH", packet_id, self._owed(resent, entry.rules, index, _RESUMED))
+            if entry.pubrel_code is not None:
+                packet = {"type": "PUBREL", "packet_id": packet_id, "reason_code": 0}
+                self._owe("PUBREL", packet_id, self._owed(packet, entry.rules, index, _RESUMED))
+            if entry.takes_quota:
+                self.judged_quota.add(packet_id)
+            if entry.next == S_FREE:
+                del self.judged_tx[packet_id]
+            else:
+                flow.state = entry.next
+        for packet_id, state in list(self.peer_tx.items()):
+            entry = SENDER50[event][state]
+            if entry.takes_quota:
+                self.peer_quota.add(packet_id)
+            if entry.next == S_FREE:
+                del self.peer_tx[packet_id]
+            else:
+                self.peer_tx[packet_id] = entry.next
+        if not resume:
+            # the receivers' CLEAN entries: every identifier free
+            self.judged_rx.clear()
+            self.peer_rx.clear()
+            self.ended.clear()
+            self.refusable.clear()
+            self.peer_refusable.clear()
+
+    # -- the checks a PUBLISH meets before any flow ----------------------------------------
+
+    def _resolve50(
+        self, fields: Mapping[str, Any], by_judged: bool
+    ) -> tuple[Mapping[str, Any] | None, FlowOffence | None]:
+        """The PUBLISH with its topic resolved, or the offence that makes its receiver
+        close (the alias, then what the Server declared)."""
+        topic = fields.get("topic") or ""
+        alias = topic_alias(fields)
+        resolved = topic
+        if alias is not None or not topic:
+            aliases, receiver = (
+                (self.judged_aliases, self.peer_receives)
+                if by_judged
+                else (self.peer_aliases, self.judged_receives)
+            )
+            result = aliases.receive(topic, alias, receiver.topic_alias_maximum)
+            if result.topic is None:
+                self.topic = None
+                assert result.reason_code is not None
+                return None, FlowOffence(result.rules[0], result.note, result.reason_code)
+            resolved = result.topic
+        self.topic = resolved
+        if by_judged != self.server:  # the client sends: what the Server declared binds it
+            qos = fields.get("qos", 0)
+            if isinstance(qos, int) and qos > self.negotiated.maximum_qos:
+                note = f"QoS {qos} is above the Server's Maximum QoS {self.negotiated.maximum_qos}"
+                return None, FlowOffence(MAXIMUM_QOS, note, QOS_NOT_SUPPORTED)
+            if fields.get("retain") and not self.negotiated.retain_available:
+                note = "RETAIN 1, and the Server declared Retain Available 0"
+                return None, FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
+        if resolved == topic:
+            return fields, None
+        return {**fields, "topic": resolved}, None
+
+    def _unanswered(self, fields: Mapping[str, Any], by_judged: bool) -> None:
+        """A QoS 1 or 2 PUBLISH its receiver must close for is still a flow its sender
+        started (the table's entry from FREE, with its quota unit): a receiver that answers
+        it anyway is then judged by the close judge alone, not also as answering nothing."""
+        qos, packet_id = fields.get("qos"), fields.get("packet_id")
+        if qos not in (1, 2) or not isinstance(packet_id, int):
+            return
+        entry = _TX_PUBLISH[qos][S_FREE]
+        quota = self.judged_quota if by_judged else self.peer_quota
+        if by_judged and packet_id not in self.judged_tx:
+            self.judged_tx[packet_id] = _Flow(entry.next, _p(fields))
+        elif not by_judged and packet_id not in self.peer_tx:
+            self.peer_tx[packet_id] = entry.next
+        else:
+            return
+        if entry.takes_quota:
+            quota.add(packet_id)
+
+    def _offence_rules(self, offence: FlowOffence) -> tuple[str, ...]:
+        if offence.rule == ALIAS_ABOVE_MAXIMUM:
+            # the receiver's bound, and the sender's own MUST NOT
+            return (offence.rule, ALIAS_MAX_SERVER if self.server else ALIAS_MAX_CLIENT)
+        return (offence.rule,)
+
+    # -- what the peer sent ----------------------------------------------------------------
+
+    def peer_sent(self, kind: str, fields: Mapping[str, Any], index: int = 0) -> None:
+        """A packet the peer sent the judged end (``fields``: the 5.0 ``P`` or a control
+        packet's 5.0 description; ``index``: its position in the evidence)."""
+        self.offence = None
+        if kind != "PUBLISH":
+            self.topic = None
+        if kind == "CONNECT":
+            self._connect50(fields)
+        elif kind == "CONNACK":
+            self._connack50(fields, [], index)
+        elif kind == "PUBLISH":
+            self._peer_publishes50(fields, index)
+        elif kind == "PUBREL":
+            self._judged_receives_pubrel(fields, index)
+        elif kind in _TX_ACK:
+            self._peer_acks50(kind, fields, index)
+
+    def _peer_publishes50(self, fields: Mapping[str, Any], index: int) -> None:
+        resolved, offence = self._resolve50(fields, by_judged=False)
+        if resolved is None:
+            self.offence = offence
+            self._unanswered(fields, by_judged=False)
+            return
+        qos, packet_id = resolved.get("qos"), resolved.get("packet_id")
+        if qos not in (1, 2) or not isinstance(packet_id, int):
+            return  # QoS 0 owes nothing and touches no identifier
+        state = self.judged_rx.get(packet_id, R_FREE)
+        if packet_id not in self.peer_tx and state == R_FREE:  # a new message
+            over = len(self.peer_quota) >= self.judged_receives.receive_maximum
+            entry = _TX_PUBLISH[qos][S_FREE]
+            self.peer_tx[packet_id] = entry.next
+            if entry.takes_quota:
+                self.peer_quota.add(packet_id)
+            if over:
+                # the receiver's table: DISCONNECT 0x93, no acknowledgement
+                disconnect = _RX_OVER[state]
+                assert disconnect is not None and disconnect.disconnect is not None
+                rule = QUOTA_CLIENT if self.server else QUOTA_SERVER
+                note = self._over(self.judged_receives.receive_maximum)
+                self.offence = FlowOffence(rule, note, disconnect.disconnect)
+                return
+        table = _RX_PUBLISH[qos]
+        received = table[state]
+        assert received is not None
+        if not received.defined:
+            return  # the judged end's own judgement of its peer: not this judge's
+        if qos == 2:
+            self.refusable[packet_id] = state
+        for reply, code in received.replies:
+            self._owe(
+                reply, packet_id, self._answer(reply, packet_id, code, received, index, resolved)
+            )
+        self._move_rx(self.judged_rx, packet_id, received.next)
+
+    def _answer(
+        self,
+        reply: str,
+        packet_id: int,
+        code: int | None,
+        entry: ReceiverEntry50,
+        index: int,
+        why: Mapping[str, Any],
+    ) -> Owed:
+        """What is kept of an answer owed: its expected Reason Code only when it is one
+        to compare (0x92), everything for a live peer."""
+        if not self.keep and not code:
+            return _NOTHING
+        packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
+        return self._owed(packet, entry.rules, index, why)
+
+    @staticmethod
+    def _over(maximum: int) -> str:
+        return (
+            f"a new QoS 1 or 2 PUBLISH while {maximum} are unacknowledged, the receiver's "
+            "Receive Maximum"
+        )
+
+    @staticmethod
+    def _move_rx(states: dict[int, int], packet_id: int, nxt: int) -> None:
+        if nxt == R_FREE:
+            states.pop(packet_id, None)
+        else:
+            states[packet_id] = nxt
+
+    def _judged_receives_pubrel(self, fields: Mapping[str, Any], index: int) -> None:
+        packet_id = fields.get("packet_id")
+        assert isinstance(packet_id, int)
+        entry = _RX_PUBREL[is_error(_code(fields))][self.judged_rx.get(packet_id, R_FREE)]
+        assert entry is not None and entry.defined
+        for reply, code in entry.replies:
+            self._owe(reply, packet_id, self._answer(reply, packet_id, code, entry, index, fields))
+        self._move_rx(self.judged_rx, packet_id, entry.next)
+
+    def _peer_acks50(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
+        packet_id = fields.get("packet_id")
+        assert isinstance(packet_id, int)
+        code = _code(fields)
+        flow = self.judged_tx.get(packet_id)
+        entry = _TX_ACK[kind][is_error(code)][S_FREE if flow is None else flow.state]
+        if kind != "PUBCOMP" and is_error(code):
+            self._refused50(kind, packet_id, self.peer_rx, self.peer_refusable)
+        if not entry.defined:
+            return
+        if entry.pubrel_code is not None:
+            # PUBREL 0x00 after a PUBREC below 0x80; 0x92 to a PUBREC for no flow
+            packet = {"type": "PUBREL", "packet_id": packet_id, "reason_code": entry.pubrel_code}
+            why = f"the answer to {kind} 0x{code:02X}"
+            self._owe("PUBREL", packet_id, self._owed(packet, entry.rules, index, why))
+        if entry.releases_quota:
+            self.judged_quota.discard(packet_id)
+        if flow is None:
+            return
+        if entry.next == S_FREE:
+            del self.judged_tx[packet_id]
+            if is_error(code) and kind != "PUBCOMP":
+                # [MQTT-4.4.0-2] "treated as acknowledged, and MUST NOT be retransmitted"
+                self.ended[packet_id] = _Ended(kind, code, flow.message)
+        else:
+            flow.state = entry.next
+
+    # -- what the judged end sent ------------------------------------------------------------
+
+    def judged_sent(
+        self, kind: str, fields: Mapping[str, Any], found: list[Finding], index: int = 0
+    ) -> None:
+        """A packet the judged end sent its peer; findings about it go to ``found``."""
+        self.offence = None
+        if kind != "PUBLISH":
+            self.topic = None
+        if kind == "CONNECT":
+            self._connect50(fields)
+        elif kind == "CONNACK":
+            self._connack50(fields, found, index)
+        elif kind == "PUBLISH":
+            self._judged_publishes50(fields, found, index)
+        elif kind == "PUBREL":
+            self._judged_pubrel50(fields, found)
+        elif kind in _TX_ACK:
+            self._judged_acks50(kind, fields, found)
+
+    def _judged_publishes50(
+        self, fields: Mapping[str, Any], found: list[Finding], index: int
+    ) -> None:
+        resolved, offence = self._resolve50(fields, by_judged=True)
+        if resolved is None:
+            assert offence is not None
+            self.offence = offence
+            what = describe({**fields, "topic": self.topic or fields.get("topic") or "(no topic)"})
+            rules = self._offence_rules(offence)
+            self._found(found, VIOLATION, f"{what}: {offence.message}", *rules)
+            self._unanswered(fields, by_judged=True)
+            return
+        qos, packet_id = resolved["qos"], resolved.get("packet_id")
+        over = False
+        if qos in (1, 2) and isinstance(packet_id, int):
+            over = self._judged_flow50(resolved, packet_id, found)
+        self._peer_receives50(resolved, packet_id, over, found)
+
+    def _judged_flow50(
+        self, fields: Mapping[str, Any], packet_id: int, found: list[Finding]
+    ) -> bool:
+        """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
+        peer's Receive Maximum."""
+        what = _Described(fields)
+        resent = self._pay("PUBLISH", packet_id)
+        if resent is not None:
+            assert resent.packet is not None
+            if not fields["dup"]:
+                self._found(found, VIOLATION, f"{what}: re-sent with DUP 0", RESENT_DUP)
+            if not same_message(fields, resent.packet):
+                self._found(found, VIOLATION, f"{what}: the re-send is not the original", RESEND)
+            return False
+        flow = self.judged_tx.get(packet_id)
+        if flow is not None:
+            if not same_message(fields, flow.message):
+                entry = _TX_PUBLISH[fields["qos"]][flow.state]
+                note = entry.note or "a new message on a packet identifier still in use"
+                self._found(found, entry.verdict or VIOLATION, f"{what}: {note}", *entry.rules)
+                flow.message = _p(fields)
+            elif flow.state == S_AWAIT_PUBCOMP:
+                note = "the PUBLISH re-sent after its PUBREL"
+                self._found(found, VIOLATION, f"{what}: {note}", NO_PUBLISH_AFTER_PUBREL)
+            else:
+                # [MQTT-4.4.0-1] "Clients and Servers MUST NOT resend messages at any other
+                # time" than on a resumed session
+                note = "re-sent on the same connection" + ("" if fields["dup"] else ", DUP 0")
+                rules = (RESEND,) if fields["dup"] else (RESEND, RESENT_DUP)
+                self._found(found, VIOLATION, f"{what}: {note}", *rules)
+            return False
+        ended = self.ended.pop(packet_id, None)
+        if ended is not None and fields["dup"] and same_message(fields, ended.message):
+            note = (
+                f"re-sent after {ended.kind} 0x{ended.code:02X}, which acknowledged it "
+                "(an error acknowledgement ends the flow)"
+            )
+            self._found(found, VIOLATION, f"{what}: {note}", NOT_AFTER_ERROR)
+        entry = _TX_PUBLISH[fields["qos"]][S_FREE]
+        assert entry.defined
+        over = False
+        if entry.takes_quota:
+            maximum = self.peer_receives.receive_maximum
+            if len(self.judged_quota) >= maximum:
+                over = True
+                rule = QUOTA_SERVER if self.server else QUOTA_CLIENT
+                self._found(found, VIOLATION, f"{what}: {self._over(maximum)}", rule, QUOTA_ZERO)
+                disconnect = _RX_OVER[R_FREE]
+                assert disconnect is not None and disconnect.disconnect is not None
+                self.offence = FlowOffence(rule, self._over(maximum), disconnect.disconnect)
+            self.judged_quota.add(packet_id)
+        self.judged_tx[packet_id] = _Flow(entry.next, _p(fields))
+        return over
+
+    def _peer_receives50(
+        self, fields: Mapping[str, Any], packet_id: int | None, over: bool, found: list[Finding]
+    ) -> None:
+        """The model peer receives what the judged end sent (deliveries, its verdicts)."""
+        qos = fields["qos"]
+        state = R_FREE if qos == 0 or packet_id is None else self.peer_rx.get(packet_id, R_FREE)
+        if over and state == R_FREE:
+            return  # the peer answers DISCONNECT 0x93: nothing delivered, no state
+        entry = _RX_PUBLISH[qos][state]
+        assert entry is not None
+        if not entry.defined:
+            self._found(found, entry.verdict, f"{describe(fields)}: {entry.note}", *entry.rules)
+            return
+        if entry.delivers and self.keep:
+            delivered = _p(fields)
+            properties = dict(fields.get("properties") or {})
+            properties.pop("topic_alias", None)
+            delivered["properties"] = properties
+            self.deliveries.append(delivered)
+        if packet_id is not None and qos:
+            if qos == 2:
+                self.peer_refusable[packet_id] = state
+            self._move_rx(self.peer_rx, packet_id, entry.next)
+
+    def _judged_pubrel50(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
+        packet_id = fields.get("packet_id")
+        assert isinstance(packet_id, int)
+        code = _code(fields)
+        if self._pay("PUBREL", packet_id) is None:
+            flow = self.judged_tx.get(packet_id)
+            what = f"PUBREL {packet_id}"
+            ended = self.ended.get(packet_id)
+            if flow is None and ended is not None and ended.kind == "PUBREC":
+                note = (
+                    f"after PUBREC 0x{ended.code:02X}, which ended the flow (PUBREL only "
+                    "after a PUBREC below 0x80)"
+                )
+                self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC, NOT_AFTER_ERROR)
+            elif flow is None:
+                note = "for a packet identifier with no flow in progress (answered PUBCOMP 0x92)"
+                self._found(found, TOLERATED, f"{what} {note}", PUBCOMP_FOR_PUBREL)
+            elif flow.state == S_AWAIT_PUBCOMP:
+                note = "again: a re-send on the same connection"
+                self._found(found, VIOLATION, f"{what} {note}", RESEND)
+            else:
+                note = "before the PUBREC (PUBREL only after a PUBREC below 0x80)"
+                self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC)
+        state = self.peer_rx.get(packet_id, R_FREE)
+        entry = _RX_PUBREL[is_error(code)][state]
+        assert entry is not None and entry.defined
+        self._move_rx(self.peer_rx, packet_id, entry.next)
+
+    def _judged_acks50(self, kind: str, fields: Mapping[str, Any], found: list[Finding]) -> None:
+        packet_id = fields.get("packet_id")
+        assert isinstance(packet_id, int)
+        code = _code(fields)
+        owed = self._pay(kind, packet_id)
+        if owed is not None:
+            expected = owed.packet.get("reason_code") if owed.packet is not None else None
+            if (
+                kind == "PUBCOMP"
+                and expected is not None
+                and is_error(expected)
+                and not is_error(code)
+            ):
+                note = (
+                    f"0x{code:02X} for a PUBREL whose identifier it did not hold (the model "
+                    f"answers 0x{expected:02X}, Packet Identifier not found)"
+                )
+                self._found(
+                    found, TOLERATED, f"PUBCOMP {packet_id}: {note}", PUBCOMP_FOR_PUBREL,
+                    PUBCOMP_REASON,
+                )  # fmt: skip
+            if kind in ("PUBACK", "PUBREC") and is_error(code):
+                self._refused50(kind, packet_id, self.judged_rx, self.refusable)
+        entry = _TX_ACK[kind][is_error(code)][self.peer_tx.get(packet_id, S_FREE)]
+        if entry.defined:
+            if entry.releases_quota:
+                self.peer_quota.discard(packet_id)
+            if entry.next == S_FREE:
+                self.peer_tx.pop(packet_id, None)
+            else:
+                self.peer_tx[packet_id] = entry.next
+        elif owed is None:
+            self._found(
+                found, entry.verdict, f"{kind} {packet_id} 0x{code:02X}: {entry.note}",
+                *entry.rules,
+            )  # fmt: skip
+
+    def _refused50(
+        self, kind: str, packet_id: int, states: dict[int, int], before: dict[int, int]
+    ) -> None:
+        """A receiver refused a new message (an error PUBACK or PUBREC): the table's
+        REFUSED entry from the state before it (``states``: that receiver's, ``before``:
+        its state when the PUBLISH came)."""
+        qos = 1 if kind == "PUBACK" else 2
+        entry = _RX_REFUSED[qos][before.pop(packet_id, R_FREE)]
+        if entry is not None and entry.defined:
+            self._move_rx(states, packet_id, entry.next)
+
+
+class _Described:
+    """A PUBLISH's description for a message, made only when a finding needs it."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        self.fields = fields
+
+    def __format__(self, spec: str) -> str:
+        return describe(self.fields)
+
+
+def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: fields[k] for k in P_FIELDS if k in fields}
+
+
+def link_judge(
+    label: str,
+    judged: str,
+    *,
+    edition: Edition,
+    keep: bool = False,
+    server: bool | None = None,
+) -> LinkJudge:
+    """The link judge of an edition: :class:`LinkJudge` for 3.1 and 3.1.1,
+    :class:`LinkJudge50` for 5.0 (``server``, whether the judged end is the server,
+    defaults to ``judged != "client"``)."""
+    if edition is V50:
+        return LinkJudge50(
+            label, judged, server=judged != "client" if server is None else server, keep=keep
+        )
+    return LinkJudge(label, judged, keep=keep, v311=edition is not Edition.V31)
