@@ -44,6 +44,7 @@ COMPILED = (
     "pubproof.pipeline.detect",
     "pubproof.pipeline.trail",
     "pubproof.pipeline.rows",
+    "pubproof.pipeline.receivers",
     "pubproof.pipeline.connection",
     "pubproof.pipeline.engine_python",
 )

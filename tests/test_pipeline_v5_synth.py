@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builds import pure_only
 from pipeline_builder import read_tables
 from tshark_decode import fields, preferences, split
 
@@ -89,6 +90,7 @@ def test_both_engines_write_the_same_tables(
         assert spark[name] == tables[name], name
 
 
+@pure_only
 @pytest.mark.parametrize(("seed", "share"), [(5, 1.0), (6, 0.5)])
 def test_the_fast_path_writes_the_general_paths_rows(
     tmp_path: Path, seed: int, share: float
