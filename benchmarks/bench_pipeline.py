@@ -342,15 +342,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         tsv = work / "tshark-real.tsv"
         real_tshark = tshark_decode(real, tsv)
         real_python = check(real, work / "out-real-python", "python")
-        problems += [
-            f"real, python: {p}" for p in verify_against_tshark(tsv, work / "out-real-python")
-        ]
+        found, compared = verify_against_tshark(tsv, work / "out-real-python")
+        problems += [f"real, python: {p}" for p in found]
         real_spark = check(real, work / "out-real-spark", "spark")
-        problems += [
-            f"real, spark: {p}" for p in verify_against_tshark(tsv, work / "out-real-spark")
-        ]
+        found, _ = verify_against_tshark(tsv, work / "out-real-spark")
+        problems += [f"real, spark: {p}" for p in found]
         results["real"] = {
             "path": str(real), "frames": real_frames, "bytes": real.stat().st_size,
+            "compared_with_tshark": compared,
             "rates": rates(real_frames, real_tshark, real_python, real_spark, cores, fixed),
         }  # fmt: skip
 
