@@ -44,6 +44,7 @@ from typing import Any
 from pubproof.pipeline import shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan
 from pubproof.pipeline.connection import Config, Tracker
+from pubproof.pipeline.engine_python import collector_tuned
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.rows import Sink
@@ -209,6 +210,19 @@ def _stage(
     table with at most ``inline_rows`` rows in the partition, which the driver stages.
     ``settings``: the job's :class:`Config`, or its fields (:func:`_settings`)."""
     config = settings if isinstance(settings, Config) else Config(**settings)
+    with collector_tuned():
+        yield from _track(config, out, run_rows, inline_rows, partition, records)
+
+
+def _track(
+    config: Config,
+    out: str,
+    run_rows: int,
+    inline_rows: int,
+    partition: int,
+    records: Iterable[tuple[shuffle.Key, bytes]],
+) -> Iterator[Staged]:
+    """:func:`_stage`'s work, with the job's :class:`Config`."""
     sink = Sink()
     writers = [staging.RunWriter(out, table, partition, run_rows) for table in ROW_TABLES]
     lists: list[list[tuple[Any, ...]]] = [getattr(sink, table) for table in ROW_TABLES]
