@@ -106,9 +106,9 @@ class Raw5:
     received: bytearray = field(default_factory=bytearray)
 
     @classmethod
-    def open(cls, port: int, client_id: str) -> Raw5:
+    def open(cls, port: int, client_id: str, properties: bytes = b"") -> Raw5:
         sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        sock.sendall(connect5(client_id))
+        sock.sendall(connect5(client_id, properties))
         data = b""
         while len(data) < 2 or len(data) < _size(data):
             chunk = sock.recv(4096)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.model.editions import Edition
+from pubproof.model.rules import RULES
 from pubproof.model.session50 import SessionModel50
 
 V50 = Edition.V50
@@ -174,3 +175,57 @@ def test_what_the_model_client_finds_the_judge_finds(
         assert ends.owed_by(C2S) == []
         if codes:
             break  # the model client closed the connection
+
+
+@st.composite
+def any_packet(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    direction = draw(st.sampled_from([C2S, S2C]))
+    kind = draw(st.sampled_from(["PUBLISH"] * 4 + ["PUBACK", "PUBREC", "PUBREL", "PUBCOMP",
+                                 "CONNECT", "CONNACK", "DISCONNECT", "PINGREQ"]))  # fmt: skip
+    if kind == "CONNECT":
+        props = draw(st.fixed_dictionaries({}, optional={
+            "receive_maximum": st.integers(0, 3), "topic_alias_maximum": st.integers(0, 2),
+            "maximum_packet_size": st.integers(0, 50)}))  # fmt: skip
+        return C2S, {"type": kind, "clean_start": draw(st.booleans()), "properties": props}
+    if kind == "CONNACK":
+        props = draw(st.fixed_dictionaries({}, optional={
+            "receive_maximum": st.integers(0, 3), "topic_alias_maximum": st.integers(0, 2),
+            "maximum_qos": st.integers(0, 2), "retain_available": st.integers(0, 1)}))  # fmt: skip
+        code = draw(st.sampled_from([0, 0x80]))
+        present = draw(st.booleans())
+        return S2C, {"type": kind, "session_present": present, "reason_code": code,
+                     "properties": props}  # fmt: skip
+    if kind in ("DISCONNECT", "PINGREQ"):
+        return direction, {"type": kind, "reason_code": 0, "properties": {}}
+    if kind != "PUBLISH":
+        return direction, {"type": kind, "packet_id": draw(st.integers(0, 3)),
+                           "reason_code": draw(st.sampled_from([0, 0x10, 0x80, 0x92, 0x97])),
+                           "properties": {}}  # fmt: skip
+    qos = draw(st.integers(0, 2))
+    alias = draw(st.sampled_from([None, None, 0, 1, 2, 3]))
+    return direction, {
+        "type": "PUBLISH", "dup": draw(st.booleans()), "qos": qos, "retain": draw(st.booleans()),
+        "topic": draw(st.sampled_from(["", "a", "b"])),
+        "packet_id": draw(st.integers(1, 3)) if qos else None,
+        "payload_hex": draw(st.sampled_from(["", "01"])),
+        "properties": {} if alias is None else {"topic_alias": alias},
+    }  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(any_packet(), max_size=40))
+def test_any_traffic_is_judged_without_raising_and_with_5_0_rule_ids(
+    packets: list[tuple[str, dict[str, Any]]],
+) -> None:
+    ends = BothEnds(edition=V50)
+    for direction, fields in packets:
+        for finding in ends.feed(direction, fields):
+            assert finding.role == ("client" if direction == C2S else "server")
+            assert finding.source == "link" and finding.verdict in ("violation", "tolerated")
+            for rule_id in finding.rules:
+                RULES.by_id(rule_id, V50)
+        if ends.offence is not None:
+            assert ends.offence.reason_code >= 0x80
+            RULES.by_id(ends.offence.rule, V50)
+        if fields["type"] == "PUBLISH" and ends.offence is None:
+            assert ends.topic  # a PUBLISH its receiver takes has a topic name

@@ -43,6 +43,7 @@ from live50 import (
     content_type,
     pipeline_row,
     publish5,
+    string,
     tshark_pdus5,
     tshark_row,
     wire_rule,
@@ -50,11 +51,13 @@ from live50 import (
 from test_pipeline_live import start_capture, stop_capture, tool
 from tshark_decode import preferences
 
-from pubproof.model.editions import Limits
+from pubproof.judge import packets as control
+from pubproof.model.editions import Edition, Limits
 from pubproof.model.flows import Method, ReceiverState
 from pubproof.model.flows50 import ReceiverInput50, receiver_step50
 from pubproof.model.topic_alias import RECEIVER_ALIAS, AliasIn, AliasInInput
 
+V50_EDITION = Edition.V50
 TOPIC_UTF8 = "pp5/温度/été/\U0001f680"
 LARGE = 100 * 1024
 #: the broker's Topic Alias Maximum (its configuration; its CONNACK declares it)
@@ -149,6 +152,29 @@ def run_clients(port: int, folder: Path) -> None:
     assert out.count(b"\n") >= MESSAGES
 
 
+def raw_sessions(port: int) -> None:
+    """Valid 5.0 sessions over raw sockets, for the packet types the clients do not send:
+    SUBSCRIBE with every option and a User Property, UNSUBSCRIBE, PINGREQ, a DISCONNECT with
+    a Reason String; and a CONNECT naming an authentication method the broker does not
+    support (its CONNACK refuses it, 0x8C)."""
+    raw = Raw5.open(port, "pp5-tidy")
+    options = {"filter": "pp5/tidy", "qos": 1, "no_local": True, "retain_as_published": True,
+               "retain_handling": 2}  # fmt: skip
+    raw.send(control.subscribe(3, [options], edition=V50_EDITION,
+                               properties={"user_properties": [["why", "tidy"]]}))  # fmt: skip
+    raw.send(control.unsubscribe(4, ["pp5/tidy"], edition=V50_EDITION))
+    raw.send(control.PINGREQ)
+    raw.drain(0.5)
+    raw.send(control.disconnect(0, {"reason_string": "bye"}))
+    raw.drain(0.5)
+    raw.close()
+    method = bytes((0x15,)) + string("SCRAM-SHA-1")
+    refused = Raw5.open(port, "pp5-auth", method)
+    assert refused.connack[3] >= 0x80, refused.connack.hex()
+    refused.drain(0.5)
+    refused.close()
+
+
 def crafted_sessions(port: int) -> dict[int, tuple[str, tuple[str, ...], int]]:
     """One raw 5.0 connection per fault; the faulty packet is the client's last PUBLISH
     (the Receive Maximum's: the first PUBLISH beyond it)."""
@@ -203,6 +229,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recording]:
         capture = start_capture(path, port)
         try:
             run_clients(port, folder)
+            raw_sessions(port)
             crafted = crafted_sessions(port)
         finally:
             stop_capture(capture)
@@ -260,9 +287,22 @@ def test_the_recording_has_every_flow(recording: Recording, pdus: list[Pdu5]) ->
     rows = [tshark_row(p) for p in pdus if p.src_port not in recording.crafted]
     published = [r for r in rows if r["type"] == "PUBLISH"]
     assert {r["qos"] for r in published} == {0, 1, 2}
-    assert {"PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "SUBSCRIBE", "SUBACK", "DISCONNECT"} <= {
-        r["type"] for r in rows
-    }
+    assert {
+        "PUBACK",
+        "PUBREC",
+        "PUBREL",
+        "PUBCOMP",
+        "SUBSCRIBE",
+        "SUBACK",
+        "UNSUBSCRIBE",
+        "UNSUBACK",
+        "PINGREQ",
+        "PINGRESP",
+        "DISCONNECT",
+    } <= {r["type"] for r in rows}
+    codes = {(r["type"], r.get("reason_code")) for r in rows}
+    assert ("CONNACK", 0x8C) in codes  # the refused authentication method
+    assert any(r["type"] == "DISCONNECT" and r["property_ids"] == [0x1F] for r in rows)
     assert any(r["topic"] == TOPIC_UTF8 for r in published)
     assert any(r["retain"] and r["payload_len"] for r in published)  # the retained message
     assert any(r["payload_len"] == LARGE for r in published)

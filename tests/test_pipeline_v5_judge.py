@@ -282,3 +282,35 @@ def test_a_3_1_1_server_refusing_level_5(tmp_path: Path) -> None:
     (tmp_path / "other").mkdir()
     other = run(tmp_path / "other", session(answer=bytes((0x20, 2, 0, 5))))
     assert findings(other) == [("s2c", "server", "None", "malformed")]
+
+
+def test_qos0_publishes_the_fast_path_leaves_unjudged_change_nothing(tmp_path: Path) -> None:
+    """The fast path feeds the link judges a QoS 0 PUBLISH only when they can learn from it
+    or find something in it (a mapping set, an alias no mapping stands for, RETAIN without
+    Retain Available); the general way feeds every one. Both write the same rows on a
+    session with each kind, a second CONNECT (the judges' alias maps go) included."""
+    from test_pipeline_fast_path import _both, _keyed_capture
+
+    frames = session(
+        ("c2s", publish5("a", topic_alias=1)),  # sets the mapping: judged
+        ("c2s", publish5("", topic_alias=1)),  # known: left unjudged
+        ("c2s", publish5("", qos=1, packet_id=5, topic_alias=1)),  # QoS 1: judged, known
+        ("s2c", puback5(5)),
+        ("c2s", publish5("b")),  # no alias: left unjudged
+        ("c2s", publish5("", topic_alias=2)),  # unknown: judged, a finding
+        ("c2s", publish5("c", retain=True)),  # RETAIN, Retain Available 0: judged, a finding
+        # a second CONNECT: the judges start a new session (the maps go, the server's
+        # declarations too, until a CONNACK), so alias 1 is now above the maximum
+        ("c2s", connect5()),
+        ("c2s", publish5("", topic_alias=1)),
+        answer=connack5(topic_alias_maximum=5, retain_available=0),
+    )
+    capture = tmp_path / "q0.pcap"
+    capture.write_bytes(pcap([ether(f) for f in frames]))
+    rows = _both(_keyed_capture(capture))
+    rules = [row[5] for row in rows["violations"]]
+    assert rules == [
+        "PP50-3.3.2-topic-alias-unknown", "MQTT-3.2.2-14", "PP50-3.3.4-topic-alias-maximum"
+    ]  # fmt: skip
+    topics = [row[11] for row in rows["packets"] if row[7] == "PUBLISH"]
+    assert topics == ["a", "a", "a", "b", None, "c", None]
