@@ -1,8 +1,16 @@
-"""The capture pipeline against tshark, on the same synthetic capture, in one run.
+"""The capture pipeline against tshark, on a synthetic and a real capture, in one run.
 
     python benchmarks/bench_pipeline.py                       # 1,000,000 frames (the issue)
     python benchmarks/bench_pipeline.py --frames 100000       # a quick run
     python benchmarks/bench_pipeline.py --json                # the results as JSON
+    python benchmarks/bench_pipeline.py --real FILE           # that real capture
+    python benchmarks/bench_pipeline.py --no-real             # the synthetic capture only
+
+The real capture is ``WORK/real.pcapng`` unless ``--real`` names one; when it is missing,
+``scripts/record-capture`` records it (a real mosquitto, mosquitto_pub and mosquitto_sub
+at QoS 0, 1 and 2, about 390,000 frames; needs root for its network namespace). There the
+answer is checked against tshark's own decoding of the same file, from the timed tshark
+run: every MQTT packet in the same frame with the same type, and the reconciliation.
 
 What it measures (wall time of each command, peak RSS of its whole process tree, sampled
 from /proc every 20 ms):
@@ -19,8 +27,19 @@ from /proc every 20 ms):
    (``--connection-packets``) and as the capture grows (a tenth of ``--frames``, then all).
 
 Per-core rates divide by the cores each command can use (tshark and the python engine: 1;
-Spark local[*]: every core). ``--profile`` adds a cProfile of the python engine on the
-main capture (the top functions by own time).
+Spark local[*]: every core). The fixed cost of each engine (the whole command on a
+100-frame capture: interpreter, imports, Spark's session) is measured apart, and each rate
+is also given without it (``net``). ``--profile`` adds a cProfile of the python engine on
+the main capture (the top functions by own time).
+
+``--editions`` measures only MQTT 5.0 against 3.1.1, per frame: two captures from the same
+seed, one all 3.1.1 and one all 5.0 (``--mqtt5 1``: properties and Topic Aliases), each
+checked by ``pubproof check --engine python`` ``--repeat`` times in turn, both answers
+checked against the generator's. What counts is the CPU time of the process (user and
+system), the best of the runs: on a shared machine a run is only ever slowed down, and
+its wall time by every other process as well::
+
+    python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 3
 """
 
 from __future__ import annotations
@@ -30,6 +49,7 @@ import json
 import os
 import platform
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -68,14 +88,23 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _tree_rss(pid: int) -> int:
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _tree_rss(pid: int, cpu: dict[int, float] | None = None) -> int:
+    """The resident memory of the process tree; with ``cpu``, each process's CPU seconds
+    so far (user + system of all its threads) noted by pid."""
     total, stack = 0, [pid]
     while stack:
         current = stack.pop()
         try:
             with open(f"/proc/{current}/statm") as handle:
                 total += int(handle.read().split()[1]) * PAGE
-        except OSError:
+            if cpu is not None:
+                with open(f"/proc/{current}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                cpu[current] = (int(fields[11]) + int(fields[12])) / TICK
+        except (OSError, IndexError, ValueError):
             continue
         stack += _children(current)
     return total
@@ -89,6 +118,10 @@ class Run:
     seconds: float
     peak_rss_mb: float
     stdout: str = ""
+    #: CPU time (user + system) of the command's whole process tree (every process's, as
+    #: last sampled from /proc, every 20 ms): on a machine shared with other work, a
+    #: steadier measure than the wall time
+    cpu_seconds: float = 0.0
 
 
 def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> Run:
@@ -98,11 +131,12 @@ def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> R
     process = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
     peak = 0
     done = threading.Event()
+    cpu_by_pid: dict[int, float] = {}
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, _tree_rss(process.pid))
+            peak = max(peak, _tree_rss(process.pid, cpu_by_pid))
             done.wait(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -111,13 +145,16 @@ def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> R
     seconds = time.perf_counter() - start
     done.set()
     sampler.join()
+    cpu = sum(cpu_by_pid.values())
     if stdout_to:
         out.close()  # type: ignore[union-attr]
     if process.returncode not in (0, 1):
         raise SystemExit(f"{name} failed ({process.returncode}): {stderr.decode()[-2000:]}")
     text = stdout.decode() if stdout else ""
-    print(f"  {name}: {seconds:.1f} s, peak {peak / 2**20:.0f} MB", file=sys.stderr)
-    return Run(name=name, seconds=seconds, peak_rss_mb=peak / 2**20, stdout=text)
+    print(
+        f"  {name}: {seconds:.1f} s, {cpu:.1f} s CPU, peak {peak / 2**20:.0f} MB", file=sys.stderr
+    )
+    return Run(name=name, seconds=seconds, peak_rss_mb=peak / 2**20, stdout=text, cpu_seconds=cpu)
 
 
 def synth(path: Path, frames: int, seed: int, *extra: str) -> tuple[Run, dict[str, Any]]:
@@ -144,10 +181,76 @@ def verify(expected: dict[str, Any], out: Path) -> list[str]:
     return problems + comparison.problems
 
 
+#: tshark's mqtt.msgtype numbers (MQTT section 2.2.1)
+MSGTYPES = {
+    1: "CONNECT", 2: "CONNACK", 3: "PUBLISH", 4: "PUBACK", 5: "PUBREC", 6: "PUBREL",
+    7: "PUBCOMP", 8: "SUBSCRIBE", 9: "SUBACK", 10: "UNSUBSCRIBE", 11: "UNSUBACK",
+    12: "PINGREQ", 13: "PINGRESP", 14: "DISCONNECT", 15: "AUTH",
+}  # fmt: skip
+
+
+#: expert-info severity "error" (PI_ERROR): tshark's own dissector failed on the frame
+PI_ERROR = 0x00800000
+
+
+def verify_against_tshark(tsv: Path, out: Path) -> tuple[list[str], dict[str, int]]:
+    """Every disagreement between the packets table and tshark's decoding (the TSV of
+    :func:`tshark_decode`): the (frame, type) of every MQTT packet, and the
+    reconciliation; and what was compared. A TCP stream is compared up to the first frame
+    where tshark reports an error of its own (an exception in its MQTT dissector, after
+    which it reads packets out of payload bytes): from there on tshark is no oracle."""
+    stream_of: dict[int, str] = {}
+    broken: dict[str, int] = {}  # stream -> the first frame tshark failed on
+    theirs: dict[tuple[int, str], int] = {}
+    for line in tsv.read_text().splitlines():
+        cells = line.split("\t")
+        frame, stream = int(cells[0]), cells[1]
+        stream_of[frame] = stream
+        severities = cells[6].split(",") if len(cells) > 6 and cells[6] else []
+        if stream not in broken and any(int(v) & PI_ERROR for v in severities if v):
+            broken[stream] = frame
+        if len(cells) < 3 or not cells[2]:
+            continue
+        for value in cells[2].split(","):
+            key = (frame, MSGTYPES.get(int(value), value))
+            theirs[key] = theirs.get(key, 0) + 1
+
+    def compared(frame: int) -> bool:
+        stream = stream_of.get(frame, "")
+        return stream not in broken or frame < broken[stream]
+
+    table = pq.read_table(out / "packets", columns=["frame", "type"])
+    ours: dict[tuple[int, str], int] = {}
+    for frame, kind in zip(
+        table.column("frame").to_pylist(), table.column("type").to_pylist(), strict=True
+    ):
+        ours[(frame, kind)] = ours.get((frame, kind), 0) + 1
+    keys = {key for key in set(theirs) | set(ours) if compared(key[0])}
+    problems = [
+        f"frame {frame} {kind}: tshark {theirs.get((frame, kind), 0)}, "
+        f"pubproof {ours.get((frame, kind), 0)}"
+        for frame, kind in sorted(keys)
+        if theirs.get((frame, kind), 0) != ours.get((frame, kind), 0)
+    ]
+    reconciliation = json.loads((out / "reconciliation.json").read_text())
+    if not reconciliation["ok"] or reconciliation["unreadable"]:
+        problems.append(f"reconciliation: {reconciliation}")
+    if not ours:
+        problems.append("no MQTT packet found")
+    counts = {
+        "packets": sum(ours.values()),
+        "packets_compared": sum(n for key, n in ours.items() if key in keys),
+        "streams": len(set(stream_of.values())),
+        "streams_where_tshark_failed": len(broken),
+    }
+    return problems, counts
+
+
 def tshark_decode(path: Path, out: Path) -> Run:
     argv = ["tshark", "-r", str(path), "-n", "-T", "fields", "-e", "frame.number",
             "-e", "tcp.stream", "-e", "mqtt.msgtype", "-e", "mqtt.qos", "-e", "mqtt.msgid",
-            "-e", "mqtt.topic", "-o", "tcp.reassemble_out_of_order:TRUE"]  # fmt: skip
+            "-e", "mqtt.topic", "-e", "_ws.expert.severity",
+            "-o", "tcp.reassemble_out_of_order:TRUE"]  # fmt: skip
     return timed("tshark -T fields (MQTT)", argv, stdout_to=out)
 
 
@@ -180,45 +283,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--work", type=Path, default=Path("/tmp/pubproof-bench-pipeline"))
     parser.add_argument("--profile", action="store_true", help="cProfile the python engine")
+    parser.add_argument("--real", type=Path, default=None, help="a real capture (pcap/pcapng)")
+    parser.add_argument("--no-real", action="store_true", help="the synthetic capture only")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--editions", action="store_true",
+        help="only MQTT 5.0 against 3.1.1, per frame (python engine)",
+    )  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=3, help="runs per edition (--editions)")
     args = parser.parse_args(argv)
+    if args.editions:
+        return editions(args.frames, args.seed, args.work, args.repeat, as_json=args.json)
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
     results: dict[str, Any] = {"frames_asked": args.frames, "cores": cores}
     problems: list[str] = []
 
-    print("capture", file=sys.stderr)
+    print("fixed costs (100 frames)", file=sys.stderr)
+    synth(work / "tiny.pcap", 100, args.seed)
+    fixed = {
+        "python": check(work / "tiny.pcap", work / "out-tiny", "python").seconds,
+        "spark": check(work / "tiny.pcap", work / "out-tiny", "spark").seconds,
+    }
+    startup = 0.0
+    results["fixed_seconds"] = fixed
+
+    print("synthetic capture", file=sys.stderr)
     capture = work / f"synth-{args.frames}.pcap"
     gen, expected = synth(capture, args.frames, args.seed)
     frames = expected["frames"]
     results["capture"] = {"frames": frames, "connections": expected["connections"],
                           "bytes": capture.stat().st_size, "synth": asdict(gen)}  # fmt: skip
-
-    print("decoding", file=sys.stderr)
     tshark = tshark_decode(capture, work / "tshark.tsv")
     python = check(capture, work / "out-python", "python")
     problems += [f"python engine: {p}" for p in verify(expected, work / "out-python")]
     spark = check(capture, work / "out-spark", "spark")
     problems += [f"spark engine: {p}" for p in verify(expected, work / "out-spark")]
-    synth(work / "tiny.pcap", 100, args.seed)
-    startup = check(work / "tiny.pcap", work / "out-tiny", "spark")
     spark_summary = json.loads(spark.stdout) if spark.stdout else {}
+    results["rates"] = rates(frames, tshark, python, spark, cores, fixed)
+    startup = spark_summary.get("startup_seconds", startup)
+    results["spark_startup_seconds"] = fixed["spark"]
+    results["spark_startup_reported"] = startup
 
-    rates = []
-    for run, used in ((tshark, 1), (python, 1), (spark, cores)):
-        per_core = frames / run.seconds / used
-        rates.append({
-            "name": run.name.split(" capture")[0], "seconds": run.seconds,
-            "frames_per_s": frames / run.seconds, "cores": used,
-            "frames_per_s_per_core": per_core, "peak_rss_mb": run.peak_rss_mb,
-        })  # fmt: skip
-    tshark_per_core = rates[0]["frames_per_s_per_core"]
-    for rate in rates:
-        rate["vs_tshark_per_core"] = rate["frames_per_s_per_core"] / tshark_per_core
-    results["rates"] = rates
-    results["spark_startup_seconds"] = startup.seconds
-    results["spark_startup_reported"] = spark_summary.get("startup_seconds")
+    if not args.no_real:
+        real: Path = args.real or work / "real.pcapng"
+        if not real.exists():
+            print(f"recording {real} (scripts/record-capture)", file=sys.stderr)
+            script = Path(__file__).resolve().parent.parent / "scripts" / "record-capture"
+            subprocess.run([str(script), str(real)], check=True)
+        real_frames = int(
+            subprocess.run(
+                ["capinfos", "-T", "-r", "-c", str(real)], capture_output=True, text=True,
+                check=True,
+            ).stdout.split("\t")[-1]
+        )  # fmt: skip
+        print(f"real capture {real} ({real_frames:,} frames)", file=sys.stderr)
+        tsv = work / "tshark-real.tsv"
+        real_tshark = tshark_decode(real, tsv)
+        real_python = check(real, work / "out-real-python", "python")
+        found, compared = verify_against_tshark(tsv, work / "out-real-python")
+        problems += [f"real, python: {p}" for p in found]
+        real_spark = check(real, work / "out-real-spark", "spark")
+        found, _ = verify_against_tshark(tsv, work / "out-real-spark")
+        problems += [f"real, spark: {p}" for p in found]
+        results["real"] = {
+            "path": str(real), "frames": real_frames, "bytes": real.stat().st_size,
+            "compared_with_tshark": compared,
+            "rates": rates(real_frames, real_tshark, real_python, real_spark, cores, fixed),
+        }  # fmt: skip
 
     print("memory as the largest connection grows", file=sys.stderr)
     memory = []
@@ -255,29 +388,144 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def rates(
+    frames: int, tshark: Run, python: Run, spark: Run, cores: int, fixed: dict[str, float]
+) -> list[dict[str, Any]]:
+    """Per decoder: seconds, frames per second (per core), the same without the engine's
+    fixed cost (``net``), the ratio to tshark per core, peak RSS."""
+    found: list[dict[str, Any]] = []
+    for run, used, cost in ((tshark, 1, 0.0), (python, 1, fixed["python"]),
+                            (spark, cores, fixed["spark"])):  # fmt: skip
+        per_core = frames / run.seconds / used
+        net = frames / max(run.seconds - cost, 1e-9) / used
+        found.append({
+            "cpu_seconds": run.cpu_seconds,
+            "frames_per_cpu_s": frames / max(run.cpu_seconds, 1e-9),
+            "name": run.name.rsplit(" ", 1)[0] if run.name.startswith("pubproof") else run.name,
+            "seconds": run.seconds, "frames_per_s": frames / run.seconds, "cores": used,
+            "frames_per_s_per_core": per_core, "net_frames_per_s_per_core": net,
+            "fixed_seconds": cost, "peak_rss_mb": run.peak_rss_mb,
+        })  # fmt: skip
+    tshark_per_core = found[0]["frames_per_s_per_core"]
+    python_net = found[1]["net_frames_per_s_per_core"]
+    for rate in found:
+        rate["vs_tshark_per_core"] = rate["frames_per_s_per_core"] / tshark_per_core
+        rate["net_vs_tshark_per_core"] = rate["net_frames_per_s_per_core"] / tshark_per_core
+        rate["net_vs_python_per_core"] = rate["net_frames_per_s_per_core"] / python_net
+        rate["cpu_vs_tshark"] = rate["frames_per_cpu_s"] / found[0]["frames_per_cpu_s"]
+    return found
+
+
+def rate_lines(title: str, found: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        title,
+        "",
+        "| decoder | seconds | cores | frames/s per core | x tshark per core | net of fixed "
+        "cost: frames/s per core | net x tshark | net x python | CPU s | frames per CPU s "
+        "| x tshark per CPU s | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in found:
+        lines.append(
+            f"| {r['name']} | {r['seconds']:.1f} | {r['cores']} | "
+            f"{r['frames_per_s_per_core']:,.0f} | {r['vs_tshark_per_core']:.2f} | "
+            f"{r['net_frames_per_s_per_core']:,.0f} | {r['net_vs_tshark_per_core']:.2f} | "
+            f"{r['net_vs_python_per_core']:.2f} | {r['cpu_seconds']:.1f} | "
+            f"{r['frames_per_cpu_s']:,.0f} | {r['cpu_vs_tshark']:.2f} | {r['peak_rss_mb']:.0f} |"
+        )
+    return lines
+
+
+def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
+    """``pubproof check --engine python`` on 3.1.1 and on 5.0 traffic, per frame."""
+    work.mkdir(parents=True, exist_ok=True)
+    captures = {}
+    for name, share in (("3.1.1", "0"), ("5.0", "1")):
+        path = work / f"editions-{name}-{frames}.pcap"
+        _, expected = synth(path, frames, seed, "--mqtt5", share, "--inject", "all=0")
+        captures[name] = (path, expected)
+    seconds: dict[str, list[float]] = {name: [] for name in captures}
+    tshark_seconds: dict[str, float] = {}
+    peak: dict[str, float] = {}
+    problems: list[str] = []
+
+    def cpu_of(run: Any, *args: Any) -> tuple[float, Run]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = run(*args)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done
+
+    for name, (path, _) in captures.items():  # tshark's CPU time on the same capture
+        tshark_seconds[name] = cpu_of(tshark_decode, path, work / "tshark.tsv")[0]
+    for _ in range(repeat):
+        for name, (path, expected) in captures.items():
+            out = work / f"out-editions-{name}"
+            cpu, done = cpu_of(check, path, out, "python")
+            seconds[name].append(cpu)
+            peak[name] = max(peak.get(name, 0.0), done.peak_rss_mb)
+            problems += [f"{name}: {p}" for p in verify(expected, out)]
+    rows = []
+    for name, (_, expected) in captures.items():
+        best = min(seconds[name])
+        rows.append({
+            "edition": name, "frames": expected["frames"], "packets": expected["packets_total"],
+            "connections": expected["connections_by_edition"], "seconds": seconds[name],
+            "best_seconds": best, "frames_per_s": expected["frames"] / best,
+            "tshark_seconds": tshark_seconds[name],
+            "vs_tshark": tshark_seconds[name] / best, "peak_rss_mb": peak[name],
+        })  # fmt: skip
+    ratio = rows[1]["frames_per_s"] / rows[0]["frames_per_s"]
+    results = {"rows": rows, "ratio_5_to_311": ratio, "problems": problems, "repeat": repeat}
+    (work / "editions.json").write_text(json.dumps(results, indent=1) + "\n")
+    if as_json:
+        print(json.dumps(results))
+    else:
+        print("| traffic | frames | MQTT packets | runs (CPU s) | best (CPU s) | frames/CPU s "
+              "| tshark (CPU s) | x tshark | peak RSS MB |")  # fmt: skip
+        print("|---|--:|--:|---|--:|--:|--:|--:|--:|")
+        for row in rows:
+            runs = ", ".join(f"{t:.2f}" for t in row["seconds"])
+            print(f"| MQTT {row['edition']} | {row['frames']:,} | {row['packets']:,} | {runs} "
+                  f"| {row['best_seconds']:.2f} | {row['frames_per_s']:,.0f} "
+                  f"| {row['tshark_seconds']:.2f} | {row['vs_tshark']:.2f} "
+                  f"| {row['peak_rss_mb']:.0f} |")  # fmt: skip
+        print(f"\n5.0 / 3.1.1 frames per second: {ratio:.3f}")
+    if problems:
+        print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
+        return 1
+    return 0
+
+
 def table(results: dict[str, Any]) -> str:
     capture = results["capture"]
-    lines = [
-        f"capture: {capture['frames']:,} frames, {capture['connections']:,} connections, "
-        f"{capture['bytes'] / 2**20:.0f} MB ({results['machine']})",
-        "",
-        "| decoder | seconds | frames/s | cores | frames/s per core | x tshark per core "
-        "| peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results["rates"]:
-        lines.append(
-            f"| {r['name']} | {r['seconds']:.1f} | {r['frames_per_s']:,.0f} | {r['cores']} | "
-            f"{r['frames_per_s_per_core']:,.0f} | {r['vs_tshark_per_core']:.2f} "
-            f"| {r['peak_rss_mb']:.0f} |"
+    lines = rate_lines(
+        f"synthetic capture: {capture['frames']:,} frames, {capture['connections']:,} "
+        f"connections, {capture['bytes'] / 2**20:.0f} MB ({results['machine']})",
+        results["rates"],
+    )
+    if results.get("real"):
+        real = results["real"]
+        title = (
+            f"real capture {Path(real['path']).name}: {real['frames']:,} frames, "
+            f"{real['bytes'] / 2**20:.0f} MB"
         )
+        lines += ["", *rate_lines(title, real["rates"])]
+        c = real["compared_with_tshark"]
+        lines += [
+            "",
+            f"checked against tshark: {c['packets_compared']:,} of {c['packets']:,} MQTT "
+            f"packets, frame and type (tshark's MQTT dissector failed in "
+            f"{c['streams_where_tshark_failed']} of {c['streams']} TCP streams, which are "
+            "compared up to that frame)",
+        ]
+    fixed = results["fixed_seconds"]
     lines += [
         "",
-        "Spark fixed cost (100-frame capture, whole command): "
-        f"{results['spark_startup_seconds']:.1f} s"
+        f"fixed cost (100-frame capture, whole command): python {fixed['python']:.1f} s, "
+        f"Spark {fixed['spark']:.1f} s"
         + (
-            f" (startup reported by the job: {results['spark_startup_reported']:.1f} s)"
-            if results.get("spark_startup_reported") is not None
+            f" (Spark session start reported by the job: {results['spark_startup_reported']:.1f} s)"
+            if results.get("spark_startup_reported")
             else ""
         ),
         "",

@@ -7,10 +7,14 @@ model's flow tables, and writes Parquet tables under DIR (``packets``, ``violati
 ``DIR/report.html``. ``--json`` prints one line::
 
     {"out", "tables": {name: path}, "report", "reconciliation", "engine", "frames_in",
+     "frames_used", "frames_quarantined", "quarantined_bytes_by_reason", "unreadable",
      "connections", "packets", "violations", "tolerated", "seconds", "startup_seconds"}
 
 The exit status is 0 when every frame and byte is accounted for, 1 (with a loud message)
-when they are not, 2 for a usage error.
+when they are not, 2 for a usage error, 3 when a capture file could not be read at all
+(not a capture, empty, nothing but damage: a message names the file and why; the tables are
+still written for the rest). ``--quiet`` prints nothing but errors (and the ``--json``
+line when asked for).
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ import sys
 
 from pubproof.codec_commands import Subcommands
 from pubproof.model.editions import Edition, ReadingError, parse_reading_assignments
-from pubproof.options import ORACLE_EDITIONS
+from pubproof.options import CHECK_EDITIONS
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, MIN_AUTO_SPLIT_BYTES
 from pubproof.pipeline.connection import Config
 from pubproof.pipeline.progress import Progress
-from pubproof.pipeline.reconcile import ReconciliationError
+from pubproof.pipeline.reconcile import ReconciliationError, quarantine_text, unreadable_text
 from pubproof.pipeline.run import ENGINES, Job, check
 from pubproof.pipeline.source import InputError
+
+#: the exit status when a capture file could not be read at all
+UNREADABLE = 3
 
 
 def add_check(commands: Subcommands) -> None:
@@ -51,7 +58,7 @@ def add_check(commands: Subcommands) -> None:
     )
     command.add_argument(
         "--edition",
-        choices=[e.value for e in ORACLE_EDITIONS],
+        choices=[e.value for e in CHECK_EDITIONS],
         default=None,
         help="force an edition (default: from each CONNECT's protocol level)",
     )
@@ -97,7 +104,9 @@ def add_check(commands: Subcommands) -> None:
         ),
     )
     command.add_argument("--json", action="store_true", help="print a one-line JSON summary")
-    command.add_argument("--quiet", action="store_true", help="no progress on standard error")
+    command.add_argument(
+        "--quiet", action="store_true", help="print only errors (no progress, no summary)"
+    )
     command.set_defaults(run=lambda args: run(command, args))
 
 
@@ -137,6 +146,10 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 1
     rec = result.reconciliation
     kinds = rec["findings_by_kind"]
+    unreadable = unreadable_text(rec)
+    for line in unreadable:
+        print(f"pubproof check: {line}", file=sys.stderr)
+    status = UNREADABLE if unreadable else 0
     if args.json:
         print(
             json.dumps(
@@ -149,6 +162,8 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                     "frames_in": rec["frames_in"],
                     "frames_used": rec["frames_used"],
                     "frames_quarantined": rec["frames_quarantined"],
+                    "quarantined_bytes_by_reason": rec["quarantined_bytes_by_reason"],
+                    "unreadable": rec["unreadable"],
                     "connections": rec["connections"],
                     "packets": rec["packets"],
                     "findings": kinds,
@@ -160,7 +175,9 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                 sort_keys=True,
             )
         )
-        return 0
+        return status
+    if args.quiet:
+        return status
     findings = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "no findings"
     print(
         f"{rec['captures']} capture(s): {rec['frames_in']:,} frames "
@@ -168,7 +185,8 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         f"{rec['connections']:,} MQTT connection(s), {rec['packets']:,} packets; {findings}\n"
         f"TCP payload {rec['tcp_payload_bytes']:,} bytes = {rec['bytes_framed']:,} framed + "
         f"{rec['bytes_unparsed']:,} unparsed {rec['bytes_unparsed_by_reason']}\n"
+        f"{quarantine_text(rec)}\n"
         f"tables in {result.out}/ (packets, violations, connections, quarantine, summary); "
         f"report {result.report}; {result.seconds:.1f} s"
     )
-    return 0
+    return status

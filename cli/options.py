@@ -90,3 +90,8 @@ def limits(
         return check_limits(edition, given)
     except ValueError as error:
         command.error(str(error))
+
+
+#: The editions ``pubproof check --edition`` can force: 3.1, 3.1.1 and 5.0 (the capture
+#: pipeline judges 5.0 connections; issue #15).
+CHECK_EDITIONS = tuple(Edition)

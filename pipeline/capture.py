@@ -10,10 +10,17 @@ workers then read their ranges with :func:`read_split`, in parallel.
 Frames are numbered as tshark numbers them: 1, 2, ... over the packet records of the
 file (pcap records; pcapng Enhanced, Simple and obsolete Packet Blocks). Other pcapng
 blocks (name resolution, statistics, decryption secrets, custom...) are skipped and
-counted. Whatever cannot be read ends the file with a :class:`Problem` naming the reason
-and the byte offset, never an exception: a bad magic number (``bad-magic``), a record cut
-short by the end of the file (``truncated-record``, counted as a frame), an impossible
-length or block (``garbage``).
+counted. Whatever cannot be read is a :class:`Problem` naming the reason, the byte offset
+and the bytes it covers, never an exception: a bad magic number (``bad-magic``, the whole
+file), a record cut short by the end of the file (``truncated-record``, counted as a
+frame), an impossible length or block (``garbage``).
+
+Damage does not end the read: after bytes that are no valid record or block, the walk
+looks for the next place where valid ones start again (:meth:`_Walker.resync`: a record or
+block whose header is plausible, whose lengths agree and which is followed by another valid
+one or the end of the file), quarantines the bytes in between as ``garbage`` and goes on
+from there. The splits never cover damaged bytes, so a worker reads only records the walk
+accepted. Only when nothing valid follows does the problem run to the end of the file.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 #: pcap magic numbers (as read little-endian) -> (byte order, nanosecond timestamps)
 _PCAP_MAGIC = {
@@ -35,6 +43,13 @@ _PCAPNG_SHB = 0x0A0D0D0A
 _BYTE_ORDER_MAGIC = 0x1A2B3C4D
 _IDB, _PB, _SPB, _EPB = 1, 2, 3, 6
 _PACKET_BLOCKS = (_PB, _SPB, _EPB)
+#: the block types a resynchronising walk may start again at: the section header, the
+#: interface description, the packet blocks, name resolution (4), interface statistics (5)
+#: and decryption secrets (10)
+_RESYNC_BLOCKS = (_PCAPNG_SHB, _IDB, _PB, _SPB, _EPB, 4, 5, 10)
+#: the largest difference in seconds between the timestamp of a pcap record found by a
+#: resynchronising walk and the last good one's (a day: records are in capture order)
+_RESYNC_SECONDS = 86400
 #: A record longer than this is not a record: the file is garbage from here on.
 MAX_RECORD = 0x4000000  # 64 MiB, far above any real snapshot length (262,144)
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
@@ -52,12 +67,26 @@ def split_bytes_for(total_bytes: int, workers: int) -> int:
     return max(MIN_AUTO_SPLIT_BYTES, min(DEFAULT_SPLIT_BYTES, wanted))
 
 
+def _by_fields(item: Any) -> tuple[Any, tuple[Any, ...]]:
+    """How to pickle a frozen dataclass: by its class and fields, given back to its
+    constructor (the compiled build cannot restore one by setting its fields one by one,
+    and Spark pickles the splits it sends to its workers)."""
+    return _build, (type(item), {f.name: getattr(item, f.name) for f in fields(item)})
+
+
+def _build(kind: Any, values: dict[str, Any]) -> Any:
+    return kind(**values)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Interface:
     """A capture interface: its link type and snapshot length."""
 
     linktype: int
     snaplen: int
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +103,9 @@ class Split:
     first_frame: int
     frames: int  # packet records in the range
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Problem:
@@ -86,6 +118,9 @@ class Problem:
     offset: int  # byte offset in the file
     length: int  # bytes of the file it covers
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _by_fields(self)
+
 
 @dataclass(slots=True)
 class Plan:
@@ -97,6 +132,15 @@ class Plan:
     problems: list[Problem] = field(default_factory=list)
     frames: int = 0  # packet records, including a truncated last one
     skipped_blocks: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def unreadable(self) -> Problem | None:
+        """The problem that kept every frame of the file from being read (a file that is
+        no capture, an empty one, a header cut short, nothing but damage), or None when
+        the file gave at least one frame or has no problem (a capture with no packets)."""
+        if self.frames or not self.problems:
+            return None
+        return self.problems[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +209,11 @@ class _Walker:
         self.size = len(mm)
         self.endian = "<"
         self.interfaces: tuple[Interface, ...] = ()
+        self.last = -1  # where the last packet record read starts (-1: none since damage)
+        # pcap: the timestamps' resolution, the snapshot length, the last record's time
+        self.fraction = 1_000_000
+        self.snaplen = 0
+        self.seconds = -1
 
     def walk(self, result: Plan, path: str, split_bytes: int) -> None:
         start, pos = self.begin(result)
@@ -177,13 +226,38 @@ class _Walker:
             step = self.step(pos, result)
             if step is None:
                 break
-            pos, is_frame = step
-            if pos - released > RELEASE_BYTES:
-                _release(self.mm, released, min(pos, self.size))
-                released = pos
+            if isinstance(step, _Resync):
+                if step.undo:  # the last record was damaged too: not a frame
+                    result.frames -= 1
+                    if step.start < split_start:  # it ended the split just cut: shorten it
+                        cut = result.splits.pop()
+                        if step.start > cut.start:
+                            result.splits.append(
+                                replace(cut, end=step.start, frames=cut.frames - 1)
+                            )
+                        split_start = step.start
+                    else:
+                        split_frames -= 1
+                if step.start > split_start:
+                    result.splits.append(
+                        self._split(
+                            path, split_state, split_start, step.start, split_frame, split_frames
+                        )
+                    )
+                pos = step.end
+                split_start, split_frame, split_frames = pos, result.frames + 1, 0
+                split_state = (self.endian, self.interfaces)
+                self.last = -1
+                continue
+            end, is_frame = step
+            if end - released > RELEASE_BYTES:
+                _release(self.mm, released, min(end, self.size))
+                released = end
             if is_frame:
                 result.frames += 1
                 split_frames += 1
+                self.last = pos
+            pos = end
             if pos - split_start >= split_bytes and pos < self.size:
                 result.splits.append(
                     self._split(path, split_state, split_start, pos, split_frame, split_frames)
@@ -195,6 +269,35 @@ class _Walker:
             result.splits.append(
                 self._split(path, split_state, split_start, end, split_frame, split_frames)
             )
+
+    def resync(self, result: Plan, pos: int, *, suspect: bool = False) -> _Resync | None:
+        """Look for valid records again after the damage found at ``pos``; when found,
+        quarantine the bytes in between as ``garbage`` and say where to go on. The search
+        starts inside the last packet record read, if any: valid records starting there
+        mean its own length was damaged (its end landed inside the next record), so it is
+        part of the damage, no frame; so it is when ``suspect`` (what lies at ``pos`` is
+        no record header at all: the last record's length was damaged to end short)."""
+        last = self.last
+        found = self.next_valid(last + 1 if last >= 0 else pos + 1)
+        if found is None:
+            return None
+        start = last if last >= 0 and (found < pos or suspect) else pos
+        result.problems.append(
+            Problem(
+                capture=self.capture,
+                frame=None,
+                reason="garbage",
+                detail=f"damaged bytes {start} to {found} (no valid record); "
+                f"read on from byte {found}",
+                offset=start,
+                length=found - start,
+            )
+        )
+        return _Resync(start=start, end=found, undo=start < pos)
+
+    def next_valid(self, search: int) -> int | None:
+        """Where valid records start again at or after ``search`` (None: nowhere)."""
+        raise NotImplementedError
 
     def _split(
         self,
@@ -234,8 +337,18 @@ class _Walker:
     def begin(self, result: Plan) -> tuple[int, int]:
         raise NotImplementedError
 
-    def step(self, pos: int, result: Plan) -> tuple[int, bool] | None:
+    def step(self, pos: int, result: Plan) -> tuple[int, bool] | _Resync | None:
         raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class _Resync:
+    """A walk's step over damage: ``start`` to ``end`` quarantined, read on at ``end``;
+    ``undo``: the last record counted (at ``start``) was part of the damage."""
+
+    start: int
+    end: int
+    undo: bool
 
 
 class _PcapWalker(_Walker):
@@ -245,13 +358,15 @@ class _PcapWalker(_Walker):
         if self.size < 24:
             self.problem(result, "truncated-header", "the pcap file header is cut short", 0)
             return -1, 0
-        self.endian = _PCAP_MAGIC[struct.unpack_from("<I", self.mm, 0)[0]][0]
+        self.endian, nano = _PCAP_MAGIC[struct.unpack_from("<I", self.mm, 0)[0]]
+        self.fraction = 1_000_000_000 if nano else 1_000_000
         snaplen, network = struct.unpack_from(self.endian + "II", self.mm, 16)
+        self.snaplen = snaplen
         # the upper bits of the link-type field may carry FCS information
         self.interfaces = (Interface(linktype=network & 0x0FFFFFFF, snaplen=snaplen),)
         return 24, 24
 
-    def step(self, pos: int, result: Plan) -> tuple[int, bool] | None:
+    def step(self, pos: int, result: Plan) -> tuple[int, bool] | _Resync | None:
         if pos + 16 > self.size:
             self.problem(
                 result,
@@ -262,24 +377,110 @@ class _PcapWalker(_Walker):
             )
             result.frames += 1
             return None
-        caplen, origlen = struct.unpack_from(self.endian + "II", self.mm, pos + 8)
-        if caplen > MAX_RECORD or origlen > 0xFFFFFFF:
-            self.problem(
-                result, "garbage", f"a record of {caplen} bytes at byte {pos} is impossible", pos
-            )
-            return None
+        seconds, fraction, caplen, origlen = struct.unpack_from(self.endian + "IIII", self.mm, pos)
         end = pos + 16 + caplen
-        if end > self.size:
-            self.problem(
-                result,
-                "truncated-record",
-                f"the file ends inside a record of {caplen} bytes",
-                pos,
-                frame=result.frames + 1,
-            )
-            result.frames += 1
+        # a fraction of a second of a second or more, or a jump in time of more than a day
+        # (followed by no record of that time): no record header, but bytes inside a record
+        # whose length was damaged
+        jump = self.seconds >= 0 and abs(seconds - self.seconds) > _RESYNC_SECONDS
+        # (a packet of no bytes at all is none either)
+        headless = fraction >= self.fraction or jump or not origlen
+        if (
+            jump
+            and fraction < self.fraction
+            and origlen
+            and caplen <= MAX_RECORD
+            and end + 16 <= self.size
+            and self.plausible(end, seconds) >= 0
+        ):
+            headless = False  # a jump in time indeed (two captures merged, say)
+        if (
+            headless
+            or caplen > MAX_RECORD
+            or origlen > 0xFFFFFFF
+            or caplen > origlen  # more captured than the packet had: a damaged length
+            or end > self.size
+        ):
+            # damage: valid records may follow
+            resync = self.resync(result, pos, suspect=headless)
+            if resync is not None:
+                return resync
+            if end > self.size and caplen <= min(MAX_RECORD, origlen) <= 0xFFFFFFF:
+                self.problem(
+                    result,
+                    "truncated-record",
+                    f"the file ends inside a record of {caplen} bytes",
+                    pos,
+                    frame=result.frames + 1,
+                )
+                result.frames += 1
+                return None
+            what = "no record header" if headless else f"a record of {caplen} bytes"
+            self.problem(result, "garbage", f"{what} at byte {pos} is impossible", pos)
             return None
+        self.seconds = seconds
         return end, True
+
+    def plausible(self, pos: int, reference: int) -> int:
+        """The end of a plausible record at ``pos`` (-1: none): its fraction of a second
+        below one, its captured length within the snapshot length and the original
+        length, within the file, and its time within a day of ``reference`` (the last
+        record's, -1: any)."""
+        if pos + 16 > self.size:
+            return -1
+        seconds: int
+        fraction: int
+        caplen: int
+        origlen: int
+        seconds, fraction, caplen, origlen = struct.unpack_from(self.endian + "IIII", self.mm, pos)
+        end = pos + 16 + caplen
+        if (
+            fraction >= self.fraction
+            or not origlen
+            or caplen > origlen
+            or caplen > (self.snaplen or MAX_RECORD)
+            or origlen > 0xFFFFFFF
+            or end > self.size
+            or (reference >= 0 and abs(seconds - reference) > _RESYNC_SECONDS)
+        ):
+            return -1
+        return end
+
+    def next_valid(self, search: int) -> int | None:
+        for pos in self._candidates(search):
+            end = self.plausible(pos, self.seconds)
+            # and the record after it too (or the end of the file, or a header cut short)
+            if end >= 0 and (end + 16 > self.size or self.plausible(end, self.seconds) >= 0):
+                return pos
+        return None
+
+    def _candidates(self, search: int) -> Iterator[int]:
+        """Every position from ``search`` on, or, once a record was read, only those whose
+        timestamp's upper 16 bits are within one of its (found with ``mmap.find``, so a
+        long damaged stretch is not walked byte by byte in Python)."""
+        last = self.size - 16
+        if self.seconds < 0:
+            yield from range(search, last + 1)
+            return
+        high = self.seconds >> 16
+        at = 2 if self.endian == "<" else 0  # where the upper half of the seconds is
+        patterns = {
+            struct.pack(self.endian + "H", h): 0 for h in (high - 1, high, high + 1) if h >= 0
+        }
+        for pattern in patterns:
+            patterns[pattern] = self.mm.find(pattern, search + at)
+        while True:
+            found = [p for p in patterns.values() if p >= 0]
+            if not found:
+                return
+            pos = min(found)
+            if pos - at > last:
+                return
+            if pos - at >= search:
+                yield pos - at
+            for pattern, value in patterns.items():
+                if value == pos:
+                    patterns[pattern] = self.mm.find(pattern, pos + 1)
 
 
 class _PcapngWalker(_Walker):
@@ -288,9 +489,12 @@ class _PcapngWalker(_Walker):
     def begin(self, result: Plan) -> tuple[int, int]:
         return 0, 0
 
-    def step(self, pos: int, result: Plan) -> tuple[int, bool] | None:
+    def step(self, pos: int, result: Plan) -> tuple[int, bool] | _Resync | None:
         header = _block_header(self.mm, pos, self.size, self.endian)
         if isinstance(header, str):
+            resync = self.resync(result, pos)
+            if resync is not None:
+                return resync
             frame = None
             if header == "truncated-record":
                 result.frames += 1
@@ -314,6 +518,45 @@ class _PcapngWalker(_Walker):
             name = f"0x{block_type:08x}"
             result.skipped_blocks[name] = result.skipped_blocks.get(name, 0) + 1
         return pos + length, False
+
+    def valid(self, pos: int) -> int:
+        """The end of a valid block at ``pos`` of a type a walk resynchronises on (-1:
+        none); a packet block's interface must be known and its data within it."""
+        header = _block_header(self.mm, pos, self.size, self.endian)
+        if isinstance(header, str) or header[0] not in _RESYNC_BLOCKS:
+            return -1
+        block_type, length, endian = header
+        if block_type == _EPB:
+            iface, _, _, caplen = struct.unpack_from(endian + "IIII", self.mm, pos + 8)
+            if iface >= len(self.interfaces) or 32 + caplen > length:
+                return -1
+        elif block_type == _PB:
+            iface = struct.unpack_from(endian + "H", self.mm, pos + 8)[0]
+            caplen = struct.unpack_from(endian + "I", self.mm, pos + 20)[0]
+            if iface >= len(self.interfaces) or 32 + caplen > length:
+                return -1
+        elif block_type == _SPB and not self.interfaces:
+            return -1
+        return pos + length
+
+    def next_valid(self, search: int) -> int | None:
+        mm, size = self.mm, self.size
+        patterns = {struct.pack(self.endian + "I", t) for t in _RESYNC_BLOCKS}
+        found = {p: mm.find(p, search) for p in patterns}
+        while True:
+            candidates = [at for at in found.values() if at >= 0]
+            if not candidates:
+                return None
+            pos = min(candidates)
+            end = self.valid(pos)
+            if end >= 0:
+                after = _block_header(mm, end, size, self.endian) if end < size else None
+                # followed by another valid block, the end of the file or a block cut short
+                if after is None or not isinstance(after, str) or after != "garbage":
+                    return pos
+            for pattern, at in found.items():
+                if at == pos:
+                    found[pattern] = mm.find(pattern, pos + 1)
 
 
 def _block_header(

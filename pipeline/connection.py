@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +28,16 @@ from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import TOLERATED, Source
+from pubproof.judge.limits import too_large
+from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
 from pubproof.pipeline import detect
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
+    NO_PROPERTIES,
+    SHOWN,
     Described,
     PublishFamilyDecoder,
     WireError,
@@ -42,13 +46,16 @@ from pubproof.pipeline.describe import (
     payload_head,
     payload_hex,
     readings_for,
+    shown_properties,
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
+from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
 from pubproof.reference.packets import Publish
+from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
 #: builds a named tuple from a tuple of its fields in C, without the named tuple's own
 #: Python-level ``__new__``: the rows and trail entries built once per packet are a
@@ -57,6 +64,12 @@ _new = tuple.__new__
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
 PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
+CONNECT, CONNACK = int(PacketType.CONNECT), int(PacketType.CONNACK)
+#: CONNECT's protocol level that names MQTT 5.0
+LEVEL_V50 = 5
+#: the CONNACK of a 3.1.1 server that does not speak the level asked for (return code 1)
+REFUSED_LEVEL = bytes((CONNACK << 4, 2, 0, 1))
+V50_VALUE = Edition.V50.value
 #: TCP sequence numbers are 32-bit and wrap
 SEQ_MASK = 0xFFFFFFFF
 
@@ -137,6 +150,7 @@ class Connection:
         }
         self.framers = {C2S: Framer(), S2C: Framer()}
         self.edition: Edition | None = config.edition or Edition.V311
+        self.edition_value: str | None = self.edition.value  # as the rows write it
         self.readings = readings_for(self.edition, config.readings)
         self.decoder: PublishFamilyDecoder | None = PublishFamilyDecoder(
             self.edition, self.readings
@@ -146,6 +160,11 @@ class Connection:
         self.client_id: str | None = None
         self.clean_session: bool | None = None
         self.judge: BothEnds | None = BothEnds()
+        #: the control packets judged without a packet identifier
+        self.judged: tuple[str, ...] | frozenset[str] = _JUDGED
+        #: one whole packet: :meth:`_packet3` (3.1, 3.1.1), :meth:`_packet5` (5.0)
+        self._packet: Callable[[str, int, int, int, bytes, Framed | None], None] = self._packet3
+        self.declared: Receivers | None = None  # MQTT 5.0: what the two ends declared
         # per packet identifier, its last packets, as what their evidence is built from
         self.trail = Trail(self.id)
         self.closed: str | None = None
@@ -158,6 +177,19 @@ class Connection:
         self.packets = self.violations = self.tolerated = 0
         self.payload = {C2S: 0, S2C: 0}
         self.quarantined = 0  # payload bytes of a connection that is not MQTT
+        if self.edition is Edition.V50:
+            self._become5()
+
+    def _become5(self) -> None:
+        """The connection is MQTT 5.0 (its CONNECT names level 5, or the job forces 5.0)."""
+        self._packet = self._packet5
+        self.judged = _JUDGED50
+        self.declared = Receivers(self.readings)
+        if self.judge is not None:
+            self.judge.edition = Edition.V50  # two 5.0 link judges
+        self.decoder = None  # the 3.x fast path's
+        for framer in self.framers.values():
+            framer.v5 = True  # type 15 is AUTH
 
     # -- segments ---------------------------------------------------------------------
 
@@ -287,6 +319,8 @@ class Connection:
             if isinstance(event, Gap):
                 self.flags.add("gaps")
                 self.judge = None  # the lost bytes could have answered anything
+                if self.declared is not None:  # ... or mapped an alias anew
+                    self.declared.aliases[direction].clear()
             framer.event(event)
             for item in framer.take():
                 self._item(direction, item)
@@ -330,7 +364,7 @@ class Connection:
             return
         self._packet(direction, item.frame, item.first_frame, item.offset, item.data, item)
 
-    def _packet(
+    def _packet3(
         self,
         direction: str,
         frame: int,
@@ -356,7 +390,7 @@ class Connection:
                 self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, packet.topic, packet_id,
-                    payload_len, None, None,
+                    payload_len, None, None, self.edition_value, None, None, None,
                 )))  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
@@ -375,12 +409,26 @@ class Connection:
                 self.sink.packets.append(_new(PacketRow, (
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
+                    self.edition_value, None, None, None,
                 )))  # fmt: skip
                 if self.judge is not None:
                     fields = {"type": name, "packet_id": packet_id}
                     self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
                                 b"")  # fmt: skip
                 return
+        if (
+            kind == CONNECT
+            and direction == C2S
+            and self.level is None
+            and self.config.edition is None
+            and detect.connect_level(data) == LEVEL_V50
+        ):
+            # MQTT 5.0 from this CONNECT on (its description needs the edition)
+            self.edition, self.edition_value = Edition.V50, V50_VALUE
+            self.readings = readings_for(Edition.V50, self.config.readings)
+            self._become5()
+            self._packet5(direction, frame, first_frame, offset, data, framed)
+            return
         edition = self.edition
         described = describe(data, edition, self.readings if edition is not None else None)
         if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
@@ -394,8 +442,157 @@ class Connection:
             len(data), described.type, described.dup, described.qos, described.retain,
             described.topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
+            self.edition_value, described.reason_code, described.topic_alias,
+            described.properties,
         )))  # fmt: skip
-        if error is None and described.packet_id is None and described.type not in _JUDGED:
+        self._described(direction, frame, offset, kind, data, framed, described, None)
+
+    def _packet5(
+        self,
+        direction: str,
+        frame: int,
+        first_frame: int,
+        offset: int,
+        data: bytes,
+        framed: Framed | None,
+    ) -> None:
+        """:meth:`_packet` for an MQTT 5.0 connection: each direction decoded with its
+        receiver's limits (:class:`.Receivers`), a Topic Alias resolved through that
+        direction's map, the Reason Code and properties in the row."""
+        kind = data[0] >> 4
+        if self.closing is not None:  # after a rejected packet: did its receiver read on?
+            seen = Seen(direction=direction, frame=frame, offset=offset,
+                        fields=shown_after_offence(data, Edition.V50))  # fmt: skip
+            self.closing.packet(seen, data)
+        declared = self.declared
+        assert declared is not None
+        if self.FAST and PUBLISH <= kind <= PUBCOMP:
+            # the PUBLISH family, decoded by the codec; an error goes the general way below
+            packet = declared.decoders[direction].decode(data)
+            if isinstance(packet, Publish):
+                self.packets += 1
+                packet_id, payload_len = packet.packet_id, len(packet.payload)
+                props = packet.properties
+                assert props is not None
+                alias = props.topic_alias
+                sent: str = packet.topic
+                topic: str | None = sent
+                if alias is not None:  # Receivers.resolve, inlined (once per PUBLISH)
+                    aliases = declared.aliases[direction]
+                    if sent:
+                        aliases[alias] = sent
+                    else:
+                        topic = aliases.get(alias)
+                if props is NO_PUBLISH_PROPERTIES:
+                    text, shown_props = NO_PROPERTIES, _NONE
+                else:  # shown_properties, its memory read inline
+                    kept = SHOWN.get(id(props))
+                    if kept is not None and kept[0] is props:
+                        text, shown_props = kept[1], kept[2]
+                    else:
+                        text, shown_props = shown_properties(props)
+                self.sink.packets.append(_new(PacketRow, (
+                    self.capture, self.id, direction, frame, first_frame, offset, len(data),
+                    "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,
+                    payload_len, None, None, V50_VALUE, None, alias, text,
+                )))  # fmt: skip
+                if self.judge is not None and (
+                    packet_id is not None  # QoS 1 and 2: their flows
+                    # QoS 0: only what the judges learn from or find in it (3.x judges
+                    # none): a mapping set, an alias no mapping stands for, RETAIN where
+                    # the server declared Retain Available 0 (no QoS is above QoS 0).
+                    # The general way feeds every one, and the fast path tests hold the
+                    # findings equal.
+                    or (alias is not None and sent)
+                    or topic is None
+                    or (packet.retain and not declared.negotiated.retain_available)
+                ):
+                    start = len(data) - payload_len
+                    shown = {
+                        "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos,
+                        "retain": packet.retain, "topic": sent, "packet_id": packet_id,
+                        "properties": shown_props,
+                    }  # fmt: skip
+                    p = {**shown, "payload_hex": payload_hex(packet.payload)}
+                    self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
+                                 payload_len, data[start : start + EVIDENCE_PAYLOAD],
+                                 data)  # fmt: skip
+                return
+            if not isinstance(packet, WireError):
+                self.packets += 1
+                name, packet_id, code = ACKS[kind], packet.packet_id, packet.reason_code
+                ack = packet.properties
+                assert ack is not None
+                if ack is NO_ACK_PROPERTIES:
+                    text, shown_props = NO_PROPERTIES, _NONE
+                else:
+                    text, shown_props = shown_properties(ack)
+                self.sink.packets.append(_new(PacketRow, (
+                    self.capture, self.id, direction, frame, first_frame, offset, len(data),
+                    name, None, None, None, None, packet_id, None, None, None,
+                    V50_VALUE, code, None, text,
+                )))  # fmt: skip
+                if self.judge is not None:
+                    fields = {"type": name, "packet_id": packet_id, "reason_code": code,
+                              "properties": shown_props}  # fmt: skip
+                    self._judge5(direction, frame, offset, name, packet_id, fields, fields,
+                                 None, b"", data)  # fmt: skip
+                return
+        negotiated = declared.negotiated
+        if kind == CONNACK and data == REFUSED_LEVEL:
+            # a server of 3.1.1 refusing the level: its own CONNACK, return code 0x01
+            # ("unacceptable protocol level", 3.1.1 [MQTT-3.1.2-2]), not a 5.0 one
+            described = describe(data, Edition.V311, None)
+        else:
+            described = describe(data, Edition.V50, self.readings, negotiated.limits_for(direction))
+        if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
+            self.pings[direction] += 1
+        name = described.type
+        if name == "CONNECT" and direction == C2S:
+            for aliases in declared.aliases.values():  # as the link judges' maps go
+                aliases.clear()
+            if self.level is None:
+                self._connect(described)
+        elif name == "CONNACK" and direction == S2C and described.error is None:
+            declared.connack(described.fields)
+        topic = described.topic
+        if described.topic_alias is not None and topic is not None:
+            topic = declared.resolve(direction, topic, described.topic_alias)
+        self.packets += 1
+        error = described.error
+        self.sink.packets.append(_new(PacketRow, (
+            self.capture, self.id, direction, frame, first_frame, offset,
+            len(data), name, described.dup, described.qos, described.retain,
+            topic, described.packet_id, described.payload_len,
+            error.rule if error else None, error.kind if error else None,
+            V50_VALUE, described.reason_code, described.topic_alias, described.properties,
+        )))  # fmt: skip
+        if not PUBLISH <= kind <= PUBCOMP:  # the codec judges the PUBLISH family's size
+            role = "client" if direction == C2S else "server"
+            big = too_large(len(data), direction, negotiated, role=role)
+            if big is not None:
+                self.flags.add("violations")
+                shown = evidence_fields(described, data)
+                self._violation(direction, frame, offset, big.verdict, big.source, big.rules,
+                                f"{name}: {big.message}",
+                                [self.trail.entry(direction, frame, offset, shown)])  # fmt: skip
+        self._described(direction, frame, offset, kind, data, framed, described, topic)
+
+    def _described(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        kind: int,
+        data: bytes,
+        framed: Framed | None,
+        described: Described,
+        topic: str | None,
+    ) -> None:
+        """A packet the general way has described and written: its error, or its
+        judgement (``topic``: a 5.0 PUBLISH's topic name with its alias resolved)."""
+        error, edition = described.error, self.edition
+        if error is None and described.packet_id is None and described.type not in self.judged:
             return  # e.g. a QoS 0 PUBLISH or a PINGREQ: no evidence to keep, nothing to judge
         if error is not None:
             shown = evidence_fields(described, data)
@@ -418,41 +615,74 @@ class Connection:
             return
         if self.judge is not None:
             every = described.fields
+            if topic is not None and every.get("topic") != topic:  # the alias resolved
+                every = {**every, "topic": topic}
             # what the evidence needs, without the judge's copy of the payload
             kept: Mapping[str, Any] = (
                 {k: v for k, v in every.items() if k != "payload_hex"}
                 if "payload_hex" in every else every
             )  # fmt: skip
-            self._judge(
-                direction, frame, offset, described.type, described.packet_id, every, kept,
-                described.payload_len, payload_head(described, data),
-            )  # fmt: skip
+            head = payload_head(described, data)
+            if self.declared is None:
+                self._judge(direction, frame, offset, described.type, described.packet_id,
+                            every, kept, described.payload_len, head)  # fmt: skip
+            else:
+                self._judge5(direction, frame, offset, described.type, described.packet_id,
+                             every, kept, described.payload_len, head, data)  # fmt: skip
 
     def _offence(self, seen: Seen, data: bytes, edition: Edition) -> None:
         """A PUBLISH-family packet the codec rejected: from now on, watch whether its
-        receiver reads on (:mod:`.close_judge`)."""
-        assert self.judge is not None
+        receiver reads on (:mod:`pubproof.judge.close`)."""
         receiver = S2C if seen.direction == C2S else C2S
-        # the answers its receiver owed before it: the flow judge's, and the PINGREQs sent
-        # minus the PINGRESPs answered
-        owed = self.judge.owed_by(receiver)
-        pings = self.pings[seen.direction] - self.pings[receiver]
-        owed += [("PINGRESP", None)] * max(0, pings)
+        # the answers its receiver owed before it
+        owed = self._owed(receiver, seen.direction)
         if self.closing is None:
             self.closing = CloseJudge()
-        self.closing.offence(seen, data, edition, self.readings, owed)
+        if self.declared is None:
+            self.closing.offence(seen, data, edition, self.readings, owed)
+        else:  # 5.0: the model judges the packet with its receiver's limits
+            limits = self.declared.negotiated.limits_for(seen.direction)
+            self.closing.offence(seen, data, edition, self.readings, owed, limits=limits)
+
+    def _owed(self, receiver: str, sender: str) -> list[tuple[str, int | None]]:
+        """The answers ``receiver`` owed just now: the flow judge's, and the PINGREQs
+        ``sender`` sent that are not yet answered."""
+        assert self.judge is not None
+        owed = self.judge.owed_by(receiver)
+        owed += [("PINGRESP", None)] * max(0, self.pings[sender] - self.pings[receiver])
+        return owed
+
+    def _flow_offence(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        shown: Mapping[str, Any],
+        offence: FlowOffence,
+        data: bytes,
+    ) -> None:
+        """5.0: a packet the link judge says its receiver must close the connection on
+        (with the DISCONNECT Reason Code the model calls for): from now on, watch what the
+        receiver does (:mod:`pubproof.judge.close`)."""
+        receiver = S2C if direction == C2S else C2S
+        if self.closing is None:
+            self.closing = CloseJudge()
+        seen = Seen(direction=direction, frame=frame, offset=offset, fields=dict(shown))
+        self.closing.flow_offence(seen, offence, self._owed(receiver, direction), data)
 
     def _closing_findings(self) -> None:
-        """At the end: a receiver that read on after a packet the model rejects."""
+        """At the end: a receiver that read on after a packet the model rejects (5.0: or
+        whose DISCONNECT's Reason Code is not the one the model calls for)."""
         if self.closing is None or "gaps" in self.flags:
             return  # lost frames could have held the answer's cause or the close
         for offence, finding in self.closing.findings():
-            assert offence.answered is not None
-            shown = dict.fromkeys((offence.packet, *offence.answered))  # each packet once
+            # the offending packet, then the request and the answer that show its receiver
+            # read on (or, 5.0, the receiver's DISCONNECT): the finding is at the last
+            shown = CloseJudge.evidence(offence, finding)
             evidence = [
                 self.trail.entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown
             ]
-            answer = offence.answered[1]
+            answer = shown[-1]
             if finding.verdict != TOLERATED:
                 self.flags.add("violations")
             self._violation(
@@ -473,15 +703,20 @@ class Connection:
         self.level = fields.get("level")
         self.protocol = fields.get("protocol")
         self.client_id = fields.get("client_id")
-        self.clean_session = fields.get("clean_session")
-        if self.config.edition is None:
+        # 5.0 names the flag Clean Start (3.1.2.4); the column keeps the 3.x name
+        self.clean_session = fields.get("clean_session", fields.get("clean_start"))
+        if self.config.edition is None and self.declared is None:
             self.edition = LEVELS.get(self.level) if self.level is not None else None
+            self.edition_value = None if self.edition is None else self.edition.value
             if self.edition is None:
                 self.flags.add("unsupported-level")
                 self.decoder = None
             else:
                 self.readings = readings_for(self.edition, self.config.readings)
                 self.decoder = PublishFamilyDecoder(self.edition, self.readings)
+        if self.declared is not None:
+            # the client's limits bind what the server sends
+            self.declared.connect(fields)
         if self.judge is not None:
             self.judge.v311 = self.edition is not Edition.V31
 
@@ -517,6 +752,58 @@ class Connection:
         found = self.judge.feed(direction, fields)
         if not found:
             return
+        # the evidence is built only now: the packet's identifier's last packets, or itself
+        evidence = self.trail.evidence(trail or (recent,))
+        for finding in found:
+            self._violation(
+                direction,
+                frame,
+                offset,
+                finding.verdict,
+                finding.source,
+                finding.rules,
+                finding.message,
+                evidence,
+            )
+
+    def _judge5(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        kind: str,
+        packet_id: int | None,
+        fields: Mapping[str, Any],
+        shown: Mapping[str, Any],
+        payload_len: int | None,
+        head: bytes,
+        data: bytes,
+    ) -> None:
+        """:meth:`_judge` for a 5.0 connection (``data``: the packet's bytes): also a
+        packet whose receiver the link judge says must close the connection (Receive
+        Maximum exceeded, an alias out of bounds or unknown, a QoS above Maximum QoS,
+        RETAIN without Retain Available) is handed to the close judge, which watches what
+        that receiver does next."""
+        recent = _new(Recent, (direction, frame, offset, shown, payload_len, head))
+        trail: deque[Recent] | None = None
+        if packet_id is not None and kind in FLOW_TYPES:
+            # Trail.note, inlined: this runs once per judged packet
+            history = self.trail.history
+            trail = history.pop(packet_id, None)  # re-inserted last: most recent
+            if trail is None:
+                trail = deque(maxlen=EVIDENCE_HISTORY)
+                if len(history) >= EVIDENCE_IDS:
+                    del history[next(iter(history))]  # the identifier least recently used
+            history[packet_id] = trail
+            trail.append(recent)
+        judge = self.judge
+        assert judge is not None
+        found = judge.feed(direction, fields)
+        if not found:
+            return
+        offence = judge.offence
+        if offence is not None:
+            self._flow_offence(direction, frame, offset, shown, offence, data)
         # the evidence is built only now: the packet's identifier's last packets, or itself
         evidence = self.trail.evidence(trail or (recent,))
         for finding in found:
@@ -610,4 +897,8 @@ class Connection:
 
 FLOW_TYPES = frozenset(ACKS.values()) | {"PUBLISH"}
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
+#: 5.0: also every PUBLISH (QoS 0 too) and DISCONNECT (its Reason Code)
+_JUDGED50 = frozenset({"CONNECT", "CONNACK", "PUBLISH", "DISCONNECT"})
+#: the properties of a 5.0 packet without any, as ``P`` holds them (shared: never changed)
+_NONE: dict[str, Any] = {}
 _SYN_FIN_RST = SYN | FIN | RST

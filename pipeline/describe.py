@@ -1,33 +1,43 @@
 """What one framed packet says: PUBLISH and its acknowledgements decoded by the project's
 codec (:class:`pubproof.reference.codec.Decoder`, so its errors name the rule and the byte
 offset), every other packet described by :func:`pubproof.judge.packets.describe`.
+
+MQTT 5.0: the codec decodes with the receiving end's :class:`~pubproof.model.editions.Limits`
+(its Topic Alias Maximum and Maximum Packet Size), and a description adds the Reason Code,
+the Topic Alias and the properties as the ``properties`` column writes them (a JSON object,
+the keys of ``pubproof decode --edition 5.0``; :func:`properties_json`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from pubproof.judge.packets import (
-    CONTROL_TYPES,
     DUP_FLAG,
     PUBLISH_FAMILY,
     QOS_BITS,
     QOS_SHIFT,
     RETAIN_FLAG,
     PacketType,
+    control_types,
     header_length,
     type_name,
 )
 from pubproof.judge.packets import describe as describe_control
 from pubproof.model import wire_rules as R
-from pubproof.model.editions import READINGS, Edition
+from pubproof.model.editions import READINGS, Edition, Limits
+from pubproof.model.rules import RULES, Kind
 from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
+from pubproof.reference.jsonform import _ack_props as ack_props
+from pubproof.reference.jsonform import _publish_props as publish_props
 from pubproof.reference.packets import Packet, Publish
+from pubproof.reference.properties import AckProperties, PublishProperties
 
 #: payloads longer than this are represented in ``P`` by a digest (the flow judge compares
 #: messages for equality only); the evidence shows at most ``EVIDENCE_PAYLOAD`` bytes
@@ -58,6 +68,10 @@ class Described:
     payload_len: int | None = None
     fields: Mapping[str, Any]  # what a trace entry shows (P, or a control packet's fields)
     error: WireError | None = None
+    #: MQTT 5.0: the Reason Code, the Topic Alias and the properties (JSON) of the packet
+    reason_code: int | None = None
+    topic_alias: int | None = None
+    properties: str | None = None
 
 
 @lru_cache(maxsize=16)
@@ -69,33 +83,49 @@ def readings_for(edition: Edition, chosen: tuple[tuple[str, str], ...]) -> Mappi
     return applicable or None
 
 
-def describe(data: bytes, edition: Edition | None, readings: Mapping[str, str] | None) -> Described:
-    """Describe one whole packet (as framed by its Remaining Length).
+def describe(
+    data: bytes,
+    edition: Edition | None,
+    readings: Mapping[str, str] | None,
+    limits: Limits | None = None,
+) -> Described:
+    """Describe one whole packet (as framed by its Remaining Length); ``limits`` are the
+    receiving end's (MQTT 5.0).
 
-    ``edition`` None means the connection's protocol level is one the model does not cover
-    (MQTT 5.0): the packet is named by its type only.
+    ``edition`` None means the connection's protocol level is one the model does not cover:
+    the packet is named by its type only.
     """
     first = data[0]
     kind = first >> 4
-    name = type_name(first)
+    name = type_name(first, edition)
     if edition is None:
         return Described(type=name, fields={"type": name})
     if kind in PUBLISH_FAMILY:
-        return _publish_family(name, data, edition, readings)
-    if kind in CONTROL_TYPES:
+        return _publish_family(name, data, edition, readings, limits)
+    if kind in control_types(edition):
         header = header_length(data)
         assert header is not None  # framed packets are whole
-        fields = describe_control(first, data[header[0] :])
+        fields = describe_control(first, data[header[0] :], edition)
         error = None
         if "error" in fields:
             body_error = fields["error"]
+            rule = body_error["rule"]  # 5.0: the rule a property section breaks
             error = WireError(
-                rule=None,
+                rule=rule,
                 offset=header[0] + body_error["offset"],
                 message=f"{name}: {body_error['message']}",
-                kind="malformed",
+                kind=_kind(rule, edition),
             )
-        return Described(type=name, fields=fields, error=error)
+            return Described(type=name, fields=fields, error=error)
+        if edition is Edition.V50:
+            shown = fields.get("properties")  # PINGREQ and PINGRESP have no section
+            text = None if shown is None else NO_PROPERTIES
+            if shown:
+                text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+            return Described(
+                type=name, fields=fields, reason_code=fields.get("reason_code"), properties=text
+            )
+        return Described(type=name, fields=fields)
     rule = R.RESERVED_TYPE.id_for(edition)
     message = f"packet type {kind} is reserved"
     return Described(
@@ -103,6 +133,18 @@ def describe(data: bytes, edition: Edition | None, readings: Mapping[str, str] |
         fields={"type": name},
         error=WireError(rule=rule, offset=0, message=message, kind="malformed"),
     )
+
+
+def _kind(rule: str | None, edition: Edition) -> str:
+    """``malformed`` or ``violation``: what breaking the rule a control packet's
+    description names makes of it (a packet that cannot be read at all: malformed)."""
+    if rule is None:
+        return "malformed"
+    try:
+        kind = RULES.by_id(rule, edition).kind_in(edition)
+    except KeyError:
+        return "malformed"
+    return "violation" if kind is Kind.VIOLATION else "malformed"
 
 
 class PublishFamilyDecoder:
@@ -114,11 +156,14 @@ class PublishFamilyDecoder:
     new decoder would, without resolving the readings again (which costs more than the
     decoding). After an error (the codec's decoder keeps raising it) a new one is made."""
 
-    __slots__ = ("_decoder", "edition", "readings")
+    __slots__ = ("_decoder", "edition", "limits", "readings")
 
-    def __init__(self, edition: Edition, readings: Mapping[str, str] | None) -> None:
-        self.edition, self.readings = edition, readings
-        self._decoder = Decoder(edition=edition, readings=readings)
+    def __init__(
+        self, edition: Edition, readings: Mapping[str, str] | None, limits: Limits | None = None
+    ) -> None:
+        """``limits``: the receiving end's (MQTT 5.0 only; None: the standard's defaults)."""
+        self.edition, self.readings, self.limits = edition, readings, limits
+        self._decoder = Decoder(edition=edition, readings=readings, limits=limits)
 
     def decode(self, data: bytes) -> Packet | WireError:
         """The packet ``data`` holds (exactly one, whole), or the codec's error (its offset
@@ -129,28 +174,93 @@ class PublishFamilyDecoder:
         try:
             for packet in decoder:
                 if decoder.buffered:  # cannot happen (the packet is whole); start afresh
-                    self._decoder = Decoder(edition=self.edition, readings=self.readings)
+                    self._fresh()
                 return packet  # the codec's fast path, then its general one
             decoder.close()  # raises IncompleteStream: the codec wants more than RL said
             raise AssertionError("unreachable")
         except ProtocolError as error:
-            self._decoder = Decoder(edition=self.edition, readings=self.readings)
+            self._fresh()
             at = error.offset - start if error.offset is not None else 0
             return WireError(rule=error.rule, offset=at, message=error.message, kind=error.kind)
 
+    def _fresh(self) -> None:
+        self._decoder = Decoder(edition=self.edition, readings=self.readings, limits=self.limits)
+
 
 def decode_publish_family(
-    data: bytes, edition: Edition, readings: Mapping[str, str] | None
+    data: bytes,
+    edition: Edition,
+    readings: Mapping[str, str] | None,
+    limits: Limits | None = None,
 ) -> Packet | WireError:
-    """:meth:`PublishFamilyDecoder.decode` with a decoder kept per edition and readings."""
-    key = (edition, None if readings is None else tuple(sorted(readings.items())))
+    """:meth:`PublishFamilyDecoder.decode` with a decoder kept per edition, readings and
+    limits (:func:`decoder_for`)."""
+    return decoder_for(edition, readings, limits).decode(data)
+
+
+_DecoderKey = tuple[Edition, tuple[tuple[str, str], ...] | None, Limits | None]
+_DECODERS: dict[_DecoderKey, PublishFamilyDecoder] = {}
+#: the decoders kept (5.0 limits vary per connection: the cache must not grow with them)
+_DECODERS_KEPT = 64
+
+
+def decoder_for(
+    edition: Edition, readings: Mapping[str, str] | None, limits: Limits | None
+) -> PublishFamilyDecoder:
+    """A :class:`PublishFamilyDecoder` for the edition, readings and limits, shared by
+    every connection that asks for the same (a whole packet leaves a decoder as it found
+    it, and the codec's memory of the property sections it has judged then serves all)."""
+    key = (edition, None if readings is None else tuple(sorted(readings.items())), limits)
     decoder = _DECODERS.get(key)
     if decoder is None:
-        decoder = _DECODERS[key] = PublishFamilyDecoder(edition, readings)
-    return decoder.decode(data)
+        if len(_DECODERS) >= _DECODERS_KEPT:
+            _DECODERS.clear()
+        decoder = _DECODERS[key] = PublishFamilyDecoder(edition, readings, limits)
+    return decoder
 
 
-_DECODERS: dict[tuple[Edition, tuple[tuple[str, str], ...] | None], PublishFamilyDecoder] = {}
+#: the ``properties`` column of a 5.0 packet without properties
+NO_PROPERTIES = "{}"
+#: property sections seen, by identity (the codec hands out one object per distinct
+#: section it has judged, see ``reference.decode50``): (the object, its JSON, its dict)
+SHOWN: dict[int, tuple[PublishProperties | AckProperties, str, dict[str, Any]]] = {}
+SHOWN_KEPT = 4096
+
+
+def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dict[str, Any]]:
+    """A 5.0 PUBLISH's or acknowledgement's properties as the ``properties`` column writes
+    them (a JSON object with ``pubproof decode``'s keys, in its order; ``{}`` without any)
+    and as ``P`` holds them (a dict shared by every packet with the same section: not to
+    be changed)."""
+    kept = SHOWN.get(id(props))
+    if kept is not None and kept[0] is props:
+        return kept[1], kept[2]
+    shown: dict[str, Any] = (
+        publish_props(props) if type(props) is PublishProperties else ack_props(props)  # type: ignore[arg-type,assignment]
+    )
+    text = json.dumps(shown, ensure_ascii=False, separators=(",", ":")) if shown else NO_PROPERTIES
+    if len(SHOWN) >= SHOWN_KEPT:
+        SHOWN.clear()
+    SHOWN[id(props)] = (props, text, shown)
+    return text, shown
+
+
+def properties_json(props: PublishProperties | AckProperties) -> str:
+    """The ``properties`` column of a 5.0 PUBLISH or acknowledgement
+    (:func:`shown_properties`)."""
+    return shown_properties(props)[0]
+
+
+def publish_p5(packet: Publish, topic: str) -> dict[str, Any]:
+    """``P`` of a decoded 5.0 PUBLISH (:func:`publish_p` and its ``properties``), with
+    ``topic`` for its topic (as sent: empty when only a Topic Alias stands for it)."""
+    props = packet.properties
+    return {
+        "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos, "retain": packet.retain,
+        "topic": topic, "packet_id": packet.packet_id,
+        "payload_hex": payload_hex(packet.payload),
+        "properties": shown_properties(props)[1] if props is not None else {},
+    }  # fmt: skip
 
 
 def publish_p(packet: Publish) -> dict[str, Any]:
@@ -171,10 +281,14 @@ def payload_hex(payload: bytes) -> str:
 
 
 def _publish_family(
-    name: str, data: bytes, edition: Edition, readings: Mapping[str, str] | None
+    name: str,
+    data: bytes,
+    edition: Edition,
+    readings: Mapping[str, str] | None,
+    limits: Limits | None,
 ) -> Described:
     first = data[0]
-    result = decode_publish_family(data, edition, readings)
+    result = decode_publish_family(data, edition, readings, limits)
     if isinstance(result, WireError):
         flags: dict[str, Any] = {}
         if first >> 4 == PacketType.PUBLISH:
@@ -185,13 +299,32 @@ def _publish_family(
             }
         return Described(type=name, fields={"type": name, **flags}, error=result, **flags)
     if isinstance(result, Publish):
+        props = result.properties
+        if props is None:
+            return Described(
+                type=name, dup=result.dup, qos=result.qos, retain=result.retain,
+                topic=result.topic, packet_id=result.packet_id, payload_len=len(result.payload),
+                fields=publish_p(result),
+            )  # fmt: skip
         return Described(
             type=name, dup=result.dup, qos=result.qos, retain=result.retain,
             topic=result.topic, packet_id=result.packet_id, payload_len=len(result.payload),
-            fields=publish_p(result),
+            fields=publish_p5(result, result.topic), topic_alias=props.topic_alias,
+            properties=properties_json(props),
         )  # fmt: skip
     packet_id = result.packet_id
-    return Described(type=name, packet_id=packet_id, fields={"type": name, "packet_id": packet_id})
+    ack = result.properties
+    if ack is None:
+        return Described(
+            type=name, packet_id=packet_id, fields={"type": name, "packet_id": packet_id}
+        )
+    code = result.reason_code
+    fields = {"type": name, "packet_id": packet_id, "reason_code": code,
+              "properties": ack_props(ack)}  # fmt: skip
+    return Described(
+        type=name, packet_id=packet_id, fields=fields, reason_code=code,
+        properties=properties_json(ack),
+    )  # fmt: skip
 
 
 def evidence_fields(described: Described, data: bytes) -> dict[str, Any]:

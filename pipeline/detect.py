@@ -44,6 +44,19 @@ def is_connect_start(data: bytes) -> bool:
     return any(rest[: len(expected)] == expected[: len(rest)] for expected in PROTOCOL_NAMES)
 
 
+def connect_level(data: bytes) -> int | None:
+    """The protocol level of a whole CONNECT packet (the byte after the protocol name), or
+    None when its bytes do not reach it."""
+    pos = 1
+    while pos < len(data) and data[pos] & RL_MORE:
+        pos += 1
+    pos += 1
+    if pos + 2 > len(data):
+        return None
+    at = pos + 2 + (data[pos] << 8 | data[pos + 1])
+    return data[at] if at < len(data) else None
+
+
 def roles(
     first: Segment, ports: frozenset[int], tls_ports: frozenset[int]
 ) -> tuple[Endpoint, Endpoint]:

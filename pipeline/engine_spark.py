@@ -30,6 +30,8 @@ and write the staged runs under the output directory, which the driver then read
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import os
 import sys
@@ -42,6 +44,7 @@ from typing import Any
 from pubproof.pipeline import shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan
 from pubproof.pipeline.connection import Config, Tracker
+from pubproof.pipeline.engine_python import collector_tuned
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.rows import Sink
@@ -64,10 +67,36 @@ INLINE_TOTAL = 65536
 #: wrote and the rows it handed over
 Staged = tuple[int, tuple[tuple[int, list[tuple[Any, ...]]], ...]]
 LOCAL_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+#: where the JVM's and Spark's own output goes, under the output directory
+SPARK_LOG = "spark.log"
 
 
-def session(master: str = "local[*]", partitions: int | None = None) -> Any:
-    """An embedded (or cluster) SparkSession set up for the pipeline."""
+@contextlib.contextmanager
+def output_to(path: str) -> Iterator[None]:
+    """Standard output and error of every process started meanwhile (the JVM, and through
+    it Spark's Python workers) go to ``path``, for the whole life of that process: the
+    JVM's start-up warnings, log4j's console and the executors' chatter are not the
+    user's output. This process's own streams are back as they were afterwards."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    try:
+        with open(path, "ab") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def session(master: str = "local[*]", partitions: int | None = None, log: str | None = None) -> Any:
+    """An embedded (or cluster) SparkSession set up for the pipeline; with ``log``, the
+    JVM's output (and its workers') goes to that file (:func:`output_to`)."""
     # the workers must run this interpreter (it has pubproof installed)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -92,7 +121,8 @@ def session(master: str = "local[*]", partitions: int | None = None) -> Any:
         partitions = os.cpu_count() or 1  # not 200 tiny shuffle partitions on one machine
     if partitions is not None:
         builder = builder.config("spark.sql.shuffle.partitions", str(partitions))
-    spark = builder.getOrCreate()
+    with output_to(log) if log is not None else contextlib.nullcontext():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -153,13 +183,19 @@ def _abandoned(path: str) -> bool:
         return False
 
 
+def _settings(config: Config) -> dict[str, Any]:
+    """The fields of ``config``, to send to the workers: a compiled frozen dataclass does
+    not unpickle (its fields cannot be set one by one), a dict of them does."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+
+
 def _partition(key: shuffle.Key) -> int:
     # deterministic across processes (Python's str hash is salted per process)
     return zlib.crc32(f"{key[0]}\x00{key[1]}".encode())
 
 
 def _stage(
-    config: Config,
+    settings: Config | dict[str, Any],
     out: str,
     run_rows: int,
     inline_rows: int,
@@ -171,7 +207,22 @@ def _stage(
     frame order, through a :class:`~pubproof.pipeline.connection.Tracker`; the rows go
     to staged runs (:mod:`pubproof.pipeline.staging`). Back to the driver go, per table
     (in :data:`ROW_TABLES` order), the rows written and the rows handed over: those of a
-    table with at most ``inline_rows`` rows in the partition, which the driver stages."""
+    table with at most ``inline_rows`` rows in the partition, which the driver stages.
+    ``settings``: the job's :class:`Config`, or its fields (:func:`_settings`)."""
+    config = settings if isinstance(settings, Config) else Config(**settings)
+    with collector_tuned():
+        yield from _track(config, out, run_rows, inline_rows, partition, records)
+
+
+def _track(
+    config: Config,
+    out: str,
+    run_rows: int,
+    inline_rows: int,
+    partition: int,
+    records: Iterable[tuple[shuffle.Key, bytes]],
+) -> Iterator[Staged]:
+    """:func:`_stage`'s work, with the job's :class:`Config`."""
     sink = Sink()
     writers = [staging.RunWriter(out, table, partition, run_rows) for table in ROW_TABLES]
     lists: list[list[tuple[Any, ...]]] = [getattr(sink, table) for table in ROW_TABLES]
@@ -229,8 +280,9 @@ def run(
     cluster: a shared one, as for the captures themselves)."""
     started = time.monotonic()
     out = os.path.abspath(out)  # the JVM's working directory is not necessarily ours
+    own = spark is None
     if spark is None:
-        spark = session(master, partitions)
+        spark = session(master, partitions, log=os.path.join(out, SPARK_LOG))
     startup = time.monotonic() - started
     limit = DRIVER_ROWS if driver_rows is None else driver_rows
     if limit < 0:
@@ -245,6 +297,10 @@ def run(
         _summary(spark, out, rows["violations"] <= limit)
     finally:
         staging.remove(out)  # after a failure too: no scratch is left behind
+        if own:
+            # stopped here, not by the JVM's shutdown hooks as the process exits (on a
+            # cluster those race the executors' own shutdown and log errors)
+            spark.stop()
     return startup
 
 
@@ -266,7 +322,9 @@ def _pipeline(
             sc.parallelize(splits, max(1, len(splits)))
             .flatMap(shuffle.chunks)
             .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
-            .mapPartitionsWithIndex(functools.partial(_stage, config, out, STAGE_RUN_ROWS, inline))
+            .mapPartitionsWithIndex(
+                functools.partial(_stage, _settings(config), out, STAGE_RUN_ROWS, inline)
+            )
             .collect()
         )
     finally:

@@ -21,6 +21,10 @@ States:
 - ``stopped``: everything is unparsed with the stop's reason (``not-mqtt``,
   ``encrypted-tls``, ``after-malformed``, ``unsupported-level``).
 
+MQTT 5.0 (``v5``, set once the connection's CONNECT names level 5): type 15 is AUTH, not
+reserved, and the acknowledgements, CONNACK and DISCONNECT carry Reason Codes and
+properties, so their Remaining Length is a minimum, not a fixed value, when hunting.
+
 Every byte handed in is accounted for exactly once: in a packet (``framed``) or in
 ``unparsed`` under a reason (``incomplete`` for a packet the stream ends inside).
 """
@@ -31,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pubproof.judge.packets import (
+    AUTH,
     FLAGS_0010,
     QOS_BITS,
     RL_MORE,
@@ -48,6 +53,17 @@ _PLAUSIBLE: dict[int, int | None] = {
     T.PUBREL << 4 | FLAGS_0010: 2, T.PUBCOMP << 4: 2, T.SUBSCRIBE << 4 | FLAGS_0010: None,
     T.SUBACK << 4: None, T.UNSUBSCRIBE << 4 | FLAGS_0010: None, T.UNSUBACK << 4: 2,
     T.PINGREQ << 4: 0, T.PINGRESP << 4: 0, T.DISCONNECT << 4: 0,
+}  # fmt: skip
+#: MQTT 5.0: first byte -> the least Remaining Length the type allows (PUBLISH apart):
+#: CONNECT's protocol name, level, flags, Keep Alive, Property Length and Client Identifier
+#: length; a packet identifier and a Property Length, and what a SUBSCRIBE (a one-character
+#: filter and its options), UNSUBSCRIBE (the filter) and SUBACK or UNSUBACK (a Reason
+#: Code) need at least
+_PLAUSIBLE50: dict[int, int] = {
+    T.CONNECT << 4: 13, T.CONNACK << 4: 2, T.PUBACK << 4: 2, T.PUBREC << 4: 2,
+    T.PUBREL << 4 | FLAGS_0010: 2, T.PUBCOMP << 4: 2, T.SUBSCRIBE << 4 | FLAGS_0010: 7,
+    T.SUBACK << 4: 4, T.UNSUBSCRIBE << 4 | FLAGS_0010: 6, T.UNSUBACK << 4: 4,
+    T.PINGREQ << 4: 0, T.PINGRESP << 4: 0, T.DISCONNECT << 4: 0, AUTH << 4: 0,
 }  # fmt: skip
 _PUBLISH = int(T.PUBLISH)
 #: the highest type number that is not reserved (15 is)
@@ -88,8 +104,9 @@ class Unframable:
 Item = Framed | Unframable
 
 
-def plausible_chain(data: bytes) -> bool:
-    """Whether ``data`` is exactly a sequence of plausible whole packets."""
+def plausible_chain(data: bytes, v5: bool = False) -> bool:
+    """Whether ``data`` is exactly a sequence of plausible whole packets (of MQTT 5.0 when
+    ``v5``)."""
     if len(data) < RESYNC_MIN:
         return False
     pos = 0
@@ -103,7 +120,12 @@ def plausible_chain(data: bytes) -> bool:
             return False
         size, length = header
         if first >> 4 == _PUBLISH:
-            if first & QOS_BITS == QOS_BITS or length < 2:  # QoS 3, or no topic length
+            # QoS 3, or no topic length (and, in 5.0, no Property Length)
+            if first & QOS_BITS == QOS_BITS or length < 2 + v5:
+                return False
+        elif v5:
+            least = _PLAUSIBLE50.get(first)
+            if least is None or length < least:
                 return False
         elif first not in _PLAUSIBLE:
             return False
@@ -149,6 +171,8 @@ class Framer:
     #: the size of the packet ``buf`` starts, once its fixed header is read (0: not yet):
     #: until ``buf`` holds that many bytes there is nothing to cut
     need: int = 0
+    #: MQTT 5.0: type 15 is AUTH
+    v5: bool = False
 
     def hunt(self, reason: str) -> None:
         """Skip bytes until a plausible packet chain starts a segment (not once stopped)."""
@@ -182,7 +206,7 @@ class Framer:
             self._unparsed(self.reason, len(event.data))
             return
         if self.state == "hunt":
-            if not (event.whole and plausible_chain(event.data)):
+            if not (event.whole and plausible_chain(event.data, self.v5)):
                 self._unparsed(self.reason, len(event.data))
                 return
             self.state, self.reason = "sync", ""
@@ -226,7 +250,7 @@ class Framer:
                     pos, "remaining-length", "the Remaining Length has more than four bytes"
                 )
                 return
-            if kind in (0, 15):
+            if kind == 0 or (kind == AUTH and not self.v5):
                 self._unframable(pos, "reserved-type", f"packet type {kind} is reserved")
                 return
             if header is None:

@@ -4,7 +4,9 @@ is either in an MQTT packet or unparsed with a reason.
 
 The figures are taken from the written tables (so they check what was written, whichever
 engine wrote it) and from the driver's own header walk (``frames_in``), which no worker
-touches: a frame a worker dropped or counted twice shows as a difference.
+touches: a frame a worker dropped or counted twice shows as a difference. ``unreadable``
+names every capture of which not one frame could be read, and why (the command then
+exits non-zero: nothing is read silently as nothing).
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ def reconcile(out: str, plans: Sequence[Plan]) -> dict[str, Any]:
     for p in plans:
         for block, count in p.skipped_blocks.items():
             skipped[block] = skipped.get(block, 0) + count
+    unreadable = [
+        {"capture": p.capture, "reason": problem.reason, "detail": problem.detail}
+        for p in plans
+        if (problem := p.unreadable) is not None
+    ]
     frames_ok = frames_in == used + quarantined
     bytes_ok = tcp == framed + sum(unparsed.values()) and framed == framed_declared
     return {
@@ -86,7 +93,32 @@ def reconcile(out: str, plans: Sequence[Plan]) -> dict[str, Any]:
         "bytes_missing": missing,
         "packets": packets,
         "findings_by_kind": dict(sorted(kinds.items())),
+        "unreadable": unreadable,
     }
+
+
+def quarantine_text(result: dict[str, Any]) -> str:
+    """Every quarantined byte count by reason, in words: ``"quarantined: 1,204 bytes
+    garbage (0 frames), 66 bytes not-tcp (1 frame)"``, or ``"nothing quarantined"``."""
+    sizes: dict[str, int] = result.get("quarantined_bytes_by_reason", {})
+    frames: dict[str, int] = result.get("frames_quarantined_by_reason", {})
+    if not sizes and not frames:
+        return "nothing quarantined"
+    parts = []
+    for reason in sorted(set(sizes) | set(frames)):
+        count = frames.get(reason, 0)
+        parts.append(
+            f"{sizes.get(reason, 0):,} bytes {reason} ({count:,} frame{'' if count == 1 else 's'})"
+        )
+    return "quarantined: " + ", ".join(parts)
+
+
+def unreadable_text(result: dict[str, Any]) -> list[str]:
+    """One line per capture that could not be read at all, naming it and why."""
+    return [
+        f"{entry['capture']}: could not be read ({entry['reason']}): {entry['detail']}"
+        for entry in result.get("unreadable", [])
+    ]
 
 
 def check(result: dict[str, Any]) -> None:

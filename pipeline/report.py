@@ -17,6 +17,7 @@ from typing import Any
 
 from pubproof.model.titles import title
 from pubproof.pipeline.output import REPORT, read
+from pubproof.pipeline.reconcile import quarantine_text, unreadable_text
 
 MAX_CONNECTIONS = 200
 _STYLE = """
@@ -82,6 +83,8 @@ def render(
         f"{reconciliation['connections']:,} MQTT connection(s), {reconciliation['packets']:,} "
         f"packets; engine {escape(str(reconciliation.get('engine')))}, edition "
         f"{escape(str(reconciliation.get('edition')))}; {verdict}.</p>",
+        *(f'<p class="bad">{escape(line)}</p>' for line in unreadable_text(reconciliation)),
+        f"<p>{escape(quarantine_text(reconciliation))}.</p>",
         "<h2>Findings per rule</h2>",
         _chart(ordered),
         _rule_table(ordered),

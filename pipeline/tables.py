@@ -21,7 +21,8 @@ PACKETS: Columns = (
     ("frame", "long"), ("first_frame", "long"), ("offset", "long"), ("length", "long"),
     ("type", "string"), ("dup", "bool"), ("qos", "int"), ("retain", "bool"),
     ("topic", "string"), ("packet_id", "int"), ("payload_len", "long"),
-    ("error_rule", "string"), ("error_kind", "string"),
+    ("error_rule", "string"), ("error_kind", "string"), ("edition", "string"),
+    ("reason_code", "int"), ("topic_alias", "int"), ("properties", "string"),
 )  # fmt: skip
 VIOLATIONS: Columns = (
     ("capture", "string"), ("connection", "string"), ("direction", "string"),

@@ -83,6 +83,23 @@ _WILDCARD_BYTES = re.compile(rb"[+#]")
 _SECTION_CACHE_SIZE = 1024
 
 
+def _longer_length(buf: bytes | bytearray, pos: int, size: int) -> tuple[int, int] | None:
+    """(where the body starts, the Remaining Length) of the packet at ``pos`` whose
+    Remaining Length takes two to four bytes, when all of them are in ``buf[:size]`` and
+    they are the shortest form (a last byte of 0 never is); None otherwise: for the fast
+    path, whose every doubt is ``next_packet``'s to judge."""
+    value = shift = 0
+    at = pos + 1
+    while at < size and at - pos <= 4:
+        byte = buf[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        if not byte & 0x80:
+            return (at, value) if byte else None
+        shift += 7
+    return None
+
+
 def _vbi_size(value: int) -> int:
     """The bytes of the shortest Variable Byte Integer encoding of ``value``."""
     return 1 if value < 128 else 2 if value < 16_384 else 3 if value < 2_097_152 else 4
@@ -363,13 +380,15 @@ class Decoder50(DecoderState):
                     break
                 first = buf[pos]
                 length = buf[pos + 1]
+                if length > 127:
+                    # a Remaining Length of two to four bytes (a packet of 130 bytes or
+                    # more): read here when all of it is there in the shortest form
+                    longer = _longer_length(buf, pos, size)
+                    if longer is None:
+                        break
+                    body, length = longer
                 end = body + length
-                if (
-                    first_byte[first] is not None
-                    or length > 127
-                    or end > size
-                    or length + 2 > max_size
-                ):
+                if first_byte[first] is not None or end > size or end - pos > max_size:
                     break
                 if first & 0xF0 != 0x30:
                     if length == 2:
@@ -394,17 +413,20 @@ class Decoder50(DecoderState):
                     break
                 topic_start = body + 2
                 topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
-                if topic_end >= end or topic_end == topic_start:
+                if topic_end >= end:
                     break
-                raw = buf[topic_start:topic_end]
-                if 0 in raw or 43 in raw or 35 in raw:  # U+0000, '+', '#'
-                    break
-                try:
-                    topic = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    break
-                if discouraged is not None and discouraged(topic) is not None:
-                    break
+                if topic_end == topic_start:
+                    topic = ""  # a Topic Alias must stand for it (see below)
+                else:
+                    raw = buf[topic_start:topic_end]
+                    if 0 in raw or 43 in raw or 35 in raw:  # U+0000, '+', '#'
+                        break
+                    try:
+                        topic = raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        break
+                    if discouraged is not None and discouraged(topic) is not None:
+                        break
                 qos = first >> 1 & 3
                 if qos:
                     at = topic_end + 2
@@ -436,6 +458,8 @@ class Decoder50(DecoderState):
                             sections.clear()
                         sections[key] = found  # type: ignore[index]
                     properties = found
+                if not topic and properties.topic_alias is None:
+                    break  # PP50-3.3.2-topic-or-alias, next_packet's to report
                 payload = buf[payload_start:end]
                 if payload_utf8 and properties.payload_format_indicator == 1:
                     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builds import pure_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,8 @@ from pubproof.pipeline.source import QUARANTINE_GROUP, inputs, keyed_frames, pla
 from pubproof.pipeline.synth import SynthConfig, generate
 
 Rows = dict[str, list[tuple[Any, ...]]]
+
+pytestmark = pure_only
 
 
 def _run(keyed: Sequence[tuple[str, int, Any]], *, fast: bool, config: Config) -> Rows:

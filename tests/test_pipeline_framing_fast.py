@@ -4,12 +4,15 @@ counts, on random streams of packets, long Remaining Lengths, reserved types and
 
 from __future__ import annotations
 
+from builds import pure_only
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pubproof.model.wire import encode_remaining_length
 from pubproof.pipeline.framing import Framer
 from pubproof.pipeline.reassembly import Data, Gap
+
+pytestmark = pure_only
 
 
 class BufferedOnly(Framer):

@@ -96,9 +96,10 @@ def test_edition_from_connect_and_forced(tmp_path: Path) -> None:
 
 
 def test_unsupported_protocol_level_is_framed_not_judged(tmp_path: Path) -> None:
-    outcome, _ = _run(tmp_path, ("c2s", publish("a/+", b"x", first=0x36)), level=5)
+    # level 5 is MQTT 5.0 (tests/test_pipeline_v5.py); 6 names no edition
+    outcome, _ = _run(tmp_path, ("c2s", publish("a/+", b"x", first=0x36)), level=6)
     row = outcome.tables["connections"][0]
-    assert row["status"] == "unsupported-level" and row["level"] == 5
+    assert row["status"] == "unsupported-level" and row["level"] == 6
     assert outcome.tables["violations"] == []
     assert [r["type"] for r in outcome.tables["packets"]][-1] == "PUBLISH"
 

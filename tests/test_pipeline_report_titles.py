@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builds import pure_only
 
 from pubproof.main import main
 from pubproof.model import flows, normative_index
@@ -160,10 +161,12 @@ def untitled(ids: set[str]) -> set[str]:
     }
 
 
+@pure_only
 def test_the_ids_a_report_can_show_include_the_flow_rules() -> None:
     assert citable_ids() >= FLOW_IDS | JUDGE_ONLY | PROJECT_IDS
 
 
+@pure_only
 def test_every_id_a_report_can_show_has_a_title() -> None:
     ids = citable_ids()
     assert untitled(ids) == GAPS
@@ -187,6 +190,7 @@ def _wire_rules_only(rule_id: str) -> Title | None:
     return None if found is None else Title(text=found.title, source=Source.REGISTRY)
 
 
+@pure_only
 @pytest.mark.parametrize(
     "mutant", [_wire_rules_only, lambda rule_id: None], ids=["wire-rules-only", "no-titles"]
 )

@@ -6,7 +6,8 @@
 - :mod:`.generate`: a deterministic generator of large captures of many interleaved MQTT
   3.1.1 connections (``python -m pubproof.pipeline.synth``), with what a capture of real
   TCP shows (cut packets, retransmissions, reordering, IPv6), and the expected counts
-  beside it in ``OUT.expected.json``;
+  beside it in ``OUT.expected.json``; ``--mqtt5 P`` makes a share of them MQTT 5.0
+  (:mod:`.mqtt5`: properties, Topic Aliases, Reason Codes);
 - :mod:`.faults`: the wire and flow faults the generator injects, their rule ids taken
   from the codec and :func:`pubproof.model.replay.replay`, never written by hand;
 - :mod:`.check`: compares a check's ``violations`` (and ``packets``, reconciliation) with

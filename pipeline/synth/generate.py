@@ -23,6 +23,10 @@ Memory does not grow with the capture: connections are generators, at most
 ``--concurrent`` of them are open at a time, and frames go straight to a buffered file.
 ``--large-connection-packets N`` makes the first connection carry at least N MQTT
 packets (for the memory benchmark).
+
+``--mqtt5 P`` makes each connection MQTT 5.0 with probability P (1: all of them): the same
+conversation with 5.0 packets, properties and Topic Aliases (:mod:`.mqtt5`). Faults are
+injected on 3.1.1 connections only (a connection that carries one is 3.1.1 whatever P).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from pubproof.judge import packets as control
 from pubproof.judge.packets import type_name
 from pubproof.model.editions import Edition
 from pubproof.pipeline.synth.faults import Fault, checked_wire_fault, flow_findings
+from pubproof.pipeline.synth.mqtt5 import Session5
 from pubproof.pipeline.synth.pcapwrite import (
     C2S,
     LINKTYPE_ETHERNET,
@@ -114,6 +119,7 @@ class SynthConfig:
     port: int = 1883
     inject: tuple[tuple[str, int], ...] = tuple((f.value, 10) for f in Fault)
     large_connection_packets: int = 0
+    mqtt5: float = 0.0  # the share of connections in MQTT 5.0
     fmt: Literal["pcap", "pcapng"] = "pcap"
     linktype: int = LINKTYPE_ETHERNET
 
@@ -126,6 +132,8 @@ class SynthConfig:
                 raise ValueError(f"fault {name}: a negative count")
         if self.frames < 0 or self.connections < 1 or self.concurrent < 1 or self.mss < 1:
             raise ValueError("frames >= 0, connections >= 1, concurrent >= 1, mss >= 1")
+        if not 0.0 <= self.mqtt5 <= 1.0:
+            raise ValueError("mqtt5 is a probability (0 to 1)")
 
 
 @dataclass(slots=True)
@@ -143,6 +151,7 @@ class Expected:
     violations: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)  # fault name -> count
     largest_connection_packets: int = 0
+    connections_by_edition: Counter[str] = field(default_factory=Counter)
     #: each injected fault: its name, connection, direction, client address, the rule ids
     #: of each finding the model makes on it, and the frame that carries its last byte
     injected: list[dict[str, Any]] = field(default_factory=list)
@@ -160,6 +169,7 @@ class Expected:
             "violations": dict(sorted(self.violations.items())),
             "faults": dict(sorted(self.faults.items())),
             "largest_connection_packets": self.largest_connection_packets,
+            "connections_by_edition": dict(sorted(self.connections_by_edition.items())),
             "injected": self.injected,
         }
 
@@ -234,6 +244,12 @@ class _Connection:
             mss=config.mss,
         )  # fmt: skip
         self.ids = {C2S: _Ids(), S2C: _Ids()}
+        #: MQTT 5.0 (None: 3.1.1); a connection that carries a fault is 3.1.1
+        self.v5 = (
+            Session5(rng)
+            if fault is None and config.mqtt5 > 0 and rng.random() < config.mqtt5
+            else None
+        )
         #: segments (by id) that carry a fault's last byte, and the fault's record
         self.marks: dict[int, dict[str, Any]] = {}
         self.pending: tuple[bytes | None, dict[str, Any] | None] = (None, None)
@@ -368,6 +384,22 @@ class _Connection:
             topic = rng.choice(TOPICS)
             packet_id = self.ids[direction].next() if qos else None
             retain = rng.random() < 0.05
+            v5 = self.v5
+            if v5 is not None:
+                publishes.append(
+                    v5.publish(
+                        direction, topic=topic, qos=qos, packet_id=packet_id,
+                        payload=self._payload(), retain=retain,
+                    )
+                )  # fmt: skip
+                if qos:
+                    assert packet_id is not None
+                    first_acks.append(v5.ack("PUBACK" if qos == 1 else "PUBREC", packet_id))
+                if qos == 2:
+                    assert packet_id is not None
+                    releases.append(v5.ack("PUBREL", packet_id))
+                    completions.append(v5.ack("PUBCOMP", packet_id))
+                continue
             publishes.append(
                 encode(
                     Publish(
@@ -414,12 +446,21 @@ class _Connection:
         """The connection's bursts of segments, in the order they reach the capture."""
         rng = self.rng
         self.expected.connections += 1
+        self.expected.connections_by_edition["3.1.1" if self.v5 is None else "5.0"] += 1
         yield self.tcp.handshake()
         sub_id = self.ids[C2S].next()
-        yield self._segments([
-            (C2S, [connect(f"synth-{self.config.seed}-{self.index}")]), (S2C, [CONNACK]),
-            (C2S, [subscribe(sub_id, "#", 2)]), (S2C, [suback(sub_id, 2)]),
-        ])  # fmt: skip
+        client_id = f"synth-{self.config.seed}-{self.index}"
+        if self.v5 is None:
+            yield self._segments([
+                (C2S, [connect(client_id)]), (S2C, [CONNACK]),
+                (C2S, [subscribe(sub_id, "#", 2)]), (S2C, [suback(sub_id, 2)]),
+            ])  # fmt: skip
+        else:
+            v5 = self.v5
+            yield self._segments([
+                (C2S, [v5.connect(client_id)]), (S2C, [v5.connack()]),
+                (C2S, [v5.subscribe(sub_id, "#", 2)]), (S2C, [v5.suback(sub_id, 2)]),
+            ])  # fmt: skip
         flow_at = rng.randrange(self.messages) if self.fault is Fault.QOS1_ON_HELD_ID else -1
         sent = 0
         while sent < self.messages and not self.stop and self.packets < self.packet_target:
@@ -448,7 +489,8 @@ class _Connection:
             if rng.random() < 0.5:
                 return [*segments, tcp.rst(direction.reverse)]
             return [*segments, *tcp.close(direction.reverse)]
-        segments = self._segments([(C2S, [DISCONNECT])])
+        goodbye = DISCONNECT if self.v5 is None else self.v5.disconnect()
+        segments = self._segments([(C2S, [goodbye])])
         if rng.random() < self.config.rst:
             return [*segments, tcp.rst(C2S)]
         return [*segments, *tcp.close(C2S)]
@@ -589,6 +631,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--large-connection-packets", type=int, default=0, metavar="N")
     parser.add_argument(
+        "--mqtt5", type=float, default=0.0, metavar="P",
+        help="the share of connections in MQTT 5.0, with properties and Topic Aliases "
+        "(default 0; 1: all)",
+    )  # fmt: skip
+    parser.add_argument(
         "--format", choices=("pcap", "pcapng"), default=None, help="default: from the file name"
     )
     parser.add_argument("--json", action="store_true", help="print the expected counts")
@@ -604,7 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         retransmit=args.retransmit, reorder=args.reorder,
         pure_ack=args.pure_ack, ping=args.ping, rst=args.rst, ipv6=args.ipv6, port=args.port,
         inject=_parse_inject(args.inject) if args.inject else SynthConfig().inject,
-        large_connection_packets=args.large_connection_packets, fmt=fmt,
+        large_connection_packets=args.large_connection_packets, mqtt5=args.mqtt5, fmt=fmt,
     )  # fmt: skip
     result = generate(config, args.out)
     if args.json:
