@@ -35,7 +35,7 @@ class PacketRow(NamedTuple):
     #: the connection's edition ("3.1", "3.1.1", "5.0"; null when its level is unknown)
     edition: str | None
     #: MQTT 5.0: the packet's Reason Code (null in 3.x, and for SUBACK and UNSUBACK, whose
-    #: codes are one per topic filter: in ``properties``' ``reason_codes``)
+    #: codes are one per topic filter: the evidence of a finding shows them)
     reason_code: int | None
     #: MQTT 5.0: the Topic Alias a PUBLISH carried (``topic`` is then the resolved name)
     topic_alias: int | None

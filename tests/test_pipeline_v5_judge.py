@@ -224,7 +224,7 @@ def test_auth_is_framed_in_5_0(tmp_path: Path) -> None:
     assert json.loads(str(auth[0]["properties"])) == {"authentication_method": "x"}
 
 
-def test_3_1_1_and_5_0_connections_share_a_capture(tmp_path: Path) -> None:
+def test_3_1_3_1_1_and_5_0_connections_share_a_capture(tmp_path: Path) -> None:
     v311 = Conn(client=("10.0.0.9", 40000))
     old = [
         *v311.handshake(),
@@ -233,11 +233,21 @@ def test_3_1_1_and_5_0_connections_share_a_capture(tmp_path: Path) -> None:
         v311.segment("c2s", encode(Publish(topic="a", payload=b"x"))),
         *v311.close(),
     ]
+    v31 = Conn(client=("10.0.0.8", 30000))
+    oldest = [
+        *v31.handshake(),
+        v31.segment("c2s", connect("oldest", level=3)),
+        v31.segment("s2c", CONNACK),
+        v31.segment("c2s", encode(Publish(topic="a", payload=b"x"), edition=Edition.V31)),
+        *v31.close(),
+    ]
     new = session(("c2s", publish5("a", topic_alias=1)), answer=connack5(topic_alias_maximum=1))
-    outcome = run(tmp_path, old, new)
+    outcome = run(tmp_path, old, oldest, new)
     editions = {str(r["client"]): r["edition"] for r in outcome.tables["connections"]}
-    assert editions == {"10.0.0.9:40000": "3.1.1", "10.0.0.1:50000": "5.0"}
-    old_rows = [r for r in outcome.tables["packets"] if r["edition"] == "3.1.1"]
+    assert editions == {
+        "10.0.0.9:40000": "3.1.1", "10.0.0.8:30000": "3.1", "10.0.0.1:50000": "5.0"
+    }  # fmt: skip
+    old_rows = [r for r in outcome.tables["packets"] if r["edition"] in ("3.1", "3.1.1")]
     assert old_rows and all(r["properties"] is None for r in old_rows)
     assert outcome.tables["violations"] == []
 
