@@ -85,8 +85,8 @@ def _record_of_js(p: Mapping[str, Any], v5: bool) -> Any:
             (name, text) for name, texts in properties["user_properties"] for text in texts
         ]
     if p["type"] == "PUBLISH":
-        record = ("PUBLISH", p["topic"], bytes.fromhex(p["payload_hex"]), p["qos"],
-                  p.get("packet_id"), p["dup"], p["retain"])  # fmt: skip
+        record: tuple[Any, ...] = ("PUBLISH", p["topic"], bytes.fromhex(p["payload_hex"]),
+                                   p["qos"], p.get("packet_id"), p["dup"], p["retain"])  # fmt: skip
         return (*record, None, bench.canonical_properties(properties)) if v5 else record
     record = (p["type"], None, None, None, p.get("packet_id"), None, None)
     if v5:

@@ -31,6 +31,7 @@ import datetime
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,10 @@ def run(only: list[str], runs: int, out: Path | None) -> dict[str, Any]:
 
 def compare(committed: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     """Every stable verdict of ``committed`` that ``fresh`` gives otherwise."""
-    key = lambda r: (r["implementation"], r["edition"], r["check"])  # noqa: E731
+
+    def key(r: Mapping[str, Any]) -> tuple[str, str, str]:
+        return (r["implementation"], r["edition"], r["check"])
+
     now = {key(r): r for r in fresh["results"]}
     differences = []
     for row in committed["results"]:
