@@ -180,7 +180,7 @@ def _summary(ctx: Context, listed: list[tuple[str, Statement | None]]) -> str:
     return list_table(
         ["id", "paraphrase", "rules", "theorems", "tests", "verdict"],
         rows,
-        widths=[14, 40, 22, 8, 6, 10],
+        widths=[17, 35, 22, 8, 7, 11],
         css="pp-matrix",
     )
 

@@ -109,17 +109,17 @@ def _changes(rule: Rule, a: Edition, b: Edition) -> tuple[list[str], bool]:
     what: list[str] = []
     wire = False
     if rule.kind_in(a) is not rule.kind_in(b):
-        what.append(f"kind {rule.kind_in(a).value} -> {rule.kind_in(b).value}")
+        what.append(f"kind {rule.kind_in(a).value} → {rule.kind_in(b).value}")
         wire = True
     da, db = _defaults(rule, a), _defaults(rule, b)
     if rule.reading is not None and da != db:
         said = [
             f"{e.value}: {v}" if v else f"no switch in {e.value}" for e, v in ((a, da), (b, db))
         ]
-        what.append(f"reading {rule.reading}: " + " -> ".join(said))
+        what.append(f"reading {rule.reading}: " + " → ".join(said))
         wire = True
     if rule.ids[a] != rule.ids[b]:
-        what.append(f"id {rule.ids[a]} -> {rule.ids[b]}")
+        what.append(f"id {rule.ids[a]} → {rule.ids[b]}")
     return what, wire
 
 
@@ -218,7 +218,7 @@ def _witness_cell(shown: Shown | None, wire: bool) -> str:
         )
         if limits:
             setting += (", " if setting else "") + "5.0 receiver's " + ", ".join(limits)
-    lines = [f"{literal(short(shown.data))} ({esc(shown.origin)}"
+    lines = [f"{literal(short(shown.data, 24))} ({esc(shown.origin)}"
              + (f"; {esc(setting)}" if setting else "") + ")", ""]  # fmt: skip
     lines += [f"- {e.value}: {literal(v)}" for e, v in shown.verdicts]
     return "\n".join(lines)
@@ -244,17 +244,19 @@ def _pair_section(ctx: Context, a: Edition, b: Edition) -> str:
         rule_cell = need(node.need) if node is not None else literal(change.rule.key)
         rows.append(
             [
-                f"{literal(change.rule.key)}\n\n{rule_cell}",
-                esc(change.rule.title),
+                f"{literal(change.rule.key)}\n\n{rule_cell}: {esc(change.rule.title)}",
                 "\n".join(f"- {esc(w)}" for w in change.what),
                 _witness_cell(change.witness, change.wire),
             ]
         )
     if rows:
         out.append(
-            list_table(["rule", "what it says", "what changes", "witness and verdicts"], rows,
-                       widths=[16, 26, 22, 36])
-        )  # fmt: skip
+            list_table(
+                ["rule", "what changes", "witness and the model's verdicts"],
+                rows,
+                widths=[32, 26, 42],
+            )
+        )
     if renamed:
         out.append(
             ".. rubric:: Same kind and reading, another id\n\n"
@@ -299,7 +301,7 @@ def _readings() -> str:
     for name, reading in READINGS.items():
         cells = [reading.defaults.get(e) for e in (V31, V311, V50)]
         rows.append([literal(name), esc(reading.question),
-                     *(literal(c) if c else "fixed" for c in cells)])  # fmt: skip
+                     *(literal(c) if c else "—" for c in cells)])  # fmt: skip
     return list_table(
         ["reading", "question", "3.1", "3.1.1", "5.0"], rows, widths=[14, 50, 12, 12, 12]
     )
@@ -362,6 +364,10 @@ def pages(ctx: Context) -> dict[str, str]:
     )
     out.append(heading("Rules and readings per edition", "-"))
     out.append(_counts())
+    out.append(
+        "The readings' defaults per edition; a dash where the reading is no switch in that "
+        "edition (the rules it governs are fixed there, or do not exist).\n"
+    )
     out.append(_readings())
     for a, b in PAIRS:
         out.append(_pair_section(ctx, a, b))
