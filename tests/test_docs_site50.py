@@ -6,6 +6,7 @@ catalog with their traces, and notebook 06."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from docs_site import ROOT, built_site
 
@@ -131,3 +132,42 @@ def test_notebook_06_is_executed_and_linked_from_the_site() -> None:
     assert "DISCONNECT 0x93" in html and "Traceback" not in html
     index = (site / "_generated" / "notebooks.html").read_text("utf-8")
     assert "06-flow-control-and-topic-aliases.html" in index
+
+
+def test_every_statement_of_the_78_is_quoted_from_a_checked_record() -> None:
+    """A covered statement through its rules' 5.0 quotes, one out of scope through
+    docs/data/standard50.toml or the catalog's [[standard]] passages; no sentence twice."""
+    ctx = _context()
+    passages, problems = clauses50.recorded(DOCS)
+    assert problems == []
+    for ref, statement in clauses50.statements(ctx):
+        assert statement is not None
+        quoted = [
+            q
+            for r in statement.implemented_by
+            if (rule := ctx.trace.rules[r].rule) is not None
+            for q in rule.quotes
+            if q.source.startswith("MQTT 5.0")
+        ]
+        assert quoted or passages.get(ref), ref
+    own = [p for ps in passages.values() for p in ps if p.origin == "standard50.toml"]
+    assert len(own) == 25 and all(p.source.startswith("MQTT 5.0 section ") for p in own)
+
+
+def test_a_passage_recorded_twice_or_without_one_label_is_a_problem(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "standard50.toml").write_text(
+        "[[passage]]\n"
+        'source = "MQTT 5.0 section 3.3.2.3.4"\n'
+        'text = "A Topic Alias of 0 is not permitted ... [MQTT-3.3.2-8]."\n'
+        "[[passage]]\n"
+        'source = "MQTT 5.0 section 3.3.4"\n'
+        'text = "Two labels [MQTT-3.3.4-2] and [MQTT-3.3.4-3]."\n',
+        "utf-8",
+    )
+    _, problems = clauses50.recorded(tmp_path)
+    assert problems == [
+        "standard50.toml: MQTT-3.3.2-8 is recorded twice",
+        "standard50.toml: a passage carries 2 labels: "
+        "'Two labels [MQTT-3.3.4-2] and [MQTT-3.3.4-3].'",
+    ]

@@ -17,7 +17,12 @@ fails the ``-W`` build.
 
 from __future__ import annotations
 
-from pubproof.model.rules import Rule
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pubproof.model.rules import RULES, Rule
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_trace import need, test_link, theorem_status, verdict
 from pubproof_docs.rst import esc, heading, list_table, literal
@@ -47,6 +52,65 @@ HEADINGS = {
 }
 
 
+_LABEL = re.compile(r"\[(MQTT-\d+(?:\.\d+)*-\d+)\]")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Passage:
+    """A sentence of the 5.0 standard with the label it carries."""
+
+    source: str
+    text: str
+    label: str
+    origin: str  # where the project records it
+
+
+def standard_path(docs: Path) -> Path:
+    return docs / "data" / "standard50.toml"
+
+
+def recorded(docs: Path) -> tuple[dict[str, list[Passage]], list[str]]:
+    """Every labelled 5.0 sentence the project records, by label: the rules' quotes (wire
+    and flow rules), the ambiguity catalog's [[standard]] passages, and
+    ``docs/data/standard50.toml`` (the statements no rule quotes); and the problems of that
+    file (a passage without exactly one label, a label it records twice or that a rule or
+    the catalog already records)."""
+    from pubproof.model.ambiguities import STANDARD
+
+    found: dict[str, list[Passage]] = {}
+    problems: list[str] = []
+
+    def add(source: str, text: str, origin: str) -> None:
+        for label in _LABEL.findall(text):
+            found.setdefault(label, []).append(
+                Passage(source=source, text=text, label=label, origin=origin)
+            )
+
+    for rule in (*RULES.values(), *RULES.flows()):
+        for quote in rule.quotes:
+            if quote.source.startswith("MQTT 5.0"):
+                add(quote.source, quote.text, f"rule {rule.key}")
+    for passage in STANDARD:
+        add(passage.source, passage.text, "the ambiguity catalog")
+    elsewhere = set(found)
+    path = standard_path(docs)
+    raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    seen: set[str] = set()
+    for entry in raw.get("passage", []):
+        labels = _LABEL.findall(entry["text"])
+        if len(labels) != 1:
+            problems.append(
+                f"{path.name}: a passage carries {len(labels)} labels: {entry['text']!r}"
+            )
+            continue
+        label = labels[0]
+        if label in seen or label in elsewhere:
+            problems.append(f"{path.name}: {label} is recorded twice")
+        seen.add(label)
+        add(entry["source"], entry["text"], path.name)
+    return found, problems
+
+
 def in_sections(section: str) -> bool:
     return any(section == s or section.startswith(s + ".") for s in SECTIONS)
 
@@ -70,6 +134,15 @@ def problems(ctx: Context) -> list[str]:
             f"Table B has {len(listed)} statements in sections {', '.join(SECTIONS)}, "
             f"not the {EXPECTED} this page promises"
         )
+    passages, file_problems = recorded(ctx.docs)
+    found += file_problems
+    refs = {ref for ref, _ in listed}
+    found += [
+        f"{standard_path(ctx.docs).name} records {p.label}, not a statement of the PUBLISH family"
+        for ps in passages.values()
+        for p in ps
+        if p.origin == standard_path(ctx.docs).name and p.label not in refs
+    ]
     for ref, statement in listed:
         if statement is None:
             found.append(f"the 5.0 statement {ref} is not traced")
@@ -120,6 +193,7 @@ def _entry(
     statement: Statement,
     theorems: dict[str, TheoremNode],
     tests: dict[str, TestNode],
+    passages: dict[str, list[Passage]],
 ) -> str:
     out = [f".. _{anchor(ref)}:\n", heading(ref, "~")]
     out.append(
@@ -131,9 +205,20 @@ def _entry(
     if statement.out_of_scope is not None:
         out.append(f"Out of scope: {esc(statement.out_of_scope.reason)}\n")
     if not rules:
+        words = passages.get(ref, [])
+        if not words:
+            out.append(
+                "No model rule implements it; the project has not checked its wording, so the "
+                "standard is not quoted here.\n"
+            )
+            return "\n".join(out)
         out.append(
-            "No model rule implements it; the project has not checked its wording, so the "
-            "standard is not quoted here.\n"
+            ".. rubric:: The standard\n\nNo model rule implements it; its wording as the "
+            "project records it (checked against transcriptions of the OASIS text):\n"
+        )
+        out.extend(
+            f".. epigraph::\n\n   {esc(p.text)}\n\n   -- {esc(p.source)} ({esc(p.origin)})\n"
+            for p in words
         )
         return "\n".join(out)
     out.append(".. rubric:: The project's rules\n")
@@ -143,6 +228,13 @@ def _entry(
     if quotes:
         out.append(".. rubric:: The standard, as the rules quote it\n")
         out.extend(dict.fromkeys(quotes))
+    elif passages.get(ref):
+        # a rule that quotes only the 3.1.1 text: the 5.0 wording as the project records it
+        out.append(".. rubric:: The standard (5.0), as the project records it\n")
+        out.extend(
+            f".. epigraph::\n\n   {esc(p.text)}\n\n   -- {esc(p.source)} ({esc(p.origin)})\n"
+            for p in passages[ref]
+        )
     verifiers = sorted({v for r in rules for v in r.verified_by})
     shown = [theorems[v] for v in verifiers if v in theorems]
     if shown:
@@ -187,6 +279,7 @@ def _summary(ctx: Context, listed: list[tuple[str, Statement | None]]) -> str:
 
 def pages(ctx: Context) -> dict[str, str]:
     listed = statements(ctx)
+    passages, _ = recorded(ctx.docs)
     theorems = {t.need: t for t in ctx.trace.theorems.values()}
     tests = ctx.trace.tests
     counted = [s for _, s in listed if s is not None]
@@ -210,9 +303,11 @@ def pages(ctx: Context) -> dict[str, str]:
     out.append(
         "The project holds no text of 5.0 beside the 3.1 and 3.1.1 excerpts, so each "
         "statement is shown by its id and the normative index's paraphrase; the standard's "
-        "own words are quoted only as the model's rules quote them (their wording was "
+        "own words are quoted as the model's rules quote them (their wording was "
         "checked against the OASIS text; see :doc:`the 5.0 wire format "
-        "</guides/mqtt5-wire>`). The model's rules, theorems and tests link to the "
+        "</guides/mqtt5-wire>`), and for a statement no rule implements, as "
+        "``docs/data/standard50.toml`` or the ambiguity catalog records it. The model's "
+        "rules, theorems and tests link to the "
         ":doc:`traceability matrix <traceability>`; what 5.0 leaves open is in the "
         ":doc:`ambiguity catalog <ambiguity-catalog>`, and what changed from 3.1.1 on the "
         ":doc:`edition diff <edition-diff>`.\n"
@@ -228,5 +323,5 @@ def pages(ctx: Context) -> dict[str, str]:
             current = section
             title = HEADINGS.get(section)
             out.append(heading(f"{section} {title}" if title else section, "-"))
-        out.append(_entry(ctx, ref, statement, theorems, tests))
+        out.append(_entry(ctx, ref, statement, theorems, tests, passages))
     return {CLAUSES50_DOC: "\n".join(out)}
