@@ -171,3 +171,18 @@ def test_a_passage_recorded_twice_or_without_one_label_is_a_problem(tmp_path: Pa
         "standard50.toml: a passage carries 2 labels: "
         "'Two labels [MQTT-3.3.4-2] and [MQTT-3.3.4-3].'",
     ]
+
+
+def test_a_statement_covered_by_theorems_alone_is_a_problem() -> None:
+    """The 78 need a rule and a test naming it: a statement whose rule only a theorem
+    verifies fails the build (MQTT-4.3.3-8's tests taken away here)."""
+    ctx = _context()
+    rules = {k: replace(r, verified_by=list(r.verified_by)) for k, r in ctx.trace.rules.items()}
+    model = replace(ctx.trace, rules=rules)
+    statement = model.statements["5.0:MQTT-4.3.3-8"]
+    for rule_need in statement.implemented_by:
+        rule = model.rules[rule_need]
+        rule.verified_by = [v for v in rule.verified_by if not v.startswith("TE_")]
+        assert rule.verified_by  # the theorems still verify it
+    found = clauses50.problems(replace(ctx, trace=model))
+    assert found == ["the 5.0 statement MQTT-4.3.3-8 is covered, but no test names its rule"]

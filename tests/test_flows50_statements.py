@@ -10,12 +10,18 @@ it, or a session that stopped doing what it says, fails here.
 
 from __future__ import annotations
 
-from pubproof.model.flows import Method
+from pubproof.model.flows import Method, SenderState
+from pubproof.model.flows50 import SENDER50, SenderInput50
 from pubproof.model.rules import RULES
 from pubproof.model.session50 import Output50, SessionModel50, ack50, publish50
+from pubproof.model.topic_alias import RECEIVER_ALIAS, AliasIn, AliasInInput
 from pubproof.model.trace import PublishP
 
 EDITION = "5.0"
+#: the rules the 5.0 tables cite where the session's outputs cannot show them (entries
+#: that send nothing: the PUBCOMP that ends a flow; the receiver setting an alias mapping)
+PUBCOMP_RULES = SENDER50[SenderState.AWAIT_PUBCOMP, SenderInput50.PUBCOMP_OK].rules
+ALIAS_SET_RULES = RECEIVER_ALIAS[AliasIn.UNSET, AliasInInput.TOPIC_AND_ALIAS].rules
 
 
 def _rule_50(key: str, rule_id: str) -> None:
@@ -32,6 +38,15 @@ def _sent(outputs: list[Output50]) -> list[tuple[str, int | None, int]]:
             code = out.packet.get("reason_code", 0)
             assert isinstance(code, int)
             found.append((out.packet["type"], out.packet.get("packet_id"), code))
+    return found
+
+
+def _publishes(outputs: list[Output50]) -> list[PublishP]:
+    """The PUBLISH packets among the outputs (sent, or delivered), in order."""
+    found: list[PublishP] = []
+    for out in outputs:
+        if out.packet is not None and out.packet["type"] == "PUBLISH":
+            found.append(out.packet)
     return found
 
 
@@ -170,4 +185,112 @@ def test_a_protocol_error_with_a_reason_code_closes_the_connection_in_5_0() -> N
     end.receive(_publish(1, 2))
     [closed] = end.receive(_publish(2, 2))
     assert closed.kind == "disconnect" and closed.reason_code == 0x93
+    assert EDITION == "5.0"
+
+
+def test_a_qos1_flow_statement_by_statement_in_5_0() -> None:
+    """[MQTT-4.3.2-1] an unused identifier per new message, [MQTT-4.3.2-2] the PUBLISH with
+    it, QoS 1 and DUP 0, [MQTT-4.3.2-3] unacknowledged until the PUBACK (a resumed session
+    re-sends it, [MQTT-3.3.1-1] with DUP 1; after the PUBACK nothing), [MQTT-4.3.2-4] the
+    receiver's PUBACK with the identifier (5.0: flow50.qos1.*, flow50.dup.on-resend)."""
+    for key, rule_id in (
+        ("flow50.qos1.unused-id", "MQTT-4.3.2-1"),
+        ("flow50.qos1.send", "MQTT-4.3.2-2"),
+        ("flow50.qos1.unacknowledged", "MQTT-4.3.2-3"),
+        ("flow50.qos1.puback", "MQTT-4.3.2-4"),
+        ("flow50.dup.on-resend", "MQTT-3.3.1-1"),
+    ):
+        _rule_50(key, rule_id)
+    sender, receiver = SessionModel50(), SessionModel50()
+    first, second = sender.publish("a/b", b"1", 1), sender.publish("a/b", b"2", 1)
+    for out in (first, second):
+        assert _cites(out, "MQTT-4.3.2-1") and _cites(out, "MQTT-4.3.2-2")
+    sent = _publishes(first + second)
+    assert [(p["qos"], p["dup"]) for p in sent] == [(1, False), (1, False)]
+    ids = [p["packet_id"] for p in sent]
+    assert len(set(ids)) == 2 and None not in ids
+    resent = sender.reconnect(resume=True)  # both unacknowledged: both again, DUP 1
+    assert [p["dup"] for p in _publishes(resent)] == [True, True]
+    assert all(_cites([o], "MQTT-3.3.1-1") for o in resent)
+    acked = receiver.receive(sent[0])
+    first_id = ids[0]
+    assert first_id is not None
+    assert _sent(acked) == [("PUBACK", first_id, 0)] and _cites(acked, "MQTT-4.3.2-4")
+    sender.receive(ack50("PUBACK", first_id))  # ends that flow: [MQTT-4.3.2-3]
+    again = sender.reconnect(resume=True)
+    assert [p["packet_id"] for p in _publishes(again)] == [ids[1]]
+    assert EDITION == "5.0"
+
+
+def test_a_qos2_flow_statement_by_statement_in_5_0() -> None:
+    """[MQTT-4.3.3-2] PUBLISH with the identifier, QoS 2, DUP 0; [MQTT-4.3.3-8] PUBREC;
+    [MQTT-4.3.3-10] a duplicate before PUBREL gets PUBREC again and no second delivery;
+    [MQTT-4.3.3-11] PUBREL gets PUBCOMP with the identifier; [MQTT-4.3.3-5] the PUBREL is
+    unacknowledged until the PUBCOMP (re-sent on a resumed session); [MQTT-4.3.3-9] after a
+    PUBREC of 0x80 or more a PUBLISH on the identifier is a new message (5.0: flow50.qos2.*)."""
+    for key, rule_id in (
+        ("flow50.qos2.send", "MQTT-4.3.3-2"),
+        ("flow50.qos2.pubrec", "MQTT-4.3.3-8"),
+        ("flow50.qos2.until-pubrel", "MQTT-4.3.3-10"),
+        ("flow50.qos2.pubcomp", "MQTT-4.3.3-11"),
+        ("flow50.qos2.pubrel-unacknowledged", "MQTT-4.3.3-5"),
+        ("flow50.qos2.new-after-error", "MQTT-4.3.3-9"),
+    ):
+        _rule_50(key, rule_id)
+    for method in Method:
+        sender, receiver = SessionModel50(), SessionModel50(method=method)
+        out = sender.publish("a/b", b"x", 2)
+        [publish] = _publishes(out)
+        assert _cites(out, "MQTT-4.3.3-2") and (publish["qos"], publish["dup"]) == (2, False)
+        packet_id = publish["packet_id"]
+        assert packet_id is not None
+        first = receiver.receive(publish)
+        assert _sent(first) == [("PUBREC", packet_id, 0)] and _cites(first, "MQTT-4.3.3-8")
+        resent: PublishP = {**publish, "dup": True}
+        duplicate = receiver.receive(resent)
+        assert _sent(duplicate) == [("PUBREC", packet_id, 0)]
+        assert _cites(duplicate, "MQTT-4.3.3-10")
+        assert not any(o.kind == "deliver" for o in duplicate)
+        pubrel = sender.receive(ack50("PUBREC", packet_id))
+        assert _sent(pubrel) == [("PUBREL", packet_id, 0)]
+        assert _sent(sender.reconnect(resume=True)) == [("PUBREL", packet_id, 0)]
+        assert "MQTT-4.3.3-5" in PUBCOMP_RULES  # the PUBCOMP ends it, nothing before
+        done = receiver.receive(ack50("PUBREL", packet_id))
+        assert _sent(done) == [("PUBCOMP", packet_id, 0)] and _cites(done, "MQTT-4.3.3-11")
+        delivered = sum(o.kind == "deliver" for o in first + duplicate + done)
+        assert delivered == 1, method
+        sender.receive(ack50("PUBCOMP", packet_id))
+        assert sender.outgoing == {} and sender.reconnect(resume=True) == []
+        # a refusal: PUBREC 0x80 frees the identifier, and the next PUBLISH on it is new
+        other: PublishP = {**publish, "packet_id": 9}
+        refused = receiver.receive(other, refuse=0x80)
+        assert _sent(refused) == [("PUBREC", 9, 0x80)] and _cites(refused, "MQTT-4.3.3-9")
+        again: PublishP = {**other, "dup": True}
+        assert _sent(receiver.receive(again)) == [("PUBREC", 9, 0)]
+    assert EDITION == "5.0"
+
+
+def test_every_alias_up_to_the_maximum_is_accepted_in_5_0() -> None:
+    """[MQTT-3.3.2-10] (Client) and [MQTT-3.3.2-12] (Server): a receiver accepts every
+    Topic Alias from 1 to the Topic Alias Maximum it sent, and resolves each afterwards
+    (5.0: flow50.topic-alias.client-accepts, flow50.topic-alias.server-accepts)."""
+    _rule_50("flow50.topic-alias.client-accepts", "MQTT-3.3.2-10")
+    _rule_50("flow50.topic-alias.server-accepts", "MQTT-3.3.2-12")
+    maximum = 4
+    end = SessionModel50(topic_alias_maximum=maximum)
+    for alias in range(1, maximum + 1):
+        named: PublishP = {**_publish(None, 0), "topic": f"t/{alias}",
+                           "properties": {"topic_alias": alias}}  # fmt: skip
+        got = end.receive(named)
+        assert [p["topic"] for p in _publishes(got)] == [f"t/{alias}"]
+        assert got[0].kind == "deliver"
+        assert {"MQTT-3.3.2-10", "MQTT-3.3.2-12"} <= set(ALIAS_SET_RULES)
+    for alias in range(1, maximum + 1):
+        alone: PublishP = {**_publish(None, 0), "topic": "", "properties": {"topic_alias": alias}}
+        got = end.receive(alone)
+        assert [p["topic"] for p in _publishes(got)] == [f"t/{alias}"]
+        assert got[0].kind == "deliver"
+    above: PublishP = {**_publish(None, 0), "properties": {"topic_alias": maximum + 1}}
+    [closed] = end.receive(above)
+    assert closed.kind == "disconnect" and closed.reason_code == 0x94
     assert EDITION == "5.0"
