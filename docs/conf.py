@@ -41,6 +41,7 @@ html_theme = "furo"
 html_title = f"pubproof {release}"
 html_static_path = ["_static"]
 html_css_files = ["pubproof.css"]
+html_js_files = ["pubproof.js"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
@@ -112,3 +113,15 @@ needs_table_style = "TABLE"
 # (pubproof_docs.coverage): a function in needs_warnings would stop Sphinx caching the config
 needs_warnings_always_warn = True
 needs_build_json = True
+# the default layouts give every need a collapse button with the same element id
+# ("target__show__meta"), repeated on every page of needs; this one has no button
+needs_layouts = {
+    "pubproof": {
+        "grid": "simple",
+        "layout": {
+            "head": ['<<meta("type_name")>>: **<<meta("title")>>** <<meta_id()>>'],
+            "meta": ["<<meta_all(no_links=True)>>", "<<meta_links_all()>>"],
+        },
+    }
+}
+needs_default_layout = "pubproof"

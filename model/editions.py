@@ -200,12 +200,20 @@ ACK_FLAGS = _reading(
         "as-3.1.1": "PUBACK, PUBREC, PUBCOMP carry 0000 and PUBREL 0010, as in 3.1.1",
     },
     {V31: "ignore"},
-    "The 3.1 fixed-header figures of the acknowledgements mark DUP, QoS and RETAIN as 'x' (not "
-    "used). 3.1.1 makes them reserved values [MQTT-2.2.2-1], with PUBREL's 0010 a remnant of "
-    "3.1 implementations that sent PUBREL at QoS 1.",
+    "The 3.1 fixed-header figures of PUBACK, PUBREC and PUBCOMP mark DUP, QoS and RETAIN as "
+    "'x' (not used); its PUBREL figure (3.1 section 3.6) draws 0110 0 01 x, 'PUBREL messages use "
+    "QoS level 1 as an acknowledgement is expected in the form of a PUBCOMP', but no 3.1 text "
+    "says what a receiver does with other bits, so the default accepts any. 3.1.1 makes them "
+    "reserved values [MQTT-2.2.2-1]; its PUBREL 0010 is 3.1's QoS 1 with DUP and RETAIN at 0.",
     Passage(
         source="MQTT 3.1 PUBCOMP fixed header",
         text="byte 1: Message Type (7) | DUP flag | QoS level | RETAIN -- 0 1 1 1 x x x x",
+    ),
+    Passage(
+        source="MQTT 3.1 section 3.6, PUBREL fixed header",
+        text="byte 1: Message Type (6) | DUP flag | QoS level | RETAIN -- 0 1 1 0 0 0 1 x; "
+        "PUBREL messages use QoS level 1 as an acknowledgement is expected in the form of a "
+        "PUBCOMP. Retries are handled in the same way as PUBLISH messages.",
     ),
 )
 

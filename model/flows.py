@@ -27,8 +27,11 @@ Receiver (per packet identifier), QoS 2 in one of the two methods of 3.1.1 secti
 
 QoS 0 and QoS 1 at the receiver hold no state: deliver (and PUBACK for QoS 1).
 
-MQTT 3.1's texts describe Method A only ("log the message to persistent storage, but not
-yet make it available to interested parties"); 3.1.1 allows both.
+MQTT 3.1's PUBLISH and PUBREL sections describe Method A ("log the message to persistent
+storage, but not yet make it available to interested parties"; on PUBREL "the server makes
+the original message available to interested subscribers"); 3.1.1 allows both. (Secondary
+accounts of 3.1's QoS 2 flow figure, section 4.1, give Method B too; the ambiguity catalog's
+entry qos2-method-a-only says what was checked.)
 
 The tables are data: the bounded explorer (:mod:`pubproof.model.explore`), the Z3
 encodings (:mod:`pubproof.proofs`) and the generated diagrams all read them; nothing

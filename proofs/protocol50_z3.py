@@ -33,6 +33,22 @@ from pubproof.model.flows import ReceiverState, SenderState
 from pubproof.model.topic_alias import AliasOut, AliasOutAction, AliasOutInput
 
 Status = Literal["proved", "refuted", "unknown"]
+
+#: The state variables of the Topic Alias system (the relation's arguments, in order):
+#: name -> meaning. The docs site reads Spacer's invariant over them.
+TOPIC_ALIAS_VARIABLES = {
+    "tam": "the receiver's Topic Alias Maximum",
+    "a": "the alias",
+    "s_set": "the sender has mapped the alias on this connection (0/1)",
+    "s_topic": "the topic the sender mapped the alias to",
+    "r_set": "the receiver holds a mapping for the alias (0/1)",
+    "r_topic": "the topic the receiver mapped the alias to",
+    "c_set": "a PUBLISH that sets the alias is in flight (0/1)",
+    "c_topic": "the topic that PUBLISH sets",
+    "c_uses": "PUBLISH packets in flight that use the alias alone",
+    "conn": "the connection is up (0/1)",
+    "bad": "a PUBLISH resolved to another topic than the sender meant, or was refused (0/1)",
+}
 Key = tuple[int, SenderState, ReceiverState, tuple[str, ...], tuple[str, ...]]
 
 
@@ -177,8 +193,7 @@ def topic_alias(flows: Flows50, timeout_ms: int = 30_000) -> tuple[Status, str]:
     """(status, details): does a PUBLISH that uses alias ``a`` alone ever reach a receiver
     that has no mapping for ``a`` or maps it to another topic than the sender meant, for
     any Topic Alias Maximum, alias ``a`` and topic names, over any number of reconnects?"""
-    names = ["tam", "a", "s_set", "s_topic", "r_set", "r_topic", "c_set", "c_topic",
-             "c_uses", "conn", "bad"]  # fmt: skip
+    names = list(TOPIC_ALIAS_VARIABLES)
     x = {n: z3.Int(n) for n in names}
     y = {n: z3.Int(n + "_next") for n in names}
 

@@ -1,6 +1,10 @@
-"""The built site in a real browser (Debian's chromium, headless, no network): switching
-the language of the clause excerpts changes the visible text to that language on every
-clause of the page at once, and the screenshots land in build/site/_screenshots/."""
+"""The built site in a real browser (Debian's chromium, headless, no network): the clause
+page shows the languages the reader picks side by side on every clause at once (and
+remembers them, and stacks them on a narrow screen); no page repeats an element id or
+shows raw markup (the capture's ``==``, literal backticks); a refuted theorem's page draws
+its counterexample; the long tables keep their words at 1280 px; a rule id typed in the
+search box finds its clause, statement, rules, theorems and tests. The screenshots land in
+build/site/_screenshots/."""
 
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ ARGS = [
 ]
 KANA_KANJI = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 HAN = re.compile(r"[\u4e00-\u9fff]")
+#: The DUP clause's section (the anchor #clause-dup is a span inside it).
+DUP = "section:has(> #clause-dup)"
 GERMAN = re.compile(r"\b(der|die|das|und|wird|ist|nachricht\w*)\b|[äöüß]", re.IGNORECASE)
 
 
@@ -86,55 +92,230 @@ def _unpainted_rows(png: Path) -> int:
         )
 
 
-def test_switching_the_language_switches_every_clause(site_url: str) -> None:
+def _browser(p: object) -> object:
+    return p.chromium.launch(executable_path=CHROMIUM, args=ARGS)  # type: ignore[attr-defined]
+
+
+def test_the_parallel_view_shows_the_chosen_languages_side_by_side(site_url: str) -> None:
     screenshots = built_site() / "_screenshots"
     screenshots.mkdir(exist_ok=True)
     outside: list[str] = []
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = _browser(p)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})  # type: ignore[attr-defined]
             page.on(
                 "request",
                 lambda r: None if r.url.startswith(site_url) else outside.append(r.url),
             )
             page.goto(f"{site_url}/_generated/clauses.html#clause-dup")
             page.wait_for_load_state("load")
+            page.evaluate("window.localStorage.clear()")
+            page.reload()
+            page.wait_for_load_state("load")
             expected = {lang: sum(1 for c in CLAUSES if lang in c.spans) for lang in
                         ("en", "de", "ja", "es", "zh")}  # fmt: skip
+            # the default: English and German, both shown at once on every clause
             assert len(_visible_excerpts(page, "en")) == expected["en"]
+            assert len(_visible_excerpts(page, "de")) == expected["de"]
             assert _visible_excerpts(page, "ja") == []
-            _settle(page, "#clause-dup")
-            page.screenshot(path=str(screenshots / "clauses-en.png"))
-
-            checks = [("ja", "日本語", KANA_KANJI), ("de", "Deutsch", GERMAN), ("zh", "中文", HAN)]
-            for lang, label, script in checks:
-                # click the tab of the DUP clause only: the other tab sets must follow
-                section = page.locator("#clause-dup").locator("xpath=..")
-                section.locator("label.sd-tab-label", has_text=label).first.click()
-                page.wait_for_timeout(200)
+            # choose Chinese and Japanese as well, drop German: three columns side by side
+            picker = page.locator("#pp-language-picker")
+            picker.locator('input[data-lang="zh"]').check()
+            picker.locator('input[data-lang="ja"]').check()
+            picker.locator('input[data-lang="de"]').uncheck()
+            for lang, script in (("zh", HAN), ("ja", KANA_KANJI)):
                 shown = _visible_excerpts(page, lang)
-                assert len(shown) == expected[lang], (lang, len(shown))  # every clause followed
-                assert all(script.search(text) for text in shown), (
-                    lang,
-                    [t[:80] for t in shown if not script.search(t)],
-                )
-                assert _visible_excerpts(page, "en") == [], f"English still shown after {lang}"
-                gaps = page.eval_on_selector_all(
-                    ".pp-gap", "els => els.filter(e => e.offsetParent !== null).length"
-                )
-                assert gaps == sum(1 for c in CLAUSES if lang in c.gaps), (lang, gaps)
-                _settle(page, "#clause-dup")
-                page.screenshot(path=str(screenshots / f"clauses-{lang}.png"))
-                section.locator(".sd-tab-set").first.screenshot(
-                    path=str(screenshots / f"clause-dup-{lang}.png")
-                )
-            # the choice is remembered: a reload keeps Chinese
+                assert len(shown) == expected[lang], (lang, len(shown))
+                assert all(script.search(text) for text in shown), lang
+            assert _visible_excerpts(page, "de") == []
+            # side by side: on the DUP clause the three columns share a row, left to right
+            boxes = page.eval_on_selector_all(
+                f"{DUP} .pp-col:not(.pp-off)",
+                "els => els.map(e => { const r = e.getBoundingClientRect();"
+                " return [e.className, r.left, r.top, r.width]; })",
+            )
+            columns = [b for b in boxes if "pp-side" not in b[0]]
+            assert len(columns) == 3, boxes
+            assert len({round(b[2]) for b in columns}) == 1, boxes  # one row
+            assert all(b[3] >= 200 for b in columns), boxes  # each readable
+            lefts = [b[1] for b in columns]
+            assert lefts == sorted(lefts) and len(set(lefts)) == 3, boxes
+            # the model's column beside them
+            side = [b for b in boxes if "pp-side" in b[0]]
+            assert side and side[0][1] > max(lefts), boxes
+            _settle(page, "#clause-dup")
+            page.screenshot(path=str(screenshots / "clauses-parallel.png"))
+            page.locator(f"{DUP} .pp-parallel").first.screenshot(
+                path=str(screenshots / "clause-dup-parallel.png")
+            )
+            # the choice is remembered
             page.reload()
             page.wait_for_load_state("load")
             assert len(_visible_excerpts(page, "zh")) == expected["zh"]
+            assert _visible_excerpts(page, "de") == []
+            # a narrow screen stacks the columns
+            page.set_viewport_size({"width": 600, "height": 1200})
+            stacked = page.eval_on_selector_all(
+                f"{DUP} .pp-col:not(.pp-off):not(.pp-side)",
+                "els => els.map(e => e.getBoundingClientRect().top)",
+            )
+            assert len(stacked) == 3 and stacked == sorted(stacked) and len(set(stacked)) == 3
         finally:
-            browser.close()
+            browser.close()  # type: ignore[attr-defined]
     assert outside == [], f"the page fetched from outside the site: {outside}"
-    for lang in ("en", "ja", "de", "zh"):
-        assert _unpainted_rows(screenshots / f"clauses-{lang}.png") == 0, lang
+    assert _unpainted_rows(screenshots / "clauses-parallel.png") == 0
+
+
+def _rendered_text(page: object) -> str:
+    """The visible text of the article, without code (where == and backticks belong)."""
+    return page.evaluate(  # type: ignore[attr-defined, no-any-return]
+        """() => {
+          const article = document.querySelector('article') || document.body;
+          const copy = article.cloneNode(true);
+          copy.querySelectorAll('pre, code, .highlight, script, style, svg, .headerlink')
+              .forEach(e => e.remove());
+          return copy.textContent;
+        }"""
+    )
+
+
+def test_no_page_repeats_an_element_id_or_shows_raw_markup(site_url: str) -> None:
+    site = built_site()
+    pages = sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if "_generated/source/" not in p.as_posix()
+        and "/api/" not in p.as_posix()
+        # sphinx-needs' permalink page only redirects to the need it is given
+        and p.name != "permalink.html"
+    )
+    assert len(pages) > 60
+    repeated: dict[str, list[str]] = {}
+    markup: dict[str, str] = {}
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+            for name in pages:
+                page.goto(f"{site_url}/{name}")
+                page.wait_for_load_state("load")
+                ids = page.eval_on_selector_all("[id]", "els => els.map(e => e.id)")
+                twice = sorted({i for i in ids if ids.count(i) > 1})
+                if twice:
+                    repeated[name] = twice
+                text = _rendered_text(page)
+                for mark in ("==", "`"):
+                    if mark in text:
+                        at = text.index(mark)
+                        markup[name] = text[max(0, at - 60) : at + 60]
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+    assert repeated == {}
+    assert markup == {}
+
+
+def test_a_theorem_page_draws_its_counterexample_and_the_index_links_it(site_url: str) -> None:
+    screenshots = built_site() / "_screenshots"
+    screenshots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1800})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/_generated/theorems.html")
+            page.wait_for_load_state("load")
+            row = page.locator("tr", has_text="proto.refute.exactly-once-with-reordering").first
+            assert "refuted, as expected" in row.inner_text()
+            assert "pass" not in row.inner_text()
+            row.locator("a").first.click()
+            page.wait_for_load_state("load")
+            assert page.url.endswith("proto-refute-exactly-once-with-reordering.html")
+            chart = page.locator("svg.pp-msc").first
+            chart.scroll_into_view_if_needed()
+            box = chart.bounding_box()
+            assert box is not None and box["width"] >= 600 and box["height"] >= 200, box
+            labels = chart.locator("text").evaluate_all("els => els.map(e => e.textContent)")
+            assert any(t.startswith("PUBLISH QoS 2") and "DUP" in t for t in labels), labels
+            assert any("lost" in t for t in labels), labels  # the connection loss is drawn
+            assert chart.locator("line.pp-msc-packet").count() >= 4
+            assert "replay(trace)" in page.locator("article").inner_text()
+            assert "delivers 01 2 time(s)" in page.locator("article").inner_text()
+            # the invariant of a mutant is read over named variables, not solver terms
+            text = page.locator("article").inner_text()
+            assert "Var(" not in text and "n_publish" in text
+            # the skip link shows while it has the focus the click left behind
+            page.evaluate("document.activeElement && document.activeElement.blur()")
+            page.mouse.move(0, 0)
+            _settle(page, "svg.pp-msc")
+            page.screenshot(path=str(screenshots / "theorem-refuted.png"), full_page=True)
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def test_the_long_tables_are_readable_at_1280_px(site_url: str) -> None:
+    """No cell of the matrix or the theorem tables breaks into a tall column of single
+    words: a cell that wraps to three lines or more holds 14 characters a line on average,
+    and the first column is wide enough for an id."""
+    screenshots = built_site() / "_screenshots"
+    screenshots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})  # type: ignore[attr-defined]
+            for name, table in (
+                ("_generated/traceability.html", "table.pp-matrix"),
+                ("_generated/theorems.html", "table.pp-wide"),
+                ("_generated/clauses.html", "table.pp-wide"),
+            ):
+                page.goto(f"{site_url}/{name}")
+                page.wait_for_load_state("load")
+                cells = page.eval_on_selector_all(
+                    f"{table} td",
+                    r"""els => els.slice(0, 400).map(e => {
+                      const style = getComputedStyle(e);
+                      const line = parseFloat(style.lineHeight) || 1.5 * parseFloat(style.fontSize);
+                      const range = document.createRange();
+                      range.selectNodeContents(e);
+                      return [e.innerText.slice(0, 40), e.innerText.trim().length,
+                              Math.round(range.getBoundingClientRect().height / line),
+                              e.clientWidth, e.cellIndex];
+                    })""",
+                )
+                assert cells, name
+                # a wrapped cell holds more than a short word per line (14 characters on
+                # average: a long id alone on its line is fine, "out / of / scope" is not)
+                squeezed = [c for c in cells if c[2] >= 3 and c[1] / c[2] < 14]
+                assert squeezed == [], (name, squeezed[:5])
+                first = [c[3] for c in cells if c[4] == 0]
+                assert min(first) >= 140, (name, min(first))
+                page.locator(table).first.screenshot(
+                    path=str(screenshots / f"table-{name.split('/')[-1][:-5]}.png")
+                )
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def test_searching_a_rule_id_finds_its_clause_rule_theorems_and_tests(site_url: str) -> None:
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1200})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/index.html")
+            page.wait_for_load_state("load")
+            box = page.locator("input[name=q]").first
+            box.fill("MQTT-3.3.1-4")
+            box.press("Enter")
+            page.wait_for_load_state("load")
+            page.wait_for_selector("#pp-rule-results li")
+            hits = page.locator("#pp-rule-results li").all_inner_texts()
+            kinds = {h.split(":", 1)[0] for h in hits}
+            assert {"clause", "statement", "model rule", "theorem", "test"} <= kinds, hits
+            assert any("QoS" in h for h in hits if h.startswith("clause")), hits
+            # every hit leads to a page of the site that has the anchor
+            first_theorem = page.locator("#pp-rule-results li", has_text="theorem:").first
+            first_theorem.locator("a").click()
+            page.wait_for_load_state("load")
+            assert "/_generated/theorem/" in page.url
+            assert "MQTT-3.3.1-4" in page.locator("article").inner_text()
+        finally:
+            browser.close()  # type: ignore[attr-defined]

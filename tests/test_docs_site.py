@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,11 @@ def test_every_clause_is_on_the_clause_page_in_every_language_or_as_a_marked_gap
     gaps = sum(1 for c in CLAUSES for lang in c.gaps)
     assert html.count('class="pp-excerpt"') == excerpts
     assert html.count("pp-gap") == gaps
-    assert html.count('data-sync-group="lang"') == 5 * len(CLAUSES)
+    # one column per language on every clause (the picker shows the chosen ones), and the
+    # model's column beside them
+    assert html.count('class="pp-col pp-col-') == 5 * len(CLAUSES)
+    assert html.count("pp-col pp-side") == len(CLAUSES)
+    assert 'id="pp-language-picker"' in html
 
 
 def _trace(out_of_scope: dict[str, data.OutOfScope] | None = None) -> trace.Trace:
@@ -248,3 +253,128 @@ def test_the_sphinx_build_fails_on_an_uncovered_statement(tmp_path: Path) -> Non
     assert done.returncode != 0
     stated = dropped.split('"')[1]
     assert "uncovered-statement" in done.stderr and stated in done.stderr, done.stderr[-2000:]
+
+
+# --- the clean text ------------------------------------------------------------------------
+
+
+def test_the_clean_text_keeps_every_character_of_the_source_but_the_capture_marks() -> None:
+    from pubproof_docs import clean
+
+    for clause in CLAUSES:
+        for lang in clause.spans:
+            source = clause.text(lang)
+            assert source is not None
+            shown = clean.to_text(source, lang)
+            assert clean.words_kept(source, shown), (clause.id, lang)
+            assert "==" not in shown
+            rendered = clean.to_html(source, lang)
+            assert "==" not in rendered, (clause.id, lang)
+            assert rendered.count("<mark") == rendered.count("</mark>")
+    # the Chinese DUP clause: its three normative sentences are highlights, and the
+    # sentence broken after "PUBLISH" and after "必须" reads as one line
+    dup = next(c for c in CLAUSES if c.id == "dup")
+    zh = dup.text("zh")
+    assert zh is not None and "==" in zh  # the file keeps the capture
+    html = clean.to_html(zh, "zh")
+    assert html.count('<mark class="pp-normative">') == 3
+    assert "客户端或服务端尝试重发一个PUBLISH报文时,必须将重发标志位设置为1" in html
+    # a quote cut out of a highlighted run is still balanced
+    assert clean.to_html("设置为0==。", "zh") == '<mark class="pp-normative">设置为0</mark>。'
+
+
+def test_the_built_pages_show_no_capture_marks_and_no_backticked_labels() -> None:
+    site = built_site()
+    clauses = (site / "_generated" / "clauses.html").read_text("utf-8")
+    excerpts = re.findall(r'<div class="pp-excerpt"[^>]*>(.*?)</div>', clauses, re.S)
+    assert excerpts and not any("==" in e for e in excerpts)
+    assert '<mark class="pp-normative">' in clauses
+    for page in ("traceability.html", "clauses.html"):
+        html = (site / "_generated" / page).read_text("utf-8")
+        assert "`[MQTT-3.3.1.-1]`" not in html, page
+        label = '<code class="docutils literal notranslate"><span class="pre">[MQTT-3.3.1.-1]'
+        assert label in html, page
+
+
+# --- the theorem pages ---------------------------------------------------------------------
+
+
+def test_every_theorem_has_its_page_with_its_status_in_words() -> None:
+    site = built_site()
+    report = data.load_prove(prove_json_path(ROOT))
+    index = (site / "_generated" / "theorems.html").read_text("utf-8")
+    for theorem in load_theorems():
+        slug = theorem.id.replace(".", "-")
+        page = site / "_generated" / "theorem" / f"{slug}.html"
+        assert page.is_file(), theorem.id
+        html = page.read_text("utf-8")
+        assert f"theorem/{slug}.html" in index
+        proved = report.theorems[theorem.id]
+        words = (
+            "proved"
+            if proved.status == proved.expected == "proved"
+            else ("refuted, as expected" if proved.status == proved.expected else "FAILED")
+        )
+        assert words in html, theorem.id
+        assert ">pass<" not in html
+        assert "Var(" not in html, theorem.id  # the invariants are read over named variables
+        traces = [proved.counterexample, *(m.counterexample for m in proved.mutants)]
+        drawn = sum(1 for t in traces if t and any("dir" in e or "event" in e for e in t))
+        assert html.count('<svg class="pp-msc"') == drawn, theorem.id
+        assert html.count("replay(trace)") >= drawn, theorem.id
+
+
+def test_every_unstated_assumption_is_in_the_catalog_and_linked_from_its_theorems() -> None:
+    from pubproof_docs.pages_theorems import assumptions
+
+    from pubproof.model.ambiguities import BY_ID
+
+    listed = assumptions(ROOT / "docs" / "data" / "assumptions.toml")
+    theorems = load_theorems()
+    for a in listed:
+        assert (a.stated is None) != (a.catalog is None), a.id
+        if a.catalog is not None:
+            assert a.catalog in BY_ID, a.id
+        assert any(a.applies(t.id) for t in theorems), a.id
+    site = built_site()
+    for theorem in theorems:
+        if not theorem.id.startswith("proto."):
+            continue
+        mine = [a for a in listed if a.applies(theorem.id)]
+        assert any(a.catalog for a in mine), theorem.id
+        html = site / "_generated" / "theorem" / f"{theorem.id.replace('.', '-')}.html"
+        text = html.read_text("utf-8")
+        for a in mine:
+            if a.catalog:
+                assert f"ambiguity-catalog.html#ambiguity-{a.catalog}" in text, (theorem.id, a.id)
+
+
+def test_a_spacer_invariant_reads_as_predicates_over_named_variables() -> None:
+    from pubproof_docs import invariant
+
+    names = ["pub", "s", "d"]
+    text = (
+        "And(Not(Var(2) >= 2), Or(Not(Var(0) <= 0), Var(1) == 1), "
+        "Or(Not(Var(1) == 2), Not(Var(2) >= 1)), Not(Var(0) + -1*Var(2) <= -1))"
+    )
+    assert invariant.clauses(text, names, {"s": ["FREE", "AWAIT_PUBACK", "AWAIT_PUBREC"]}) == [
+        "d ≤ 1",
+        "(pub ≥ 1 or s = 1 (AWAIT_PUBACK))",
+        "never: s = 2 (AWAIT_PUBREC) and d ≥ 1",
+        "pub - d ≥ 0",
+    ]
+    details = f"{invariant.PREFIX}{text}; explorer agrees (36 worlds)"
+    assert invariant.split_details(details) == (text, "explorer agrees (36 worlds)")
+
+
+def test_the_rule_id_search_table_names_clause_statement_rules_theorems_and_tests() -> None:
+    site = built_site()
+    js = (site / "_static" / "pp-ruleids.js").read_text("utf-8")
+    table = json.loads(js.removeprefix("window.PP_RULE_IDS = ").rstrip().rstrip(";"))
+    hits = table["MQTT-3.3.1-4"]
+    assert {h[0] for h in hits} >= {"clause", "statement", "model rule", "theorem", "test"}
+    for _, _, url in hits:
+        path, _, anchor = url.partition("#")
+        html = (site / path).read_text("utf-8")
+        assert not anchor or f'id="{anchor}"' in html, url
+    assert "5.0:MQTT-3.3.1-4" not in table or table["5.0:MQTT-3.3.1-4"]

@@ -36,15 +36,16 @@ def _all_pages(ctx: Context, notebooks: bool) -> dict[str, str]:
         pages_notebooks,
         pages_reference,
         pages_source,
+        pages_theorems,
         pages_trace,
     )
 
     pages = {
         pages_trace.TRACE_DOC: pages_trace.statements_page(ctx),
         pages_trace.RULES_DOC: pages_trace.rules_page(ctx),
-        pages_trace.THEOREMS_DOC: pages_trace.theorems_page(ctx),
         pages_trace.TESTS_DOC: pages_trace.tests_page(ctx),
     }
+    pages.update(pages_theorems.pages(ctx))
     pages.update(pages_clauses.pages(ctx))
     pages.update(pages_ambiguities.pages(ctx))
     pages.update(pages_diagrams.pages(ctx))
@@ -59,10 +60,15 @@ def _all_pages(ctx: Context, notebooks: bool) -> dict[str, str]:
     return pages
 
 
+#: The context of the running build (the search table is written from it at the end).
+CONTEXT: list[Context] = []
+
+
 def generate(app: Sphinx) -> None:
     docs = Path(app.srcdir)
     root = docs.parent
     ctx = load(root, docs, prove_json_path(root))
+    CONTEXT[:] = [ctx]
     coverage.APP[:] = [app]
     for problem in ctx.trace.problems:
         logger.warning("pubproof traceability: %s", problem)
@@ -88,8 +94,17 @@ def generate(app: Sphinx) -> None:
     logger.info("pubproof: %d generated pages (%d rewritten)", len(pages), written)
 
 
+def write_search_table(app: Sphinx, exception: Exception | None) -> None:
+    """The rule-id search table (:mod:`pubproof_docs.search`), for an HTML build."""
+    if exception is None and app.builder.format == "html" and CONTEXT:
+        from pubproof_docs import search
+
+        search.write(CONTEXT[0], Path(app.outdir))
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", generate)
+    app.connect("build-finished", write_search_table)
     coverage.register(app)
     excerpt.setup(app)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

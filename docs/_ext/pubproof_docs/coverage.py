@@ -3,7 +3,8 @@
 It reads the needs' links as sphinx-needs resolved them (not the extension's own
 computation): a ``stmt`` need is covered when one of the ``rule`` needs in its
 ``implements_back`` has, in its ``verifies_back``, a ``test`` need or a ``thm`` need whose
-status is ``pass`` (the theorem reached its expected status in the latest run); otherwise
+status says it reached its expected status in the latest run (``proved``, or ``refuted, as
+expected``; a theorem that did not is ``FAILED: ...``); otherwise
 it must carry an ``out_of_scope`` reason.
 """
 
@@ -16,6 +17,10 @@ from sphinx_needs.api.configuration import add_warning
 from sphinx_needs.config import NeedsSphinxConfig
 from sphinx_needs.data import SphinxNeedsData
 
+#: The statuses of a theorem need that reached its expected status
+#: (:func:`pubproof_docs.pages_theorems.status_words`).
+AS_EXPECTED = ("proved", "refuted, as expected")
+
 #: The running application (sphinx-needs calls warning checks with the need alone).
 APP: list[Sphinx] = []
 
@@ -23,7 +28,7 @@ APP: list[Sphinx] = []
 def _verifier_counts(need: Any) -> bool:
     if need["type"] == "test":
         return True
-    return bool(need["type"] == "thm" and need["status"] == "pass")
+    return bool(need["type"] == "thm" and need["status"] in AS_EXPECTED)
 
 
 def uncovered_statement(need: Any, log: Any) -> bool:

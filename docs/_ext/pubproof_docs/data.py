@@ -28,6 +28,7 @@ class ProvedMutant:
     status: str
     killed: bool
     details: str
+    counterexample: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +87,7 @@ def load_prove(path: Path) -> ProveRun:
                     status=m["status"],
                     killed=m["killed"],
                     details=m["details"],
+                    counterexample=m.get("counterexample"),
                 )
                 for m in t["mutants"]
             ),

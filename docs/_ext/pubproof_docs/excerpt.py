@@ -1,6 +1,7 @@
-"""``.. pp-excerpt::`` shows lines of a source text exactly as they are (flattened tables
-and all), in a block marked with its language, so the browser picks the right fonts and
-the text wraps instead of scrolling."""
+"""``.. pp-excerpt::`` shows lines of a source text, clean (:mod:`pubproof_docs.clean`: the
+``==`` capture marks become highlights, lines broken in mid-sentence are joined; flattened
+tables and headings keep their lines), in a block marked with its language, so the
+browser picks the right fonts and the text wraps instead of scrolling."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from docutils import nodes  # type: ignore[import-untyped]
 from docutils.parsers.rst import directives  # type: ignore[import-untyped]
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
+
+from pubproof_docs import clean
 
 
 class excerpt_node(nodes.General, nodes.Element):  # type: ignore[misc]
@@ -36,13 +39,13 @@ def visit_html(self: Any, node: excerpt_node) -> None:
     where = self.encode(node["lines"])
     self.body.append(
         f'<div class="pp-excerpt" lang="{lang}" data-lang="{lang}" title="{where}">'
-        f"{self.encode(node['text'])}</div>\n"
+        f"{clean.to_html(node['text'], node['lang'])}</div>\n"
     )
     raise nodes.SkipNode
 
 
 def visit_text(self: Any, node: excerpt_node) -> None:
-    self.add_text(node["text"])
+    self.add_text(clean.to_text(node["text"], node["lang"]))
     raise nodes.SkipNode
 
 

@@ -268,7 +268,11 @@ def catalog_page(ctx: Context) -> str:
         "or where an example does not match its own figure; rendered from "
         "``pubproof.model.ambiguities.AMBIGUITIES`` (``model/texts/ambiguities.toml``). Each "
         "quotes the passages, states the readings, names the model's switch and, where one "
-        "exists, shows the Z3 witness that separates the readings.\n"
+        "exists, shows the Z3 witness that separates the readings. To change an entry, edit "
+        "the TOML, not this page: ``tests/test_ambiguities.py`` checks every quote against the "
+        "texts and every name against the registries. Some entries are assumptions: a "
+        "condition a theorem rests on that the texts do not state (their ids start with "
+        "``assume-``); each theorem's page links the ones it rests on.\n"
     )
     rows = [
         [f":ref:`{esc(e.title)} <ambiguity-{e.id}>`", esc(e.severity.value),

@@ -1,7 +1,8 @@
-"""The clause pages: the PUBLISH section clause by clause, all five languages aligned in
-tabs that follow each other (one sync group per page), and beside each clause its normative
-ids, the model rules with their source included from the code, the theorems with the
-latest status, and the tests."""
+"""The clause page: the PUBLISH section clause by clause, the languages the reader picks
+(two to five, remembered by the browser) side by side in columns aligned clause by clause,
+the model's column beside them (normative ids, rules, theorems, tests), and under them the
+normative ids, the model rules with their source included from the code, the theorems with
+the latest status, and the tests."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from importlib import resources
 
 from pubproof.model.clauses import CLAUSES, LANGUAGES, Clause
 from pubproof_docs.context import GENERATED, Context
+from pubproof_docs.pages_theorems import status_words, theorem_ref
 from pubproof_docs.pages_trace import (
     need,
+    paraphrase,
     source_links,
     test_link,
     theorem_status,
@@ -19,7 +22,7 @@ from pubproof_docs.pages_trace import (
 )
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
 from pubproof_docs.sources import lines_option, merged
-from pubproof_docs.trace import ModelRule
+from pubproof_docs.trace import ModelRule, TheoremNode
 
 CLAUSES_DOC = f"{GENERATED}/clauses"
 
@@ -33,32 +36,60 @@ def provenance() -> dict[str, dict[str, str | None]]:
     return texts
 
 
-def _tabs(clause: Clause, sources: dict[str, dict[str, str | None]]) -> str:
-    out = [".. tab-set::", "   :sync-group: lang", "   :class: pp-languages", ""]
+def _columns(clause: Clause, sources: dict[str, dict[str, str | None]]) -> list[str]:
+    """One column per language: its name, the clean excerpt (or why the language lacks the
+    clause) and the lines it comes from."""
+    out = []
     for lang in LANGUAGES:
         edition = sources[lang]["edition"]
-        out.append(f"   .. tab-item:: {LANGUAGE_NAMES[lang]} ({edition})")
-        out.append(f"      :sync: {lang}")
-        out.append("")
+        col = [f".. container:: pp-col pp-col-{lang}", ""]
+        col.append(f"   .. rst-class:: pp-col-head\n\n   {LANGUAGE_NAMES[lang]} ({edition})\n")
         text = clause.text(lang)
         if text is None:
             reason = clause.gaps.get(lang, "")
-            out.append("      .. container:: pp-gap")
-            out.append("")
-            out.append(f"         **Not in the {sources[lang]['language']} text.** {esc(reason)}")
+            col.append("   .. container:: pp-gap")
+            col.append("")
+            col.append(f"      **Not in the {sources[lang]['language']} text.** {esc(reason)}")
         else:
             where = ", ".join(f"{s.first}-{s.last}" for s in clause.spans[lang])
-            out.append("      .. pp-excerpt::")
-            out.append(f"         :lang: {lang}")
-            out.append(f"         :lines: publish.{lang}.txt lines {where}")
-            out.append("")
-            out.append(indent(text, 9))
-            out.append("")
-            out.append(
-                f"      .. rst-class:: pp-where\n\n         publish.{lang}.txt, lines {where}"
-            )
-        out.append("")
-    return "\n".join(out) + "\n"
+            col.append("   .. pp-excerpt::")
+            col.append(f"      :lang: {lang}")
+            col.append(f"      :lines: publish.{lang}.txt lines {where}")
+            col.append("")
+            col.append(indent(text, 6))
+            col.append("")
+            col.append(f"   .. rst-class:: pp-where\n\n      publish.{lang}.txt, lines {where}")
+        out.append("\n".join(col) + "\n")
+    return out
+
+
+def _aside(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
+    """The column beside the texts: the clause's normative ids, rules, theorems and tests,
+    as links (the tables under the texts give the details)."""
+    ids = list(dict.fromkeys([*clause.normative_ids, *(i for r in rules for i in r.implements)]))
+    statements = [ctx.trace.statements[i] for i in ids if i in ctx.trace.statements]
+    theorems = _clause_theorems(ctx, rules)
+    tests = {v for r in rules for v in r.verified_by if v.startswith("TE_")}
+    lines = [".. container:: pp-col pp-side", "", "   .. rst-class:: pp-col-head", "",
+             "   The model", ""]  # fmt: skip
+    items = [
+        ("Normative ids", ", ".join(need(s.need) for s in statements)),
+        ("Rules", ", ".join(need(r.need) for r in rules)),
+        ("Theorems", ", ".join(f"{theorem_ref(t)} ({status_words(t)})" for t in theorems)),
+        ("Tests", f"{len(tests)} (listed below)" if tests else ""),
+    ]
+    for name, value in items:
+        lines.append(f"   | **{name}:** {value or '—'}")
+    return "\n".join(lines) + "\n"
+
+
+def _parallel(
+    ctx: Context, clause: Clause, rules: list[ModelRule], sources: dict[str, dict[str, str | None]]
+) -> str:
+    """The languages side by side (the reader's choice of two to five, see pubproof.js),
+    with the model's column beside them; stacked on a narrow screen."""
+    body = "\n".join([*_columns(clause, sources), _aside(ctx, clause, rules)])
+    return ".. container:: pp-parallel\n\n" + indent(body, 3) + "\n"
 
 
 def _normative(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
@@ -73,7 +104,7 @@ def _normative(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
                 need(statement.need),
                 esc(statement.strength) or "—",
                 esc(statement.binds) or "—",
-                esc(statement.text),
+                paraphrase(statement.text),
                 verdict(ctx, statement),
             ]
         )
@@ -82,7 +113,8 @@ def _normative(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
     return list_table(
         ["id", "strength", "binds", "statement (paraphrase)", "coverage"],
         rows,
-        widths=[18, 12, 15, 43, 12],
+        widths=[16, 14, 22, 36, 12],
+        css="pp-wide",
     )
 
 
@@ -125,21 +157,29 @@ def _clause_rules(ctx: Context, clause: Clause) -> list[ModelRule]:
     return rules
 
 
-def _theorems(ctx: Context, rules: list[ModelRule]) -> str:
+def _clause_theorems(ctx: Context, rules: list[ModelRule]) -> list[TheoremNode]:
     wanted = {v for r in rules for v in r.verified_by if v.startswith("TH_")}
-    rows = []
-    for t in ctx.trace.theorems.values():
-        # a theorem that does not reach its expected status verifies nothing, but it is
-        # still shown here, failed, beside the rules it names
-        if t.need in wanted or (not t.as_expected and set(t.verifies) & {r.need for r in rules}):
-            rows.append(
-                [need(t.need), esc(t.statement), theorem_status(t), esc(t.method),
-                 f"{t.seconds:.2f} s"]
-            )  # fmt: skip
+    # a theorem that does not reach its expected status verifies nothing, but it is still
+    # shown here, failed, beside the rules it names
+    return [
+        t
+        for t in ctx.trace.theorems.values()
+        if t.need in wanted or (not t.as_expected and set(t.verifies) & {r.need for r in rules})
+    ]
+
+
+def _theorems(ctx: Context, rules: list[ModelRule]) -> str:
+    rows = [
+        [theorem_ref(t), esc(t.statement), theorem_status(t), esc(t.method), f"{t.seconds:.2f} s"]
+        for t in _clause_theorems(ctx, rules)
+    ]
     if not rows:
         return "No theorem names these rules.\n"
     return list_table(
-        ["theorem", "statement", "status", "method", "time"], rows, widths=[18, 44, 16, 12, 10]
+        ["theorem", "statement", "status", "method", "time"],
+        rows,
+        widths=[20, 36, 14, 22, 8],
+        css="pp-wide pp-theorems",
     )
 
 
@@ -168,7 +208,7 @@ def _clause_section(ctx: Context, clause: Clause, sources: dict[str, dict[str, s
         out.append(
             "Readings: " + ", ".join(f":ref:`{r} <reading-{r}>`" for r in clause.readings) + "\n"
         )
-    out.append(_tabs(clause, sources))
+    out.append(_parallel(ctx, clause, rules, sources))
     if not rules and not clause.normative_ids:
         out.append(".. rst-class:: pp-none\n\nNo normative statement or model rule: prose only.\n")
         return "\n".join(out)
@@ -188,10 +228,20 @@ def pages(ctx: Context) -> dict[str, str]:
     out = [heading("The PUBLISH section, clause by clause", "=")]
     out.append(
         "The five source texts (``model/texts/publish.*.txt``, copied unchanged) split into "
-        "aligned clauses (``model/texts/clauses.toml``). Choose a language in any tab: every "
-        "clause on the page follows, and the choice is remembered. Beside each clause: its "
-        "normative ids, the model rules with their source as it is in the code, the theorems "
-        "with the status of the latest ``pubproof prove`` run, and the tests.\n"
+        "aligned clauses (``model/texts/clauses.toml``), shown clean: the Chinese page's "
+        "highlight marks around its normative sentences are highlights again and lines broken "
+        "in mid-sentence are joined (the files keep them). Pick the languages to read side by "
+        "side (two to five; every clause follows and the browser remembers the choice); on a "
+        "narrow screen they stack. Beside each clause, the model: its normative ids, rules, "
+        "theorems and tests; under it, the details: the model rules with their source as it is "
+        "in the code, the theorems with the status of the latest ``pubproof prove`` run, and "
+        "the tests.\n"
+    )
+    out.append(
+        ".. raw:: html\n\n"
+        '   <div id="pp-language-picker" class="pp-picker" data-languages="'
+        + " ".join(f"{lang}:{LANGUAGE_NAMES[lang]}" for lang in LANGUAGES)
+        + '"></div>\n'
     )
     rows = []
     for lang in LANGUAGES:

@@ -12,12 +12,30 @@ from pubproof_docs.trace import ModelRule, Statement, TestNode, TheoremNode, by_
 
 TRACE_DOC = f"{GENERATED}/traceability"
 RULES_DOC = f"{GENERATED}/model-rules"
-THEOREMS_DOC = f"{GENERATED}/theorems"
 TESTS_DOC = f"{GENERATED}/tests"
 
 
 def need(role: str) -> str:
     return f":need:`{role}`"
+
+
+def paraphrase(text: str) -> str:
+    """A paraphrase of the normative index (Markdown) as reStructuredText: its
+    ```code``` spans (a label as printed, ```[MQTT-3.3.1.-1]```) become literals, the rest
+    is escaped text, so no backtick reaches the page."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: all text
+        return esc(text)
+
+    def text(part: str) -> str:
+        # esc() trims; keep one space at either end, where the literal needs it
+        lead = " " if part[:1].isspace() else ""
+        tail = " " if part[-1:].isspace() else ""
+        return lead + esc(part) + tail if part.strip() else part[:1]
+
+    return "".join(
+        literal(part) if index % 2 else text(part) for index, part in enumerate(parts)
+    ).strip()
 
 
 def verdict(ctx: Context, statement: Statement) -> str:
@@ -38,8 +56,10 @@ def _need(kind: str, title: str, options: dict[str, str], body: str) -> str:
 
 
 def theorem_status(t: TheoremNode) -> str:
+    from pubproof_docs.pages_theorems import status_words
+
     mark = "✔" if t.as_expected else "✘"
-    return f"{mark} {t.status} (expected {t.expected})"
+    return f"{mark} {status_words(t)}"
 
 
 def source_links(ctx: Context, from_doc: str, spans: list[Span]) -> str:
@@ -61,7 +81,7 @@ def _quotes_50(rule: Rule) -> str:
 
 
 def _statement_body(ctx: Context, s: Statement) -> str:
-    body = esc(s.text) + "\n\n" + f"Taken from: {esc(s.origin)}."
+    body = paraphrase(s.text) + "\n\n" + f"Taken from: {esc(s.origin)}."
     if s.edition == "5.0":
         # no excerpt holds 5.0: the id, the index's paraphrase, and the rule with the
         # standard's 5.0 wording as the registry quotes it
@@ -168,7 +188,7 @@ def statements_page(ctx: Context) -> str:
         out.append(
             _need(
                 "stmt",
-                s.title,
+                s.title.replace("`", ""),
                 {
                     "id": s.need,
                     "label": s.ref,
@@ -225,56 +245,6 @@ def rules_page(ctx: Context) -> str:
                     "implements": ", ".join(ctx.trace.statements[i].need for i in rule.implements),
                 },
                 _rule_body(ctx, rule),
-            )
-        )
-    return "\n".join(out)
-
-
-def theorems_page(ctx: Context) -> str:
-    out = [heading("Theorems", "=")]
-    out.append(
-        f"Every theorem of ``pubproof.proofs``, with the status, method and time of the latest "
-        f"``pubproof prove --json`` run (made by ``scripts/docs`` for this build; the whole run "
-        f"took {ctx.prove.seconds:.1f} s). A theorem verifies the model rules whose ids it rests "
-        "on; it counts for coverage only when it reached its expected status.\n"
-    )
-    rows = []
-    for t in ctx.trace.theorems.values():
-        rows.append([need(t.need), esc(t.method), theorem_status(t), f"{t.seconds:.2f}"])
-    out.append(
-        list_table(["theorem", "method", "status", "seconds"], rows, widths=[40, 20, 28, 12])
-    )
-    for t in ctx.trace.theorems.values():
-        proved = ctx.prove.theorems[t.id]
-        mutants = "\n".join(
-            f"- {literal(m.name)}: {esc(m.description.rstrip('.'))}. The check "
-            f"{esc(m.status)} it ({'killed' if m.killed else '**survived**'}): "
-            f"{esc(m.details)}"
-            for m in proved.mutants
-        )
-        body = (
-            f"{esc(t.statement)}\n\n"
-            f"Status **{esc(t.status)}** (expected {esc(t.expected)}), method "
-            f"{literal(t.method)}, {t.seconds:.2f} s. Rests on: "
-            + ", ".join(literal(r) for r in t.rules)
-            + f".\n\nWhat the check found: {esc(proved.details)}\n\n"
-            f"Mutants, each a deliberately broken variant the check must tell apart:\n\n"
-            f"{mutants}"
-        )
-        out.append(
-            _need(
-                "thm",
-                f"{t.id}",
-                {
-                    "id": t.need,
-                    "label": t.id,
-                    "status": "pass" if t.as_expected else "fail",
-                    "result": t.status,
-                    "method": t.method,
-                    "seconds": f"{t.seconds:.2f}",
-                    "verifies": ", ".join(t.verifies),
-                },
-                body,
             )
         )
     return "\n".join(out)

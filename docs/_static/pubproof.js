@@ -1,0 +1,132 @@
+/* pubproof site: the clause page's parallel view and the search by rule id. No network:
+   everything it reads is on the site. */
+(function () {
+  "use strict";
+  var KEY = "pubproof.languages";
+  var DEFAULT = ["en", "de"];
+
+  function chosen(all) {
+    var saved = null;
+    try { saved = JSON.parse(window.localStorage.getItem(KEY) || "null"); } catch (e) { saved = null; }
+    if (!Array.isArray(saved)) { return DEFAULT.slice(); }
+    saved = saved.filter(function (l) { return all.indexOf(l) >= 0; });
+    return saved.length ? saved : DEFAULT.slice();
+  }
+
+  function apply(langs) {
+    document.querySelectorAll(".pp-parallel").forEach(function (grid) {
+      grid.style.setProperty("--pp-cols", String(langs.length));
+      grid.querySelectorAll(".pp-col").forEach(function (col) {
+        var match = /pp-col-([a-z]{2})\b/.exec(col.className);
+        if (!match) { return; }
+        var on = langs.indexOf(match[1]) >= 0;
+        col.classList.toggle("pp-off", !on);
+        col.style.order = on ? String(langs.indexOf(match[1])) : "";
+      });
+    });
+  }
+
+  function picker() {
+    var box = document.getElementById("pp-language-picker");
+    if (!box) { return; }
+    var pairs = (box.getAttribute("data-languages") || "").split(" ").map(function (p) {
+      var at = p.indexOf(":");
+      return [p.slice(0, at), p.slice(at + 1)];
+    });
+    var all = pairs.map(function (p) { return p[0]; });
+    var langs = chosen(all);
+    var legend = document.createElement("span");
+    legend.className = "pp-picker-legend";
+    legend.textContent = "Languages side by side (two to five):";
+    box.appendChild(legend);
+    pairs.forEach(function (pair) {
+      var label = document.createElement("label");
+      var input = document.createElement("input");
+      input.type = "checkbox";
+      input.value = pair[0];
+      input.checked = langs.indexOf(pair[0]) >= 0;
+      input.setAttribute("data-lang", pair[0]);
+      input.addEventListener("change", function () {
+        var now = Array.prototype.slice.call(box.querySelectorAll("input"))
+          .filter(function (i) { return i.checked; }).map(function (i) { return i.value; });
+        if (now.length < 1) { input.checked = true; return; }
+        try { window.localStorage.setItem(KEY, JSON.stringify(now)); } catch (e) { /* private mode */ }
+        apply(now);
+      });
+      label.appendChild(input);
+      label.appendChild(document.createTextNode(" " + pair[1]));
+      box.appendChild(label);
+    });
+    apply(langs);
+  }
+
+  /* --- search by rule id: Sphinx's index splits "MQTT-3.3.1-4" into numbers; the site's
+     own table (pp-ruleids.js, written at build time) maps each id to its clause,
+     statement, rules, theorems and tests, and the search page shows those first. */
+  var RULE_ID = /(?:MQTT-)?(\d+(?:\.\d+)+-\d+)/i;
+
+  function ruleResults() {
+    if (!document.getElementById("search-results")) { return; }
+    var query = new URLSearchParams(window.location.search).get("q") || "";
+    var match = RULE_ID.exec(query);
+    if (!match) { return; }
+    var root = document.documentElement.getAttribute("data-content_root") || "./";
+    var script = document.createElement("script");
+    script.src = root + "_static/pp-ruleids.js";
+    script.onload = function () { showRule(match[1], root); };
+    document.head.appendChild(script);
+  }
+
+  function showRule(number, root) {
+    var table = window.PP_RULE_IDS || {};
+    var keys = ["MQTT-" + number, "5.0:MQTT-" + number];
+    var found = keys.filter(function (k) { return table[k]; });
+    var section = document.createElement("section");
+    section.id = "pp-rule-results";
+    var title = document.createElement("h2");
+    title.textContent = found.length ? "Rule id MQTT-" + number : "No rule id MQTT-" + number + " on this site";
+    section.appendChild(title);
+    found.forEach(function (key) {
+      var list = document.createElement("ul");
+      table[key].forEach(function (hit) {
+        var item = document.createElement("li");
+        var kind = document.createElement("span");
+        kind.className = "pp-hit-kind";
+        kind.textContent = hit[0] + ": ";
+        var link = document.createElement("a");
+        link.href = root + hit[2];
+        link.textContent = hit[1];
+        item.appendChild(kind);
+        item.appendChild(link);
+        list.appendChild(item);
+      });
+      if (key.indexOf("5.0:") === 0) {
+        var sub = document.createElement("h3");
+        sub.textContent = "MQTT 5.0";
+        section.appendChild(sub);
+      }
+      section.appendChild(list);
+    });
+    var results = document.getElementById("search-results");
+    results.parentNode.insertBefore(section, results);
+  }
+
+  /* a notebook's figure at a readable size, with a link to the full-size image */
+  function fullSize() {
+    document.querySelectorAll(".cell_output img").forEach(function (img) {
+      if (!img.src || img.closest("a")) { return; }
+      var link = document.createElement("a");
+      link.href = img.src;
+      link.className = "pp-fullsize";
+      link.textContent = "open the figure at full size";
+      img.insertAdjacentElement("afterend", link);
+    });
+  }
+
+  function start() { picker(); ruleResults(); fullSize(); }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
