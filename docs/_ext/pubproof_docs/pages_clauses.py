@@ -113,7 +113,7 @@ def _normative(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
     return list_table(
         ["id", "strength", "binds", "statement (paraphrase)", "coverage"],
         rows,
-        widths=[16, 14, 22, 36, 12],
+        widths=[15, 20, 21, 32, 12],
         css="pp-wide",
     )
 

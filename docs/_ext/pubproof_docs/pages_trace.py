@@ -27,14 +27,14 @@ def paraphrase(text: str) -> str:
     if len(parts) % 2 == 0:  # an unpaired backtick: all text
         return esc(text)
 
-    def text(part: str) -> str:
+    def plain(part: str) -> str:
         # esc() trims; keep one space at either end, where the literal needs it
         lead = " " if part[:1].isspace() else ""
         tail = " " if part[-1:].isspace() else ""
         return lead + esc(part) + tail if part.strip() else part[:1]
 
     return "".join(
-        literal(part) if index % 2 else text(part) for index, part in enumerate(parts)
+        literal(part) if index % 2 else plain(part) for index, part in enumerate(parts)
     ).strip()
 
 
