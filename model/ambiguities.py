@@ -14,7 +14,11 @@ the 5.0 wording (:func:`record_50`: the rules' and the readings' 5.0 quotes, and
 catalog's own ``[[standard]]`` passages for the few sentences no rule quotes). Its
 ``examples`` are bytes written by hand from the wire contract
 (``docs/guides/mqtt5-wire.md``) with the verdict each configuration must give; the model's
-decoder confirms them (:func:`example_problems`).
+decoder confirms them (:func:`example_problems`). An entry about the 5.0 flows shows
+``traces`` instead: packets and events written by hand in the form of the protocol
+theorems' counterexamples, with what the model's 5.0 sessions must do with them
+(:func:`trace_outcome`), which :func:`example_problems` has
+:func:`pubproof.model.replay.replay` confirm.
 """
 
 from __future__ import annotations
@@ -110,6 +114,22 @@ class Example:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FlowExample:
+    """A 5.0 trace (the protocol theorems' form: packets ``P`` with ``dir`` and ``conn``,
+    events ``app-publish``, ``connection-lost``, ``reconnect``) written by hand, with the
+    receiving end's limits and what the model's sessions must do with it: for each key of
+    ``expect`` ("sent", "delivered", "disconnects", "judged", "waits"), the list
+    :func:`trace_outcome` gives."""
+
+    note: str
+    entries: tuple[Mapping[str, Any], ...]
+    expect: Mapping[str, tuple[str, ...]]
+    receive_maximum: int = 65535
+    topic_alias_maximum: int = 0  # the receiving end's: none, unless the trace sets one
+    method: str = "B"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ambiguity:
     """One entry of the catalog."""
 
@@ -126,6 +146,7 @@ class Ambiguity:
     witness: str | None = None  # the theorem whose counterexample separates the readings
     rules: tuple[str, ...] = ()  # keys of RULES that embody the choice
     examples: tuple[Example, ...] = ()  # hand-written bytes and their verdicts (5.0)
+    traces: tuple[FlowExample, ...] = ()  # hand-written 5.0 traces and their outcomes
 
 
 def _expected(row: Mapping[str, Any]) -> Expected:
@@ -143,6 +164,30 @@ def _example(entry: Mapping[str, Any]) -> Example:
         hex=entry["hex"],
         note=entry["note"],
         verdicts=tuple(_expected(row) for row in entry["verdicts"]),
+    )
+
+
+def _entry(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A trace entry as the sessions take it: TOML has no null, so a PUBLISH without a
+    ``packet_id`` (QoS 0) gets None, and every packet its (empty) properties."""
+    entry = dict(raw)
+    if entry.get("type") == "PUBLISH":
+        entry.setdefault("packet_id", None)
+        entry.setdefault("retain", False)
+    if "type" in entry:
+        entry.setdefault("properties", {})
+    return MappingProxyType(entry)
+
+
+def _flow_example(raw: Mapping[str, Any]) -> FlowExample:
+    limits = raw.get("limits", {})
+    return FlowExample(
+        note=raw["note"],
+        entries=tuple(_entry(e) for e in raw["entries"]),
+        expect=MappingProxyType({k: tuple(v) for k, v in raw["expect"].items()}),
+        receive_maximum=int(limits.get("receive_maximum", 65535)),
+        topic_alias_maximum=int(limits.get("topic_alias_maximum", 0)),
+        method=str(raw.get("method", "B")),
     )
 
 
@@ -164,6 +209,7 @@ def _ambiguity(entry: Mapping[str, Any]) -> Ambiguity:
         witness=entry.get("witness"),
         rules=tuple(entry.get("rules", ())),
         examples=tuple(_example(e) for e in entry.get("examples", ())),
+        traces=tuple(_flow_example(e) for e in entry.get("traces", ())),
     )
 
 
@@ -177,7 +223,7 @@ def load_standard(data: Mapping[str, Any]) -> tuple[Passage, ...]:
     return tuple(Passage(source=p["source"], text=p["text"]) for p in data.get("standard", ()))
 
 
-_SECTION_50 = re.compile(r"MQTT 5\.0 section (\d+(?:\.\d+)*)$")
+_SECTION_50 = re.compile(r"MQTT 5\.0 (?:\(OASIS\), )?section (\d+(?:\.\d+)*)$")
 _ID_50 = re.compile(r"MQTT 5\.0 \[MQTT-(\d+(?:\.\d+)*)-\d+\]$")
 
 
@@ -193,9 +239,10 @@ def _squeeze(text: str) -> str:
 
 def record_50(standard: tuple[Passage, ...] = ()) -> dict[str, list[str]]:
     """The project's record of the MQTT 5.0 standard's wording, by section: every 5.0 quote
-    of the rules, every 5.0 passage of the readings, and ``standard`` (the catalog's own)."""
+    of the rules (wire and flow rules), every 5.0 passage of the readings, and
+    ``standard`` (the catalog's own)."""
     found: dict[str, list[str]] = {}
-    sources = [(q.source, q.text) for r in RULES.values() for q in r.quotes]
+    sources = [(q.source, q.text) for r in (*RULES.values(), *RULES.flows()) for q in r.quotes]
     sources += [(p.source, p.text) for r in READINGS.values() for p in r.passages]
     sources += [(p.source, p.text) for p in standard]
     for source, text in sources:
@@ -218,9 +265,85 @@ def judge(data: bytes, expected: Expected) -> str:
     return text + (f" (0x{failure.reason_code:02X})" if failure.reason_code is not None else "")
 
 
-def example_problems(entries: tuple[Ambiguity, ...]) -> list[str]:
-    """Every example whose stated verdict is not the model's, in words (empty when all hold)."""
+def _shown(packet: Mapping[str, Any]) -> str:
+    """A sent packet in one line: ``PUBLISH id=1 qos=1 dup=0 topic='t' alias=1``,
+    ``PUBACK id=1 rc=0x87``."""
+    kind = packet["type"]
+    if kind == "PUBLISH":
+        alias = packet.get("properties", {}).get("topic_alias")
+        return (
+            f"PUBLISH id={packet.get('packet_id')} qos={packet['qos']} "
+            f"dup={int(bool(packet.get('dup')))} topic={packet['topic']!r}"
+            + (f" alias={alias}" if alias is not None else "")
+        )
+    return f"{kind} id={packet['packet_id']} rc=0x{int(packet.get('reason_code', 0)):02X}"
+
+
+def trace_outcome(example: FlowExample) -> dict[str, tuple[str, ...]]:
+    """What the model's 5.0 sessions do with the trace (:func:`pubproof.model.replay.replay`,
+    the sending end the client, the receiving end with the example's limits): every packet
+    either end sends, every message delivered (``topic payload_hex``), every DISCONNECT
+    (``0x<code> <rule>``), every judgement of the peer (``<verdict> <rule>``) and every
+    message that waits for send quota (``<rule>``), each in order."""
+    from pubproof.model.flows import Method
+    from pubproof.model.replay import replay
+
+    run = replay(
+        example.entries,
+        method=Method(example.method),
+        edition=Edition.V50,
+        receive_maximum=example.receive_maximum,
+        topic_alias_maximum=example.topic_alias_maximum,
+    )
+    found: dict[str, list[str]] = {
+        "sent": [], "delivered": [], "disconnects": [], "judged": [], "waits": []
+    }  # fmt: skip
+    for _, outputs in run.steps:
+        for out in outputs:
+            packet: Mapping[str, Any] = out.packet or {}
+            if out.kind == "send":
+                found["sent"].append(_shown(packet))
+            elif out.kind == "deliver":
+                found["delivered"].append(f"{packet['topic']} {packet['payload_hex']}")
+            elif out.kind == "disconnect":
+                code = getattr(out, "reason_code", None) or 0
+                found["disconnects"].append(f"0x{code:02X} {out.rules[0]}")
+            elif out.kind == "wait":
+                found["waits"].append(out.rules[0])
+            else:
+                found["judged"].append(f"{out.kind} {out.rules[0]}")
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def trace_problems(entries: tuple[Ambiguity, ...]) -> list[str]:
+    """Every hand-written trace whose stated outcome is not the model's, in words."""
     found: list[str] = []
+    for entry in entries:
+        for example in entry.traces:
+            unknown = set(example.expect) - {"sent", "delivered", "disconnects", "judged", "waits"}
+            if unknown or not example.expect:
+                found.append(f"ambiguity {entry.id!r}: trace {example.note!r}: expects "
+                             f"{sorted(unknown) or 'nothing'}")  # fmt: skip
+                continue
+            try:
+                actual = trace_outcome(example)
+            except (KeyError, TypeError, ValueError) as error:
+                found.append(f"ambiguity {entry.id!r}: trace {example.note!r} does not run: "
+                             f"{error!r}")  # fmt: skip
+                continue
+            for key, stated in example.expect.items():
+                if actual[key] != stated:
+                    found.append(
+                        f"ambiguity {entry.id!r}: trace {example.note!r}: {key}: the model "
+                        f"gives {list(actual[key])!r}, the catalog {list(stated)!r}"
+                    )
+    return found
+
+
+def example_problems(entries: tuple[Ambiguity, ...]) -> list[str]:
+    """Every example whose stated verdict is not the model's, and every trace whose stated
+    outcome is not the model's sessions', in words (empty when all hold)."""
+    found: list[str] = trace_problems(entries)
     for entry in entries:
         for example in entry.examples:
             try:
@@ -276,7 +399,12 @@ def problems(
             found.append(f"{where}: no quotes")
         if len(entry.readings) < 2:
             found.append(f"{where}: fewer than two readings")
-        found += [f"{where}: unknown rule key {k!r}" for k in entry.rules if k not in RULES]
+        flow_keys = {r.key for r in RULES.flows()}
+        found += [
+            f"{where}: unknown rule key {k!r}"
+            for k in entry.rules
+            if k not in RULES and k not in flow_keys
+        ]
         for quote in entry.quotes:
             if quote.source is not None:
                 section = _section_50(quote.source)
@@ -332,6 +460,7 @@ __all__ = [
     "Ambiguity",
     "Example",
     "Expected",
+    "FlowExample",
     "Kind",
     "Passage",
     "Quote",
@@ -342,4 +471,6 @@ __all__ = [
     "load_standard",
     "problems",
     "record_50",
+    "trace_outcome",
+    "trace_problems",
 ]

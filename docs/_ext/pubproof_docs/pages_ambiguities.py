@@ -182,7 +182,45 @@ def _catalog_entry(ctx: Context, entry: Any) -> str:
             out.append(witness_block(ctx, witness, reading if reading in READINGS else None))
     if examples:
         out.append(examples_block(examples))
+    traces = _field(entry, "traces", ())
+    if traces:
+        out.append(traces_block(traces))
     return "\n".join(out)
+
+
+def traces_block(traces: Any) -> str:
+    """5.0 traces written by hand, each step, and what the catalog states the model's
+    sessions do with it beside what they do now (:func:`pubproof.model.ambiguities.
+    trace_outcome`)."""
+    from pubproof.model.ambiguities import trace_outcome
+
+    out = [".. rubric:: The traces (replayed by the model's 5.0 sessions at every build)\n"]
+    for trace in traces:
+        actual = trace_outcome(trace)
+        limits = f"receiver's Receive Maximum {trace.receive_maximum}, Topic Alias Maximum " + (
+            f"{trace.topic_alias_maximum}; QoS 2 Method {trace.method}"
+        )
+        out.append(f"- {esc(trace.note)} ({esc(limits)}):\n")
+        out.append(indent(trace_table([dict(e) for e in trace.entries]), 2) + "\n")
+        rows = []
+        for key, stated in trace.expect.items():
+            mark = "✔" if actual[key] == stated else "✘"
+            rows.append(
+                [
+                    esc(key),
+                    "\n".join(f"- {literal(s)}" for s in stated) or "none",
+                    f"{mark} " + ("; ".join(literal(s) for s in actual[key]) or "none"),
+                ]
+            )
+        out.append(
+            indent(
+                list_table(["outcome", "stated", "the model's sessions (this build)"], rows,
+                           widths=[14, 43, 43]),
+                2,
+            )
+            + "\n"
+        )  # fmt: skip
+    return "\n".join(out) + "\n"
 
 
 def examples_block(examples: Any) -> str:
