@@ -17,6 +17,10 @@ th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-al
 th { background: #f3f3f3; }
 code, .hex { font-family: ui-monospace, monospace; font-size: 12px; }
 .hex { word-break: break-all; max-width: 28em; }
+/* evidence holds anything a peer sent or a driver printed (a 32,768-character topic, a
+   command line): a cell wraps anywhere, so the page is never wider than its window */
+p, h2, td { overflow-wrap: anywhere; }
+td code, p code { overflow-wrap: anywhere; word-break: break-all; }
 .pass { background: #dff5df; } .tolerated { background: #fff6d6; }
 .violation { background: #fadada; } .no-answer { background: #e6e6f5; }
 .error { background: #f0d0f0; } .case td { font-weight: bold; }
