@@ -16,6 +16,14 @@ The same judges as for a broker, the other way round (:mod:`pubproof.judge`):
 - the driver: one that could not start or ended on its own with a failure is an ``error``
   with its exit status and standard error, never a pass (source ``probe``).
 
+MQTT 5.0 uses the broker probe's 5.0 judges with the ends swapped (:data:`CLIENT_ENDS`):
+the 5.0 link judge (:class:`~pubproof.judge.link50.LinkJudge50`, the client judged, with
+what its CONNECT and pubproof's CONNACK declared: the server's Receive Maximum, Topic Alias
+Maximum, Maximum QoS, Retain Available), every packet the client sent decoded with the
+server's limits (:func:`pubproof.probe.judge50.frame_findings50`), and the case judged by
+:func:`pubproof.probe.judge50.case_expectation` with the client's own limits: must it
+close, and with which DISCONNECT Reason Code?
+
 The verdict is a function of the evidence alone (:func:`judge_client`).
 """
 
@@ -30,6 +38,7 @@ from pubproof.judge.describe import as_p
 from pubproof.judge.ends import about_client
 from pubproof.judge.findings import Finding, Source
 from pubproof.judge.link import FORWARD_DUP, LinkJudge
+from pubproof.judge.link50 import link_judge
 from pubproof.judge.packets import PUBLISH_FAMILY
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition
@@ -44,10 +53,19 @@ from pubproof.probe.findings import (
     tolerated,
     violation,
 )
+from pubproof.probe.judge50 import (
+    Ends,
+    case_expectation,
+    frame_findings50,
+    packet_fields,
+    reason_code_finding,
+)
 from pubproof.probe.report import NOT_APPLICABLE
 
 WAIT_EVENTS = ("timeout", "quiet", "deadline")
 _P_TYPES = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP"})
+#: MQTT 5.0: the client is the judged end; pubproof's server sends ``to-client``
+CLIENT_ENDS = Ends("client", TO_CLIENT, FROM_CLIENT)
 
 
 class ClientView:
@@ -94,7 +112,8 @@ class ClientView:
     @cached_property
     def link(self) -> tuple[LinkJudge, list[Finding]]:
         """The flow tables' judgement of the client, over all its connections."""
-        judge = LinkJudge("client", "client", keep=True, v311=self.edition is Edition.V311)
+        v50 = self.edition is Edition.V50
+        judge = link_judge("client", "client", edition=self.edition, keep=True)
         found: list[Finding] = []
         last_wait = -1
         after_case: set[str] = set()
@@ -114,7 +133,9 @@ class ClientView:
             if conn in after_case or "error" in entry:
                 continue
             kind = entry["type"]
-            fields = as_p(entry) if kind in _P_TYPES else entry
+            # 5.0: the P (properties, Reason Codes) or description as it is
+            plain = as_p(entry) if kind in _P_TYPES else entry
+            fields = packet_fields(entry) if v50 else plain
             if entry["dir"] == FROM_CLIENT:
                 if kind == "CONNECT":
                     judge.peer_sent(kind, fields, index)  # the session it asks for
@@ -148,7 +169,10 @@ class ClientView:
 
 
 def wire_findings(view: ClientView) -> list[Finding]:
-    """The model's judgement of every packet the client sent."""
+    """The model's judgement of every packet the client sent (5.0: with the limits the
+    server declared)."""
+    if view.edition is Edition.V50:
+        return frame_findings50(view, CLIENT_ENDS)
     findings: list[Finding] = []
     for entry in view.entries:
         if entry.get("dir") != FROM_CLIENT:
@@ -202,6 +226,8 @@ def case_findings(view: ClientView) -> list[Finding]:
     found = view.case()
     if found is None:
         return []
+    if view.edition is Edition.V50:
+        return case_findings50(view)
     index, entry = found
     conn = str(entry["client"])
     exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
@@ -238,6 +264,58 @@ def case_findings(view: ClientView) -> list[Finding]:
         findings.append(tolerated(f"{did} after {what}: {note}", *rules, source=Source.CLOSE))
     else:
         findings.append(violation(f"{did} after {what}", *rules, source=Source.CLOSE))
+    return findings
+
+
+def case_findings50(view: ClientView) -> list[Finding]:
+    """MQTT 5.0: after the case, did the client close the connection exactly when the
+    model says (the wire format with the client's own limits, then the 5.0 flow tables:
+    its Receive Maximum, its Topic Alias map), with the DISCONNECT Reason Code the model
+    calls for, and was the message kept from its application?
+    [MQTT-4.13.1-1] binds a Server; 4.13.2 says the same of a Client: "When a Client
+    detects a Malformed Packet or Protocol Error, and a Reason Code is given in the
+    specification, it SHOULD close the Network Connection" (paraphrased from the
+    standard's section 4.13.2; a DISCONNECT before closing is a SHOULD)."""
+    found = view.case()
+    assert found is not None
+    index, entry = found
+    conn = str(entry["client"])
+    exp = case_expectation(view, index, CLIENT_ENDS)
+    what = f"{exp.message} [{exp.rule}]" if exp.rule else exp.message
+    closed = any(
+        e.get("event") == "closed" and e.get("client") == conn for e in view.entries[index + 1 :]
+    )
+    findings: list[Finding] = []
+    if exp.close and entry.get("type") == "PUBLISH":
+        payload = entry.get("payload_hex")
+        got = [
+            m for m in view.messages()
+            if m["t"] >= entry["t"] and (payload is None or m.get("payload_hex") == payload)
+        ]  # fmt: skip
+        if got:
+            findings.append(
+                violation(
+                    f"the application was handed the PUBLISH the model rejects ({what}): "
+                    f"{len(got)} message(s), topic {got[0].get('topic')!r}",
+                    *exp.rules, source=Source.CLOSE,
+                )
+            )  # fmt: skip
+    did = "closed the connection" if closed else "kept the connection open"
+    if closed == exp.close:
+        findings.append(
+            passed(f"{did} after {what}, as the model says", *exp.rules, source=Source.CLOSE)
+        )
+        if closed and exp.reason_code is not None:
+            findings.append(reason_code_finding(view, index, conn, exp, CLIENT_ENDS))
+        return findings
+    named = [f"{name}={value}" for name, value, close in exp.alternatives if close == closed]
+    if named:
+        also = " or ".join(named)
+        findings.append(
+            tolerated(f"{did} after {what}: as under the reading {also}", source=Source.CLOSE)
+        )
+    else:
+        findings.append(violation(f"{did} after {what}", *exp.rules, source=Source.CLOSE))
     return findings
 
 
