@@ -47,7 +47,7 @@ PROPERTIES: Mapping[str, Any] = {
     "payload_format_indicator": 1,
     "message_expiry_interval": 3600,
     "response_topic": "pubproof/reply",
-    "correlation_data_hex": "00c0ffee",
+    "correlation_data_hex": b"req-42".hex(),
     "user_properties": [["b", "2"], ["a", "1"], ["b", "3"]],
     "content_type": "text/plain; charset=utf-8",
 }
@@ -55,7 +55,7 @@ _REFERENCE = PublishProperties(
     payload_format_indicator=1,
     message_expiry_interval=3600,
     response_topic="pubproof/reply",
-    correlation_data=bytes.fromhex("00c0ffee"),
+    correlation_data=b"req-42",
     user_properties=(("b", "2"), ("a", "1"), ("b", "3")),
     content_type="text/plain; charset=utf-8",
 )
@@ -143,8 +143,12 @@ def _judge_aliases(view: ClientView) -> list[Finding]:
             p for p in view.packets("PUBLISH", "to-client") if p.get("payload_hex") == payload.hex()
         ]
         if not got:
+            # a client that closed the connection instead refused an alias it must accept
+            closed = view.closed_by_client()
+            verdict = violation if closed else missing
+            how = "; the client closed the connection" if closed else ""
             findings.append(
-                missing(f"the application never got {payload.decode()!r}", ALIAS_ACCEPT)
+                verdict(f"the application never got {payload.decode()!r}{how}", ALIAS_ACCEPT)
             )
             continue
         alias = (sent[0].get("properties") or {}).get("topic_alias") if sent else None
