@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from pubproof.model.editions import Edition
+from pubproof.probe.catalog import pick
 from pubproof.probe.clients import (
     checks50_receiver,
     checks50_sender,
@@ -51,14 +52,4 @@ def by_id(edition: Edition) -> Mapping[str, ClientCheck]:
 def select(only: Sequence[str], edition: Edition) -> list[ClientCheck]:
     """The checks a selection names: a check id, a group (``send``, ``receive``, ``wire``)
     or a rule id the check rests on. No selection: every check of the edition."""
-    checks = catalog(edition)
-    if not only:
-        return list(checks)
-    wanted = set(only)
-    return [
-        c
-        for c in checks
-        if c.id in wanted
-        or c.id.split(".")[0] in wanted
-        or wanted.intersection(c.rules_for(edition))
-    ]
+    return pick(catalog(edition), only, edition)

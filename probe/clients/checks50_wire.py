@@ -16,71 +16,33 @@ Receive Maximum, and a Topic Alias carried over from the connection before.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 
 from pubproof.judge.close import close_rules
-from pubproof.judge.findings import Finding
 from pubproof.model.editions import Edition
 from pubproof.probe.catalog import BY_ID50
 from pubproof.probe.checks50_wire import ACK_BUILDS, BUILDS, Build, alias, publish50_bytes
-from pubproof.probe.clients.check import ClientCheck, Run, fixed
+from pubproof.probe.clients.check import ClientCheck, fixed
+from pubproof.probe.clients.checks_wire import (
+    Case,
+    ack_case,
+    nothing_more,
+    observe,
+    receive_checks,
+)
 from pubproof.probe.clients.context import ClientContext
-from pubproof.probe.clients.server import Conn, Stalled
+from pubproof.probe.clients.server import Stalled
 from pubproof.reference.codec import encode
-from pubproof.reference.packets import Publish, PubRec, PubRel
+from pubproof.reference.packets import Publish, PubRec
 from pubproof.reference.properties import PublishProperties
 
-#: how long the client has to close the connection after the case
-OBSERVE = 1.5
 #: what the client declares for the wire checks (its own limits, judged by the model)
 LIMITS = {"topic_alias_maximum": 4, "maximum_packet_size": 1024}
 CLIENT_RECEIVE_MAXIMUM = 2
 
 
-def _nothing_more(view: object) -> list[Finding]:
-    return []  # the close judge (pubproof.probe.clients.judge.case_findings50) decides
-
-
-def _observe(ctx: ClientContext, conn: Conn) -> None:
-    """Wait until the client closes the connection, or ``OBSERVE`` seconds."""
-    with contextlib.suppress(Stalled):  # it kept the connection open: the evidence says so
-        ctx.wait_for("the client's close", lambda: conn.closed, OBSERVE)
-    ctx.quiet(0.2)
-
-
-def _publish_case(build: Build) -> Run:
-    def run(ctx: ClientContext) -> None:
-        conn = ctx.start(subscribe=[(ctx.topic_filter(), 2)], limits=LIMITS)
-        conn.send_raw(build(ctx.topic(), conn.client_declared), case=True)
-        _observe(ctx, conn)
-
-    return run
-
-
-def _ack_case(kind: str, build: Callable[[int], bytes]) -> Run:
-    def run(ctx: ClientContext) -> None:
-        if kind == "PUBREL":  # pubproof publishes QoS 2; its PUBREL is the case
-            conn = ctx.start(subscribe=[(ctx.topic_filter(), 2)], limits=LIMITS)
-            conn.hold = lambda p: isinstance(p, PubRec)
-            message = conn.publish(ctx.topic(), b"ack", qos=2)
-            ctx.wait_for("PUBREC", lambda: bool(conn.held))
-            assert message.packet_id is not None
-            conn.send_raw(build(message.packet_id), case=True)
-            _observe(ctx, conn)
-            return
-        qos = 1 if kind == "PUBACK" else 2
-        conn = ctx.start(publish=[(ctx.topic(), qos, b"ack", False)], limits=LIMITS)
-        if kind == "PUBCOMP":
-            conn.hold = lambda p: isinstance(p, PubRel)
-        else:
-            conn.hold = lambda p: isinstance(p, Publish)
-        ctx.wait_for("PUBREL" if kind == "PUBCOMP" else "PUBLISH", lambda: bool(conn.held))
-        packet_id = conn.held[0].packet_id
-        assert packet_id is not None
-        conn.send_raw(build(packet_id), case=True)
-        _observe(ctx, conn)
-
-    return run
+def _declared_case(build: Build) -> Case:
+    """The broker probe's case, built with what the client declared."""
+    return lambda ctx, conn: build(ctx.topic(), conn.client_declared)
 
 
 def _over_receive_maximum(ctx: ClientContext) -> None:
@@ -106,7 +68,7 @@ def _over_receive_maximum(ctx: ClientContext) -> None:
         properties=PublishProperties(),
     )  # fmt: skip
     conn.send_raw(encode(extra, edition=Edition.V50), case=True)
-    _observe(ctx, conn)
+    observe(ctx, conn)
 
 
 def _alias_across(ctx: ClientContext) -> None:
@@ -132,23 +94,16 @@ def _alias_across(ctx: ClientContext) -> None:
         ctx.no_reconnect()
         return
     again.send_raw(publish50_bytes(0x30, b"", properties=alias(1), payload=b"carried"), case=True)
-    _observe(ctx, again)
+    observe(ctx, again)
 
 
 def _checks() -> list[ClientCheck]:
-    checks = []
-    for cid, build in BUILDS.items():
-        broker = BY_ID50[cid]
-        name = "receive-" + cid.removeprefix("wire.")
-        checks.append(
-            ClientCheck(f"wire.{name}", broker.title + ", to the client", broker.rules,
-                        _publish_case(build), _nothing_more)
-        )  # fmt: skip
+    checks = receive_checks(BUILDS, BY_ID50, _declared_case, LIMITS)
     for cid, (kind, ack) in ACK_BUILDS.items():
         broker = BY_ID50[cid]
         checks.append(
             ClientCheck(cid, broker.title + ", to the client", broker.rules,
-                        _ack_case(kind, ack), _nothing_more)
+                        ack_case(kind, ack, LIMITS), nothing_more)
         )  # fmt: skip
     checks.append(
         ClientCheck(
@@ -156,7 +111,7 @@ def _checks() -> list[ClientCheck]:
             "a third QoS 2 PUBLISH while two are unacknowledged, the client's Receive Maximum "
             "2 (0x93)",
             fixed(*close_rules("MQTT-3.3.4-9", Edition.V50), "MQTT-4.9.0-2"),
-            _over_receive_maximum, _nothing_more,
+            _over_receive_maximum, nothing_more,
         )
     )  # fmt: skip
     checks.append(
@@ -164,7 +119,7 @@ def _checks() -> list[ClientCheck]:
             "wire.topic-alias-across-connections",
             "an alias set on one connection, used alone on the next (0x82)",
             fixed("PP50-3.3.2-topic-alias-unknown", "MQTT-3.3.2-7", "MQTT-4.13.1-1"),
-            _alias_across, _nothing_more,
+            _alias_across, nothing_more,
         )
     )  # fmt: skip
     return checks

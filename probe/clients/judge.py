@@ -30,6 +30,7 @@ The verdict is a function of the evidence alone (:func:`judge_client`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -54,6 +55,7 @@ from pubproof.probe.findings import (
     violation,
 )
 from pubproof.probe.judge50 import (
+    CaseExpectation,
     Ends,
     case_expectation,
     frame_findings50,
@@ -219,103 +221,96 @@ def driver_findings(view: ClientView) -> list[Finding]:
     return findings
 
 
+@dataclass(frozen=True, slots=True)
+class CaseModel:
+    """What the model makes of a case sent to the client, in either edition."""
+
+    close: bool
+    what: str  # the fault and its rule, or "a valid packet"
+    rules: tuple[str, ...]  # the rule broken and those that make the receiver close
+    handed: tuple[str, ...]  # the rules a PUBLISH handed to the application breaks (if any)
+    alternatives: tuple[tuple[str, str, bool], ...]  # (reading, value, close)
+    payload: str | None = None  # 5.0: the case's payload (other messages are not the case's)
+    v50: CaseExpectation | None = None  # 5.0: the close judge's expectation (Reason Code)
+
+
+def case_model(view: ClientView, index: int) -> CaseModel:
+    """The model's verdict on the case at ``index``: 3.x, the wire format
+    (:func:`pubproof.judge.close.expectation`); 5.0, the wire format with the client's own
+    limits, then the 5.0 flow tables (:func:`pubproof.probe.judge50.case_expectation`)."""
+    entry = view.entries[index]
+    if view.edition is Edition.V50:
+        exp50 = case_expectation(view, index, CLIENT_ENDS)
+        what = f"{exp50.message} [{exp50.rule}]" if exp50.rule else exp50.message
+        handed = exp50.rules if exp50.close else ()
+        return CaseModel(
+            exp50.close, what, exp50.rules, handed, exp50.alternatives,
+            entry.get("payload_hex"), exp50,
+        )  # fmt: skip
+    exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
+    if exp.failure is None:
+        return CaseModel(exp.close, "a valid packet", (), (), exp.alternatives)
+    failure = exp.failure
+    what = f"{failure.message} [{failure.rule}]"
+    rules = close_rules(failure.rule, view.edition)
+    return CaseModel(exp.close, what, rules, (failure.rule,), exp.alternatives)
+
+
 def case_findings(view: ClientView) -> list[Finding]:
     """After the case (a packet the model rejects, or accepts only under a reading): did
     the client close the connection exactly when the model says, and was the message kept
-    from its application?"""
+    from its application? MQTT 5.0: and with the DISCONNECT Reason Code the model calls
+    for? [MQTT-4.13.1-1] is worded for a Server ("When a Server detects a Malformed Packet
+    or Protocol Error, and a Reason Code is given in the specification, it MUST close the
+    Network Connection"); the client's part is in the cases' own sentences, which name the
+    receiver (e.g. 3.3.2.3.4: "A Topic Alias value of 0 or greater than the Maximum Topic
+    Alias is a Protocol Error, the receiver uses DISCONNECT with Reason Code of 0x94"), so
+    a client is held to the same close, as the 3.1.1 client probe holds it with
+    [MQTT-4.8.0-1]; the DISCONNECT before the close is a SHOULD (4.13.1)."""
     found = view.case()
     if found is None:
         return []
-    if view.edition is Edition.V50:
-        return case_findings50(view)
     index, entry = found
     conn = str(entry["client"])
-    exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
-    closed = any(
-        e.get("event") == "closed" and e.get("client") == conn for e in view.entries[index + 1 :]
-    )
-    rules = close_rules(exp.failure.rule, view.edition) if exp.failure else ()
-    what = f"{exp.failure.message} [{exp.failure.rule}]" if exp.failure else "a valid packet"
-    findings: list[Finding] = []
-    if exp.failure is not None and entry.get("type") == "PUBLISH":
-        got = [m for m in view.messages() if m["t"] >= entry["t"]]
-        if got:
-            findings.append(
-                violation(
-                    f"the application was handed the PUBLISH the model rejects ({what}): "
-                    f"{len(got)} message(s), topic {got[0].get('topic')!r}",
-                    exp.failure.rule, source=Source.CLOSE,
-                )
-            )  # fmt: skip
-    did = "closed the connection" if closed else "kept the connection open"
-    if closed == exp.close:
-        findings.append(
-            passed(f"{did} after {what}, as the model says", *rules, source=Source.CLOSE)
-        )
-        return findings
-    named = [f"{name}={value}" for name, value, close in exp.alternatives if close == closed]
-    if named:
-        also = " or ".join(named)
-        findings.append(
-            tolerated(f"{did} after {what}: as under the reading {also}", source=Source.CLOSE)
-        )
-    elif exp.close and view.edition is Edition.V31:
-        note = "MQTT 3.1 names no receiver action for it"
-        findings.append(tolerated(f"{did} after {what}: {note}", *rules, source=Source.CLOSE))
-    else:
-        findings.append(violation(f"{did} after {what}", *rules, source=Source.CLOSE))
-    return findings
-
-
-def case_findings50(view: ClientView) -> list[Finding]:
-    """MQTT 5.0: after the case, did the client close the connection exactly when the
-    model says (the wire format with the client's own limits, then the 5.0 flow tables:
-    its Receive Maximum, its Topic Alias map), with the DISCONNECT Reason Code the model
-    calls for, and was the message kept from its application?
-    [MQTT-4.13.1-1] binds a Server; 4.13.2 says the same of a Client: "When a Client
-    detects a Malformed Packet or Protocol Error, and a Reason Code is given in the
-    specification, it SHOULD close the Network Connection" (paraphrased from the
-    standard's section 4.13.2; a DISCONNECT before closing is a SHOULD)."""
-    found = view.case()
-    assert found is not None
-    index, entry = found
-    conn = str(entry["client"])
-    exp = case_expectation(view, index, CLIENT_ENDS)
-    what = f"{exp.message} [{exp.rule}]" if exp.rule else exp.message
+    model = case_model(view, index)
+    what = model.what
     closed = any(
         e.get("event") == "closed" and e.get("client") == conn for e in view.entries[index + 1 :]
     )
     findings: list[Finding] = []
-    if exp.close and entry.get("type") == "PUBLISH":
-        payload = entry.get("payload_hex")
+    if model.handed and entry.get("type") == "PUBLISH":
         got = [
             m for m in view.messages()
-            if m["t"] >= entry["t"] and (payload is None or m.get("payload_hex") == payload)
+            if m["t"] >= entry["t"] and model.payload in (None, m.get("payload_hex"))
         ]  # fmt: skip
         if got:
             findings.append(
                 violation(
                     f"the application was handed the PUBLISH the model rejects ({what}): "
                     f"{len(got)} message(s), topic {got[0].get('topic')!r}",
-                    *exp.rules, source=Source.CLOSE,
+                    *model.handed, source=Source.CLOSE,
                 )
             )  # fmt: skip
     did = "closed the connection" if closed else "kept the connection open"
-    if closed == exp.close:
+    rules = model.rules
+    if closed == model.close:
         findings.append(
-            passed(f"{did} after {what}, as the model says", *exp.rules, source=Source.CLOSE)
+            passed(f"{did} after {what}, as the model says", *rules, source=Source.CLOSE)
         )
-        if closed and exp.reason_code is not None:
-            findings.append(reason_code_finding(view, index, conn, exp, CLIENT_ENDS))
+        if closed and model.v50 is not None and model.v50.reason_code is not None:
+            findings.append(reason_code_finding(view, index, conn, model.v50, CLIENT_ENDS))
         return findings
-    named = [f"{name}={value}" for name, value, close in exp.alternatives if close == closed]
+    named = [f"{name}={value}" for name, value, close in model.alternatives if close == closed]
     if named:
         also = " or ".join(named)
         findings.append(
             tolerated(f"{did} after {what}: as under the reading {also}", source=Source.CLOSE)
         )
+    elif model.close and view.edition is Edition.V31:
+        note = "MQTT 3.1 names no receiver action for it"
+        findings.append(tolerated(f"{did} after {what}: {note}", *rules, source=Source.CLOSE))
     else:
-        findings.append(violation(f"{did} after {what}", *exp.rules, source=Source.CLOSE))
+        findings.append(violation(f"{did} after {what}", *rules, source=Source.CLOSE))
     return findings
 
 
@@ -375,6 +370,14 @@ def delivered(view: ClientView, payload: bytes, qos: int, rule: str) -> list[Fin
             tolerated(f"the application got {label} {times} times: QoS 1 is at least once", rule)
         ]
     return [violation(f"the application got {label} {times} times", rule)]
+
+
+def property_differences(expected: Mapping[str, Any], got: Mapping[str, Any]) -> str:
+    """MQTT 5.0: how two PUBLISH property sets (the P form) differ, property by property
+    ("" when they are the same; the Topic Alias is the connection's, not the message's)."""
+    mine = {k: v for k, v in got.items() if k != "topic_alias"}
+    differ = sorted(k for k in {*mine, *expected} if mine.get(k) != expected.get(k))
+    return "; ".join(f"{k}: {expected.get(k)!r}, got {mine.get(k)!r}" for k in differ)
 
 
 def sent_ids(view: ClientView, kind: str, direction: str = FROM_CLIENT) -> list[Any]:

@@ -20,7 +20,6 @@ import selectors
 import socket
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from pubproof.judge import packets as control
@@ -28,6 +27,7 @@ from pubproof.judge.limits import Declared
 from pubproof.judge.limits import declared as declared_by
 from pubproof.judge.packets import FrameError
 from pubproof.model.editions import Edition
+from pubproof.probe.client import with_properties
 from pubproof.probe.evidence import Entry, Recorder
 from pubproof.probe.frames import FrameSplitter, describe_bytes
 from pubproof.probe.timing import Deadline
@@ -119,10 +119,7 @@ class Conn:
             raise Stalled("the server's send quota is 0 (the client's Receive Maximum)")
         sent = outputs[0]
         assert isinstance(sent, Send) and isinstance(sent.packet, Publish)
-        packet = sent.packet
-        if properties is not None:
-            alias = packet.properties.topic_alias if packet.properties else None
-            packet = replace(packet, properties=replace(properties, topic_alias=alias))
+        packet = with_properties(sent.packet, properties)
         self.send(packet)
         return packet
 

@@ -24,16 +24,19 @@ LIMIT_NAMES = {
 }
 
 
-def to_library(properties: Mapping[str, Any]) -> dict[str, Any]:
-    """The plan's PUBLISH properties by their 5.0 names, with values as libraries take them
-    (Correlation Data as bytes, User Properties as (name, value) pairs)."""
+def to_library(
+    properties: Mapping[str, Any], names: Mapping[str, str] = PUBLISH_NAMES
+) -> dict[str, Any]:
+    """The plan's PUBLISH properties by a library's ``names`` (paho-mqtt's by default), with
+    values as libraries take them (Correlation Data as bytes, User Properties as (name,
+    value) pairs)."""
     out: dict[str, Any] = {}
     for key, value in properties.items():
         if key == "correlation_data_hex":
             value = bytes.fromhex(value)
         elif key == "user_properties":
             value = [(str(n), str(v)) for n, v in value]
-        out[PUBLISH_NAMES[key]] = value
+        out[names[key]] = value
     return out
 
 

@@ -14,6 +14,7 @@ from gmqtt import Client  # type: ignore[import-untyped]
 from gmqtt.mqtt.constants import MQTTv50, MQTTv311  # type: ignore[import-untyped]
 
 from pubproof.probe.drivers.common import message, plan, say
+from pubproof.probe.drivers.common50 import to_library
 
 #: a P property key -> gmqtt's name
 NAMES = {
@@ -26,18 +27,6 @@ NAMES = {
     "content_type": "content_type",
     "subscription_identifiers": "subscription_identifier",
 }
-
-
-def to_gmqtt(properties: dict[str, Any]) -> dict[str, Any]:
-    """A plan's PUBLISH properties as gmqtt's keyword arguments."""
-    out: dict[str, Any] = {}
-    for key, value in properties.items():
-        if key == "correlation_data_hex":
-            value = bytes.fromhex(value)
-        elif key == "user_properties":
-            value = [(str(n), str(v)) for n, v in value]
-        out[NAMES[key]] = value
-    return out
 
 
 def from_gmqtt(properties: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +68,7 @@ async def run() -> None:
             for s in p["subscribe"]:
                 c.subscribe(s["topic"], qos=s["qos"])
             for index, m in enumerate(p["publish"]):
-                properties = to_gmqtt(m.get("properties") or {}) if v5 else {}
+                properties = to_library(m.get("properties") or {}, NAMES) if v5 else {}
                 try:
                     c.publish(
                         m["topic"], bytes.fromhex(m["payload_hex"]), qos=m["qos"],
