@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 
 from pubproof.codec_commands import Subcommands
-from pubproof.options import ORACLE_EDITIONS, add_edition_options, edition_and_readings
+from pubproof.options import add_edition_options, edition_and_readings
 from pubproof.probe.clients.catalog import select
 from pubproof.probe.clients.driver import SHIPPED
 from pubproof.probe.clients.runner import CHECK_SECONDS, probe_client
 from pubproof.probe.progress import Progress
-from pubproof.probe_command import table, write_out
+from pubproof.probe_command import PROBE_EDITIONS, table, write_out
 
 
 def add_probe_client(commands: Subcommands) -> None:
@@ -42,7 +42,7 @@ def add_probe_client(commands: Subcommands) -> None:
         metavar="NAME|COMMAND",
         help=f"a shipped driver ({', '.join(SHIPPED)}) or a driver's command line",
     )
-    add_edition_options(command, ORACLE_EDITIONS)
+    add_edition_options(command, PROBE_EDITIONS)
     command.add_argument("--json", action="store_true", help="print the report as JSON")
     command.add_argument("--out", metavar="DIR", help="also write report.html and report.json")
     command.add_argument(

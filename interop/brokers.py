@@ -119,7 +119,7 @@ def _rabbitmq(folder: Path, port: int) -> tuple[list[str], dict[str, str], str]:
 
 #: name -> (how to start it, its maximum QoS, the editions it speaks, seconds to start)
 BROKERS = {
-    "mosquitto": (_mosquitto, 2, ("3.1.1", "3.1"), 10.0),
+    "mosquitto": (_mosquitto, 2, ("3.1.1", "3.1", "5.0"), 10.0),
     "amqtt": (_amqtt, 2, ("3.1.1",), 20.0),
     "aedes": (_aedes, 2, ("3.1.1", "3.1"), 20.0),
     "rabbitmq": (_rabbitmq, 1, ("3.1.1", "3.1"), 60.0),

@@ -14,6 +14,10 @@ codec (:mod:`codec_corpus`), and writes under ``DIR`` (default ``docs/matrix``):
 - ``evidence/IMPLEMENTATION-EDITION.json``: each probe's full report (``pubproof probe
   --json`` shape), the trace of every verdict.
 
+``--edition E...`` runs only those editions (e.g. ``--edition 5.0``). A run narrowed by
+``--only`` or ``--edition`` merges into the committed ``results.json``: the rows, evidence
+and codecs of what it re-ran are replaced, everything else is kept as committed.
+
 With ``--runs 2`` (the default) every probe runs twice; a check whose verdict differs
 between the runs is kept with ``stable: false`` (its first verdict) and the comparison
 (``--check``) leaves it out. A check seen to flip in later ``--check`` runs is marked so by
@@ -71,15 +75,18 @@ def _probe_client(name: str, edition: str) -> dict[str, Any]:
     return report
 
 
-def implementations(only: list[str]) -> list[tuple[str, str, str]]:
-    """(name, kind, edition) of every probe to run (``only``: names to keep)."""
+def implementations(
+    only: list[str], editions: list[str] | None = None
+) -> list[tuple[str, str, str]]:
+    """(name, kind, edition) of every probe to run (``only``: names to keep; ``editions``:
+    the editions to keep)."""
     runs: list[tuple[str, str, str]] = []
-    for name, (_, _, editions, _) in brokers.BROKERS.items():
+    for name, (_, _, speaks, _) in brokers.BROKERS.items():
         if brokers.available(name) is None:
-            runs += [(name, "broker", e) for e in editions]
+            runs += [(name, "broker", e) for e in speaks]
     for name in SHIPPED:
         runs += [(name, "client", e) for e in SPEAKS[name]]
-    return [r for r in runs if not only or r[0] in only]
+    return [r for r in runs if (not only or r[0] in only) and (not editions or r[2] in editions)]
 
 
 def _rows(
@@ -101,11 +108,13 @@ def _rows(
     return rows
 
 
-def run(only: list[str], runs: int, out: Path | None) -> dict[str, Any]:
+def run(
+    only: list[str], runs: int, out: Path | None, editions: list[str] | None = None
+) -> dict[str, Any]:
     """Run the matrix; write the evidence under ``out`` (if given); the results."""
     rows: list[dict[str, Any]] = []
     found: dict[str, dict[str, Any]] = {}
-    for name, kind, edition in implementations(only):
+    for name, kind, edition in implementations(only, editions):
         probe = _probe_broker if kind == "broker" else _probe_client
         reports = [probe(name, edition) for _ in range(runs)]
         target = reports[0]["target"]
@@ -120,10 +129,12 @@ def run(only: list[str], runs: int, out: Path | None) -> dict[str, Any]:
             text = json.dumps(reports[0], ensure_ascii=False, indent=None)
             (out / "evidence" / f"{name}-{edition}.json").write_text(text + "\n")
     codecs = []
-    for name, (_, editions) in corpus_codecs.CODECS.items():
+    for name, (_, codec_editions) in corpus_codecs.CODECS.items():
         if only and f"{name}-codec" not in only and name not in only:
             continue
-        for edition in editions:
+        for edition in codec_editions:
+            if editions and edition not in editions:
+                continue
             result = corpus_codecs.run_codec(name, edition)
             sys.stderr.write(
                 f"codec {name} MQTT {edition}: {result['agree']}/{result['vectors']}\n"
@@ -141,6 +152,33 @@ def run(only: list[str], runs: int, out: Path | None) -> dict[str, Any]:
         "implementations": list(found.values()),
         "results": rows,
         "codecs": codecs,
+    }
+
+
+def merge(committed: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+    """The committed results with what ``fresh`` re-ran put in their place: rows by
+    (implementation, edition), codecs by (implementation, edition), each implementation's
+    editions joined (its version the fresh one)."""
+    ran = {(r["implementation"], r["edition"]) for r in fresh["results"]}
+    rows = [r for r in committed["results"] if (r["implementation"], r["edition"]) not in ran]
+    codecs_ran = {(c["implementation"], c["edition"]) for c in fresh["codecs"]}
+    codecs = [
+        c for c in committed["codecs"] if (c["implementation"], c["edition"]) not in codecs_ran
+    ]
+    found = {i["implementation"]: dict(i) for i in committed["implementations"]}
+    for entry in fresh["implementations"]:
+        was = found.get(entry["implementation"])
+        if was is None:
+            found[entry["implementation"]] = entry
+            continue
+        was["version"] = entry["version"]
+        was["editions"] = [*was["editions"], *(e for e in entry["editions"]
+                                              if e not in was["editions"])]  # fmt: skip
+    return {
+        **fresh,
+        "implementations": list(found.values()),
+        "results": [*rows, *fresh["results"]],
+        "codecs": [*codecs, *fresh["codecs"]],
     }
 
 
@@ -177,12 +215,14 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "docs" / "matrix"), help="where to write")
     parser.add_argument("--check", action="store_true", help="compare with the committed results")
     parser.add_argument("--fast", action="store_true", help="only what starts in under a minute")
+    parser.add_argument("--edition", nargs="+", default=[], help="only these editions")
     args = parser.parse_args()
+    editions = list(args.edition)
     only = list(args.only) or (list(FAST) if args.fast else [])
     out = Path(args.out)
     if args.check:
         committed = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        fresh = run(only, 1, None)
+        fresh = run(only, 1, None, editions)
         differences = compare(committed, fresh)
         for attempt in range(RETRIES):
             # a verdict that differs once may be timing (amqtt's wire.pubrec-length flips
@@ -194,7 +234,7 @@ def main() -> int:
             for line in differences:
                 sys.stderr.write(f"differs (run {attempt + 1}): {line}\n")
             sys.stderr.write(f"re-running {', '.join(again)} (attempt {attempt + 2})\n")
-            rerun = run(again, 1, None)
+            rerun = run(again, 1, None, editions)
             rerun["codecs"] = fresh["codecs"]
             still = {d.split(":")[0] for d in compare(committed, rerun)}
             differences = [
@@ -204,7 +244,11 @@ def main() -> int:
             sys.stdout.write(line + "\n")
         sys.stdout.write(f"{len(fresh['results'])} verdicts re-run, {len(differences)} differ\n")
         return 1 if differences else 0
-    results = run(only, args.runs, out)
+    results = run(only, args.runs, out, editions)
+    narrowed = bool(args.only or editions)
+    if narrowed and (out / "results.json").exists():
+        committed = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        results = merge(committed, results)
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(results, ensure_ascii=False, indent=1)
     (out / "results.json").write_text(text + "\n", encoding="utf-8")

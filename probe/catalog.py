@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import Protocol, TypeVar
 
 from pubproof.model.editions import Edition
 from pubproof.probe import (
@@ -56,10 +57,21 @@ def by_id(edition: Edition) -> Mapping[str, Check]:
     return BY_ID50 if edition is Edition.V50 else BY_ID
 
 
-def select(only: Sequence[str], edition: Edition) -> list[Check]:
-    """The checks a selection names: a check id, a group (``wire``, ``retain``, ...) or a
-    rule id the check rests on. No selection: every check of the edition."""
-    checks = catalog(edition)
+class Selectable(Protocol):
+    """What a selection reads of a check (a broker check or a client check)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def rules_for(self, edition: Edition) -> tuple[str, ...]: ...
+
+
+AnyCheck = TypeVar("AnyCheck", bound=Selectable)
+
+
+def pick(checks: Sequence[AnyCheck], only: Sequence[str], edition: Edition) -> list[AnyCheck]:
+    """The checks a selection names: a check id, a group (the id's first part) or a rule id
+    the check rests on. No selection: every check."""
     if not only:
         return list(checks)
     wanted = set(only)
@@ -70,3 +82,9 @@ def select(only: Sequence[str], edition: Edition) -> list[Check]:
         or c.id.split(".")[0] in wanted
         or wanted.intersection(c.rules_for(edition))
     ]
+
+
+def select(only: Sequence[str], edition: Edition) -> list[Check]:
+    """The checks a selection names: a check id, a group (``wire``, ``retain``, ...) or a
+    rule id the check rests on. No selection: every check of the edition."""
+    return pick(catalog(edition), only, edition)

@@ -362,7 +362,12 @@ _REASON_RULE = {
 }
 
 
+#: check id -> the acknowledgement its case is, and how it builds it
+ACK_BUILDS: dict[str, tuple[str, AckBuild]] = {}
+
+
 def _ack_check(cid: str, title: str, kind: str, rule_id: str, build: AckBuild) -> Check:
+    ACK_BUILDS[cid] = (kind, build)
     return Check(
         id=cid, title=title, rules=fixed(*_rules(rule_id)), run=_ack_case(kind, build),
         judge=case_findings50,

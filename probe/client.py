@@ -80,6 +80,15 @@ class Host(Protocol):
     ) -> None: ...
 
 
+def with_properties(packet: Publish, properties: PublishProperties | None) -> Publish:
+    """MQTT 5.0: the PUBLISH a reference session chose, with ``properties`` beside the Topic
+    Alias it gave (the packet as it is when None)."""
+    if properties is None:
+        return packet
+    alias = packet.properties.topic_alias if packet.properties else None
+    return replace(packet, properties=replace(properties, topic_alias=alias))
+
+
 class Client:
     """One MQTT client of a check."""
 
@@ -230,10 +239,7 @@ class Client:
             raise ProbeError(message)
         sent = outputs[0]
         assert isinstance(sent, Send) and isinstance(sent.packet, Publish)
-        packet = sent.packet
-        if properties is not None:
-            alias = packet.properties.topic_alias if packet.properties else None
-            packet = replace(packet, properties=replace(properties, topic_alias=alias))
+        packet = with_properties(sent.packet, properties)
         self.send(packet)
         return packet
 

@@ -19,8 +19,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pubproof.judge.close import close_rules, expectation, reason_code_verdict
 from pubproof.judge.findings import Finding, Source
@@ -29,7 +30,7 @@ from pubproof.judge.limits import declared as declared_by
 from pubproof.judge.link50 import LinkJudge50
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition
-from pubproof.probe.evidence import Entry, is_packet, received, sent
+from pubproof.probe.evidence import FROM_BROKER, TO_BROKER, Entry, is_packet
 from pubproof.probe.findings import error, missing, passed, tolerated, violation
 from pubproof.probe.judge_wire import outcome
 from pubproof.probe.view import View
@@ -41,19 +42,71 @@ ENTRY_KEYS = frozenset({"dir", "client", "hex", "t", "case"})
 DEFAULT_DECLARED = Declared()
 
 
-def declared(view: View, index: int) -> tuple[Declared, Declared]:
-    """(the client's, the broker's) declarations in force at entry ``index`` on the
+@dataclass(frozen=True, slots=True)
+class Ends:
+    """Which end of the connections a probe judges, and which way each end's packets go
+    in its evidence: the broker probe judges the server (pubproof's packets go
+    ``to-broker``), the client probe (:mod:`pubproof.probe.clients`) the client
+    (pubproof's server sends ``to-client``)."""
+
+    judged: str  # the judged end's role in findings: "broker" or "client"
+    probe_dir: str  # the direction of what pubproof sends
+    judged_dir: str  # the direction of what the judged end sends
+
+    @property
+    def judged_server(self) -> bool:
+        """Whether the judged end is the server."""
+        return self.judged == "broker"
+
+    @property
+    def client_dir(self) -> str:
+        """The direction of the client's packets (its CONNECT)."""
+        return self.probe_dir if self.judged_server else self.judged_dir
+
+    @property
+    def server_dir(self) -> str:
+        """The direction of the server's packets (its CONNACK)."""
+        return self.judged_dir if self.judged_server else self.probe_dir
+
+
+#: the broker probe's ends: pubproof is the client, the broker is judged
+BROKER_ENDS = Ends("broker", TO_BROKER, FROM_BROKER)
+
+
+class Evidence(Protocol):
+    """What these judges read of a check's evidence (the broker probe's
+    :class:`~pubproof.probe.view.View`, the client probe's ``ClientView``)."""
+
+    @property
+    def entries(self) -> Sequence[Entry]: ...
+
+    @property
+    def readings(self) -> Mapping[str, str]: ...
+
+    def case(self) -> tuple[int, Entry] | None: ...
+
+
+def declared(view: Evidence, index: int, ends: Ends = BROKER_ENDS) -> tuple[Declared, Declared]:
+    """(the client's, the server's) declarations in force at entry ``index`` on the
     connection of that entry's client: the last CONNECT and CONNACK before it."""
     client = view.entries[index].get("client")
     mine, theirs = DEFAULT_DECLARED, DEFAULT_DECLARED
     for entry in view.entries[:index]:
         if entry.get("client") != client or not is_packet(entry):
             continue
-        if entry["type"] == "CONNECT" and sent(entry):
+        if entry["type"] == "CONNECT" and entry["dir"] == ends.client_dir:
             mine, theirs = declared_by(entry.get("properties", {})), DEFAULT_DECLARED
-        elif entry["type"] == "CONNACK" and received(entry):
+        elif entry["type"] == "CONNACK" and entry["dir"] == ends.server_dir:
             theirs = declared_by(entry.get("properties", {}))
     return mine, theirs
+
+
+def receiver_declared(view: Evidence, index: int, ends: Ends = BROKER_ENDS) -> Declared:
+    """What the receiver of entry ``index`` declared (the limits its packets are judged
+    by): the client's CONNECT for a packet the server sent, the server's CONNACK for one
+    the client sent."""
+    client, server = declared(view, index, ends)
+    return client if view.entries[index]["dir"] == ends.server_dir else server
 
 
 def packet_fields(entry: Entry) -> dict[str, Any]:
@@ -61,17 +114,19 @@ def packet_fields(entry: Entry) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
 
 
-def frame_findings50(view: View) -> list[Finding]:
-    """The model's judgement of every packet the broker sent, with the client's limits."""
+def frame_findings50(view: Evidence, ends: Ends = BROKER_ENDS) -> list[Finding]:
+    """The model's judgement of every packet the judged end sent (the broker by default),
+    with the limits its receiver declared."""
     findings: list[Finding] = []
+    direction = "s2c" if ends.judged_server else "c2s"
     for index, entry in enumerate(view.entries):
-        if not received(entry):
+        if entry.get("dir") != ends.judged_dir:
             continue
         data = bytes.fromhex(entry["hex"])
-        who = f"{entry['client']}: the broker sent {entry['hex']}"
+        who = f"{entry['client']}: the {ends.judged} sent {entry['hex']}"
+        limits = receiver_declared(view, index, ends)
         if data and data[0] >> 4 in (3, 4, 5, 6, 7):
-            mine, _ = declared(view, index)
-            verdict = model_wire.decode(data, V50, view.readings, mine.wire_limits())
+            verdict = model_wire.decode(data, V50, view.readings, limits.wire_limits())
             if verdict.failure is not None:
                 failure = verdict.failure
                 findings.append(violation(f"{who}: {failure.message}", failure.rule, source=WIRE))
@@ -82,9 +137,10 @@ def frame_findings50(view: View) -> list[Finding]:
             if "error" in entry:
                 message = f"{who}: a malformed {entry['type']}: {entry['error']}"
                 findings.append(violation(message, source=WIRE))
-            # a control packet over the client's Maximum Packet Size [MQTT-3.1.2-24]
-            mine, _ = declared(view, index)
-            over = too_large(len(data), "s2c", Negotiated(client=mine), role="broker")
+            # a control packet over the receiver's Maximum Packet Size ([MQTT-3.1.2-24],
+            # [MQTT-3.2.2-15])
+            negotiated = Negotiated(client=limits, server=limits)
+            over = too_large(len(data), direction, negotiated, role=ends.judged)
             if over is not None:
                 findings.append(violation(f"{who}: {over.message}", *over.rules, source=WIRE))
     return findings
@@ -109,14 +165,14 @@ class CaseExpectation:
         return () if self.rule is None else close_rules(self.rule, V50)
 
 
-def case_expectation(view: View, index: int) -> CaseExpectation:
-    """The model's verdict on the case at ``index``: its wire format with the broker's
-    limits (:func:`pubproof.judge.close.expectation`), then, if the wire accepts it, the
-    5.0 link judge (:class:`pubproof.judge.link50.LinkJudge50`) fed the connection up to
-    the case: must the broker close?"""
+def case_expectation(view: Evidence, index: int, ends: Ends = BROKER_ENDS) -> CaseExpectation:
+    """The model's verdict on the case at ``index``: its wire format with the judged
+    end's limits (:func:`pubproof.judge.close.expectation`), then, if the wire accepts it,
+    the 5.0 link judge (:class:`pubproof.judge.link50.LinkJudge50`) fed the connection up
+    to the case: must the judged end (the broker by default) close?"""
     entry = view.entries[index]
-    _, theirs = declared(view, index)
-    exp = expectation(bytes.fromhex(entry["hex"]), V50, view.readings, theirs.wire_limits())
+    limits = receiver_declared(view, index, ends)
+    exp = expectation(bytes.fromhex(entry["hex"]), V50, view.readings, limits.wire_limits())
     if exp.failure is not None:
         failure = exp.failure
         return CaseExpectation(
@@ -128,10 +184,10 @@ def case_expectation(view: View, index: int) -> CaseExpectation:
             close=False, rule=None, message="a valid packet", reason_code=None,
             alternatives=exp.alternatives,
         )  # fmt: skip
-    return _flow_expectation(view, index)
+    return _flow_expectation(view, index, ends)
 
 
-def _flow_expectation(view: View, index: int) -> CaseExpectation:
+def _flow_expectation(view: Evidence, index: int, ends: Ends) -> CaseExpectation:
     """The link judge's verdict on the case, after everything on the same connection."""
     client = view.entries[index]["client"]
     start = 0
@@ -140,13 +196,13 @@ def _flow_expectation(view: View, index: int) -> CaseExpectation:
         if candidate.get("client") == client and candidate.get("type") == "CONNECT":
             start = at
             break
-    judge = LinkJudge50(client, "broker", server=True)
+    judge = LinkJudge50(client, ends.judged, server=ends.judged_server)
     found: list[Finding] = []
     for at in range(start, index + 1):
         entry = view.entries[at]
         if entry.get("client") != client or not is_packet(entry) or "error" in entry:
             continue
-        if sent(entry):
+        if entry["dir"] == ends.probe_dir:
             judge.peer_sent(entry["type"], packet_fields(entry), at)
         else:
             judge.judged_sent(entry["type"], packet_fields(entry), found, at)
@@ -158,12 +214,14 @@ def _flow_expectation(view: View, index: int) -> CaseExpectation:
     )
 
 
-def disconnect_after(view: View, index: int, client: str) -> Entry | None:
-    """The broker's DISCONNECT on the case's connection after the case, if any."""
+def disconnect_after(
+    view: Evidence, index: int, client: str, ends: Ends = BROKER_ENDS
+) -> Entry | None:
+    """The judged end's DISCONNECT on the case's connection after the case, if any."""
     for entry in view.entries[index + 1 :]:
         if entry.get("client") != client:
             continue
-        if received(entry) and entry.get("type") == "DISCONNECT":
+        if entry.get("dir") == ends.judged_dir and entry.get("type") == "DISCONNECT":
             return entry
         if entry.get("type") == "CONNECT" or entry.get("event") in ("closed", "dropped"):
             return None
@@ -195,14 +253,18 @@ def case_findings50(view: View) -> list[Finding]:
         return [violation(f"{did} after {what}", *exp.rules, source=CLOSE)]
     findings = [passed(f"{did} after {what}, as the model says", *exp.rules, source=CLOSE)]
     if closed and exp.reason_code is not None:
-        findings.append(_reason_code(view, index, client, exp))
+        findings.append(reason_code_finding(view, index, client, exp))
     return findings
 
 
-def _reason_code(view: View, index: int, client: str, exp: CaseExpectation) -> Finding:
+def reason_code_finding(
+    view: Evidence, index: int, client: str, exp: CaseExpectation, ends: Ends = BROKER_ENDS
+) -> Finding:
+    """The judged end closed after the case: with the DISCONNECT Reason Code the model
+    calls for? (Closing without DISCONNECT is tolerated: 4.13.1 says SHOULD.)"""
     assert exp.reason_code is not None
     wanted = f"0x{exp.reason_code:02X}"
-    disconnect = disconnect_after(view, index, client)
+    disconnect = disconnect_after(view, index, client, ends)
     if disconnect is None:
         note = f"without DISCONNECT (it SHOULD send DISCONNECT {wanted}, 4.13.1)"
         return tolerated(f"closed {note}", *exp.rules, source=CLOSE)

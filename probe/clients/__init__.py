@@ -11,7 +11,16 @@ function of the evidence alone (:func:`rejudge_client`).
 
 from __future__ import annotations
 
-from pubproof.probe.clients.catalog import BY_ID, CHECKS, select
+from pubproof.probe.clients.catalog import BY_ID, BY_ID50, CHECKS, CHECKS50, catalog, select
 from pubproof.probe.clients.runner import probe_client, rejudge_client
 
-__all__ = ["BY_ID", "CHECKS", "probe_client", "rejudge_client", "select"]
+__all__ = [
+    "BY_ID",
+    "BY_ID50",
+    "CHECKS",
+    "CHECKS50",
+    "catalog",
+    "probe_client",
+    "rejudge_client",
+    "select",
+]

@@ -55,7 +55,7 @@ def _judge_receive(qos: int, rule: str) -> ClientJudge:
     return judge
 
 
-def _method(view: ClientView, payload: bytes) -> list[Finding]:
+def _method(view: ClientView, payload: bytes, rule: str = QOS2_RECEIVER) -> list[Finding]:
     """Did the application get the message before pubproof sent PUBREL (Method B) or
     after (Method A)?"""
     got = view.copies(payload)
@@ -66,7 +66,7 @@ def _method(view: ClientView, payload: bytes) -> list[Finding]:
         method = "the client delivers on PUBLISH, before PUBREL (Method B)"
     else:
         method = "the client delivers on PUBREL (Method A)"
-    return [passed(method, QOS2_RECEIVER)]
+    return [passed(method, rule)]
 
 
 def _qos2_duplicates(copies: int, hold_seconds: float = 0.0) -> Run:
@@ -96,8 +96,8 @@ def _release_first(conn: Conn) -> None:
         conn.feed(packet)
 
 
-def _judge_duplicates(view: ClientView) -> list[Finding]:
-    return [*delivered(view, b"dup2", 2, QOS2_RECEIVER), *_method(view, b"dup2")]
+def _judge_duplicates(view: ClientView, rule: str = QOS2_RECEIVER) -> list[Finding]:
+    return [*delivered(view, b"dup2", 2, rule), *_method(view, b"dup2", rule)]
 
 
 def _pubrel_unknown(ctx: ClientContext) -> None:
@@ -107,11 +107,9 @@ def _pubrel_unknown(ctx: ClientContext) -> None:
     ctx.quiet(0.3)
 
 
-def _judge_pubrel_unknown(view: ClientView) -> list[Finding]:
+def _judge_pubrel_unknown(view: ClientView, rule: str = QOS2_RECEIVER) -> list[Finding]:
     if view.packets("PUBCOMP"):
-        return [
-            passed(f"PUBCOMP {UNKNOWN_ID} for a PUBREL of an identifier not held", QOS2_RECEIVER)
-        ]
+        return [passed(f"PUBCOMP {UNKNOWN_ID} for a PUBREL of an identifier not held", rule)]
     return []  # the flow judge reports the missing PUBCOMP
 
 
@@ -143,17 +141,18 @@ def _order(qos: int, count: int) -> Run:
     return run
 
 
-def _judge_order(qos: int) -> ClientJudge:
+def _judge_order(qos: int, delivered_rule: str | None = None) -> ClientJudge:
+    """Each message delivered (``delivered_rule``: the receiver's rule, by edition), the
+    acknowledgements in the order of the PUBLISH packets."""
     answer, rule = ("PUBACK", PUBACK_ORDER) if qos == 1 else ("PUBREC", PUBREC_ORDER)
+    receiver = delivered_rule or ("MQTT-4.3.2-2" if qos == 1 else QOS2_RECEIVER)
 
     def judge(view: ClientView) -> list[Finding]:
         sent = [i for i in sent_ids(view, "PUBLISH", "to-client")]
         got = sent_ids(view, answer)
         findings: list[Finding] = []
         for i in range(len(sent)):
-            findings += delivered(
-                view, f"order{i}".encode(), qos, "MQTT-4.3.2-2" if qos == 1 else QOS2_RECEIVER
-            )
+            findings += delivered(view, f"order{i}".encode(), qos, receiver)
         if got[: len(sent)] == sent:
             findings.append(passed(f"{answer} in the order of the PUBLISH packets ({sent})", rule))
         elif len(got) >= len(sent):
@@ -187,13 +186,17 @@ def _resumed(kind: str) -> Run:
     return run
 
 
-def _judge_resumed(kind: str) -> ClientJudge:
+def _judge_resumed(
+    kind: str, rules: tuple[str, str] = (QOS1_RECEIVER, QOS2_RECEIVER)
+) -> ClientJudge:
+    """The resumed session's re-send delivered as its QoS says (``rules``: the QoS 1 and
+    QoS 2 receiver's, by edition)."""
     qos = 1 if kind == "PUBACK" else 2
 
     def judge(view: ClientView) -> list[Finding]:
         if len(view.conns()) < 2:
             return []
-        rule = QOS1_RECEIVER if qos == 1 else QOS2_RECEIVER
+        rule = rules[0] if qos == 1 else rules[1]
         # the answers the resumed session owes (PUBACK, PUBREC, PUBCOMP) are the link judge's
         return delivered(view, b"resumed", qos, rule)
 

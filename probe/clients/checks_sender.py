@@ -42,7 +42,10 @@ def _publish(qos: int) -> Run:
     return run
 
 
-def _judge_publish(qos: int) -> ClientJudge:
+def _judge_publish(qos: int, first_dup: str = "MQTT-3.3.1-1") -> ClientJudge:
+    """One PUBLISH at the QoS the application asked, DUP 0 (``first_dup``: the rule that
+    wants DUP 0 on a first send, by edition)."""
+
     def judge(view: ClientView) -> list[Finding]:
         payload = f"qos{qos}".encode().hex()
         got = [p for p in view.packets("PUBLISH") if p.get("payload_hex") == payload]
@@ -57,7 +60,7 @@ def _judge_publish(qos: int) -> ClientJudge:
                 )
             ]
         if first.get("dup"):
-            return [violation("the first PUBLISH of a message carries DUP 1", "MQTT-3.3.1-1")]
+            return [violation("the first PUBLISH of a message carries DUP 1", first_dup)]
         return [passed(f"one PUBLISH at QoS {qos}, DUP 0, as the application asked")]
 
     return judge
@@ -97,8 +100,9 @@ def _started_holding(
     return conn
 
 
-def _judge_in_flight(view: ClientView) -> list[Finding]:
-    """The identifiers of the PUBLISH packets in flight together are distinct."""
+def _judge_in_flight(view: ClientView, id_unused: str = ID_UNUSED) -> list[Finding]:
+    """The identifiers of the PUBLISH packets in flight together are distinct (``id_unused``:
+    the rule, by edition)."""
     first_conn = view.conns()[0] if view.conns() else None
     publishes = [
         p for p in view.packets("PUBLISH", conn=first_conn) if not p.get("dup") and "error" not in p
@@ -114,16 +118,16 @@ def _judge_in_flight(view: ClientView) -> list[Finding]:
             tolerated(
                 f"the client sent {len(together)} message(s) before the first was "
                 "acknowledged: identifiers in flight together not seen",
-                ID_UNUSED,
+                id_unused,
             )
         ]
     if len(set(ids)) == len(ids):
         return [
             passed(
-                f"{len(ids)} messages in flight together on distinct identifiers {ids}", ID_UNUSED
+                f"{len(ids)} messages in flight together on distinct identifiers {ids}", id_unused
             )
         ]
-    return [violation(f"messages in flight together share identifiers: {ids}", ID_UNUSED)]
+    return [violation(f"messages in flight together share identifiers: {ids}", id_unused)]
 
 
 def _resend(qos: int, *, clean: bool) -> Run:
@@ -175,7 +179,11 @@ def _judge_resend(view: ClientView) -> list[Finding]:
     return []  # the link judge names what is wrong
 
 
-def _judge_clean(view: ClientView) -> list[Finding]:
+def _judge_clean(
+    view: ClientView, clean: str = CLEAN, session: str = "a clean session"
+) -> list[Finding]:
+    """Nothing of the discarded session re-sent (``clean``: the rule that discards it;
+    ``session``: how the new connection's session is named)."""
     conns = view.conns()
     if len(conns) < 2:
         return []
@@ -189,19 +197,19 @@ def _judge_clean(view: ClientView) -> list[Finding]:
         if p.get("payload_hex") == original.get("payload_hex")
     ]
     if not again:
-        return [passed("nothing of the discarded session re-sent after a clean session", CLEAN)]
+        return [passed(f"nothing of the discarded session re-sent after {session}", clean)]
     if any(p.get("dup") for p in again):
         return [
             violation(
-                "the message of the discarded session re-sent with DUP 1 after a clean session",
-                CLEAN,
+                f"the message of the discarded session re-sent with DUP 1 after {session}",
+                clean,
             )
         ]
     return [
         tolerated(
-            "the message published again as a new message (DUP 0) after a clean "
-            "session: the session was discarded, the application's message not",
-            CLEAN,
+            f"the message published again as a new message (DUP 0) after {session}: the "
+            "session was discarded, the application's message not",
+            clean,
         )
     ]
 
@@ -221,7 +229,9 @@ def _pubrel_resend(ctx: ClientContext) -> None:
     ctx.quiet(0.5)
 
 
-def _judge_pubrel_resend(view: ClientView) -> list[Finding]:
+def _judge_pubrel_resend(view: ClientView, after_pubrel: str = "MQTT-4.3.3-1") -> list[Finding]:
+    """PUBREL re-sent on the resumed session, and not the PUBLISH (``after_pubrel``: the
+    rule against a PUBLISH after its PUBREL, by edition)."""
     conns = view.conns()
     if len(conns) < 2:
         return []
@@ -231,7 +241,7 @@ def _judge_pubrel_resend(view: ClientView) -> list[Finding]:
     if held and again and again[0] == held[0]:
         findings.append(passed(f"PUBREL {held[0]} re-sent on the resumed session", RESEND))
     if view.packets("PUBLISH", conn=conns[1]):
-        findings.append(violation("the PUBLISH re-sent after its PUBREL", "MQTT-4.3.3-1"))
+        findings.append(violation("the PUBLISH re-sent after its PUBREL", after_pubrel))
     return findings
 
 

@@ -7,13 +7,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pubproof.model.editions import Edition
-from pubproof.probe.clients.driver import Driver, Plan
+from pubproof.probe.clients.driver import Driver, Message, Plan
 from pubproof.probe.clients.server import Conn, ServerContext
 
 #: how long the client has to connect after its driver starts (an interpreter may start)
 CONNECT_SECONDS = 6.0
 #: how long the client has to come back after pubproof dropped its connection
 RECONNECT_SECONDS = 5.0
+#: MQTT 5.0: the Session Expiry Interval a plan that keeps its session asks for, seconds
+KEEP_SESSION_SECONDS = 300
+
+#: a message the application publishes: (topic, qos, payload, retain) or a 5.0 Message
+Outgoing = tuple[str, int, bytes, bool] | Message
 
 
 class ClientContext(ServerContext):
@@ -50,17 +55,24 @@ class ClientContext(ServerContext):
         self,
         *,
         subscribe: Sequence[tuple[str, int]] = (),
-        publish: Sequence[tuple[str, int, bytes, bool]] = (),
+        publish: Sequence[Outgoing] = (),
         clean: bool = True,
+        limits: Mapping[str, int] | None = None,
     ) -> Conn:
-        """Start the driver with this plan; the client's first connection, answered."""
+        """Start the driver with this plan; the client's first connection, answered.
+        MQTT 5.0: a plan that keeps its session asks for a Session Expiry Interval;
+        ``limits`` are the client's own (its CONNECT's Receive Maximum, Topic Alias
+        Maximum, Maximum Packet Size)."""
+        keep = self.v50 and not clean
         plan = Plan(
             url=self.url,
             client_id=self.client_id,
             edition=self.edition.value,
             clean_session=clean,
             subscribe=tuple(subscribe),
-            publish=tuple(publish),
+            publish=tuple(m if isinstance(m, Message) else Message(*m) for m in publish),
+            session_expiry_interval=KEEP_SESSION_SECONDS if keep else None,
+            limits=dict(limits or {}),
         )
         self.driver = Driver(self.argv, plan, self._app)
         self.driver.start()

@@ -17,6 +17,22 @@ variable, ``PUBPROOF_PLAN``, holding a JSON object::
      "reconnect": true}                     # reconnect (same client id and clean_session)
                                             # when the connection is lost
 
+MQTT 5.0 (``"edition": "5.0"``) adds, only where a check needs them:
+
+    "session_expiry_interval": 60,          # in CONNECT (absent: 0, the session ends with
+                                            # the connection); set when clean_session is false
+    "limits": {"receive_maximum": 2,        # the client's own limits, in CONNECT
+               "topic_alias_maximum": 4,
+               "maximum_packet_size": 1024},
+    "publish": [{..., "properties": {...}}] # a message's properties, as pubproof decode
+                                            # prints them: payload_format_indicator,
+                                            # message_expiry_interval, topic_alias,
+                                            # response_topic, correlation_data_hex,
+                                            # user_properties [[name, value], ...],
+                                            # content_type
+
+``clean_session`` is then Clean Start, on every connection (not only the first).
+
 The driver connects; once connected the first time it subscribes to each filter (one
 SUBSCRIBE each, in order), then hands every message of ``publish`` to the library at once,
 in order (the library decides when each goes on the wire). Whenever the connection is lost
@@ -30,10 +46,16 @@ It prints one JSON object a line on standard output (flushed each line):
 - ``{"event": "subscribed"}`` when the library reports a SUBACK;
 - ``{"event": "message", "topic": "...", "qos": 1, "retain": false, "payload_hex": "..."}``
   for each message the library hands the application: this is what is judged;
+- MQTT 5.0: a ``message`` line also has ``"properties"`` (the same form) as the
+  application was handed them;
+- ``{"event": "publish-refused", "index": 0, "message": "..."}`` when the library refuses
+  to publish the plan's message at ``index`` (e.g. larger than the server's Maximum Packet
+  Size): evidence, neither a crash nor a failure;
 - ``{"event": "connection-lost"}`` when the library reports the connection lost;
 - ``{"event": "error", "message": "..."}`` when the library raises or reports an error;
 - ``{"event": "unsupported", "message": "..."}`` when the library cannot do what the plan
-  asks (an edition it does not speak): the check is ``not-applicable``.
+  asks (an edition it does not speak, a property or limit it cannot set): the check is
+  ``not-applicable``.
 
 Anything else on standard output is kept as evidence (``{"event": "app-output"}``) and
 judged as nothing; standard error is kept too. A driver that exits on its own with a
@@ -50,7 +72,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,10 +115,10 @@ SHIPPED: dict[str, Callable[[], list[str]]] = {
 }
 #: the editions each shipped driver's library speaks (of those probe-client judges)
 SPEAKS: dict[str, tuple[str, ...]] = {
-    "paho-mqtt": ("3.1.1", "3.1"),
-    "mosquitto-clients": ("3.1.1", "3.1"),
-    "mqttjs": ("3.1.1", "3.1"),
-    "gmqtt": ("3.1.1",),
+    "paho-mqtt": ("3.1.1", "3.1", "5.0"),
+    "mosquitto-clients": ("3.1.1", "3.1", "5.0"),
+    "mqttjs": ("3.1.1", "3.1", "5.0"),
+    "gmqtt": ("3.1.1", "5.0"),
 }
 
 
@@ -106,6 +128,28 @@ def command_line(driver: str) -> list[str]:
     if driver in SHIPPED:
         return SHIPPED[driver]()
     return shlex.split(driver)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message the application publishes (MQTT 5.0: with ``properties`` in the form of
+    ``pubproof decode``'s ``P``)."""
+
+    topic: str
+    qos: int
+    payload: bytes
+    retain: bool = False
+    properties: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan's JSON of the message (``properties`` only when there are some)."""
+        out: dict[str, Any] = {
+            "topic": self.topic, "qos": self.qos, "retain": self.retain,
+            "payload_hex": self.payload.hex(),
+        }  # fmt: skip
+        if self.properties:
+            out["properties"] = dict(self.properties)
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,24 +162,31 @@ class Plan:
     clean_session: bool = True
     keepalive: int = 60
     subscribe: tuple[tuple[str, int], ...] = ()
-    publish: tuple[tuple[str, int, bytes, bool], ...] = ()  # topic, qos, payload, retain
+    publish: tuple[Message, ...] = ()
     reconnect: bool = True
+    #: MQTT 5.0: the CONNECT's Session Expiry Interval (None: absent)
+    session_expiry_interval: int | None = None
+    #: MQTT 5.0: the client's own limits in CONNECT (receive_maximum, topic_alias_maximum,
+    #: maximum_packet_size)
+    limits: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object the driver reads."""
-        return {
+        """The JSON object the driver reads (the 5.0 keys only when set)."""
+        out: dict[str, Any] = {
             "url": self.url,
             "client_id": self.client_id,
             "edition": self.edition,
             "clean_session": self.clean_session,
             "keepalive": self.keepalive,
             "subscribe": [{"topic": t, "qos": q} for t, q in self.subscribe],
-            "publish": [
-                {"topic": t, "qos": q, "retain": r, "payload_hex": p.hex()}
-                for t, q, p, r in self.publish
-            ],
+            "publish": [m.to_json() for m in self.publish],
             "reconnect": self.reconnect,
         }
+        if self.session_expiry_interval is not None:
+            out["session_expiry_interval"] = self.session_expiry_interval
+        if self.limits:
+            out["limits"] = dict(self.limits)
+        return out
 
 
 #: what the evidence calls the driver's lines

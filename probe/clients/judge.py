@@ -16,12 +16,21 @@ The same judges as for a broker, the other way round (:mod:`pubproof.judge`):
 - the driver: one that could not start or ended on its own with a failure is an ``error``
   with its exit status and standard error, never a pass (source ``probe``).
 
+MQTT 5.0 uses the broker probe's 5.0 judges with the ends swapped (:data:`CLIENT_ENDS`):
+the 5.0 link judge (:class:`~pubproof.judge.link50.LinkJudge50`, the client judged, with
+what its CONNECT and pubproof's CONNACK declared: the server's Receive Maximum, Topic Alias
+Maximum, Maximum QoS, Retain Available), every packet the client sent decoded with the
+server's limits (:func:`pubproof.probe.judge50.frame_findings50`), and the case judged by
+:func:`pubproof.probe.judge50.case_expectation` with the client's own limits: must it
+close, and with which DISCONNECT Reason Code?
+
 The verdict is a function of the evidence alone (:func:`judge_client`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -30,6 +39,7 @@ from pubproof.judge.describe import as_p
 from pubproof.judge.ends import about_client
 from pubproof.judge.findings import Finding, Source
 from pubproof.judge.link import FORWARD_DUP, LinkJudge
+from pubproof.judge.link50 import link_judge
 from pubproof.judge.packets import PUBLISH_FAMILY
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition
@@ -44,10 +54,20 @@ from pubproof.probe.findings import (
     tolerated,
     violation,
 )
+from pubproof.probe.judge50 import (
+    CaseExpectation,
+    Ends,
+    case_expectation,
+    frame_findings50,
+    packet_fields,
+    reason_code_finding,
+)
 from pubproof.probe.report import NOT_APPLICABLE
 
 WAIT_EVENTS = ("timeout", "quiet", "deadline")
 _P_TYPES = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP"})
+#: MQTT 5.0: the client is the judged end; pubproof's server sends ``to-client``
+CLIENT_ENDS = Ends("client", TO_CLIENT, FROM_CLIENT)
 
 
 class ClientView:
@@ -94,7 +114,8 @@ class ClientView:
     @cached_property
     def link(self) -> tuple[LinkJudge, list[Finding]]:
         """The flow tables' judgement of the client, over all its connections."""
-        judge = LinkJudge("client", "client", keep=True, v311=self.edition is Edition.V311)
+        v50 = self.edition is Edition.V50
+        judge = link_judge("client", "client", edition=self.edition, keep=True)
         found: list[Finding] = []
         last_wait = -1
         after_case: set[str] = set()
@@ -114,7 +135,9 @@ class ClientView:
             if conn in after_case or "error" in entry:
                 continue
             kind = entry["type"]
-            fields = as_p(entry) if kind in _P_TYPES else entry
+            # 5.0: the P (properties, Reason Codes) or description as it is
+            plain = as_p(entry) if kind in _P_TYPES else entry
+            fields = packet_fields(entry) if v50 else plain
             if entry["dir"] == FROM_CLIENT:
                 if kind == "CONNECT":
                     judge.peer_sent(kind, fields, index)  # the session it asks for
@@ -148,7 +171,10 @@ class ClientView:
 
 
 def wire_findings(view: ClientView) -> list[Finding]:
-    """The model's judgement of every packet the client sent."""
+    """The model's judgement of every packet the client sent (5.0: with the limits the
+    server declared)."""
+    if view.edition is Edition.V50:
+        return frame_findings50(view, CLIENT_ENDS)
     findings: list[Finding] = []
     for entry in view.entries:
         if entry.get("dir") != FROM_CLIENT:
@@ -195,45 +221,92 @@ def driver_findings(view: ClientView) -> list[Finding]:
     return findings
 
 
+@dataclass(frozen=True, slots=True)
+class CaseModel:
+    """What the model makes of a case sent to the client, in either edition."""
+
+    close: bool
+    what: str  # the fault and its rule, or "a valid packet"
+    rules: tuple[str, ...]  # the rule broken and those that make the receiver close
+    handed: tuple[str, ...]  # the rules a PUBLISH handed to the application breaks (if any)
+    alternatives: tuple[tuple[str, str, bool], ...]  # (reading, value, close)
+    payload: str | None = None  # 5.0: the case's payload (other messages are not the case's)
+    v50: CaseExpectation | None = None  # 5.0: the close judge's expectation (Reason Code)
+
+
+def case_model(view: ClientView, index: int) -> CaseModel:
+    """The model's verdict on the case at ``index``: 3.x, the wire format
+    (:func:`pubproof.judge.close.expectation`); 5.0, the wire format with the client's own
+    limits, then the 5.0 flow tables (:func:`pubproof.probe.judge50.case_expectation`)."""
+    entry = view.entries[index]
+    if view.edition is Edition.V50:
+        exp50 = case_expectation(view, index, CLIENT_ENDS)
+        what = f"{exp50.message} [{exp50.rule}]" if exp50.rule else exp50.message
+        handed = exp50.rules if exp50.close else ()
+        return CaseModel(
+            exp50.close, what, exp50.rules, handed, exp50.alternatives,
+            entry.get("payload_hex"), exp50,
+        )  # fmt: skip
+    exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
+    if exp.failure is None:
+        return CaseModel(exp.close, "a valid packet", (), (), exp.alternatives)
+    failure = exp.failure
+    what = f"{failure.message} [{failure.rule}]"
+    rules = close_rules(failure.rule, view.edition)
+    return CaseModel(exp.close, what, rules, (failure.rule,), exp.alternatives)
+
+
 def case_findings(view: ClientView) -> list[Finding]:
     """After the case (a packet the model rejects, or accepts only under a reading): did
     the client close the connection exactly when the model says, and was the message kept
-    from its application?"""
+    from its application? MQTT 5.0: and with the DISCONNECT Reason Code the model calls
+    for? [MQTT-4.13.1-1] is worded for a Server ("When a Server detects a Malformed Packet
+    or Protocol Error, and a Reason Code is given in the specification, it MUST close the
+    Network Connection"); the client's part is in the cases' own sentences, which name the
+    receiver (e.g. 3.3.2.3.4: "A Topic Alias value of 0 or greater than the Maximum Topic
+    Alias is a Protocol Error, the receiver uses DISCONNECT with Reason Code of 0x94"), so
+    a client is held to the same close, as the 3.1.1 client probe holds it with
+    [MQTT-4.8.0-1]; the DISCONNECT before the close is a SHOULD (4.13.1)."""
     found = view.case()
     if found is None:
         return []
     index, entry = found
     conn = str(entry["client"])
-    exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
+    model = case_model(view, index)
+    what = model.what
     closed = any(
         e.get("event") == "closed" and e.get("client") == conn for e in view.entries[index + 1 :]
     )
-    rules = close_rules(exp.failure.rule, view.edition) if exp.failure else ()
-    what = f"{exp.failure.message} [{exp.failure.rule}]" if exp.failure else "a valid packet"
     findings: list[Finding] = []
-    if exp.failure is not None and entry.get("type") == "PUBLISH":
-        got = [m for m in view.messages() if m["t"] >= entry["t"]]
+    if model.handed and entry.get("type") == "PUBLISH":
+        got = [
+            m for m in view.messages()
+            if m["t"] >= entry["t"] and model.payload in (None, m.get("payload_hex"))
+        ]  # fmt: skip
         if got:
             findings.append(
                 violation(
                     f"the application was handed the PUBLISH the model rejects ({what}): "
                     f"{len(got)} message(s), topic {got[0].get('topic')!r}",
-                    exp.failure.rule, source=Source.CLOSE,
+                    *model.handed, source=Source.CLOSE,
                 )
             )  # fmt: skip
     did = "closed the connection" if closed else "kept the connection open"
-    if closed == exp.close:
+    rules = model.rules
+    if closed == model.close:
         findings.append(
             passed(f"{did} after {what}, as the model says", *rules, source=Source.CLOSE)
         )
+        if closed and model.v50 is not None and model.v50.reason_code is not None:
+            findings.append(reason_code_finding(view, index, conn, model.v50, CLIENT_ENDS))
         return findings
-    named = [f"{name}={value}" for name, value, close in exp.alternatives if close == closed]
+    named = [f"{name}={value}" for name, value, close in model.alternatives if close == closed]
     if named:
         also = " or ".join(named)
         findings.append(
             tolerated(f"{did} after {what}: as under the reading {also}", source=Source.CLOSE)
         )
-    elif exp.close and view.edition is Edition.V31:
+    elif model.close and view.edition is Edition.V31:
         note = "MQTT 3.1 names no receiver action for it"
         findings.append(tolerated(f"{did} after {what}: {note}", *rules, source=Source.CLOSE))
     else:
@@ -297,6 +370,14 @@ def delivered(view: ClientView, payload: bytes, qos: int, rule: str) -> list[Fin
             tolerated(f"the application got {label} {times} times: QoS 1 is at least once", rule)
         ]
     return [violation(f"the application got {label} {times} times", rule)]
+
+
+def property_differences(expected: Mapping[str, Any], got: Mapping[str, Any]) -> str:
+    """MQTT 5.0: how two PUBLISH property sets (the P form) differ, property by property
+    ("" when they are the same; the Topic Alias is the connection's, not the message's)."""
+    mine = {k: v for k, v in got.items() if k != "topic_alias"}
+    differ = sorted(k for k in {*mine, *expected} if mine.get(k) != expected.get(k))
+    return "; ".join(f"{k}: {expected.get(k)!r}, got {mine.get(k)!r}" for k in differ)
 
 
 def sent_ids(view: ClientView, kind: str, direction: str = FROM_CLIENT) -> list[Any]:

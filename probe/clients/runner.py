@@ -17,7 +17,7 @@ from typing import Any
 
 from pubproof.judge.findings import ERROR, Source
 from pubproof.model.editions import Edition, resolve_readings
-from pubproof.probe.clients.catalog import BY_ID, CHECKS, select
+from pubproof.probe.clients.catalog import by_id, catalog, select
 from pubproof.probe.clients.check import ClientCheck
 from pubproof.probe.clients.context import ClientContext
 from pubproof.probe.clients.driver import command_line
@@ -101,7 +101,7 @@ def run_check(
         answer=ANSWER_SECONDS,
         run_id=run_id,
         check_id=check.id,
-        check_no=CHECKS.index(check),
+        check_no=catalog(edition).index(check),
     )
     thread = threading.Thread(target=_act, args=(check, ctx), daemon=True, name=check.id)
     thread.start()
@@ -143,7 +143,8 @@ def rejudge_client(
     readings: Mapping[str, str] | None = None,
 ) -> Judgement:
     """Judge a client check's evidence (e.g. from a JSON report) again with the model."""
-    return safe_judge(BY_ID[check_id], evidence, edition, resolve_readings(edition, readings))
+    check = by_id(edition)[check_id]
+    return safe_judge(check, evidence, edition, resolve_readings(edition, readings))
 
 
 def _act(check: ClientCheck, ctx: ClientContext) -> None:

@@ -3,7 +3,10 @@ connection the client opens, spoken through the reference :class:`Session`.
 
 A :class:`Conn` answers CONNECT, SUBSCRIBE, UNSUBSCRIBE and PINGREQ as a server does, and
 hands PUBLISH and its acknowledgements to the reference session, which answers as the
-model says; a check makes it misbehave on purpose (``hold`` keeps packets from the
+model says (MQTT 5.0: the reference :class:`Session50`, with the limits the client
+declared in CONNECT and those pubproof's server declares in its CONNACK,
+:attr:`ServerContext.declare`; every packet is described with the limits of its
+receiver); a check makes it misbehave on purpose (``hold`` keeps packets from the
 session, ``send_raw`` sends bytes as they are, ``drop`` loses the connection). Nothing
 waits on its own: :class:`ServerContext` reads every connection (and the driver's lines
 arrive on their own thread) until what a check waits for has happened, or its time ran
@@ -20,14 +23,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pubproof.judge import packets as control
+from pubproof.judge.limits import Declared
+from pubproof.judge.limits import declared as declared_by
 from pubproof.judge.packets import FrameError
 from pubproof.model.editions import Edition
+from pubproof.probe.client import with_properties
 from pubproof.probe.evidence import Entry, Recorder
 from pubproof.probe.frames import FrameSplitter, describe_bytes
 from pubproof.probe.timing import Deadline
 from pubproof.reference.codec import encode
 from pubproof.reference.packets import Packet, Publish
+from pubproof.reference.properties import PublishProperties
 from pubproof.reference.session import Deliver, Method, Send, Session
+from pubproof.reference.session50 import Disconnect, Session50, Wait
 
 TO_CLIENT = "to-client"
 FROM_CLIENT = "from-client"
@@ -58,9 +66,17 @@ class Conn:
 
     # -- sending -----------------------------------------------------------------------
 
+    @property
+    def client_declared(self) -> Declared:
+        """MQTT 5.0: what the client declared in its CONNECT on this connection (its
+        Receive Maximum, Topic Alias Maximum, Maximum Packet Size)."""
+        return declared_by((self.connect or {}).get("properties") or {})
+
     def send_raw(self, data: bytes, *, case: bool = False) -> Entry:
-        """Send bytes as they are (recorded first; ``case``: the packet the check is about)."""
-        fields, _ = describe_bytes(data, self.ctx.edition, self.ctx.readings)
+        """Send bytes as they are (recorded first; ``case``: the packet the check is about).
+        MQTT 5.0: described with the limits the client declared."""
+        limits = self.client_declared.wire_limits()
+        fields, _ = describe_bytes(data, self.ctx.edition, self.ctx.readings, limits)
         entry = self.ctx.recorder.packet(TO_CLIENT, self.name, fields, data, case=case)
         if not self.closed:
             try:
@@ -74,17 +90,38 @@ class Conn:
         self.send_raw(encode(packet, edition=self.ctx.edition, readings=self.ctx.readings))
 
     def connack(self, *, session_present: bool = False, return_code: int = 0) -> None:
-        """CONNACK (Session Present only in 3.1.1: 3.1 has no such flag)."""
+        """CONNACK (Session Present only in 3.1.1 and 5.0: 3.1 has no such flag; 5.0 with
+        the properties the server declares, :attr:`ServerContext.declare`)."""
+        if self.ctx.v50:
+            self.send_raw(
+                control.connack(
+                    session_present=session_present, return_code=return_code,
+                    edition=Edition.V50, properties=self.ctx.declare,
+                )
+            )  # fmt: skip
+            return
         present = session_present and self.ctx.edition is Edition.V311
         self.send_raw(control.connack(session_present=present, return_code=return_code))
 
-    def publish(self, topic: str, payload: bytes, qos: int = 0, retain: bool = False) -> Publish:
-        """Publish to the client through the server's reference session."""
+    def publish(
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int = 0,
+        retain: bool = False,
+        properties: PublishProperties | None = None,
+    ) -> Publish:
+        """Publish to the client through the server's reference session (MQTT 5.0: with
+        ``properties`` beside the Topic Alias the session chose; the send quota must allow
+        it: a check that goes beyond the client's Receive Maximum sends raw bytes)."""
         outputs = self.ctx.session.publish(topic, payload, qos=qos, retain=retain)
+        if not outputs or isinstance(outputs[0], Wait):
+            raise Stalled("the server's send quota is 0 (the client's Receive Maximum)")
         sent = outputs[0]
         assert isinstance(sent, Send) and isinstance(sent.packet, Publish)
-        self.send(sent.packet)
-        return sent.packet
+        packet = with_properties(sent.packet, properties)
+        self.send(packet)
+        return packet
 
     def drop(self, why: str = "") -> None:
         """Close the connection without a word (a lost connection, as the client sees it)."""
@@ -124,7 +161,8 @@ class Conn:
                 return
             if frame is None:
                 return
-            fields, packet = describe_bytes(frame, self.ctx.edition, self.ctx.readings)
+            limits = self.ctx.declared.wire_limits()  # the server's (5.0)
+            fields, packet = describe_bytes(frame, self.ctx.edition, self.ctx.readings, limits)
             entry = self.ctx.recorder.packet(FROM_CLIENT, self.name, fields, frame, case=False)
             self.received.append(entry)
             self._answer(entry, packet)
@@ -137,9 +175,16 @@ class Conn:
             self.connect = entry
         elif kind == "SUBSCRIBE":
             granted = [min(s["qos"], 2) for s in entry.get("subscriptions", [])]
-            self.send_raw(control.suback(entry["packet_id"], granted))
+            if self.ctx.v50:
+                self.send_raw(control.suback(entry["packet_id"], granted, edition=Edition.V50))
+            else:
+                self.send_raw(control.suback(entry["packet_id"], granted))
         elif kind == "UNSUBSCRIBE":
-            self.send_raw(bytes((0xB0, 2)) + entry["packet_id"].to_bytes(2, "big"))
+            if self.ctx.v50:
+                codes = [0] * len(entry.get("filters", []))
+                self.send_raw(control.unsuback(entry["packet_id"], codes))
+            else:
+                self.send_raw(bytes((0xB0, 2)) + entry["packet_id"].to_bytes(2, "big"))
         elif kind == "PINGREQ" and self.answer_pings:
             self.send_raw(control.PINGRESP)
         elif packet is not None:
@@ -148,13 +193,24 @@ class Conn:
             else:
                 self.feed(packet)
 
-    def feed(self, packet: Packet) -> None:
-        """Hand a packet to the server's session and send what it says."""
-        for output in self.ctx.session.receive(packet):
+    def feed(self, packet: Packet, *, refuse: int = 0) -> None:
+        """Hand a packet to the server's session and send what it says (MQTT 5.0:
+        ``refuse``, a Reason Code of 0x80 or more, refuses a new QoS 1 or 2 message with
+        PUBACK or PUBREC of that code; a packet the session must close for is answered
+        DISCONNECT with its Reason Code, and the connection closed)."""
+        if self.ctx.v50:
+            outputs: list[Any] = self.ctx.session.receive(packet, refuse=refuse)
+        else:
+            outputs = self.ctx.session.receive(packet)
+        for output in outputs:
             if isinstance(output, Send):
                 self.send(output.packet)
             elif isinstance(output, Deliver):
                 self.ctx.delivered.append(output.message)
+            elif isinstance(output, Disconnect):
+                self.send_raw(control.disconnect(output.reason_code))
+                self.drop(f"the server's session closes: {output.rule}")
+                return
 
     def release(self) -> None:
         """Stop holding; hand the held packets to the session."""
@@ -200,9 +256,24 @@ class ServerContext:
         self.listener.setblocking(False)
         self.port: int = self.listener.getsockname()[1]
         self.conns: list[Conn] = []
-        self.session = Session(method=Method.B)
+        self.v50 = edition is Edition.V50
+        self.session: Any = Session50(method=Method.B) if self.v50 else Session(method=Method.B)
         self.delivered: list[Publish] = []
         self.persistent = False  # the last CONNECT asked to keep its session
+        #: MQTT 5.0: the properties of the server's CONNACK (what it declares: Receive
+        #: Maximum, Topic Alias Maximum, Maximum Packet Size, Maximum QoS, Retain Available)
+        self.declare: dict[str, Any] = {}
+        #: MQTT 5.0: whether the server gives topic names aliases (up to the client's
+        #: Topic Alias Maximum); off unless a check is about them
+        self.use_aliases = False
+        #: MQTT 5.0: Session Present 0 on every CONNACK, whatever the client asked (the
+        #: server lost the session)
+        self.forget_sessions = False
+
+    @property
+    def declared(self) -> Declared:
+        """MQTT 5.0: what the server declares in its CONNACK (binds what the client sends)."""
+        return declared_by(self.declare)
 
     @property
     def url(self) -> str:
@@ -266,11 +337,38 @@ class ServerContext:
         )
         conn = self.conns[number - 1]
         assert conn.connect is not None
+        if self.v50:
+            return self._connection50(conn)
         clean = bool(conn.connect.get("clean_session"))
         resume = not clean and self.persistent
         self.persistent = not clean
         conn.connack(session_present=resume)
         for output in self.session.reconnect(resume=resume) if number > 1 else ():
+            if isinstance(output, Send):
+                conn.send(output.packet)
+        return conn
+
+    def _connection50(self, conn: Conn) -> Conn:
+        """MQTT 5.0: the session is resumed on Clean Start 0 when the last connection's
+        CONNECT kept it (a Session Expiry Interval above 0) and the server did not lose it;
+        the session takes both ends' limits, then re-sends what it owes."""
+        assert conn.connect is not None
+        properties = conn.connect.get("properties") or {}
+        # [MQTT-3.1.2-4] "If a CONNECT packet is received with Clean Start is set to 1, the
+        # Client and Server MUST discard any existing Session and start a new Session."
+        # 3.1.2.11.2: "If the Session Expiry Interval is absent the value 0 is used. If it
+        # is set to 0, ... the Session ends when the Network Connection is closed."
+        clean = bool(conn.connect.get("clean_start"))
+        resume = not clean and self.persistent and not self.forget_sessions
+        self.persistent = bool(properties.get("session_expiry_interval"))
+        conn.connack(session_present=resume)
+        client, server = conn.client_declared, self.declared
+        session = self.session
+        session.receive_maximum = server.receive_maximum
+        session.topic_alias_maximum = server.topic_alias_maximum
+        session.peer_receive_maximum = client.receive_maximum
+        session.peer_topic_alias_maximum = client.topic_alias_maximum if self.use_aliases else 0
+        for output in session.reconnect(resume=resume):
             if isinstance(output, Send):
                 conn.send(output.packet)
         return conn
