@@ -14,6 +14,11 @@ codec (:mod:`codec_corpus`), and writes under ``DIR`` (default ``docs/matrix``):
 - ``evidence/IMPLEMENTATION-EDITION.json``: each probe's full report (``pubproof probe
   --json`` shape), the trace of every verdict.
 
+``--rejudge`` contacts nothing: it judges every committed trace again with the model as it
+is now and rewrites the verdicts, per-rule verdicts and messages that changed, printing
+each changed verdict (after a change to a judge: the committed matrix stays what its
+evidence shows).
+
 ``--edition E...`` runs only those editions (e.g. ``--edition 5.0``). A run narrowed by
 ``--only`` or ``--edition`` merges into the committed ``results.json``: the rows, evidence
 and codecs of what it re-ran are replaced, everything else is kept as committed.
@@ -208,6 +213,56 @@ def compare(committed: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     return differences
 
 
+def rejudge_committed(out: Path, only: list[str], editions: list[str]) -> list[str]:
+    """Judge every committed trace again with the model as it is now, contacting nothing:
+    each check's verdict, per-rule verdicts and message in ``evidence/*.json`` and in
+    ``results.json`` are rewritten where the model now says otherwise (after a change to a
+    judge; a row's ``stable`` is kept: both runs saw the same behaviour). Returns one line
+    per change."""
+    from pubproof.model.editions import Edition
+    from pubproof.probe import rejudge
+    from pubproof.probe.clients import rejudge_client
+
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    kinds = {i["implementation"]: i["kind"] for i in results["implementations"]}
+    rows = {(r["implementation"], r["edition"], r["check"]): r for r in results["results"]}
+    changes: list[str] = []
+    for path in sorted((out / "evidence").glob("*.json")):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        name = path.stem.removesuffix(f"-{report['edition']}")
+        if (only and name not in only) or (editions and report["edition"] not in editions):
+            continue
+        edition = Edition(report["edition"])
+        touched = False
+        for check in report["checks"]:
+            if check["verdict"] == "not-applicable":
+                continue  # decided by what the target declared, not by a judge
+            again = (
+                rejudge_client(check["id"], check["evidence"], edition, report["readings"])
+                if kinds[name] == "client"
+                else rejudge(check["id"], check["evidence"], edition, report["readings"])
+            )
+            new = {"verdict": again.verdict, "rules": list(again.rules),
+                   "rule_verdicts": dict(again.rule_verdicts), "message": again.message,
+                   "source": again.source}  # fmt: skip
+            if all(check.get(k) == v for k, v in new.items()):
+                continue
+            if check["verdict"] != again.verdict:
+                changes.append(f"{name}/{report['edition']}/{check['id']}: "
+                               f"{check['verdict']} -> {again.verdict}")  # fmt: skip
+            check.update(new)
+            touched = True
+            row = rows.get((name, report["edition"], check["id"]))
+            if row is not None:
+                row.update({k: v for k, v in new.items() if k in row})
+        if touched:
+            text = json.dumps(report, ensure_ascii=False, indent=None)
+            path.write_text(text + "\n", encoding="utf-8")
+    text = json.dumps(results, ensure_ascii=False, indent=1)
+    (out / "results.json").write_text(text + "\n", encoding="utf-8")
+    return changes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", default=[], help="implementations to run")
@@ -216,10 +271,20 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="compare with the committed results")
     parser.add_argument("--fast", action="store_true", help="only what starts in under a minute")
     parser.add_argument("--edition", nargs="+", default=[], help="only these editions")
+    parser.add_argument(
+        "--rejudge", action="store_true",
+        help="judge the committed traces again with the current model (nothing contacted)",
+    )  # fmt: skip
     args = parser.parse_args()
     editions = list(args.edition)
     only = list(args.only) or (list(FAST) if args.fast else [])
     out = Path(args.out)
+    if args.rejudge:
+        changes = rejudge_committed(out, list(args.only), editions)
+        for line in changes:
+            sys.stdout.write(line + "\n")
+        sys.stdout.write(f"{len(changes)} verdicts changed\n")
+        return 0
     if args.check:
         committed = json.loads((out / "results.json").read_text(encoding="utf-8"))
         fresh = run(only, 1, None, editions)

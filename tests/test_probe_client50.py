@@ -269,9 +269,28 @@ def test_a_50_case_must_close_with_the_models_reason_code() -> None:
     bare = _case_evidence(case, [closed])
     assert _judge(cid, bare).verdict == "tolerated"  # DISCONNECT is a SHOULD
     kept = _case_evidence(case, [QUIET])
-    assert _judge(cid, kept).verdict == "violation"
+    # 4.13.1: a Server MUST close, a Client SHOULD (as the close judge of captures says)
+    judged = _judge(cid, kept)
+    assert judged.verdict == "tolerated" and "a Client SHOULD" in judged.message
     handed = _case_evidence(case, [_message(b"x", 0.21), closed])
     judged = _judge(cid, handed)
+    assert judged.verdict == "violation" and "handed" in judged.message
+
+
+def test_a_message_handed_on_is_tolerated_only_where_a_reading_keeps_the_packet() -> None:
+    from pubproof.probe.checks50_wire import alias, publish50_bytes
+
+    # Payload Format Indicator 1 with an FF payload: the receiver "MAY validate"
+    # (payload-utf8=accept keeps the packet), so handing it on is what that receiver does
+    case = publish50_bytes(0x30, b"t", properties=b"\x01\x01", payload=b"\xff")
+    handed = _case_evidence(case, [_message(b"\xff", 0.21), QUIET])
+    judged = _judge("wire.receive-payload-not-utf8", handed)
+    assert judged.verdict == "tolerated" and "payload-utf8=accept" in judged.message
+    # no reading keeps an alias of 0: handing it on stays a violation
+    zero = publish50_bytes(0x30, b"t", properties=alias(0))
+    judged = _judge(
+        "wire.receive-topic-alias-zero", _case_evidence(zero, [_message(b"x", 0.21), QUIET])
+    )
     assert judged.verdict == "violation" and "handed" in judged.message
 
 
@@ -287,7 +306,8 @@ def test_a_publish_beyond_the_clients_receive_maximum_must_close_it_0x93() -> No
     assert _judge("wire.receive-maximum-exceeded", good).verdict == "pass"
     kept = [*head, *flows, case, _from(_ack(PubRec, 3), 0.31), QUIET]
     judged = _judge("wire.receive-maximum-exceeded", kept)
-    assert judged.verdict == "violation" and judged.rule_verdicts["MQTT-3.3.4-9"] == "violation"
+    # reading on is tolerated of a 5.0 Client (4.13.1: it SHOULD close)
+    assert judged.verdict == "tolerated" and judged.rule_verdicts["MQTT-3.3.4-9"] == "tolerated"
     # the mutant: a PUBCOMP freed a unit before the third, which is then within the maximum
     freed = [*head, *flows, _to(_ack(PubRel, 1), 0.22), _from(encode_pubcomp(1), 0.23),
              case, _from(_ack(PubRec, 3), 0.31), QUIET]  # fmt: skip
