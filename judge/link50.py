@@ -362,12 +362,14 @@ class LinkJudge50(LinkJudge):
                 if by_judged
                 else (self.peer_aliases, self.judged_receives)
             )
-            result = aliases.receive(topic, alias, receiver.topic_alias_maximum)
-            if result.topic is None:
+            maximum = receiver.topic_alias_maximum
+            found, step = aliases.resolve(topic, alias, maximum)
+            if found is None:
                 self.topic = None
+                result = aliases.refusal(topic, alias, maximum, step)
                 assert result.reason_code is not None
                 return None, FlowOffence(result.rules[0], result.note, result.reason_code)
-            resolved = result.topic
+            resolved = found
         self.topic = resolved
         if by_judged != self.server:  # the client sends: what the Server declared binds it
             qos = fields.get("qos", 0)
