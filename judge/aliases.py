@@ -51,23 +51,26 @@ class AliasResult:
     note: str = ""
 
 
-#: RECEIVER_ALIAS by input, each a pair (the UNSET step, the SET step): an alias's state is
-#: whether the map holds it, so a PUBLISH costs no look-up keyed by enum members
-Steps = dict[AliasInInput, tuple[AliasStep, AliasStep]]
+#: RECEIVER_ALIAS by input (in AliasInInput's order), each a pair (the UNSET step, the SET
+#: step): an alias's state is whether the map holds it, so a PUBLISH costs no look-up keyed
+#: by enum members (whose hash is a Python call)
+Steps = tuple[tuple[AliasStep, AliasStep], ...]
 
 
 def by_input(table: Mapping[tuple[AliasIn, AliasInInput], AliasStep]) -> Steps:
     """The receiver's table, indexed for :meth:`TopicAliases.resolve`."""
-    return {
-        event: (table[AliasIn.UNSET, event], table[AliasIn.SET, event]) for event in AliasInInput
-    }
+    return tuple((table[AliasIn.UNSET, event], table[AliasIn.SET, event]) for event in AliasInInput)
 
 
 #: the table read once (the tests' mutants replace it with a mutated table's)
 STEPS = by_input(RECEIVER_ALIAS)
+_INPUT = {event: i for i, event in enumerate(AliasInInput)}
+_TOPIC_AND_ALIAS, _ALIAS_ONLY = (
+    _INPUT[AliasInInput.TOPIC_AND_ALIAS],
+    _INPUT[AliasInInput.ALIAS_ONLY],
+)
+_ALIAS_INVALID = _INPUT[AliasInInput.ALIAS_INVALID]
 _SET_MAPPING, _RESOLVE = AliasInAction.SET_MAPPING, AliasInAction.RESOLVE
-_TOPIC_AND_ALIAS, _ALIAS_ONLY = AliasInInput.TOPIC_AND_ALIAS, AliasInInput.ALIAS_ONLY
-_ALIAS_INVALID = AliasInInput.ALIAS_INVALID
 
 
 class TopicAliases:
