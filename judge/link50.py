@@ -119,6 +119,10 @@ class FlowOffence:
     reason_code: int
 
 
+#: a PUBLISH with its topic resolved, or (None) the offence its receiver must close for
+Resolution = tuple[Mapping[str, Any] | None, FlowOffence | None]
+
+
 # -- the 5.0 tables, compiled once -----------------------------------------------------------
 
 
@@ -348,11 +352,12 @@ class LinkJudge50(LinkJudge):
 
     # -- the checks a PUBLISH meets before any flow ----------------------------------------
 
-    def _resolve50(
-        self, fields: Mapping[str, Any], by_judged: bool
-    ) -> tuple[Mapping[str, Any] | None, FlowOffence | None]:
+    def resolve50(self, fields: Mapping[str, Any], by_judged: bool) -> Resolution:
         """The PUBLISH with its topic resolved, or the offence that makes its receiver
-        close (the alias, then what the Server declared)."""
+        close (the alias, then what the Server declared); :attr:`topic` is set. Two judges
+        of one connection that share the direction's alias map (:class:`~pubproof.judge.
+        ends.BothEnds`) resolve a PUBLISH once: the sender's judge (``by_judged``), for
+        both."""
         topic = fields.get("topic") or ""
         alias = topic_alias(fields)
         resolved = topic
@@ -417,7 +422,7 @@ class LinkJudge50(LinkJudge):
         packet's 5.0 description; ``index``: its position in the evidence)."""
         self.offence = None
         if kind == "PUBLISH":
-            self._peer_publishes50(fields, index)
+            self.peer_publishes(fields, self.resolve50(fields, by_judged=False), index)
             return
         self.topic = None
         if kind in _TX_ACK:
@@ -429,8 +434,10 @@ class LinkJudge50(LinkJudge):
         elif kind == "CONNACK":
             self._connack50(fields, [], index)
 
-    def _peer_publishes50(self, fields: Mapping[str, Any], index: int) -> None:
-        resolved, offence = self._resolve50(fields, by_judged=False)
+    def peer_publishes(self, fields: Mapping[str, Any], resolution: Resolution, index: int) -> None:
+        """The peer sent a PUBLISH: :meth:`peer_sent` with the PUBLISH's ``resolution``
+        (:meth:`resolve50`, this judge's or its sharing twin's); sets :attr:`offence`."""
+        resolved, offence = resolution
         if resolved is None:
             self.offence = offence
             self._unanswered(fields, by_judged=False)
@@ -569,7 +576,7 @@ class LinkJudge50(LinkJudge):
         """A packet the judged end sent its peer; findings about it go to ``found``."""
         self.offence = None
         if kind == "PUBLISH":
-            self._judged_publishes50(fields, found, index)
+            self.judged_publishes(fields, self.resolve50(fields, by_judged=True), found)
             return
         self.topic = None
         if kind in _TX_ACK:
@@ -581,10 +588,12 @@ class LinkJudge50(LinkJudge):
         elif kind == "CONNACK":
             self._connack50(fields, found, index)
 
-    def _judged_publishes50(
-        self, fields: Mapping[str, Any], found: list[Finding], index: int
+    def judged_publishes(
+        self, fields: Mapping[str, Any], resolution: Resolution, found: list[Finding]
     ) -> None:
-        resolved, offence = self._resolve50(fields, by_judged=True)
+        """The judged end sent a PUBLISH: :meth:`judged_sent` with its ``resolution``
+        (:meth:`resolve50`); sets :attr:`offence`."""
+        resolved, offence = resolution
         if resolved is None:
             assert offence is not None
             self.offence = offence
