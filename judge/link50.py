@@ -448,7 +448,8 @@ class LinkJudge50(LinkJudge):
         judged_rx = self.judged_rx
         state = judged_rx.get(packet_id, R_FREE)
         if state == R_FREE and packet_id not in self.peer_tx:  # a new message
-            maximum = self.judged_receives.receive_maximum
+            negotiated = self.negotiated  # judged_receives, inlined
+            maximum = (negotiated.server if self.server else negotiated.client).receive_maximum
             over = len(self.peer_quota) >= maximum
             entry = _TX_PUBLISH[qos][S_FREE]
             self.peer_tx[packet_id] = entry.next
@@ -619,7 +620,8 @@ class LinkJudge50(LinkJudge):
     ) -> bool:
         """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
         peer's Receive Maximum."""
-        resent = self._pay("PUBLISH", packet_id)
+        # _pay, its look-up first: a re-send owed is rare
+        resent = self._pay("PUBLISH", packet_id) if ("PUBLISH", packet_id) in self.owed else None
         if resent is not None:
             assert resent.packet is not None
             if not fields["dup"]:
@@ -655,7 +657,8 @@ class LinkJudge50(LinkJudge):
         assert entry.defined
         over = False
         if entry.takes_quota:
-            maximum = self.peer_receives.receive_maximum
+            negotiated = self.negotiated  # peer_receives, inlined
+            maximum = (negotiated.client if self.server else negotiated.server).receive_maximum
             if len(self.judged_quota) >= maximum:
                 over = True
                 rule = QUOTA_SERVER if self.server else QUOTA_CLIENT
