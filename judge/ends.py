@@ -33,7 +33,7 @@ from typing import Any
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge
-from pubproof.judge.link50 import FlowOffence, LinkJudge50
+from pubproof.judge.link50 import ACKS, FlowOffence, LinkJudge50
 from pubproof.model.editions import Edition, Limits
 
 SERVER, CLIENT = "server", "client"
@@ -178,6 +178,15 @@ class BothEnds:
             receiver.peer_publishes(fields, resolution, 0)
             sender.offence = None
             sender.judged_publishes(fields, resolution, found)
+        elif kind in ACKS or kind == "PUBREL":
+            # peer_sent and judged_sent without their dispatch (once per acknowledgement)
+            receiver.offence = receiver.topic = sender.offence = sender.topic = None
+            if kind == "PUBREL":
+                receiver.peer_pubrel(fields, 0)
+                sender.judged_pubrel(fields, found)
+            else:
+                receiver.peer_acks(kind, fields, 0)
+                sender.judged_acks(kind, fields, found)
         else:
             receiver.peer_sent(kind, fields)
             sender.judged_sent(kind, fields, found)

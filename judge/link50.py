@@ -220,6 +220,8 @@ _RX_REFUSED = {1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED], 2: RECEIVER50[RI.PUBLISH_
 _RX_OVER = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
 _RX_PUBREL = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
 _RESUMED = "the re-send the resumed session owes"
+#: the acknowledgements of :meth:`LinkJudge50.peer_acks` and :meth:`LinkJudge50.judged_acks`
+ACKS = frozenset(_TX_ACK)
 
 
 def _code(fields: Mapping[str, Any]) -> int:
@@ -426,9 +428,9 @@ class LinkJudge50(LinkJudge):
             return
         self.topic = None
         if kind in _TX_ACK:
-            self._peer_acks50(kind, fields, index)
+            self.peer_acks(kind, fields, index)
         elif kind == "PUBREL":
-            self._judged_receives_pubrel(fields, index)
+            self.peer_pubrel(fields, index)
         elif kind == "CONNECT":
             self._connect50(fields)
         elif kind == "CONNACK":
@@ -516,11 +518,15 @@ class LinkJudge50(LinkJudge):
         else:
             states[packet_id] = nxt
 
-    def _judged_receives_pubrel(self, fields: Mapping[str, Any], index: int) -> None:
+    def peer_pubrel(self, fields: Mapping[str, Any], index: int) -> None:
+        """The peer sent a PUBREL (:meth:`peer_sent`, its dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
         judged_rx = self.judged_rx
-        entry = _RX_PUBREL[is_error(_code(fields))][judged_rx.get(packet_id, R_FREE)]
+        code = fields.get("reason_code")  # _code, inlined
+        entry = _RX_PUBREL[is_error(code if isinstance(code, int) else 0)][
+            judged_rx.get(packet_id, R_FREE)
+        ]
         assert entry is not None and entry.defined
         owed_now = self.owed
         for reply, code in entry.replies:
@@ -540,10 +546,14 @@ class LinkJudge50(LinkJudge):
         else:
             judged_rx[packet_id] = entry.next
 
-    def _peer_acks50(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
+    def peer_acks(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
+        """The peer sent a PUBACK, PUBREC or PUBCOMP (:meth:`peer_sent`, its dispatch
+        done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        code = _code(fields)
+        code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
+        if not isinstance(code, int):
+            code = 0
         error = is_error(code)
         flow = self.judged_tx.get(packet_id)
         entry = _TX_ACK[kind][error][S_FREE if flow is None else flow.state]
@@ -581,9 +591,9 @@ class LinkJudge50(LinkJudge):
             return
         self.topic = None
         if kind in _TX_ACK:
-            self._judged_acks50(kind, fields, found)
+            self.judged_acks(kind, fields, found)
         elif kind == "PUBREL":
-            self._judged_pubrel50(fields, found)
+            self.judged_pubrel(fields, found)
         elif kind == "CONNECT":
             self._connect50(fields)
         elif kind == "CONNACK":
@@ -697,10 +707,13 @@ class LinkJudge50(LinkJudge):
             else:
                 self.peer_rx[packet_id] = entry.next
 
-    def _judged_pubrel50(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
+    def judged_pubrel(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
+        """The judged end sent a PUBREL (:meth:`judged_sent`, its dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        code = _code(fields)
+        code = fields.get("reason_code")  # _code, inlined
+        if not isinstance(code, int):
+            code = 0
         if self._pay("PUBREL", packet_id) is None:
             flow = self.judged_tx.get(packet_id)
             what = f"PUBREL {packet_id}"
@@ -725,10 +738,14 @@ class LinkJudge50(LinkJudge):
         assert entry is not None and entry.defined
         self._move_rx(self.peer_rx, packet_id, entry.next)
 
-    def _judged_acks50(self, kind: str, fields: Mapping[str, Any], found: list[Finding]) -> None:
+    def judged_acks(self, kind: str, fields: Mapping[str, Any], found: list[Finding]) -> None:
+        """The judged end sent a PUBACK, PUBREC or PUBCOMP (:meth:`judged_sent`, its
+        dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        code = _code(fields)
+        code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
+        if not isinstance(code, int):
+            code = 0
         error = is_error(code)
         owed = self._pay(kind, packet_id)
         if owed is not None:

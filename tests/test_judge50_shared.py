@@ -1,10 +1,11 @@
 """BothEnds in MQTT 5.0 resolves each PUBLISH once, through the Topic Alias map its two
-judges share for the direction: the same findings, topics, offences and judge states as two
-LinkJudge50 fed apart, each resolving through its own map (``peer_sent`` and
-``judged_sent``, the probe's way). Random streams of faulty traffic: aliases out of bounds
-and unknown, QoS above Maximum QoS, RETAIN without Retain Available, Receive Maximum
-exceeded, error Reason Codes, reconnections with and without a session; and each mutant of
-the shared path fails them."""
+judges share for the direction, and hands each acknowledgement and PUBREL to the judges'
+per-kind methods without their dispatch: the same findings, topics, offences and judge
+states as two LinkJudge50 fed apart, each resolving through its own map (``peer_sent``
+and ``judged_sent``, the probe's way). Random streams of faulty traffic: aliases out of
+bounds and unknown, QoS above Maximum QoS, RETAIN without Retain Available, Receive
+Maximum exceeded, error Reason Codes, reconnections with and without a session; and each
+mutant of the shared path fails them."""
 
 from __future__ import annotations
 
@@ -177,22 +178,27 @@ def resolved_by_the_receiver() -> Iterator[None]:
 _TWINS: dict[int, Any] = {}  # a judge of BothEnds -> the other
 
 
-@contextmanager
-def receiver_offence_kept() -> Iterator[None]:
-    # the shared path does not clear the receiver's offence of an earlier packet
-    feed = BothEnds.feed
+def receiver_offence_kept(kinds: frozenset[str]) -> Callable[[], Any]:
+    """The shared path does not clear the receiver's offence of an earlier packet when it
+    is handed one of ``kinds``."""
 
-    def feeding(self: BothEnds, direction: str, fields: Mapping[str, Any]) -> list[Finding]:
-        receiver = self.of_server if direction == C2S else self.of_client
-        assert isinstance(receiver, LinkJudge50)
-        kept = receiver.offence
-        found = feed(self, direction, fields)
-        if fields["type"] == "PUBLISH" and receiver.offence is None:
-            receiver.offence = kept
-        return found
+    @contextmanager
+    def mutant() -> Iterator[None]:
+        feed = BothEnds.feed
 
-    with patched(BothEnds, "feed", feeding):
-        yield
+        def feeding(self: BothEnds, direction: str, fields: Mapping[str, Any]) -> list[Finding]:
+            receiver = self.of_server if direction == C2S else self.of_client
+            assert isinstance(receiver, LinkJudge50)
+            kept = receiver.offence
+            found = feed(self, direction, fields)
+            if fields["type"] in kinds and receiver.offence is None:
+                receiver.offence = kept
+            return found
+
+        with patched(BothEnds, "feed", feeding):
+            yield
+
+    return mutant
 
 
 @contextmanager
@@ -208,7 +214,12 @@ def patched(owner: Any, name: str, value: object) -> Iterator[None]:
 MUTANTS: dict[str, Callable[[], Any]] = {
     "each judge its own map, one resolution": maps_not_shared,
     "the receiver's judge resolves as the sender": resolved_by_the_receiver,
-    "the receiver's offence not cleared": receiver_offence_kept,
+    "the receiver's offence not cleared by a PUBLISH": receiver_offence_kept(
+        frozenset({"PUBLISH"})
+    ),
+    "the receiver's offence not cleared by an acknowledgement or PUBREL": receiver_offence_kept(
+        frozenset({"PUBACK", "PUBREC", "PUBREL", "PUBCOMP"})
+    ),
 }
 
 
