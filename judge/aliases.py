@@ -12,6 +12,7 @@ the receiver's Topic Alias Maximum); every mapping goes with the connection
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pubproof.model import wire_rules as R
@@ -23,6 +24,7 @@ from pubproof.model.topic_alias import (
     AliasIn,
     AliasInAction,
     AliasInInput,
+    AliasStep,
 )
 
 V50 = Edition.V50
@@ -49,6 +51,28 @@ class AliasResult:
     note: str = ""
 
 
+#: RECEIVER_ALIAS by input (in AliasInInput's order), each a pair (the UNSET step, the SET
+#: step): an alias's state is whether the map holds it, so a PUBLISH costs no look-up keyed
+#: by enum members (whose hash is a Python call)
+Steps = tuple[tuple[AliasStep, AliasStep], ...]
+
+
+def by_input(table: Mapping[tuple[AliasIn, AliasInInput], AliasStep]) -> Steps:
+    """The receiver's table, indexed for :meth:`TopicAliases.resolve`."""
+    return tuple((table[AliasIn.UNSET, event], table[AliasIn.SET, event]) for event in AliasInInput)
+
+
+#: the table read once (the tests' mutants replace it with a mutated table's)
+STEPS = by_input(RECEIVER_ALIAS)
+_INPUT = {event: i for i, event in enumerate(AliasInInput)}
+_TOPIC_AND_ALIAS, _ALIAS_ONLY = (
+    _INPUT[AliasInInput.TOPIC_AND_ALIAS],
+    _INPUT[AliasInInput.ALIAS_ONLY],
+)
+_ALIAS_INVALID = _INPUT[AliasInInput.ALIAS_INVALID]
+_SET_MAPPING, _RESOLVE = AliasInAction.SET_MAPPING, AliasInAction.RESOLVE
+
+
 class TopicAliases:
     """One direction's Topic Alias map (the receiver's), for one connection at a time."""
 
@@ -67,36 +91,55 @@ class TopicAliases:
     def receive(self, topic: str, alias: int | None, maximum: int) -> AliasResult:
         """A PUBLISH with ``topic`` (possibly empty) and ``alias`` (None: no Topic Alias)
         arrives at a receiver whose Topic Alias Maximum is ``maximum``."""
+        resolved, step = self.resolve(topic, alias, maximum)
+        if resolved is None:
+            return self.refusal(topic, alias, maximum, step)
+        return AliasResult(resolved, () if step is None else step.rules)
+
+    def resolve(
+        self, topic: str, alias: int | None, maximum: int
+    ) -> tuple[str | None, AliasStep | None]:
+        """:meth:`receive` without its result: the topic name the PUBLISH stands for (None:
+        the receiver must close, :meth:`refusal` says why) and the table's step (None: no
+        Topic Alias). The judges call it once per PUBLISH."""
         if alias is None:
-            if topic:
-                return AliasResult(topic)
+            return topic or None, None
+        if not 1 <= alias <= maximum:
+            event = _ALIAS_INVALID
+        elif topic:
+            event = _TOPIC_AND_ALIAS
+        else:
+            event = _ALIAS_ONLY
+        mapping = self.mapping
+        step = STEPS[event][alias in mapping]
+        resolved = topic
+        for action in step.actions:
+            if action is _SET_MAPPING:
+                mapping[alias] = topic
+            elif action is _RESOLVE:
+                resolved = mapping[alias]
+            elif action in _CODE:
+                return None, step
+        return resolved, step
+
+    @staticmethod
+    def refusal(topic: str, alias: int | None, maximum: int, step: AliasStep | None) -> AliasResult:
+        """Why a PUBLISH :meth:`resolve` resolved to None makes its receiver close: the
+        DISCONNECT Reason Code of the table's ``step``, the rules, a note."""
+        if alias is None or step is None:
             return AliasResult(
                 None, (TOPIC_OR_ALIAS,), PROTOCOL_ERROR,
                 "an empty topic name and no Topic Alias",
             )  # fmt: skip
+        action = next(a for a in step.actions if a in _CODE)
+        rules = step.rules
         if not 1 <= alias <= maximum:
-            event = AliasInInput.ALIAS_INVALID
-        elif topic:
-            event = AliasInInput.TOPIC_AND_ALIAS
+            # the table cites both bounds; the finding cites the one broken
+            rules = (ALIAS_ZERO,) if alias == 0 else (ALIAS_ABOVE_MAXIMUM,)
+        if alias == 0:
+            note = "the Topic Alias is 0"
+        elif alias > maximum:
+            note = f"the Topic Alias {alias} is above the receiver's maximum {maximum}"
         else:
-            event = AliasInInput.ALIAS_ONLY
-        step = RECEIVER_ALIAS[AliasIn.SET if alias in self.mapping else AliasIn.UNSET, event]
-        resolved = topic
-        for action in step.actions:
-            if action is AliasInAction.SET_MAPPING:
-                self.mapping[alias] = topic
-            elif action is AliasInAction.RESOLVE:
-                resolved = self.mapping[alias]
-            elif action in _CODE:
-                rules = step.rules
-                if event is AliasInInput.ALIAS_INVALID:
-                    # the table cites both bounds; the finding cites the one broken
-                    rules = (ALIAS_ZERO,) if alias == 0 else (ALIAS_ABOVE_MAXIMUM,)
-                if alias == 0:
-                    note = "the Topic Alias is 0"
-                elif alias > maximum:
-                    note = f"the Topic Alias {alias} is above the receiver's maximum {maximum}"
-                else:
-                    note = "an empty topic name with an alias the receiver has no mapping for"
-                return AliasResult(None, rules, _CODE[action], note)
-        return AliasResult(resolved, step.rules)
+            note = "an empty topic name with an alias the receiver has no mapping for"
+        return AliasResult(None, rules, _CODE[action], note)

@@ -33,7 +33,7 @@ from typing import Any
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge
-from pubproof.judge.link50 import FlowOffence, LinkJudge50
+from pubproof.judge.link50 import ACKS, FlowOffence, LinkJudge50
 from pubproof.model.editions import Edition, Limits
 
 SERVER, CLIENT = "server", "client"
@@ -59,7 +59,7 @@ class BothEnds:
     """Feed the packets of one connection in capture order; each call returns the findings
     about the packet's sender."""
 
-    __slots__ = ("clean_session", "of_client", "of_server", "offence", "topic")
+    __slots__ = ("clean_session", "of_client", "of_server", "offence", "topic", "v50")
 
     def __init__(self, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.clean_session: bool | None = None  # from CONNECT; None until it is seen
@@ -73,6 +73,7 @@ class BothEnds:
         #: MQTT 5.0, after each packet fed: what its receiver must close for (and the
         #: DISCONNECT Reason Code the model calls for), for the close judge
         self.offence: FlowOffence | None = None
+        self.v50 = False  # two LinkJudge50
         if edition is Edition.V50:
             self.edition = edition
 
@@ -88,12 +89,18 @@ class BothEnds:
     def edition(self, value: Edition) -> None:
         if value is Edition.V50:
             if not isinstance(self.of_server, LinkJudge50):
-                self.of_server = LinkJudge50(SERVER, SERVER, server=True)
-                self.of_client = LinkJudge50(CLIENT, CLIENT, server=False)
+                self.of_server = server = LinkJudge50(SERVER, SERVER, server=True)
+                self.of_client = client = LinkJudge50(CLIENT, CLIENT, server=False)
+                # one Topic Alias map per direction, as its receiver holds it, for both
+                # judges: a PUBLISH is resolved once, by its sender's judge (_feed50)
+                client.judged_aliases = server.peer_aliases  # c2s
+                client.peer_aliases = server.judged_aliases  # s2c
+                self.v50 = True
             return
         if isinstance(self.of_server, LinkJudge50):
             self.of_server = LinkJudge(SERVER, SERVER)
             self.of_client = LinkJudge(CLIENT, CLIENT)
+            self.v50 = False
         self.v311 = value is Edition.V311
 
     @property
@@ -126,7 +133,7 @@ class BothEnds:
         """Judge one packet (``fields``: ``P`` or a control packet's fields) sent ``c2s``
         or ``s2c``; the findings are about its sender."""
         kind = fields.get("type")
-        if isinstance(self.of_server, LinkJudge50):
+        if self.v50:
             return self._feed50(direction, kind, fields)
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_session"))
@@ -162,9 +169,27 @@ class BothEnds:
             if direction == C2S
             else (self.of_server, self.of_client)
         )
-        receiver.peer_sent(kind, fields)
-        sender.judged_sent(kind, fields, found)
-        assert isinstance(sender, LinkJudge50)
+        assert isinstance(sender, LinkJudge50) and isinstance(receiver, LinkJudge50)
+        if kind == "PUBLISH":
+            # peer_sent and judged_sent, the topic resolved once through the map the two
+            # judges share (the receiver's judge would resolve it alike)
+            resolution = sender.resolve50(fields, by_judged=True)
+            receiver.offence, receiver.topic = None, sender.topic
+            receiver.peer_publishes(fields, resolution, 0)
+            sender.offence = None
+            sender.judged_publishes(fields, resolution, found)
+        elif kind in ACKS or kind == "PUBREL":
+            # peer_sent and judged_sent without their dispatch (once per acknowledgement)
+            receiver.offence = receiver.topic = sender.offence = sender.topic = None
+            if kind == "PUBREL":
+                receiver.peer_pubrel(fields, 0)
+                sender.judged_pubrel(fields, found)
+            else:
+                receiver.peer_acks(kind, fields, 0)
+                sender.judged_acks(kind, fields, found)
+        else:
+            receiver.peer_sent(kind, fields)
+            sender.judged_sent(kind, fields, found)
         self.topic = sender.topic
         self.offence = sender.offence
         return found

@@ -119,6 +119,10 @@ class FlowOffence:
     reason_code: int
 
 
+#: a PUBLISH with its topic resolved, or (None) the offence its receiver must close for
+Resolution = tuple[Mapping[str, Any] | None, FlowOffence | None]
+
+
 # -- the 5.0 tables, compiled once -----------------------------------------------------------
 
 
@@ -216,6 +220,8 @@ _RX_REFUSED = {1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED], 2: RECEIVER50[RI.PUBLISH_
 _RX_OVER = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
 _RX_PUBREL = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
 _RESUMED = "the re-send the resumed session owes"
+#: the acknowledgements of :meth:`LinkJudge50.peer_acks` and :meth:`LinkJudge50.judged_acks`
+ACKS = frozenset(_TX_ACK)
 
 
 def _code(fields: Mapping[str, Any]) -> int:
@@ -348,33 +354,39 @@ class LinkJudge50(LinkJudge):
 
     # -- the checks a PUBLISH meets before any flow ----------------------------------------
 
-    def _resolve50(
-        self, fields: Mapping[str, Any], by_judged: bool
-    ) -> tuple[Mapping[str, Any] | None, FlowOffence | None]:
+    def resolve50(self, fields: Mapping[str, Any], by_judged: bool) -> Resolution:
         """The PUBLISH with its topic resolved, or the offence that makes its receiver
-        close (the alias, then what the Server declared)."""
+        close (the alias, then what the Server declared); :attr:`topic` is set. Two judges
+        of one connection that share the direction's alias map (:class:`~pubproof.judge.
+        ends.BothEnds`) resolve a PUBLISH once: the sender's judge (``by_judged``), for
+        both."""
         topic = fields.get("topic") or ""
         alias = topic_alias(fields)
         resolved = topic
+        negotiated = self.negotiated
         if alias is not None or not topic:
-            aliases, receiver = (
-                (self.judged_aliases, self.peer_receives)
-                if by_judged
-                else (self.peer_aliases, self.judged_receives)
-            )
-            result = aliases.receive(topic, alias, receiver.topic_alias_maximum)
-            if result.topic is None:
+            # the receiver's map and what it declared (peer_receives or judged_receives)
+            if by_judged:
+                aliases = self.judged_aliases
+                receiver = negotiated.client if self.server else negotiated.server
+            else:
+                aliases = self.peer_aliases
+                receiver = negotiated.server if self.server else negotiated.client
+            maximum = receiver.topic_alias_maximum
+            found, step = aliases.resolve(topic, alias, maximum)
+            if found is None:
                 self.topic = None
+                result = aliases.refusal(topic, alias, maximum, step)
                 assert result.reason_code is not None
                 return None, FlowOffence(result.rules[0], result.note, result.reason_code)
-            resolved = result.topic
+            resolved = found
         self.topic = resolved
         if by_judged != self.server:  # the client sends: what the Server declared binds it
             qos = fields.get("qos", 0)
-            if isinstance(qos, int) and qos > self.negotiated.maximum_qos:
-                note = f"QoS {qos} is above the Server's Maximum QoS {self.negotiated.maximum_qos}"
+            if isinstance(qos, int) and qos > negotiated.maximum_qos:
+                note = f"QoS {qos} is above the Server's Maximum QoS {negotiated.maximum_qos}"
                 return None, FlowOffence(MAXIMUM_QOS, note, QOS_NOT_SUPPORTED)
-            if fields.get("retain") and not self.negotiated.retain_available:
+            if fields.get("retain") and not negotiated.retain_available:
                 note = "RETAIN 1, and the Server declared Retain Available 0"
                 return None, FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
         if resolved == topic:
@@ -411,21 +423,23 @@ class LinkJudge50(LinkJudge):
         """A packet the peer sent the judged end (``fields``: the 5.0 ``P`` or a control
         packet's 5.0 description; ``index``: its position in the evidence)."""
         self.offence = None
-        if kind != "PUBLISH":
-            self.topic = None
-        if kind == "CONNECT":
+        if kind == "PUBLISH":
+            self.peer_publishes(fields, self.resolve50(fields, by_judged=False), index)
+            return
+        self.topic = None
+        if kind in _TX_ACK:
+            self.peer_acks(kind, fields, index)
+        elif kind == "PUBREL":
+            self.peer_pubrel(fields, index)
+        elif kind == "CONNECT":
             self._connect50(fields)
         elif kind == "CONNACK":
             self._connack50(fields, [], index)
-        elif kind == "PUBLISH":
-            self._peer_publishes50(fields, index)
-        elif kind == "PUBREL":
-            self._judged_receives_pubrel(fields, index)
-        elif kind in _TX_ACK:
-            self._peer_acks50(kind, fields, index)
 
-    def _peer_publishes50(self, fields: Mapping[str, Any], index: int) -> None:
-        resolved, offence = self._resolve50(fields, by_judged=False)
+    def peer_publishes(self, fields: Mapping[str, Any], resolution: Resolution, index: int) -> None:
+        """The peer sent a PUBLISH: :meth:`peer_sent` with the PUBLISH's ``resolution``
+        (:meth:`resolve50`, this judge's or its sharing twin's); sets :attr:`offence`."""
+        resolved, offence = resolution
         if resolved is None:
             self.offence = offence
             self._unanswered(fields, by_judged=False)
@@ -433,9 +447,12 @@ class LinkJudge50(LinkJudge):
         qos, packet_id = resolved.get("qos"), resolved.get("packet_id")
         if qos not in (1, 2) or not isinstance(packet_id, int):
             return  # QoS 0 owes nothing and touches no identifier
-        state = self.judged_rx.get(packet_id, R_FREE)
-        if packet_id not in self.peer_tx and state == R_FREE:  # a new message
-            over = len(self.peer_quota) >= self.judged_receives.receive_maximum
+        judged_rx = self.judged_rx
+        state = judged_rx.get(packet_id, R_FREE)
+        if state == R_FREE and packet_id not in self.peer_tx:  # a new message
+            negotiated = self.negotiated  # judged_receives, inlined
+            maximum = (negotiated.server if self.server else negotiated.client).receive_maximum
+            over = len(self.peer_quota) >= maximum
             entry = _TX_PUBLISH[qos][S_FREE]
             self.peer_tx[packet_id] = entry.next
             if entry.takes_quota:
@@ -445,21 +462,31 @@ class LinkJudge50(LinkJudge):
                 disconnect = _RX_OVER[state]
                 assert disconnect is not None and disconnect.disconnect is not None
                 rule = QUOTA_CLIENT if self.server else QUOTA_SERVER
-                note = self._over(self.judged_receives.receive_maximum)
-                self.offence = FlowOffence(rule, note, disconnect.disconnect)
+                self.offence = FlowOffence(rule, self._over(maximum), disconnect.disconnect)
                 return
-        table = _RX_PUBLISH[qos]
-        received = table[state]
+        received = _RX_PUBLISH[qos][state]
         assert received is not None
         if not received.defined:
             return  # the judged end's own judgement of its peer: not this judge's
         if qos == 2:
             self.refusable[packet_id] = state
+        owed_now = self.owed
         for reply, code in received.replies:
-            self._owe(
-                reply, packet_id, self._answer(reply, packet_id, code, received, index, resolved)
+            # _answer's _NOTHING and _owe, inlined: once per QoS 1 and 2 PUBLISH
+            owed = (
+                self._answer(reply, packet_id, code, received, index, resolved)
+                if self.keep or code
+                else _NOTHING
             )
-        self._move_rx(self.judged_rx, packet_id, received.next)
+            queue = owed_now.get((reply, packet_id))
+            if queue is None:
+                owed_now[reply, packet_id] = [owed]
+            else:
+                queue.append(owed)
+        if received.next == R_FREE:  # _move_rx, inlined
+            judged_rx.pop(packet_id, None)
+        else:
+            judged_rx[packet_id] = received.next
 
     def _answer(
         self,
@@ -491,29 +518,54 @@ class LinkJudge50(LinkJudge):
         else:
             states[packet_id] = nxt
 
-    def _judged_receives_pubrel(self, fields: Mapping[str, Any], index: int) -> None:
+    def peer_pubrel(self, fields: Mapping[str, Any], index: int) -> None:
+        """The peer sent a PUBREL (:meth:`peer_sent`, its dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        entry = _RX_PUBREL[is_error(_code(fields))][self.judged_rx.get(packet_id, R_FREE)]
+        judged_rx = self.judged_rx
+        code = fields.get("reason_code")  # _code, inlined
+        entry = _RX_PUBREL[is_error(code if isinstance(code, int) else 0)][
+            judged_rx.get(packet_id, R_FREE)
+        ]
         assert entry is not None and entry.defined
+        owed_now = self.owed
         for reply, code in entry.replies:
-            self._owe(reply, packet_id, self._answer(reply, packet_id, code, entry, index, fields))
-        self._move_rx(self.judged_rx, packet_id, entry.next)
+            # _answer's _NOTHING and _owe, inlined: once per PUBREL
+            owed = (
+                self._answer(reply, packet_id, code, entry, index, fields)
+                if self.keep or code
+                else _NOTHING
+            )
+            queue = owed_now.get((reply, packet_id))
+            if queue is None:
+                owed_now[reply, packet_id] = [owed]
+            else:
+                queue.append(owed)
+        if entry.next == R_FREE:  # _move_rx, inlined
+            judged_rx.pop(packet_id, None)
+        else:
+            judged_rx[packet_id] = entry.next
 
-    def _peer_acks50(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
+    def peer_acks(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
+        """The peer sent a PUBACK, PUBREC or PUBCOMP (:meth:`peer_sent`, its dispatch
+        done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        code = _code(fields)
+        code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
+        if not isinstance(code, int):
+            code = 0
+        error = is_error(code)
         flow = self.judged_tx.get(packet_id)
-        entry = _TX_ACK[kind][is_error(code)][S_FREE if flow is None else flow.state]
-        if kind != "PUBCOMP" and is_error(code):
+        entry = _TX_ACK[kind][error][S_FREE if flow is None else flow.state]
+        if error and kind != "PUBCOMP":
             self._refused50(kind, packet_id, self.peer_rx, self.peer_refusable)
         if not entry.defined:
             return
         if entry.pubrel_code is not None:
             # PUBREL 0x00 after a PUBREC below 0x80; 0x92 to a PUBREC for no flow
             packet = {"type": "PUBREL", "packet_id": packet_id, "reason_code": entry.pubrel_code}
-            why = f"the answer to {kind} 0x{code:02X}"
+            # why it is owed: kept for a live peer only (_owed)
+            why = f"the answer to {kind} 0x{code:02X}" if self.keep else ""
             self._owe("PUBREL", packet_id, self._owed(packet, entry.rules, index, why))
         if entry.releases_quota:
             self.judged_quota.discard(packet_id)
@@ -521,7 +573,7 @@ class LinkJudge50(LinkJudge):
             return
         if entry.next == S_FREE:
             del self.judged_tx[packet_id]
-            if is_error(code) and kind != "PUBCOMP":
+            if error and kind != "PUBCOMP":
                 # [MQTT-4.4.0-2] "treated as acknowledged, and MUST NOT be retransmitted"
                 self.ended[packet_id] = _Ended(kind, code, flow.message)
         else:
@@ -534,23 +586,25 @@ class LinkJudge50(LinkJudge):
     ) -> None:
         """A packet the judged end sent its peer; findings about it go to ``found``."""
         self.offence = None
-        if kind != "PUBLISH":
-            self.topic = None
-        if kind == "CONNECT":
+        if kind == "PUBLISH":
+            self.judged_publishes(fields, self.resolve50(fields, by_judged=True), found)
+            return
+        self.topic = None
+        if kind in _TX_ACK:
+            self.judged_acks(kind, fields, found)
+        elif kind == "PUBREL":
+            self.judged_pubrel(fields, found)
+        elif kind == "CONNECT":
             self._connect50(fields)
         elif kind == "CONNACK":
             self._connack50(fields, found, index)
-        elif kind == "PUBLISH":
-            self._judged_publishes50(fields, found, index)
-        elif kind == "PUBREL":
-            self._judged_pubrel50(fields, found)
-        elif kind in _TX_ACK:
-            self._judged_acks50(kind, fields, found)
 
-    def _judged_publishes50(
-        self, fields: Mapping[str, Any], found: list[Finding], index: int
+    def judged_publishes(
+        self, fields: Mapping[str, Any], resolution: Resolution, found: list[Finding]
     ) -> None:
-        resolved, offence = self._resolve50(fields, by_judged=True)
+        """The judged end sent a PUBLISH: :meth:`judged_sent` with its ``resolution``
+        (:meth:`resolve50`); sets :attr:`offence`."""
+        resolved, offence = resolution
         if resolved is None:
             assert offence is not None
             self.offence = offence
@@ -565,53 +619,60 @@ class LinkJudge50(LinkJudge):
             over = self._judged_flow50(resolved, packet_id, found)
         self._peer_receives50(resolved, packet_id, over, found)
 
+    def _about(
+        self, found: list[Finding], verdict: str, fields: Mapping[str, Any], note: str, *rules: str
+    ) -> None:
+        """A finding about the PUBLISH ``fields``, described only now (a finding is rare)."""
+        self._found(found, verdict, f"{describe(fields)}: {note}", *rules)
+
     def _judged_flow50(
         self, fields: Mapping[str, Any], packet_id: int, found: list[Finding]
     ) -> bool:
         """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
         peer's Receive Maximum."""
-        what = _Described(fields)
-        resent = self._pay("PUBLISH", packet_id)
+        # _pay, its look-up first: a re-send owed is rare
+        resent = self._pay("PUBLISH", packet_id) if ("PUBLISH", packet_id) in self.owed else None
         if resent is not None:
             assert resent.packet is not None
             if not fields["dup"]:
-                self._found(found, VIOLATION, f"{what}: re-sent with DUP 0", RESENT_DUP)
+                self._about(found, VIOLATION, fields, "re-sent with DUP 0", RESENT_DUP)
             if not same_message(fields, resent.packet):
-                self._found(found, VIOLATION, f"{what}: the re-send is not the original", RESEND)
+                self._about(found, VIOLATION, fields, "the re-send is not the original", RESEND)
             return False
         flow = self.judged_tx.get(packet_id)
         if flow is not None:
             if not same_message(fields, flow.message):
                 entry = _TX_PUBLISH[fields["qos"]][flow.state]
                 note = entry.note or "a new message on a packet identifier still in use"
-                self._found(found, entry.verdict or VIOLATION, f"{what}: {note}", *entry.rules)
+                self._about(found, entry.verdict or VIOLATION, fields, note, *entry.rules)
                 flow.message = _p(fields)
             elif flow.state == S_AWAIT_PUBCOMP:
                 note = "the PUBLISH re-sent after its PUBREL"
-                self._found(found, VIOLATION, f"{what}: {note}", NO_PUBLISH_AFTER_PUBREL)
+                self._about(found, VIOLATION, fields, note, NO_PUBLISH_AFTER_PUBREL)
             else:
                 # [MQTT-4.4.0-1] "Clients and Servers MUST NOT resend messages at any other
                 # time" than on a resumed session
                 note = "re-sent on the same connection" + ("" if fields["dup"] else ", DUP 0")
                 rules = (RESEND,) if fields["dup"] else (RESEND, RESENT_DUP)
-                self._found(found, VIOLATION, f"{what}: {note}", *rules)
+                self._about(found, VIOLATION, fields, note, *rules)
             return False
-        ended = self.ended.pop(packet_id, None)
+        ended = self.ended.pop(packet_id, None) if self.ended else None
         if ended is not None and fields["dup"] and same_message(fields, ended.message):
             note = (
                 f"re-sent after {ended.kind} 0x{ended.code:02X}, which acknowledged it "
                 "(an error acknowledgement ends the flow)"
             )
-            self._found(found, VIOLATION, f"{what}: {note}", NOT_AFTER_ERROR)
+            self._about(found, VIOLATION, fields, note, NOT_AFTER_ERROR)
         entry = _TX_PUBLISH[fields["qos"]][S_FREE]
         assert entry.defined
         over = False
         if entry.takes_quota:
-            maximum = self.peer_receives.receive_maximum
+            negotiated = self.negotiated  # peer_receives, inlined
+            maximum = (negotiated.client if self.server else negotiated.server).receive_maximum
             if len(self.judged_quota) >= maximum:
                 over = True
                 rule = QUOTA_SERVER if self.server else QUOTA_CLIENT
-                self._found(found, VIOLATION, f"{what}: {self._over(maximum)}", rule, QUOTA_ZERO)
+                self._about(found, VIOLATION, fields, self._over(maximum), rule, QUOTA_ZERO)
                 disconnect = _RX_OVER[R_FREE]
                 assert disconnect is not None and disconnect.disconnect is not None
                 self.offence = FlowOffence(rule, self._over(maximum), disconnect.disconnect)
@@ -641,12 +702,18 @@ class LinkJudge50(LinkJudge):
         if packet_id is not None and qos:
             if qos == 2:
                 self.peer_refusable[packet_id] = state
-            self._move_rx(self.peer_rx, packet_id, entry.next)
+            if entry.next == R_FREE:  # _move_rx, inlined
+                self.peer_rx.pop(packet_id, None)
+            else:
+                self.peer_rx[packet_id] = entry.next
 
-    def _judged_pubrel50(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
+    def judged_pubrel(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
+        """The judged end sent a PUBREL (:meth:`judged_sent`, its dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        code = _code(fields)
+        code = fields.get("reason_code")  # _code, inlined
+        if not isinstance(code, int):
+            code = 0
         if self._pay("PUBREL", packet_id) is None:
             flow = self.judged_tx.get(packet_id)
             what = f"PUBREL {packet_id}"
@@ -671,19 +738,19 @@ class LinkJudge50(LinkJudge):
         assert entry is not None and entry.defined
         self._move_rx(self.peer_rx, packet_id, entry.next)
 
-    def _judged_acks50(self, kind: str, fields: Mapping[str, Any], found: list[Finding]) -> None:
+    def judged_acks(self, kind: str, fields: Mapping[str, Any], found: list[Finding]) -> None:
+        """The judged end sent a PUBACK, PUBREC or PUBCOMP (:meth:`judged_sent`, its
+        dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        code = _code(fields)
+        code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
+        if not isinstance(code, int):
+            code = 0
+        error = is_error(code)
         owed = self._pay(kind, packet_id)
         if owed is not None:
             expected = owed.packet.get("reason_code") if owed.packet is not None else None
-            if (
-                kind == "PUBCOMP"
-                and expected is not None
-                and is_error(expected)
-                and not is_error(code)
-            ):
+            if kind == "PUBCOMP" and expected is not None and is_error(expected) and not error:
                 note = (
                     f"0x{code:02X} for a PUBREL whose identifier it did not hold (the model "
                     f"answers 0x{expected:02X}, Packet Identifier not found)"
@@ -692,16 +759,17 @@ class LinkJudge50(LinkJudge):
                     found, TOLERATED, f"PUBCOMP {packet_id}: {note}", PUBCOMP_FOR_PUBREL,
                     PUBCOMP_REASON,
                 )  # fmt: skip
-            if kind in ("PUBACK", "PUBREC") and is_error(code):
+            if error and kind in ("PUBACK", "PUBREC"):
                 self._refused50(kind, packet_id, self.judged_rx, self.refusable)
-        entry = _TX_ACK[kind][is_error(code)][self.peer_tx.get(packet_id, S_FREE)]
+        peer_tx = self.peer_tx
+        entry = _TX_ACK[kind][error][peer_tx.get(packet_id, S_FREE)]
         if entry.defined:
             if entry.releases_quota:
                 self.peer_quota.discard(packet_id)
             if entry.next == S_FREE:
-                self.peer_tx.pop(packet_id, None)
+                peer_tx.pop(packet_id, None)
             else:
-                self.peer_tx[packet_id] = entry.next
+                peer_tx[packet_id] = entry.next
         elif owed is None:
             self._found(
                 found, entry.verdict, f"{kind} {packet_id} 0x{code:02X}: {entry.note}",
@@ -718,18 +786,6 @@ class LinkJudge50(LinkJudge):
         entry = _RX_REFUSED[qos][before.pop(packet_id, R_FREE)]
         if entry is not None and entry.defined:
             self._move_rx(states, packet_id, entry.next)
-
-
-class _Described:
-    """A PUBLISH's description for a message, made only when a finding needs it."""
-
-    __slots__ = ("fields",)
-
-    def __init__(self, fields: Mapping[str, Any]) -> None:
-        self.fields = fields
-
-    def __format__(self, spec: str) -> str:
-        return describe(self.fields)
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:

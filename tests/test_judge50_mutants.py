@@ -81,7 +81,7 @@ def alias_maximum_not_checked() -> Any:
         table[state, AliasInInput.ALIAS_INVALID] = RECEIVER_ALIAS[
             state, AliasInInput.TOPIC_AND_ALIAS
         ]
-    return patched(aliases, "RECEIVER_ALIAS", table)
+    return patched(aliases, "STEPS", aliases.by_input(table))
 
 
 def unknown_alias_accepted() -> Any:
@@ -89,7 +89,7 @@ def unknown_alias_accepted() -> Any:
     table[AliasIn.UNSET, AliasInInput.ALIAS_ONLY] = RECEIVER_ALIAS[
         AliasIn.UNSET, AliasInInput.TOPIC_AND_ALIAS
     ]
-    return patched(aliases, "RECEIVER_ALIAS", table)
+    return patched(aliases, "STEPS", aliases.by_input(table))
 
 
 def aliases_carried_over() -> Any:
