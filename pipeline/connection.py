@@ -468,7 +468,7 @@ class Connection:
         assert declared is not None
         if self.FAST and PUBLISH <= kind <= PUBCOMP:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
-            packet = declared.decoders[direction].decode(data)
+            packet = declared.decode(direction, data)
             if isinstance(packet, Publish):
                 self.packets += 1
                 packet_id, payload_len = packet.packet_id, len(packet.payload)

@@ -349,140 +349,166 @@ class Decoder50(DecoderState):
         def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None: ...
 
     def _iter5(self) -> Iterator[Packet]:
-        # The 5.0 fast path: as in _iter3, a complete packet with a one-byte Remaining
-        # Length (and a one-byte Property Length) whose every field is within the rules is
-        # built inline; at the first doubt it ``break``s to ``next_packet``.
-        config = self._config
-        first_byte = config.first_byte
-        discouraged = _DISCOURAGED.search if config.reject_discouraged else None
-        max_size = self._max_size if self._max_size is not None else 1 << 40
-        alias_max = self._alias_max
-        payload_utf8 = config.payload_utf8
-        no_properties = NO_PUBLISH_PROPERTIES
-        no_ack_properties = NO_ACK_PROPERTIES
-        ack_codes = _ACK_CODES_BY_KIND
-        fast_properties = _fast_publish_properties
-        sections = self._sections
+        # The 5.0 fast path: as in _iter3, a complete packet whose every field is within
+        # the rules is built by _fast5; at the first doubt it is ``next_packet``'s.
+        fast = self._fast5
         next_packet = self.next_packet
         buf: bytes | bytearray = b""
         is_bytes = True
         while True:
-            while True:
-                if self._error is not None:
-                    break
+            while self._error is None:
                 if self._buf is not buf:
                     buf = self._buf
                     is_bytes = type(buf) is bytes
-                size = len(buf)
-                pos = self._pos
-                body = pos + 2
-                if body > size:
+                packet = fast(buf, self._pos, len(buf), is_bytes)
+                if packet is None:
                     break
-                first = buf[pos]
-                length = buf[pos + 1]
-                if length > 127:
-                    # a Remaining Length of two to four bytes (a packet of 130 bytes or
-                    # more): read here when all of it is there in the shortest form
-                    longer = _longer_length(buf, pos, size)
-                    if longer is None:
-                        break
-                    body, length = longer
-                end = body + length
-                if first_byte[first] is not None or end > size or end - pos > max_size:
-                    break
-                if first & 0xF0 != 0x30:
-                    if length == 2:
-                        code = 0
-                    elif length == 3:  # a Reason Code and no properties
-                        code = buf[body + 2]
-                        if code not in ack_codes[first >> 4]:
-                            break
-                    else:
-                        break
-                    ack = AckLayout()
-                    ack.packet_id = buf[body] << 8 | buf[body + 1]
-                    ack.reason_code = code
-                    ack.properties = no_ack_properties
-                    # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-                    # 0.3 us this way, measured), more than a whole small-PUBLISH decode
-                    ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
-                    self._pos = end
-                    yield ack  # type: ignore[misc]
-                    continue
-                if length < 3:  # a topic length and a Property Length at least
-                    break
-                topic_start = body + 2
-                topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
-                if topic_end >= end:
-                    break
-                if topic_end == topic_start:
-                    topic = ""  # a Topic Alias must stand for it (see below)
-                else:
-                    raw = buf[topic_start:topic_end]
-                    if 0 in raw or 43 in raw or 35 in raw:  # U+0000, '+', '#'
-                        break
-                    try:
-                        topic = raw.decode("utf-8")
-                    except UnicodeDecodeError:
-                        break
-                    if discouraged is not None and discouraged(topic) is not None:
-                        break
-                qos = first >> 1 & 3
-                if qos:
-                    at = topic_end + 2
-                    if at >= end:
-                        break
-                    packet_id: int | None = buf[topic_end] << 8 | buf[topic_end + 1]
-                    if not packet_id:
-                        break
-                else:
-                    at = topic_end
-                    packet_id = None
-                property_length = buf[at]
-                if property_length == 0:
-                    properties = no_properties
-                    payload_start = at + 1
-                else:
-                    payload_start = at + 1 + property_length
-                    if property_length > 127 or payload_start > end:
-                        break
-                    key = buf[at + 1 : payload_start]
-                    if not is_bytes:
-                        key = bytes(key)
-                    found = sections.get(key)  # type: ignore[arg-type]  # bytes by now
-                    if found is None:
-                        found = fast_properties(buf, at + 1, payload_start, alias_max, discouraged)
-                        if found is None:
-                            break
-                        if len(sections) >= _SECTION_CACHE_SIZE:
-                            sections.clear()
-                        sections[key] = found  # type: ignore[index]
-                    properties = found
-                if not topic and properties.topic_alias is None:
-                    break  # PP50-3.3.2-topic-or-alias, next_packet's to report
-                payload = buf[payload_start:end]
-                if payload_utf8 and properties.payload_format_indicator == 1:
-                    try:
-                        payload.decode("utf-8")
-                    except UnicodeDecodeError:
-                        break
-                packet = PublishLayout()
-                packet.topic = topic
-                packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
-                packet.qos = qos
-                packet.packet_id = packet_id
-                packet.dup = (first & 8) != 0
-                packet.retain = (first & 1) != 0
-                packet.properties = properties
-                # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-                # 0.3 us this way, measured), more than a whole small-PUBLISH decode
-                packet.__class__ = Publish  # type: ignore[assignment]
-                self._pos = end
-                yield packet  # type: ignore[misc]
+                yield packet
             result = next_packet()
             if result is NEED_DATA:
                 return
             yield result  # type: ignore[misc]
+
+    def whole5(self, data: bytes) -> Packet | None:
+        """``data``, one whole packet, taken by the fast path: what ``feed(data)`` and then
+        iteration's first packet would give, with the decoder left as they would leave it
+        (stream offsets included), when nothing is buffered and no error was raised;
+        None otherwise, the decoder unchanged (``feed`` it then). For a caller that has
+        its packets framed already (the capture pipeline): no generator per packet."""
+        buf = self._buf
+        pos = self._pos
+        size = len(data)
+        if pos < len(buf) or self._error is not None:
+            return None
+        base = self._base
+        self._buf, self._pos, self._base = data, 0, base + len(buf)  # as feed() does
+        packet = self._fast5(data, 0, size, True)
+        if packet is None or self._pos != size:
+            self._buf, self._pos, self._base = buf, pos, base
+            return None
+        if self._awaiting >= 0:  # as feed() does (a 3.x state)
+            self._awaiting -= len(buf)
+        return packet
+
+    def _fast5(self, buf: bytes | bytearray, pos: int, size: int, is_bytes: bool) -> Packet | None:
+        """The packet at ``buf[pos:]`` (``buf[:size]`` received; ``is_bytes``: whether
+        ``buf`` is ``bytes``), when it is complete, has a one-byte Property Length and
+        every field within the rules: built inline, ``_pos`` moved past it. None at the
+        first doubt (nothing changed): ``next_packet`` judges from the same position, so
+        the packets, errors and offsets are its own by construction."""
+        body = pos + 2
+        if body > size:
+            return None
+        first = buf[pos]
+        length = buf[pos + 1]
+        if length > 127:
+            # a Remaining Length of two to four bytes (a packet of 130 bytes or more):
+            # read here when all of it is there in the shortest form
+            longer = _longer_length(buf, pos, size)
+            if longer is None:
+                return None
+            body, length = longer
+        end = body + length
+        config = self._config
+        max_size = self._max_size
+        if (
+            config.first_byte[first] is not None
+            or end > size
+            or (max_size is not None and end - pos > max_size)
+        ):
+            return None
+        if first & 0xF0 != 0x30:
+            if length == 2:
+                code = 0
+            elif length == 3:  # a Reason Code and no properties
+                code = buf[body + 2]
+                if code not in _ACK_CODES_BY_KIND[first >> 4]:
+                    return None
+            else:
+                return None
+            ack = AckLayout()
+            ack.packet_id = buf[body] << 8 | buf[body + 1]
+            ack.reason_code = code
+            ack.properties = NO_ACK_PROPERTIES
+            # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
+            # 0.3 us this way, measured), more than a whole small-PUBLISH decode
+            ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
+            self._pos = end
+            return ack  # type: ignore[return-value]
+        if length < 3:  # a topic length and a Property Length at least
+            return None
+        topic_start = body + 2
+        topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
+        if topic_end >= end:
+            return None
+        discouraged = _DISCOURAGED.search if config.reject_discouraged else None
+        if topic_end == topic_start:
+            topic = ""  # a Topic Alias must stand for it (see below)
+        else:
+            raw = buf[topic_start:topic_end]
+            if 0 in raw or 43 in raw or 35 in raw:  # U+0000, '+', '#'
+                return None
+            try:
+                topic = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if discouraged is not None and discouraged(topic) is not None:
+                return None
+        qos = first >> 1 & 3
+        if qos:
+            at = topic_end + 2
+            if at >= end:
+                return None
+            packet_id: int | None = buf[topic_end] << 8 | buf[topic_end + 1]
+            if not packet_id:
+                return None
+        else:
+            at = topic_end
+            packet_id = None
+        property_length = buf[at]
+        if property_length == 0:
+            properties = NO_PUBLISH_PROPERTIES
+            payload_start = at + 1
+        else:
+            payload_start = at + 1 + property_length
+            if property_length > 127 or payload_start > end:
+                return None
+            key = buf[at + 1 : payload_start]
+            if not is_bytes:
+                key = bytes(key)
+            sections = self._sections
+            found = sections.get(key)  # type: ignore[arg-type]  # bytes by now
+            if found is None:
+                found = _fast_publish_properties(
+                    buf, at + 1, payload_start, self._alias_max, discouraged
+                )
+                if found is None:
+                    return None
+                if len(sections) >= _SECTION_CACHE_SIZE:
+                    sections.clear()
+                sections[key] = found  # type: ignore[index]
+            properties = found
+        if not topic and properties.topic_alias is None:
+            return None  # PP50-3.3.2-topic-or-alias, next_packet's to report
+        payload = buf[payload_start:end]
+        if config.payload_utf8 and properties.payload_format_indicator == 1:
+            try:
+                payload.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        packet = PublishLayout()
+        packet.topic = topic
+        packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
+        packet.qos = qos
+        packet.packet_id = packet_id
+        packet.dup = (first & 8) != 0
+        packet.retain = (first & 1) != 0
+        packet.properties = properties
+        # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
+        # 0.3 us this way, measured), more than a whole small-PUBLISH decode
+        packet.__class__ = Publish  # type: ignore[assignment]
+        self._pos = end
+        return packet  # type: ignore[return-value]
 
     def _next5(self) -> Packet | _NeedData:
         buf, pos = self._buf, self._pos

@@ -96,3 +96,50 @@ def test_iteration_is_next_packet(name: str, data: bytes, limits: Limits) -> Non
         fast = _outcome(Decoder(edition=V50, limits=limits), chunks, iterate=True)
         slow = _outcome(Decoder(edition=V50, limits=limits), chunks, iterate=False)
         assert fast == slow, (name, size)
+
+
+#: the cases the fast path takes whole (every other one is judged by ``next_packet``)
+TAKEN = ("topic and alias", "alias only", "at the Maximum Packet Size")
+
+
+@pytest.mark.parametrize(("name", "data", "limits"), CASES, ids=[c[0] for c in CASES])
+def test_whole_packet_is_feed_then_iteration(name: str, data: bytes, limits: Limits) -> None:
+    """``whole5`` (the capture pipeline's call for a framed packet) gives what ``feed``
+    and iteration give, and leaves the decoder as they leave it: the next packet's
+    outcome (its error's offset too) is the same. Where it does not take the bytes (not
+    one whole packet, a doubt, something buffered) it changes nothing."""
+    lead = _publish("x", b"lead", USER)  # taken before: the stream offsets are not 0
+    for stream in (data, data + data, data[:-1]):  # one packet; two; one cut short
+        whole = Decoder(edition=V50, limits=limits)
+        fed = Decoder(edition=V50, limits=limits)
+        for decoder in (whole, fed):
+            decoder.feed(lead)
+            assert len(list(decoder)) == 1
+        packet = whole.whole5(stream)
+        if stream is data and name.startswith(TAKEN):
+            assert packet is not None, name
+        fed.feed(stream)
+        if packet is None:
+            whole.feed(stream)  # unchanged: as if whole5 had not been called
+        else:
+            assert stream is data
+            assert packet == next(iter(fed))
+        assert whole.offset == fed.offset and whole.buffered == fed.buffered
+        after = [data[:3], data[3:]]  # the next packet, in two parts
+        assert _outcome(whole, after, iterate=True) == _outcome(fed, after, iterate=True)
+
+
+def test_whole_packet_not_after_an_error_or_with_bytes_buffered() -> None:
+    packet = _publish("a/b", b"hi", ALIAS, qos=1)
+    wide = Limits(topic_alias_maximum=5)
+    buffered = Decoder(edition=V50, limits=wide)
+    buffered.feed(packet[:4])
+    assert buffered.whole5(packet) is None
+    assert buffered.buffered == 4
+    failed = Decoder(edition=V50)  # no alias allowed: the packet is an error
+    failed.feed(packet)
+    with pytest.raises(ProtocolError):
+        list(failed)
+    valid = _publish("a/b", b"hi", USER)
+    assert Decoder(edition=V50).whole5(valid) is not None
+    assert failed.whole5(valid) is None  # the decoder keeps raising its error
