@@ -36,6 +36,7 @@ from pubproof.reference.packets import (
 from pubproof.reference.properties import (
     NO_ACK_PROPERTIES,
     NO_PUBLISH_PROPERTIES,
+    AckProperties,
     PublishProperties,
     PublishPropertiesLayout,
     trusted_ack_properties,
@@ -280,6 +281,66 @@ def _fast_publish_properties(
     return props  # type: ignore[return-value]
 
 
+#: The acknowledgements' property sections the fast path has judged (at most 127 bytes),
+#: with the properties they decode to: one cache per reading of discouraged code points
+#: (``False``, ``True``: reject), the only thing besides its bytes that an
+#: acknowledgement's section is judged by (a Reason String and User Properties: UTF-8
+#: Encoded Strings). Shared by every decoder, as one object per section then serves every
+#: packet that carries it; bounded as ``_SECTION_CACHE_SIZE`` says.
+_ACK_SECTIONS: tuple[dict[bytes, AckProperties], dict[bytes, AckProperties]] = ({}, {})
+
+
+def _fast_ack_properties(
+    section: bytes, discouraged: Callable[[str], object] | None
+) -> AckProperties | None:
+    """The properties of a complete PUBACK, PUBREC, PUBREL or PUBCOMP property section
+    (a Reason String at most once, User Properties) when every one is within the rules;
+    None at the first doubt, and the judging path takes over."""
+    stop = len(section)
+    reason: str | None = None
+    user: tuple[tuple[str, str], ...] = ()
+    i = 0
+    try:
+        while i < stop:
+            ident = section[i]
+            if ident == 0x26:  # User Property
+                a = i + 3
+                b = a + (section[i + 1] << 8 | section[i + 2])
+                c = b + 2
+                d = c + (section[b] << 8 | section[b + 1])
+                if d > stop:
+                    return None
+                raw_name = section[a:b]
+                raw_value = section[c:d]
+                if 0 in raw_name or 0 in raw_value:
+                    return None
+                name = raw_name.decode("utf-8")
+                value = raw_value.decode("utf-8")
+                if discouraged is not None and (
+                    discouraged(name) is not None or discouraged(value) is not None
+                ):
+                    return None
+                user += ((name, value),)
+                i = d
+            elif ident == 0x1F:  # Reason String, once
+                a = i + 3
+                b = a + (section[i + 1] << 8 | section[i + 2])
+                if reason is not None or b > stop:
+                    return None
+                raw = section[a:b]
+                if 0 in raw:
+                    return None
+                reason = raw.decode("utf-8")
+                if discouraged is not None and discouraged(reason) is not None:
+                    return None
+                i = b
+            else:
+                return None
+    except (IndexError, UnicodeDecodeError):
+        return None
+    return trusted_ack_properties(reason, user)
+
+
 def judge_string(
     raw: bytes | bytearray,
     start: int,
@@ -418,18 +479,38 @@ class Decoder50(DecoderState):
         ):
             return None
         if first & 0xF0 != 0x30:
+            ack_properties = NO_ACK_PROPERTIES
             if length == 2:
                 code = 0
-            elif length == 3:  # a Reason Code and no properties
+            elif length < 2:
+                return None
+            else:
                 code = buf[body + 2]
                 if code not in _ACK_CODES_BY_KIND[first >> 4]:
                     return None
-            else:
-                return None
+                if length > 3:  # a Property Length, and a section as long as it says
+                    section_end = body + 4 + buf[body + 3]
+                    if buf[body + 3] > 127 or section_end != end:
+                        return None
+                    if section_end > body + 4:
+                        ack_key = bytes(buf[body + 4 : end])
+                        reject = config.reject_discouraged
+                        kept = _ACK_SECTIONS[reject]
+                        found_ack = kept.get(ack_key)
+                        if found_ack is None:
+                            found_ack = _fast_ack_properties(
+                                ack_key, _DISCOURAGED.search if reject else None
+                            )
+                            if found_ack is None:
+                                return None
+                            if len(kept) >= _SECTION_CACHE_SIZE:
+                                kept.clear()
+                            kept[ack_key] = found_ack
+                        ack_properties = found_ack
             ack = AckLayout()
             ack.packet_id = buf[body] << 8 | buf[body + 1]
             ack.reason_code = code
-            ack.properties = NO_ACK_PROPERTIES
+            ack.properties = ack_properties
             # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
             # 0.3 us this way, measured), more than a whole small-PUBLISH decode
             ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
