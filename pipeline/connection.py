@@ -468,7 +468,7 @@ class Connection:
         assert declared is not None
         if self.FAST and PUBLISH <= kind <= PUBCOMP:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
-            packet = declared.decoders[direction].decode(data)
+            packet = declared.decode(direction, data)
             if isinstance(packet, Publish):
                 self.packets += 1
                 packet_id, payload_len = packet.packet_id, len(packet.payload)
@@ -523,8 +523,21 @@ class Connection:
                 name, packet_id, code = ACKS[kind], packet.packet_id, packet.reason_code
                 ack = packet.properties
                 assert ack is not None
+                fields: dict[str, Any] | None = None
                 if ack is NO_ACK_PROPERTIES:
-                    text, shown_props = NO_PROPERTIES, _NONE
+                    text = NO_PROPERTIES
+                    # the fields of an acknowledgement without properties, shared: one dict
+                    # per type, identifier and Reason Code, not one per packet (each would
+                    # be tracked by the collector, as it holds the properties dict)
+                    key = kind << 24 | code << 16 | packet_id
+                    fields = _ACK_FIELDS.get(key)
+                    if fields is None:
+                        if len(_ACK_FIELDS) >= _ACK_FIELDS_KEPT:
+                            _ACK_FIELDS.clear()
+                        fields = _ACK_FIELDS[key] = {
+                            "type": name, "packet_id": packet_id, "reason_code": code,
+                            "properties": _NONE,
+                        }  # fmt: skip
                 else:
                     text, shown_props = shown_properties(ack)
                 self.sink.packets.append(_new(PacketRow, (
@@ -533,8 +546,9 @@ class Connection:
                     V50_VALUE, code, None, text,
                 )))  # fmt: skip
                 if self.judge is not None:
-                    fields = {"type": name, "packet_id": packet_id, "reason_code": code,
-                              "properties": shown_props}  # fmt: skip
+                    if fields is None:
+                        fields = {"type": name, "packet_id": packet_id, "reason_code": code,
+                                  "properties": shown_props}  # fmt: skip
                     self._judge5(direction, frame, offset, name, packet_id, fields, fields,
                                  None, b"", data)  # fmt: skip
                 return
@@ -901,4 +915,9 @@ _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
 _JUDGED50 = frozenset({"CONNECT", "CONNACK", "PUBLISH", "DISCONNECT"})
 #: the properties of a 5.0 packet without any, as ``P`` holds them (shared: never changed)
 _NONE: dict[str, Any] = {}
+#: 5.0: the fields of acknowledgements without properties, by type, Reason Code and packet
+#: identifier (``kind << 24 | code << 16 | packet_id``), as the judges and the evidence
+#: read them (shared: never changed); at most this many, then afresh
+_ACK_FIELDS: dict[int, dict[str, Any]] = {}
+_ACK_FIELDS_KEPT = 1 << 14
 _SYN_FIN_RST = SYN | FIN | RST

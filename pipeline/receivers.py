@@ -24,7 +24,8 @@ from typing import Any
 from pubproof.judge.ends import C2S, S2C
 from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.model.editions import Edition
-from pubproof.pipeline.describe import PublishFamilyDecoder, decoder_for
+from pubproof.pipeline.describe import PublishFamilyDecoder, WireError, decoder_for
+from pubproof.reference.packets import Packet
 
 
 class Receivers:
@@ -55,6 +56,15 @@ class Receivers:
             limits = negotiated.limits_for(direction)
             if limits != before.limits_for(direction):
                 self.decoders[direction] = decoder_for(Edition.V50, self.readings, limits)
+
+    def decode(self, direction: str, data: bytes) -> Packet | WireError:
+        """The PUBLISH-family packet ``data`` (one, whole) sent ``direction``, decoded with
+        its receiver's limits: by the codec's fast path for whole packets
+        (:meth:`~pubproof.reference.codec.Decoder.whole5`, no generator per packet) where it
+        takes the packet, else as :meth:`.PublishFamilyDecoder.decode` decodes it."""
+        decoder = self.decoders[direction]
+        packet = decoder._decoder.whole5(data)
+        return decoder.decode(data) if packet is None else packet
 
     def resolve(self, direction: str, topic: str, alias: int) -> str | None:
         """The topic name a PUBLISH sent ``direction`` with ``alias`` stands for: ``topic``

@@ -36,6 +36,7 @@ from pubproof.reference.packets import (
 from pubproof.reference.properties import (
     NO_ACK_PROPERTIES,
     NO_PUBLISH_PROPERTIES,
+    AckProperties,
     PublishProperties,
     PublishPropertiesLayout,
     trusted_ack_properties,
@@ -280,6 +281,66 @@ def _fast_publish_properties(
     return props  # type: ignore[return-value]
 
 
+#: The acknowledgements' property sections the fast path has judged (at most 127 bytes),
+#: with the properties they decode to: one cache per reading of discouraged code points
+#: (``False``, ``True``: reject), the only thing besides its bytes that an
+#: acknowledgement's section is judged by (a Reason String and User Properties: UTF-8
+#: Encoded Strings). Shared by every decoder, as one object per section then serves every
+#: packet that carries it; bounded as ``_SECTION_CACHE_SIZE`` says.
+_ACK_SECTIONS: tuple[dict[bytes, AckProperties], dict[bytes, AckProperties]] = ({}, {})
+
+
+def _fast_ack_properties(
+    section: bytes, discouraged: Callable[[str], object] | None
+) -> AckProperties | None:
+    """The properties of a complete PUBACK, PUBREC, PUBREL or PUBCOMP property section
+    (a Reason String at most once, User Properties) when every one is within the rules;
+    None at the first doubt, and the judging path takes over."""
+    stop = len(section)
+    reason: str | None = None
+    user: tuple[tuple[str, str], ...] = ()
+    i = 0
+    try:
+        while i < stop:
+            ident = section[i]
+            if ident == 0x26:  # User Property
+                a = i + 3
+                b = a + (section[i + 1] << 8 | section[i + 2])
+                c = b + 2
+                d = c + (section[b] << 8 | section[b + 1])
+                if d > stop:
+                    return None
+                raw_name = section[a:b]
+                raw_value = section[c:d]
+                if 0 in raw_name or 0 in raw_value:
+                    return None
+                name = raw_name.decode("utf-8")
+                value = raw_value.decode("utf-8")
+                if discouraged is not None and (
+                    discouraged(name) is not None or discouraged(value) is not None
+                ):
+                    return None
+                user += ((name, value),)
+                i = d
+            elif ident == 0x1F:  # Reason String, once
+                a = i + 3
+                b = a + (section[i + 1] << 8 | section[i + 2])
+                if reason is not None or b > stop:
+                    return None
+                raw = section[a:b]
+                if 0 in raw:
+                    return None
+                reason = raw.decode("utf-8")
+                if discouraged is not None and discouraged(reason) is not None:
+                    return None
+                i = b
+            else:
+                return None
+    except (IndexError, UnicodeDecodeError):
+        return None
+    return trusted_ack_properties(reason, user)
+
+
 def judge_string(
     raw: bytes | bytearray,
     start: int,
@@ -349,140 +410,186 @@ class Decoder50(DecoderState):
         def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None: ...
 
     def _iter5(self) -> Iterator[Packet]:
-        # The 5.0 fast path: as in _iter3, a complete packet with a one-byte Remaining
-        # Length (and a one-byte Property Length) whose every field is within the rules is
-        # built inline; at the first doubt it ``break``s to ``next_packet``.
-        config = self._config
-        first_byte = config.first_byte
-        discouraged = _DISCOURAGED.search if config.reject_discouraged else None
-        max_size = self._max_size if self._max_size is not None else 1 << 40
-        alias_max = self._alias_max
-        payload_utf8 = config.payload_utf8
-        no_properties = NO_PUBLISH_PROPERTIES
-        no_ack_properties = NO_ACK_PROPERTIES
-        ack_codes = _ACK_CODES_BY_KIND
-        fast_properties = _fast_publish_properties
-        sections = self._sections
+        # The 5.0 fast path: as in _iter3, a complete packet whose every field is within
+        # the rules is built by _fast5; at the first doubt it is ``next_packet``'s.
+        fast = self._fast5
         next_packet = self.next_packet
         buf: bytes | bytearray = b""
         is_bytes = True
         while True:
-            while True:
-                if self._error is not None:
-                    break
+            while self._error is None:
                 if self._buf is not buf:
                     buf = self._buf
                     is_bytes = type(buf) is bytes
-                size = len(buf)
-                pos = self._pos
-                body = pos + 2
-                if body > size:
+                packet = fast(buf, self._pos, len(buf), is_bytes)
+                if packet is None:
                     break
-                first = buf[pos]
-                length = buf[pos + 1]
-                if length > 127:
-                    # a Remaining Length of two to four bytes (a packet of 130 bytes or
-                    # more): read here when all of it is there in the shortest form
-                    longer = _longer_length(buf, pos, size)
-                    if longer is None:
-                        break
-                    body, length = longer
-                end = body + length
-                if first_byte[first] is not None or end > size or end - pos > max_size:
-                    break
-                if first & 0xF0 != 0x30:
-                    if length == 2:
-                        code = 0
-                    elif length == 3:  # a Reason Code and no properties
-                        code = buf[body + 2]
-                        if code not in ack_codes[first >> 4]:
-                            break
-                    else:
-                        break
-                    ack = AckLayout()
-                    ack.packet_id = buf[body] << 8 | buf[body + 1]
-                    ack.reason_code = code
-                    ack.properties = no_ack_properties
-                    # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-                    # 0.3 us this way, measured), more than a whole small-PUBLISH decode
-                    ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
-                    self._pos = end
-                    yield ack  # type: ignore[misc]
-                    continue
-                if length < 3:  # a topic length and a Property Length at least
-                    break
-                topic_start = body + 2
-                topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
-                if topic_end >= end:
-                    break
-                if topic_end == topic_start:
-                    topic = ""  # a Topic Alias must stand for it (see below)
-                else:
-                    raw = buf[topic_start:topic_end]
-                    if 0 in raw or 43 in raw or 35 in raw:  # U+0000, '+', '#'
-                        break
-                    try:
-                        topic = raw.decode("utf-8")
-                    except UnicodeDecodeError:
-                        break
-                    if discouraged is not None and discouraged(topic) is not None:
-                        break
-                qos = first >> 1 & 3
-                if qos:
-                    at = topic_end + 2
-                    if at >= end:
-                        break
-                    packet_id: int | None = buf[topic_end] << 8 | buf[topic_end + 1]
-                    if not packet_id:
-                        break
-                else:
-                    at = topic_end
-                    packet_id = None
-                property_length = buf[at]
-                if property_length == 0:
-                    properties = no_properties
-                    payload_start = at + 1
-                else:
-                    payload_start = at + 1 + property_length
-                    if property_length > 127 or payload_start > end:
-                        break
-                    key = buf[at + 1 : payload_start]
-                    if not is_bytes:
-                        key = bytes(key)
-                    found = sections.get(key)  # type: ignore[arg-type]  # bytes by now
-                    if found is None:
-                        found = fast_properties(buf, at + 1, payload_start, alias_max, discouraged)
-                        if found is None:
-                            break
-                        if len(sections) >= _SECTION_CACHE_SIZE:
-                            sections.clear()
-                        sections[key] = found  # type: ignore[index]
-                    properties = found
-                if not topic and properties.topic_alias is None:
-                    break  # PP50-3.3.2-topic-or-alias, next_packet's to report
-                payload = buf[payload_start:end]
-                if payload_utf8 and properties.payload_format_indicator == 1:
-                    try:
-                        payload.decode("utf-8")
-                    except UnicodeDecodeError:
-                        break
-                packet = PublishLayout()
-                packet.topic = topic
-                packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
-                packet.qos = qos
-                packet.packet_id = packet_id
-                packet.dup = (first & 8) != 0
-                packet.retain = (first & 1) != 0
-                packet.properties = properties
-                # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-                # 0.3 us this way, measured), more than a whole small-PUBLISH decode
-                packet.__class__ = Publish  # type: ignore[assignment]
-                self._pos = end
-                yield packet  # type: ignore[misc]
+                yield packet
             result = next_packet()
             if result is NEED_DATA:
                 return
             yield result  # type: ignore[misc]
+
+    def whole5(self, data: bytes) -> Packet | None:
+        """``data``, one whole packet, taken by the fast path: what ``feed(data)`` and then
+        iteration's first packet would give, with the decoder left as they would leave it
+        (stream offsets included), when nothing is buffered and no error was raised;
+        None otherwise, the decoder unchanged (``feed`` it then). For a caller that has
+        its packets framed already (the capture pipeline): no generator per packet."""
+        buf = self._buf
+        pos = self._pos
+        size = len(data)
+        if pos < len(buf) or self._error is not None:
+            return None
+        base = self._base
+        self._buf, self._pos, self._base = data, 0, base + len(buf)  # as feed() does
+        packet = self._fast5(data, 0, size, True)
+        if packet is None or self._pos != size:
+            self._buf, self._pos, self._base = buf, pos, base
+            return None
+        if self._awaiting >= 0:  # as feed() does (a 3.x state)
+            self._awaiting -= len(buf)
+        return packet
+
+    def _fast5(self, buf: bytes | bytearray, pos: int, size: int, is_bytes: bool) -> Packet | None:
+        """The packet at ``buf[pos:]`` (``buf[:size]`` received; ``is_bytes``: whether
+        ``buf`` is ``bytes``), when it is complete, has a one-byte Property Length and
+        every field within the rules: built inline, ``_pos`` moved past it. None at the
+        first doubt (nothing changed): ``next_packet`` judges from the same position, so
+        the packets, errors and offsets are its own by construction."""
+        body = pos + 2
+        if body > size:
+            return None
+        first = buf[pos]
+        length = buf[pos + 1]
+        if length > 127:
+            # a Remaining Length of two to four bytes (a packet of 130 bytes or more):
+            # read here when all of it is there in the shortest form
+            longer = _longer_length(buf, pos, size)
+            if longer is None:
+                return None
+            body, length = longer
+        end = body + length
+        config = self._config
+        max_size = self._max_size
+        if (
+            config.first_byte[first] is not None
+            or end > size
+            or (max_size is not None and end - pos > max_size)
+        ):
+            return None
+        if first & 0xF0 != 0x30:
+            ack_properties = NO_ACK_PROPERTIES
+            if length == 2:
+                code = 0
+            elif length < 2:
+                return None
+            else:
+                code = buf[body + 2]
+                if code not in _ACK_CODES_BY_KIND[first >> 4]:
+                    return None
+                if length > 3:  # a Property Length, and a section as long as it says
+                    section_end = body + 4 + buf[body + 3]
+                    if buf[body + 3] > 127 or section_end != end:
+                        return None
+                    if section_end > body + 4:
+                        ack_key = bytes(buf[body + 4 : end])
+                        reject = config.reject_discouraged
+                        kept = _ACK_SECTIONS[reject]
+                        found_ack = kept.get(ack_key)
+                        if found_ack is None:
+                            found_ack = _fast_ack_properties(
+                                ack_key, _DISCOURAGED.search if reject else None
+                            )
+                            if found_ack is None:
+                                return None
+                            if len(kept) >= _SECTION_CACHE_SIZE:
+                                kept.clear()
+                            kept[ack_key] = found_ack
+                        ack_properties = found_ack
+            ack = AckLayout()
+            ack.packet_id = buf[body] << 8 | buf[body + 1]
+            ack.reason_code = code
+            ack.properties = ack_properties
+            # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
+            # 0.3 us this way, measured), more than a whole small-PUBLISH decode
+            ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
+            self._pos = end
+            return ack  # type: ignore[return-value]
+        if length < 3:  # a topic length and a Property Length at least
+            return None
+        topic_start = body + 2
+        topic_end = topic_start + (buf[body] << 8 | buf[body + 1])
+        if topic_end >= end:
+            return None
+        discouraged = _DISCOURAGED.search if config.reject_discouraged else None
+        if topic_end == topic_start:
+            topic = ""  # a Topic Alias must stand for it (see below)
+        else:
+            raw = buf[topic_start:topic_end]
+            if 0 in raw or 43 in raw or 35 in raw:  # U+0000, '+', '#'
+                return None
+            try:
+                topic = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if discouraged is not None and discouraged(topic) is not None:
+                return None
+        qos = first >> 1 & 3
+        if qos:
+            at = topic_end + 2
+            if at >= end:
+                return None
+            packet_id: int | None = buf[topic_end] << 8 | buf[topic_end + 1]
+            if not packet_id:
+                return None
+        else:
+            at = topic_end
+            packet_id = None
+        property_length = buf[at]
+        if property_length == 0:
+            properties = NO_PUBLISH_PROPERTIES
+            payload_start = at + 1
+        else:
+            payload_start = at + 1 + property_length
+            if property_length > 127 or payload_start > end:
+                return None
+            key = buf[at + 1 : payload_start]
+            if not is_bytes:
+                key = bytes(key)
+            sections = self._sections
+            found = sections.get(key)  # type: ignore[arg-type]  # bytes by now
+            if found is None:
+                found = _fast_publish_properties(
+                    buf, at + 1, payload_start, self._alias_max, discouraged
+                )
+                if found is None:
+                    return None
+                if len(sections) >= _SECTION_CACHE_SIZE:
+                    sections.clear()
+                sections[key] = found  # type: ignore[index]
+            properties = found
+        if not topic and properties.topic_alias is None:
+            return None  # PP50-3.3.2-topic-or-alias, next_packet's to report
+        payload = buf[payload_start:end]
+        if config.payload_utf8 and properties.payload_format_indicator == 1:
+            try:
+                payload.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        packet = PublishLayout()
+        packet.topic = topic
+        packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
+        packet.qos = qos
+        packet.packet_id = packet_id
+        packet.dup = (first & 8) != 0
+        packet.retain = (first & 1) != 0
+        packet.properties = properties
+        # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
+        # 0.3 us this way, measured), more than a whole small-PUBLISH decode
+        packet.__class__ = Publish  # type: ignore[assignment]
+        self._pos = end
+        return packet  # type: ignore[return-value]
 
     def _next5(self) -> Packet | _NeedData:
         buf, pos = self._buf, self._pos

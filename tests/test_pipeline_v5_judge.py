@@ -18,7 +18,7 @@ from pipeline_builder import CONNACK, Conn, Outcome, connect, ether, pcap, read_
 from pubproof.judge import packets as control
 from pubproof.main import main
 from pubproof.model.editions import Edition
-from pubproof.reference import PubAck, Publish, encode
+from pubproof.reference import PubAck, PubComp, Publish, PubRec, PubRel, encode
 from pubproof.reference.properties import AckProperties, PublishProperties
 
 V50 = Edition.V50
@@ -324,3 +324,44 @@ def test_qos0_publishes_the_fast_path_leaves_unjudged_change_nothing(tmp_path: P
     ]  # fmt: skip
     topics = [row[11] for row in rows["packets"] if row[7] == "PUBLISH"]
     assert topics == ["a", "a", "a", "b", None, "c", None]
+
+
+def _ack5(kind: type[PubAck | PubRec | PubRel | PubComp], packet_id: int, code: int) -> bytes:
+    return encode(
+        kind(packet_id=packet_id, reason_code=code, properties=AckProperties()), edition=V50
+    )
+
+
+def test_acknowledgements_on_one_identifier_are_judged_each_as_itself(tmp_path: Path) -> None:
+    """The fast path shares the fields of acknowledgements without properties (one dict
+    per type, Reason Code and identifier): acknowledgements that differ in only one of
+    them are judged as themselves, as the general way judges them. A PUBACK 0x80 after a
+    PUBACK 0x00 on identifier 5 ends its flow (the re-send after it is a finding); a
+    PUBCOMP after a PUBREC on 7 completes the flow (7 is free for the next message); a
+    PUBACK on 6 answers 6."""
+    from test_pipeline_fast_path import _both, _keyed_capture
+
+    again = Publish(topic="b", qos=1, packet_id=5, payload=b"m", dup=True,
+                    properties=PublishProperties())  # fmt: skip
+    resent = encode(again, edition=V50)
+    frames = session(
+        ("c2s", publish5("a", qos=1, packet_id=5)),
+        ("s2c", _ack5(PubAck, 5, 0x00)),
+        ("c2s", publish5("b", qos=1, packet_id=5)),
+        ("s2c", _ack5(PubAck, 5, 0x80)),
+        ("c2s", publish5("c", qos=1, packet_id=6)),
+        ("s2c", _ack5(PubAck, 6, 0x00)),
+        ("c2s", publish5("d", qos=2, packet_id=7)),
+        ("s2c", _ack5(PubRec, 7, 0x00)),
+        ("c2s", _ack5(PubRel, 7, 0x00)),
+        ("s2c", _ack5(PubComp, 7, 0x00)),
+        ("c2s", resent),  # after PUBACK 0x80: a finding
+        ("c2s", publish5("e", qos=1, packet_id=7)),  # 7 is free again
+        ("s2c", _ack5(PubAck, 7, 0x00)),
+    )
+    capture = tmp_path / "acks.pcap"
+    capture.write_bytes(pcap([ether(f) for f in frames]))
+    for _ in range(2):  # the second time, every acknowledgement's fields are shared ones
+        rows = _both(_keyed_capture(capture))
+        assert [row[5] for row in rows["violations"]] == ["MQTT-4.4.0-2"]
+        assert [row[17] for row in rows["packets"] if row[7] == "PUBACK"] == [0, 0x80, 0, 0]

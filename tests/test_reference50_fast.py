@@ -64,6 +64,37 @@ for size in (10, 120, 200, 20_000, 2_100_000):
         (f"at the Maximum Packet Size, {size}", packet, Limits(maximum_packet_size=len(packet))),
         (f"over it, {size}", packet, Limits(maximum_packet_size=len(packet) - 1)),
     ]
+
+
+def _ack(first: int, code: int, section: bytes, *, length: bytes | None = None) -> bytes:
+    """A 5.0 acknowledgement with identifier 7, ``code`` and a property section
+    (``length``: its Property Length as sent, when not the section's)."""
+    body = b"\x00\x07" + bytes((code,)) + (_rl(len(section)) if length is None else length)
+    return bytes((first,)) + _rl(len(body + section)) + body + section
+
+
+REASON = b"\x1f" + _string("quota exceeded")
+ACK_CASES: list[tuple[str, bytes]] = [
+    ("PUBACK 0x97 with a Reason String", _ack(0x40, 0x97, REASON)),
+    ("PUBREC 0x10 with User Properties", _ack(0x50, 0x10, USER + USER)),
+    ("PUBREL 0x92 with both", _ack(0x62, 0x92, USER + REASON + USER)),
+    ("PUBCOMP 0x00, Property Length 0", _ack(0x70, 0x00, b"")),
+    ("PUBACK, a Reason String twice", _ack(0x40, 0x80, REASON + REASON)),
+    ("PUBACK, a Reason String with U+0000", _ack(0x40, 0x80, b"\x1f" + _string("a\x00"))),
+    ("PUBACK, a Reason String not UTF-8", _ack(0x40, 0x80, b"\x1f\x00\x01\xff")),
+    ("PUBACK, a User Property cut short", _ack(0x40, 0x80, b"\x26\x00\x01k\x00\x05v")),
+    ("PUBACK, a Topic Alias", _ack(0x40, 0x80, b"\x23\x00\x01a")),
+    ("PUBACK, a Reason Code of PUBCOMP's", _ack(0x40, 0x92, REASON)),
+    ("PUBACK, the Property Length short", _ack(0x40, 0x80, REASON, length=b"\x03")),
+    ("PUBACK, the Property Length long", _ack(0x40, 0x80, REASON, length=b"\x7f")),
+    ("PUBACK, the Property Length not shortest", _ack(0x40, 0x80, REASON, length=b"\x90\x00")),
+    (  # a first byte of 0x81: the Property Length goes on (3969), past the packet
+        "PUBACK, a Property Length of two bytes",
+        _ack(0x40, 0x80, b"\x1f" + _string("x" * 126), length=b"\x81"),
+    ),
+    ("PUBACK, a Disallowed code point", _ack(0x40, 0x80, b"\x1f" + _string("\x01"))),
+]
+CASES += [(name, data, Limits()) for name, data in ACK_CASES]
 CASES += [
     ("a fourth byte with its continuation bit", b"\x32\xff\xff\xff\xff\x01" + bytes(8), Limits()),
     ("three bytes, the last zero", b"\x32\x80\x80\x00", Limits()),
@@ -96,3 +127,72 @@ def test_iteration_is_next_packet(name: str, data: bytes, limits: Limits) -> Non
         fast = _outcome(Decoder(edition=V50, limits=limits), chunks, iterate=True)
         slow = _outcome(Decoder(edition=V50, limits=limits), chunks, iterate=False)
         assert fast == slow, (name, size)
+
+
+#: the cases the fast path takes whole (every other one is judged by ``next_packet``)
+TAKEN = (
+    "topic and alias", "alias only", "at the Maximum Packet Size", "PUBACK 0x97", "PUBREC 0x10",
+    "PUBREL 0x92", "PUBCOMP 0x00", "PUBACK, a Disallowed",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "data", "limits"), CASES, ids=[c[0] for c in CASES])
+def test_whole_packet_is_feed_then_iteration(name: str, data: bytes, limits: Limits) -> None:
+    """``whole5`` (the capture pipeline's call for a framed packet) gives what ``feed``
+    and iteration give, and leaves the decoder as they leave it: the next packet's
+    outcome (its error's offset too) is the same. Where it does not take the bytes (not
+    one whole packet, a doubt, something buffered) it changes nothing."""
+    lead = _publish("x", b"lead", USER)  # taken before: the stream offsets are not 0
+    for stream in (data, data + data, data[:-1]):  # one packet; two; one cut short
+        whole = Decoder(edition=V50, limits=limits)
+        fed = Decoder(edition=V50, limits=limits)
+        for decoder in (whole, fed):
+            decoder.feed(lead)
+            assert len(list(decoder)) == 1
+        packet = whole.whole5(stream)
+        if stream is data and name.startswith(TAKEN):
+            assert packet is not None, name
+        fed.feed(stream)
+        if packet is None:
+            whole.feed(stream)  # unchanged: as if whole5 had not been called
+        else:
+            assert stream is data
+            assert packet == next(iter(fed))
+        assert whole.offset == fed.offset and whole.buffered == fed.buffered
+        after = [data[:3], data[3:]]  # the next packet, in two parts
+        assert _outcome(whole, after, iterate=True) == _outcome(fed, after, iterate=True)
+
+
+def test_whole_packet_not_after_an_error_or_with_bytes_buffered() -> None:
+    packet = _publish("a/b", b"hi", ALIAS, qos=1)
+    wide = Limits(topic_alias_maximum=5)
+    buffered = Decoder(edition=V50, limits=wide)
+    buffered.feed(packet[:4])
+    assert buffered.whole5(packet) is None
+    assert buffered.buffered == 4
+    failed = Decoder(edition=V50)  # no alias allowed: the packet is an error
+    failed.feed(packet)
+    with pytest.raises(ProtocolError):
+        list(failed)
+    valid = _publish("a/b", b"hi", USER)
+    assert Decoder(edition=V50).whole5(valid) is not None
+    assert failed.whole5(valid) is None  # the decoder keeps raising its error
+
+
+@pytest.mark.parametrize("reject", [False, True])
+def test_acknowledgement_sections_by_reading(reject: bool) -> None:
+    """The fast path's acknowledgement sections are kept per reading of Disallowed code
+    points: a section one reading accepts and the other rejects is judged by each as
+    itself, whichever came first; an accepted section is one object for every packet."""
+    data = _ack(0x40, 0x80, b"\x1f" + _string("\x01") + USER)
+    strict = {"discouraged-code-points": "reject"}
+    order = [strict, None] if reject else [None, strict]
+    for readings in order + order:
+        chunks = [data + data]
+        fast = _outcome(Decoder(edition=V50, readings=readings), chunks, iterate=True)
+        slow = _outcome(Decoder(edition=V50, readings=readings), chunks, iterate=False)
+        assert fast == slow
+        assert len(fast) == (1 if readings else 2)  # rejected at once, or two packets
+        if readings is None:
+            assert fast[0].properties is fast[1].properties
+            assert fast[0].properties.reason_string == "\x01"
