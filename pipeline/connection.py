@@ -265,6 +265,14 @@ class Connection:
                     if not framer.buf:
                         self._cut(direction, frame, offset, payload, framer)
                         return
+                    taken = framer.complete(offset, payload, frame)
+                    if taken:  # the packet begun is whole: the rest is cut as above
+                        for item in framer.take():
+                            self._item(direction, item)
+                        if taken < len(payload):
+                            rest = payload[taken:]
+                            self._cut(direction, frame, offset + taken, rest, framer, False)
+                        return
                     framer.event(Data(offset, payload, frame, True))  # a packet's next part
                     if framer.items:
                         for item in framer.take():
@@ -324,11 +332,20 @@ class Connection:
             for item in framer.take():
                 self._item(direction, item)
 
-    def _cut(self, direction: str, frame: int, offset: int, data: bytes, framer: Framer) -> None:
-        """A segment's bytes, in order, with nothing buffered: its whole packets with a
-        one-byte Remaining Length straight to :meth:`_packet3` or :meth:`_packet5` (cut as
-        the framer's own fast path cuts them, without a :class:`Framed` each), the rest to
-        the framer."""
+    def _cut(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        data: bytes,
+        framer: Framer,
+        whole: bool = True,
+    ) -> None:
+        """A segment's bytes (``whole``: from its first; else what follows a packet the
+        framer completed), in order, with nothing buffered: its whole packets with a one-
+        or two-byte Remaining Length straight to :meth:`_packet3` or :meth:`_packet5` (cut
+        as the framer's own fast path cuts them, :func:`.short_packets`, without a
+        :class:`Framed` each), the rest to the framer."""
         size, pos = len(data), 0
         for end in short_packets(data):
             if self.declared is None:  # 3.1, 3.1.1 (a native call, not through an attribute)
@@ -338,7 +355,7 @@ class Connection:
             pos = end
         framer.framed += pos
         if pos < size:
-            framer.event(Data(offset + pos, data[pos:] if pos else data, frame, not pos))
+            framer.event(Data(offset + pos, data[pos:] if pos else data, frame, whole and not pos))
             for item in framer.take():
                 self._item(direction, item)
 
