@@ -523,4 +523,7 @@ class LinkJudge:
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``P``'s fields of ``fields``, in ``P``'s order."""
+    if type(fields) is dict and tuple(fields) == P_FIELDS:
+        return dict(fields)  # the same copy made in C: every key of P, in P's order
     return {k: fields[k] for k in P_FIELDS if k in fields}

@@ -57,6 +57,14 @@ DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 MIN_AUTO_SPLIT_BYTES = 4 * 1024 * 1024
 
 
+#: the unpacking done once per record or block, compiled once per byte order (a format
+#: string built and looked up in struct's cache per call cost more than the unpacking)
+_U32 = {order: struct.Struct(order + "I") for order in "<>"}
+_U32X2 = {order: struct.Struct(order + "II") for order in "<>"}
+_U32X4 = {order: struct.Struct(order + "IIII") for order in "<>"}
+_U32X5 = {order: struct.Struct(order + "IIIII") for order in "<>"}
+
+
 def split_bytes_for(total_bytes: int, workers: int) -> int:
     """A split size for ``total_bytes`` of captures read by ``workers`` at once: about
     two splits per worker (so the last split to finish is a small one), between
@@ -377,7 +385,7 @@ class _PcapWalker(_Walker):
             )
             result.frames += 1
             return None
-        seconds, fraction, caplen, origlen = struct.unpack_from(self.endian + "IIII", self.mm, pos)
+        seconds, fraction, caplen, origlen = _U32X4[self.endian].unpack_from(self.mm, pos)
         end = pos + 16 + caplen
         # a fraction of a second of a second or more, or a jump in time of more than a day
         # (followed by no record of that time): no record header, but bytes inside a record
@@ -567,21 +575,22 @@ def _block_header(
         if pos + 4 <= size and struct.unpack_from(endian + "I", mm, pos)[0] in _PACKET_BLOCKS:
             return "truncated-record"
         return "truncated-block"
-    raw_type = struct.unpack_from("<I", mm, pos)[0]
+    little = _U32["<"]
+    raw_type = little.unpack_from(mm, pos)[0]
     if raw_type == _PCAPNG_SHB:
-        magic = struct.unpack_from("<I", mm, pos + 8)[0]
+        magic = little.unpack_from(mm, pos + 8)[0]
         if magic == _BYTE_ORDER_MAGIC:
             endian = "<"
         elif magic == 0x4D3C2B1A:
             endian = ">"
         else:
             return "garbage"
-    block_type, length = struct.unpack_from(endian + "II", mm, pos)
+    block_type, length = _U32X2[endian].unpack_from(mm, pos)
     if length < 12 or length % 4 or length > MAX_RECORD:
         return "garbage"
     if pos + length > size:
         return "truncated-record" if block_type in _PACKET_BLOCKS else "truncated-block"
-    if struct.unpack_from(endian + "I", mm, pos + length - 4)[0] != length:
+    if _U32[endian].unpack_from(mm, pos + length - 4)[0] != length:
         return "garbage"
     return block_type, length, endian
 
@@ -681,7 +690,7 @@ def _packet_block(
     frame: int,
 ) -> RawRecord | Problem:
     if block_type == _EPB:
-        iface, _, _, caplen, origlen = struct.unpack_from(endian + "IIIII", mm, pos + 8)
+        iface, _, _, caplen, origlen = _U32X5[endian].unpack_from(mm, pos + 8)
         start = pos + 28
     elif block_type == _PB:
         iface, _, _, _, caplen, origlen = struct.unpack_from(endian + "HHIIII", mm, pos + 8)

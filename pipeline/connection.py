@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,14 +52,16 @@ from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers
-from pubproof.pipeline.rows import ConnectionRow, PacketRow, QuarantineRow, Sink, ViolationRow
+from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
 from pubproof.reference.packets import Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
 #: builds a named tuple from a tuple of its fields in C, without the named tuple's own
-#: Python-level ``__new__``: the rows and trail entries built once per packet are a
-#: measurable share of the run (``benchmarks/bench_pipeline.py``)
+#: Python-level ``__new__``: the trail entries built once per judged packet are a
+#: measurable share of the run (``benchmarks/bench_pipeline.py``). The packet rows, one per
+#: packet, are plain tuples in :class:`.PacketRow`'s order: nothing reads them by name, and
+#: the named tuple cost a second tuple and a call per packet
 _new = tuple.__new__
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
@@ -162,8 +164,6 @@ class Connection:
         self.judge: BothEnds | None = BothEnds()
         #: the control packets judged without a packet identifier
         self.judged: tuple[str, ...] | frozenset[str] = _JUDGED
-        #: one whole packet: :meth:`_packet3` (3.1, 3.1.1), :meth:`_packet5` (5.0)
-        self._packet: Callable[[str, int, int, int, bytes, Framed | None], None] = self._packet3
         self.declared: Receivers | None = None  # MQTT 5.0: what the two ends declared
         # per packet identifier, its last packets, as what their evidence is built from
         self.trail = Trail(self.id)
@@ -182,7 +182,6 @@ class Connection:
 
     def _become5(self) -> None:
         """The connection is MQTT 5.0 (its CONNECT names level 5, or the job forces 5.0)."""
-        self._packet = self._packet5
         self.judged = _JUDGED50
         self.declared = Receivers(self.readings)
         if self.judge is not None:
@@ -266,6 +265,14 @@ class Connection:
                     if not framer.buf:
                         self._cut(direction, frame, offset, payload, framer)
                         return
+                    taken = framer.complete(offset, payload, frame)
+                    if taken:  # the packet begun is whole: the rest is cut as above
+                        for item in framer.take():
+                            self._item(direction, item)
+                        if taken < len(payload):
+                            rest = payload[taken:]
+                            self._cut(direction, frame, offset + taken, rest, framer, False)
+                        return
                     framer.event(Data(offset, payload, frame, True))  # a packet's next part
                     if framer.items:
                         for item in framer.take():
@@ -325,17 +332,30 @@ class Connection:
             for item in framer.take():
                 self._item(direction, item)
 
-    def _cut(self, direction: str, frame: int, offset: int, data: bytes, framer: Framer) -> None:
-        """A segment's bytes, in order, with nothing buffered: its whole packets with a
-        one-byte Remaining Length straight to :meth:`_packet` (cut as the framer's own
-        fast path cuts them, without a :class:`Framed` each), the rest to the framer."""
+    def _cut(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        data: bytes,
+        framer: Framer,
+        whole: bool = True,
+    ) -> None:
+        """A segment's bytes (``whole``: from its first; else what follows a packet the
+        framer completed), in order, with nothing buffered: its whole packets with a one-
+        or two-byte Remaining Length straight to :meth:`_packet3` or :meth:`_packet5` (cut
+        as the framer's own fast path cuts them, :func:`.short_packets`, without a
+        :class:`Framed` each), the rest to the framer."""
         size, pos = len(data), 0
         for end in short_packets(data):
-            self._packet(direction, frame, frame, offset + pos, data[pos:end], None)
+            if self.declared is None:  # 3.1, 3.1.1 (a native call, not through an attribute)
+                self._packet3(direction, frame, frame, offset + pos, data[pos:end], None)
+            else:
+                self._packet5(direction, frame, frame, offset + pos, data[pos:end], None)
             pos = end
         framer.framed += pos
         if pos < size:
-            framer.event(Data(offset + pos, data[pos:] if pos else data, frame, not pos))
+            framer.event(Data(offset + pos, data[pos:] if pos else data, frame, whole and not pos))
             for item in framer.take():
                 self._item(direction, item)
 
@@ -362,7 +382,10 @@ class Connection:
                 [self.trail.entry(direction, item.frame, item.offset, entry)],
             )
             return
-        self._packet(direction, item.frame, item.first_frame, item.offset, item.data, item)
+        if self.declared is None:
+            self._packet3(direction, item.frame, item.first_frame, item.offset, item.data, item)
+        else:
+            self._packet5(direction, item.frame, item.first_frame, item.offset, item.data, item)
 
     def _packet3(
         self,
@@ -387,11 +410,11 @@ class Connection:
             if isinstance(packet, Publish):
                 self.packets += 1
                 packet_id, payload_len = packet.packet_id, len(packet.payload)
-                self.sink.packets.append(_new(PacketRow, (
+                self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, packet.topic, packet_id,
                     payload_len, None, None, self.edition_value, None, None, None,
-                )))  # fmt: skip
+                ))  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
                     head = data[start : start + EVIDENCE_PAYLOAD]
@@ -406,11 +429,11 @@ class Connection:
             if not isinstance(packet, WireError):
                 self.packets += 1
                 name, packet_id = ACKS[kind], packet.packet_id
-                self.sink.packets.append(_new(PacketRow, (
+                self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
                     self.edition_value, None, None, None,
-                )))  # fmt: skip
+                ))  # fmt: skip
                 if self.judge is not None:
                     fields = {"type": name, "packet_id": packet_id}
                     self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
@@ -437,14 +460,14 @@ class Connection:
             self._connect(described)
         self.packets += 1
         error = described.error
-        self.sink.packets.append(_new(PacketRow, (
+        self.sink.packets.append((
             self.capture, self.id, direction, frame, first_frame, offset,
             len(data), described.type, described.dup, described.qos, described.retain,
             described.topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
             self.edition_value, described.reason_code, described.topic_alias,
             described.properties,
-        )))  # fmt: skip
+        ))  # fmt: skip
         self._described(direction, frame, offset, kind, data, framed, described, None)
 
     def _packet5(
@@ -456,7 +479,7 @@ class Connection:
         data: bytes,
         framed: Framed | None,
     ) -> None:
-        """:meth:`_packet` for an MQTT 5.0 connection: each direction decoded with its
+        """:meth:`_packet3` for an MQTT 5.0 connection: each direction decoded with its
         receiver's limits (:class:`.Receivers`), a Topic Alias resolved through that
         direction's map, the Reason Code and properties in the row."""
         kind = data[0] >> 4
@@ -491,11 +514,11 @@ class Connection:
                         text, shown_props = kept[1], kept[2]
                     else:
                         text, shown_props = shown_properties(props)
-                self.sink.packets.append(_new(PacketRow, (
+                self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,
                     payload_len, None, None, V50_VALUE, None, alias, text,
-                )))  # fmt: skip
+                ))  # fmt: skip
                 if self.judge is not None and (
                     packet_id is not None  # QoS 1 and 2: their flows
                     # QoS 0: only what the judges learn from or find in it (3.x judges
@@ -540,11 +563,11 @@ class Connection:
                         }  # fmt: skip
                 else:
                     text, shown_props = shown_properties(ack)
-                self.sink.packets.append(_new(PacketRow, (
+                self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
                     V50_VALUE, code, None, text,
-                )))  # fmt: skip
+                ))  # fmt: skip
                 if self.judge is not None:
                     if fields is None:
                         fields = {"type": name, "packet_id": packet_id, "reason_code": code,
@@ -574,13 +597,13 @@ class Connection:
             topic = declared.resolve(direction, topic, described.topic_alias)
         self.packets += 1
         error = described.error
-        self.sink.packets.append(_new(PacketRow, (
+        self.sink.packets.append((
             self.capture, self.id, direction, frame, first_frame, offset,
             len(data), name, described.dup, described.qos, described.retain,
             topic, described.packet_id, described.payload_len,
             error.rule if error else None, error.kind if error else None,
             V50_VALUE, described.reason_code, described.topic_alias, described.properties,
-        )))  # fmt: skip
+        ))  # fmt: skip
         if not PUBLISH <= kind <= PUBCOMP:  # the codec judges the PUBLISH family's size
             role = "client" if direction == C2S else "server"
             big = too_large(len(data), direction, negotiated, role=role)

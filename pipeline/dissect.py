@@ -46,6 +46,11 @@ class Segment(NamedTuple):
     payload_len: int  # the payload the segment carried (more when the snapshot cut it)
 
 
+#: builds a Segment from a tuple of its fields in C: the named tuple's own ``__new__`` is a
+#: Python function, a call per frame (the compiled build calls the class like any Python
+#: class)
+_new = tuple.__new__
+
 #: endpoints seen lately: the 12 bytes of IPv4 source, destination and TCP ports -> the
 #: segment's (src, sport, dst, dport); bounded (cleared when full), so memory is too
 _ENDPOINTS: dict[bytes, tuple[str, int, str, int]] = {}
@@ -86,7 +91,7 @@ def _ipv4_tcp(data: bytes, total: int) -> Segment | str:
         return "truncated-header"
     src, sport, dst, dport = endpoints
     payload = data[34 + header : end]
-    return Segment(src, sport, dst, dport, seq, data[47], payload, end - 34 - header)
+    return _new(Segment, (src, sport, dst, dport, seq, data[47], payload, end - 34 - header))
 
 
 def _dissect(linktype: int, data: bytes) -> Segment | str:
@@ -210,4 +215,4 @@ def _tcp(data: bytes, start: int, end: int, src: str, dst: str) -> Segment | str
         return "truncated-header"
     payload_len = end - start - header
     payload = bytes(data[start + header : end])  # the captured part (snaplen) only
-    return Segment(src, sport, dst, dport, seq, data[start + 13], payload, payload_len)
+    return _new(Segment, (src, sport, dst, dport, seq, data[start + 13], payload, payload_len))

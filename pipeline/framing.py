@@ -139,16 +139,27 @@ def plausible_chain(data: bytes, v5: bool = False) -> bool:
 
 def short_packets(data: bytes | bytearray) -> Iterator[int]:
     """Where each packet ends, from the start of ``data``, while the packets are whole and
-    have a one-byte Remaining Length and a type that is not reserved (the common packet:
-    no buffering, no :func:`~pubproof.probe.frames.header_length`). The first other packet
-    ends the cut: it is for the general way (:meth:`Framer._cut`), from where this
-    stopped."""
+    have a one- or two-byte Remaining Length (up to 16,383, in its shortest form) and a
+    type that is not reserved (the common packet: no buffering, no
+    :func:`~pubproof.probe.frames.header_length`). The first other packet ends the cut: it
+    is for the general way (:meth:`Framer._cut`), from where this stopped."""
     size, pos = len(data), 0
     while pos + 1 < size:
         length = data[pos + 1]
-        if length & RL_MORE or not 0 < data[pos] >> 4 <= _LAST_TYPE:
-            return  # a longer Remaining Length or a reserved type
-        end = pos + 2 + length
+        if not 0 < data[pos] >> 4 <= _LAST_TYPE:
+            return  # a reserved type
+        body = pos + 2
+        if length & RL_MORE:
+            # a PUBLISH of 128 bytes or more: a second byte, without a third, and not 0
+            # (a longer form of a shorter length: the general way frames it)
+            if body >= size:
+                return
+            second = data[body]
+            if second & RL_MORE or not second:
+                return
+            length = (length & 0x7F) | second << 7
+            body += 1
+        end = body + length
         if end > size:
             return
         yield end
@@ -218,6 +229,24 @@ class Framer:
         self.chunks.append((event.offset, event.frame))
         if len(self.buf) >= self.need:  # else the packet begun is still not whole
             self._cut()
+
+    def complete(self, offset: int, data: bytes, frame: int) -> int:
+        """The stream's next bytes (``data``, at ``offset``, carried by ``frame``), when
+        they finish the packet begun: only its missing bytes are taken, and it is cut as
+        :meth:`event` would cut it (the same item). How many bytes of ``data`` that took;
+        0, and nothing done, when its size is not known yet (its header is cut short),
+        ``data`` does not finish it, or the framer is not in sync. The caller frames the
+        rest, with nothing buffered."""
+        need = self.need
+        if not need or self.state != "sync":
+            return 0
+        missing = need - len(self.buf)
+        if missing <= 0 or missing > len(data):
+            return 0
+        self.buf += data[:missing] if missing < len(data) else data
+        self.chunks.append((offset, frame))
+        self._cut()
+        return missing
 
     def _whole(self, event: Data) -> None:
         """Nothing buffered: cut the packets straight out of the event's bytes (the common

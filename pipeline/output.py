@@ -37,8 +37,13 @@ def clear(out: str) -> None:
             os.remove(target)
 
 
-#: rows a table holds in memory before it writes them as a sorted run
+#: Python rows (tuples) a table holds before it turns them into Arrow columns, which take
+#: a fraction of their memory
 RUN_ROWS = 16384
+#: bytes of Arrow columns a table holds before it sorts them and writes them as a run: a
+#: table that fits is sorted once and written, with no run and no merge (the 160,000
+#: packet rows of 200,000 synthetic frames take about 30 MB)
+RUN_BYTES = 64 << 20
 #: rows the merge of the runs holds (as Arrow batches: compact, unlike the Python tuples
 #: of a run being filled). A merge round reads a batch from every run and writes the rows
 #: before the smallest batch's end, so a round is about this many rows divided by the runs.
@@ -46,7 +51,9 @@ RUN_ROWS = 16384
 #: 5.2 s at 228 MB, 131,072 4.3 s at 297 MB. In a whole 1M-frame run the peak RSS goes from
 #: 233 to 281 MB: still a constant, whatever the capture
 MERGE_ROWS = 65536
-_RUNS = ".pubproof-runs"  # under the output directory, removed when the tables are written
+_RUNS = ".pubproof-runs"
+#: the file suffix of the python engine's sorted runs (Arrow IPC files)
+RUN_SUFFIX = ".arrow"  # under the output directory, removed when the tables are written
 #: the Spark engine's staged rows (:mod:`pubproof.pipeline.staging`), under the output
 #: directory, removed when the tables are written
 STAGING = ".pubproof-staging"
@@ -68,12 +75,13 @@ def sort_rows(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
 
 
 def _arrow(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
+    """The rows as an Arrow table, in their order. Arrow converts the tuples itself (as a
+    struct array: a row of the wrong width is an error), each value by its column's type
+    as ``pa.array`` of the column would: no Python list per column."""
     import pyarrow as pa
 
     schema = arrow_schema(table)
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
-    arrays = [pa.array(col, type=field.type) for col, field in zip(columns, schema, strict=True)]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return pa.Table.from_struct_array(pa.array(rows, type=pa.struct(list(schema))))
 
 
 #: rows per Parquet row group of a sorted run: the merge reads a run a row group at a time
@@ -89,20 +97,31 @@ def _write(data: Any, path: str, row_group_size: int | None = None) -> None:
 
 class TableWriter:
     """One table's rows in, in any order; ``out/table/part-00000.parquet`` out, sorted, in
-    memory bounded by :data:`RUN_ROWS` Python rows and :data:`MERGE_ROWS` Arrow rows
-    whatever the number of rows.
+    memory bounded by :data:`RUN_ROWS` Python rows, :data:`RUN_BYTES` of Arrow columns and
+    :data:`MERGE_ROWS` Arrow rows whatever the number of rows.
 
-    Up to ``run_rows`` rows it sorts in memory and writes once. Past that it writes
-    sorted runs to a scratch folder and, at :meth:`close`, merges them a batch at a time
-    (a stable merge of stable sorts in arrival order: the rows come out in exactly the
-    order one sort of all of them gives). The cost: each row beyond the first run is
-    written and read once more, and merged by :func:`merge` (vectorised)."""
+    Every ``run_rows`` rows it turns the Python rows into Arrow columns (in arrival
+    order). Up to ``run_bytes`` of those it sorts in memory and writes once. Past that it
+    writes sorted runs (Arrow IPC files: no encoding to undo) to a scratch folder and, at
+    :meth:`close`, merges them a batch at a time (a stable merge of stable sorts in
+    arrival order: the rows come out in exactly the order one sort of all of them gives).
+    The cost: each row beyond the first run is written and read once more, and merged by
+    :func:`merge` (vectorised)."""
 
     def __init__(
-        self, out: str, table: str, *, run_rows: int = RUN_ROWS, merge_rows: int = MERGE_ROWS
+        self,
+        out: str,
+        table: str,
+        *,
+        run_rows: int = RUN_ROWS,
+        merge_rows: int = MERGE_ROWS,
+        run_bytes: int = RUN_BYTES,
     ) -> None:
         self.out, self.table, self.run_rows, self.merge_rows = out, table, run_rows, merge_rows
+        self.run_bytes = run_bytes
         self.rows: list[tuple[Any, ...]] = []
+        self.held: list[Any] = []  # Arrow tables of rows in arrival order, not yet sorted
+        self.held_bytes = 0
         self.runs: list[str] = []
         self.count = 0
 
@@ -110,16 +129,41 @@ class TableWriter:
         """More rows of the table."""
         self.rows.extend(rows)
         if len(self.rows) >= self.run_rows:
+            self._convert()
+
+    def _convert(self) -> None:
+        """The Python rows held, as Arrow columns; a run once they are ``run_bytes``."""
+        self._hold()
+        if self.held_bytes >= self.run_bytes:
             self._spill()
 
+    def _hold(self) -> None:
+        data = _arrow(self.table, self.rows)
+        self.rows = []
+        self.held.append(data)
+        self.held_bytes += data.nbytes
+
+    def _sorted(self) -> Any:
+        """Every row held (Python and Arrow), sorted; nothing is held afterwards."""
+        import pyarrow as pa
+
+        if self.rows or not self.held:
+            self._hold()
+        data = self.held[0] if len(self.held) == 1 else pa.concat_tables(self.held)
+        self.held, self.held_bytes = [], 0
+        return _sorted_table(self.table, data)
+
     def _spill(self) -> None:
+        import pyarrow as pa
+
         folder = os.path.join(self.out, _RUNS)
         os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, f"{self.table}-{len(self.runs):06d}.parquet")
-        _write(sort_rows(self.table, self.rows), path, RUN_GROUP_ROWS)
+        path = os.path.join(folder, f"{self.table}-{len(self.runs):06d}{RUN_SUFFIX}")
+        data = self._sorted()
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as run:
+            run.write_table(data, max_chunksize=RUN_GROUP_ROWS)
         self.runs.append(path)
-        self.count += len(self.rows)
-        self.rows = []
+        self.count += data.num_rows
 
     def close(self) -> None:
         """Write the table."""
@@ -127,9 +171,9 @@ class TableWriter:
         os.makedirs(folder, exist_ok=True)
         target = os.path.join(folder, "part-00000.parquet")
         if not self.runs:
-            _write(sort_rows(self.table, self.rows), target)
+            _write(self._sorted(), target)
             return
-        if self.rows:
+        if self.rows or self.held:
             self._spill()
         self._merge(target)
 
@@ -142,8 +186,9 @@ class TableWriter:
 
 
 def merge(runs: Sequence[str], table: str, target: str, *, run_rows: int = RUN_ROWS) -> int:
-    """Merge sorted runs of ``table`` (Parquet files, each in the table's order, given in
-    the order they were made) into ``target``; return the rows written.
+    """Merge sorted runs of ``table`` (Parquet files, or Arrow IPC files named
+    ``*``:data:`RUN_SUFFIX`, each in the table's order, given in the order they were
+    made) into ``target``; return the rows written.
 
     The rows come out exactly as one stable sort of all of them would put them: by the
     table's key, ties in run order and, within a run, in the run's order. Each round reads
@@ -207,15 +252,46 @@ def _sorted_table(table: str, data: Any) -> Any:
     return data.take(pc.sort_indices(data, options=pc.SortOptions(sort_keys=keys)))
 
 
+def _read_batches(path: str, size: int) -> Iterator[Any]:
+    """A run's rows in batches of about ``size`` rows (a Parquet file read ``size`` rows
+    at a time; an Arrow IPC file's own batches joined up to ``size`` rows or more)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.endswith(RUN_SUFFIX):
+        yield from pq.ParquetFile(path).iter_batches(batch_size=size)
+        return
+    with pa.OSFile(path, "rb") as source:
+        reader = pa.ipc.open_file(source)
+        joined: list[Any] = []
+        count = 0
+        for i in range(reader.num_record_batches):
+            batch = reader.get_batch(i)
+            joined.append(batch)
+            count += batch.num_rows
+            if count >= size:
+                yield _joined(joined)
+                joined, count = [], 0
+        if joined:
+            yield _joined(joined)
+
+
+def _joined(batches: Sequence[Any]) -> Any:
+    """Record batches as one."""
+    import pyarrow as pa
+
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
 class _Run:
     """A sorted run being merged: its file read a batch at a time, and what is left of
     the current batch (rows ``start`` onwards)."""
 
     def __init__(self, order: int, path: str, table: str, size: int) -> None:
-        import pyarrow.parquet as pq
-
         self.order = order
-        self._batches = pq.ParquetFile(path).iter_batches(batch_size=size)
+        self._batches = _read_batches(path, size)
         self._keys = SORT_KEYS[table]
         self._batch: Any = None  # pyarrow.RecordBatch
         self._columns: list[Any] = []  # its key columns

@@ -52,6 +52,10 @@ class Result:
     startup_seconds: float  # Spark's session start (0 for the python engine)
 
 
+#: the environment variable that sets how many threads OpenBLAS (numpy's) starts
+OPENBLAS_THREADS = "OPENBLAS_NUM_THREADS"
+
+
 def local_cores(master: str) -> int | None:
     """The cores an embedded master runs on (``local``, ``local[N]``, ``local[*]``,
     ``local[N,F]``); None for a cluster, whose size is not known before it starts."""
@@ -88,6 +92,9 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
     clear(job.out)
     startup = 0.0
     if job.engine == "python":
+        # numpy, which pyarrow imports, starts OpenBLAS's threads, which spin on the other
+        # cores though nothing here does linear algebra: 1 to 1.5% of the run's CPU
+        os.environ.setdefault(OPENBLAS_THREADS, "1")
         from pubproof.pipeline import engine_python
 
         def advance(size: int, frames: int) -> None:

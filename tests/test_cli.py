@@ -226,3 +226,30 @@ def test_3_1_1_output_has_no_5_0_keys_and_limits_are_5_0_only() -> None:
     assert out == {"ok": True, "packets": [{"type": "PUBACK", "packet_id": 1}]}
     refused = run(["decode", "--topic-alias-maximum", "3"], "40020001\n")
     assert refused.returncode == 2 and "5.0" in refused.stderr
+
+
+def test_a_subcommand_imports_only_its_own_module() -> None:
+    """``pubproof check`` does not import the probe's modules (0.1 s of every run), while
+    the help and a mistyped command still know every subcommand."""
+    script = (
+        "import sys\n"
+        "from pubproof.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pubproof.probe')))\n"
+    )
+    for args, probe_loaded, shown in (
+        (["check", "--help"], False, "usage: pubproof check"),
+        (["--help"], True, "judge captured MQTT traffic"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+        assert (result.stdout.strip().splitlines()[-1] != "[]") == probe_loaded
+        assert shown in result.stdout
+    typo = run(["chek"], "")
+    assert typo.returncode == 2
+    assert "'check'" in typo.stderr and "'probe-client'" in typo.stderr

@@ -273,7 +273,10 @@ def _mutant_cut_uncounted(
     """Cuts a segment's whole packets but does not count their bytes as framed."""
     size, pos = len(data), 0
     for end in short_packets(data):
-        self._packet(direction, frame, frame, offset + pos, data[pos:end], None)
+        if self.declared is None:
+            self._packet3(direction, frame, frame, offset + pos, data[pos:end], None)
+        else:
+            self._packet5(direction, frame, frame, offset + pos, data[pos:end], None)
         pos = end
     if pos < size:
         framer.event(Data(offset + pos, data[pos:] if pos else data, frame, not pos))

@@ -46,19 +46,85 @@ def _rows(count: int, seed: int, *, captures: int = 3, frames: int = 5) -> list[
     return rows
 
 
-@pytest.mark.parametrize("run_rows", [1, 7, 1000])
-def test_runs_merge_into_one_sort(tmp_path: Path, run_rows: int) -> None:
+@pytest.mark.parametrize(
+    ("run_rows", "run_bytes"),
+    [(1, 1), (7, 1), (7, 2000), (1000, 1), (7, output.RUN_BYTES), (1000, output.RUN_BYTES)],
+)
+def test_runs_merge_into_one_sort(tmp_path: Path, run_rows: int, run_bytes: int) -> None:
+    """Rows turned into Arrow every ``run_rows``; a sorted run written every ``run_bytes``
+    of those (1: at each; the default: never, one sort in memory)."""
     rows = _rows(300, seed=run_rows)
     write_rows(str(tmp_path / "whole"), "quarantine", rows)
-    writer = TableWriter(str(tmp_path / "runs"), "quarantine", run_rows=run_rows)
+    writer = TableWriter(
+        str(tmp_path / "runs"), "quarantine", run_rows=run_rows, run_bytes=run_bytes
+    )
     for start in range(0, len(rows), 13):
         writer.add(rows[start : start + 13])
+    assert (len(writer.runs) > 1) == (run_rows < 300 and run_bytes < output.RUN_BYTES)
+    assert all(path.endswith(output.RUN_SUFFIX) for path in writer.runs)
     writer.close()
     whole = pq.read_table(tmp_path / "whole" / "quarantine")
     merged = pq.read_table(tmp_path / "runs" / "quarantine")
     assert merged.equals(whole)
     assert merged.column("detail").to_pylist() == [r[8] for r in _stable_sort(rows)]
     assert sorted(os.listdir(tmp_path / "runs")) == ["quarantine"]
+
+
+def _written(tmp_path: Path, rows: Sequence[Row], **sizes: int) -> list[object]:
+    """The detail column of ``rows`` through a :class:`TableWriter`."""
+    writer = TableWriter(str(tmp_path), "quarantine", **sizes)
+    for start in range(0, len(rows), 13):
+        writer.add(rows[start : start + 13])
+    writer.close()
+    details: list[object] = pq.read_table(tmp_path / "quarantine").column("detail").to_pylist()
+    return details
+
+
+def _sorted_held_reversed(self: TableWriter) -> Any:
+    """A mutant of :meth:`TableWriter._sorted`: the Arrow tables held joined last first
+    (ties then come out in the wrong order)."""
+    self._hold()
+    data = pa.concat_tables(self.held[::-1])
+    self.held, self.held_bytes = [], 0
+    return output._sorted_table(self.table, data)
+
+
+@pytest.mark.parametrize("run_bytes", [2000, output.RUN_BYTES])
+def test_writer_mutant_held_out_of_order_is_killed(tmp_path: Path, run_bytes: int) -> None:
+    """The tables held in memory (sorted once, or into a run) keep their arrival order:
+    joined in another order, tied rows come out reordered."""
+    rows = _rows(300, seed=5, captures=1, frames=2)
+    expected = [r[8] for r in _stable_sort(rows)]
+    assert _written(tmp_path / "right", rows, run_rows=7, run_bytes=run_bytes) == expected
+    saved = TableWriter._sorted
+    TableWriter._sorted = _sorted_held_reversed  # type: ignore[method-assign]
+    try:
+        details = _written(tmp_path / "mutant", rows, run_rows=7, run_bytes=run_bytes)
+    finally:
+        TableWriter._sorted = saved  # type: ignore[method-assign]
+    assert sorted(map(str, details)) == sorted(map(str, expected))  # same rows...
+    assert details != expected  # ...wrong order
+
+
+def test_merge_reads_arrow_runs_as_parquet_ones(tmp_path: Path) -> None:
+    """The python engine's runs (Arrow IPC files) merge as Spark's (Parquet) do, whatever
+    the batch a run is read in."""
+    rows = _rows(900, seed=9, captures=2, frames=4)
+    runs = [rows[:300], rows[300:310], rows[310:]]
+    parquet = _write_runs(str(tmp_path), runs)
+    arrow = []
+    for path in parquet:
+        target = path.replace(".parquet", output.RUN_SUFFIX)
+        data = pq.read_table(path)
+        with pa.OSFile(target, "wb") as sink, pa.ipc.new_file(sink, data.schema) as run:
+            run.write_table(data, max_chunksize=17)
+        arrow.append(target)
+    for run_rows in (64, 200, 5000):
+        for paths in (parquet, arrow):
+            merged = str(tmp_path / f"merged-{run_rows}.parquet")
+            assert merge(paths, "quarantine", merged, run_rows=run_rows) == len(rows)
+            details = pq.read_table(merged).column("detail").to_pylist()
+            assert details == _expected(runs)
 
 
 def _stable_sort(rows: Sequence[Row]) -> list[Row]:
