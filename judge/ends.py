@@ -59,7 +59,7 @@ class BothEnds:
     """Feed the packets of one connection in capture order; each call returns the findings
     about the packet's sender."""
 
-    __slots__ = ("clean_session", "of_client", "of_server", "offence", "topic", "v50")
+    __slots__ = ("clean_session", "ends50", "of_client", "of_server", "offence", "topic", "v50")
 
     def __init__(self, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.clean_session: bool | None = None  # from CONNECT; None until it is seen
@@ -74,6 +74,8 @@ class BothEnds:
         #: DISCONNECT Reason Code the model calls for), for the close judge
         self.offence: FlowOffence | None = None
         self.v50 = False  # two LinkJudge50
+        #: MQTT 5.0: per direction, the judge of its sender and that of its receiver
+        self.ends50: dict[str, tuple[LinkJudge50, LinkJudge50]] = {}
         if edition is Edition.V50:
             self.edition = edition
 
@@ -95,11 +97,13 @@ class BothEnds:
                 # judges: a PUBLISH is resolved once, by its sender's judge (_feed50)
                 client.judged_aliases = server.peer_aliases  # c2s
                 client.peer_aliases = server.judged_aliases  # s2c
+                self.ends50 = {C2S: (client, server), S2C: (server, client)}
                 self.v50 = True
             return
         if isinstance(self.of_server, LinkJudge50):
             self.of_server = LinkJudge(SERVER, SERVER)
             self.of_client = LinkJudge(CLIENT, CLIENT)
+            self.ends50 = {}
             self.v50 = False
         self.v311 = value is Edition.V311
 
@@ -164,12 +168,7 @@ class BothEnds:
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_start"))
         found: list[Finding] = []
-        sender, receiver = (
-            (self.of_client, self.of_server)
-            if direction == C2S
-            else (self.of_server, self.of_client)
-        )
-        assert isinstance(sender, LinkJudge50) and isinstance(receiver, LinkJudge50)
+        sender, receiver = self.ends50[direction]
         if kind == "PUBLISH":
             # peer_sent and judged_sent, the topic resolved once through the map the two
             # judges share (the receiver's judge would resolve it alike)
