@@ -94,7 +94,7 @@ class BothEnds:
                 self.of_server = server = LinkJudge50(SERVER, SERVER, server=True)
                 self.of_client = client = LinkJudge50(CLIENT, CLIENT, server=False)
                 # one Topic Alias map per direction, as its receiver holds it, for both
-                # judges: a PUBLISH is resolved once, by its sender's judge (_feed50)
+                # judges: a PUBLISH is resolved once, by its sender's judge (feed50)
                 client.judged_aliases = server.peer_aliases  # c2s
                 client.peer_aliases = server.judged_aliases  # s2c
                 self.ends50 = {C2S: (client, server), S2C: (server, client)}
@@ -138,7 +138,7 @@ class BothEnds:
         or ``s2c``; the findings are about its sender."""
         kind = fields.get("type")
         if self.v50:
-            return self._feed50(direction, kind, fields)
+            return self.feed50(direction, kind, fields)
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_session"))
         if kind not in JUDGED or (kind == "PUBLISH" and fields.get("qos") not in (1, 2)):
@@ -160,7 +160,9 @@ class BothEnds:
             return [f for f in found if FORWARD_DUP not in f.rules]
         return found
 
-    def _feed50(self, direction: str, kind: Any, fields: Mapping[str, Any]) -> list[Finding]:
+    def feed50(self, direction: str, kind: Any, fields: Mapping[str, Any]) -> list[Finding]:
+        """:meth:`feed` on a 5.0 connection (``kind``: ``fields.get("type")``), for a
+        caller that knows the judges are 5.0 (the capture pipeline, once per packet)."""
         self.topic = None
         self.offence = None
         if kind not in JUDGED:
