@@ -160,6 +160,25 @@ class BothEnds:
             return [f for f in found if FORWARD_DUP not in f.rules]
         return found
 
+    def mapped0(self, direction: str, topic: str, alias: int, retain: bool) -> bool:
+        """MQTT 5.0: whether a QoS 0 PUBLISH sent ``direction`` with the topic name
+        ``topic`` (not empty) and the Topic Alias ``alias`` would change nothing in the
+        judges and make them find nothing: its receiver's map holds ``alias`` for ``topic``
+        already, within the Topic Alias Maximum the receiver declared, and its RETAIN is
+        0 or allowed. :meth:`feed50` would map the alias to the same topic name again (the
+        alias table's step for a topic name and a known alias) and, for QoS 0, owe and
+        deliver nothing; so the capture pipeline need not feed it (its evidence is only
+        ever its own, and a QoS 0 PUBLISH has no flow whose trail it would join)."""
+        sender = self.ends50[direction][0]
+        negotiated = sender.negotiated
+        # what resolve50 reads for the judged end's PUBLISH (by_judged)
+        receiver = negotiated.client if sender.server else negotiated.server
+        return (
+            1 <= alias <= receiver.topic_alias_maximum
+            and sender.judged_aliases.mapping.get(alias) == topic
+            and (not retain or sender.server or negotiated.retain_available)
+        )
+
     def feed50(self, direction: str, kind: Any, fields: Mapping[str, Any]) -> list[Finding]:
         """:meth:`feed` on a 5.0 connection (``kind``: ``fields.get("type")``), for a
         caller that knows the judges are 5.0 (the capture pipeline, once per packet)."""

@@ -519,14 +519,20 @@ class Connection:
                     "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,
                     payload_len, None, None, V50_VALUE, None, alias, text,
                 ))  # fmt: skip
-                if self.judge is not None and (
+                judge = self.judge
+                if judge is not None and (
                     packet_id is not None  # QoS 1 and 2: their flows
                     # QoS 0: only what the judges learn from or find in it (3.x judges
-                    # none): a mapping set, an alias no mapping stands for, RETAIN where
-                    # the server declared Retain Available 0 (no QoS is above QoS 0).
-                    # The general way feeds every one, and the fast path tests hold the
+                    # none): a mapping set (not one the receiver's map holds already:
+                    # BothEnds.mapped0), an alias no mapping stands for, RETAIN where the
+                    # server declared Retain Available 0 (no QoS is above QoS 0). The
+                    # general way feeds every one, and the fast path tests hold the
                     # findings equal.
-                    or (alias is not None and sent)
+                    or (
+                        alias is not None
+                        and sent
+                        and not judge.mapped0(direction, sent, alias, packet.retain)
+                    )
                     or topic is None
                     or (packet.retain and not declared.negotiated.retain_available)
                 ):
