@@ -59,7 +59,7 @@ class BothEnds:
     """Feed the packets of one connection in capture order; each call returns the findings
     about the packet's sender."""
 
-    __slots__ = ("clean_session", "of_client", "of_server", "offence", "topic", "v50")
+    __slots__ = ("clean_session", "ends50", "of_client", "of_server", "offence", "topic", "v50")
 
     def __init__(self, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.clean_session: bool | None = None  # from CONNECT; None until it is seen
@@ -74,6 +74,8 @@ class BothEnds:
         #: DISCONNECT Reason Code the model calls for), for the close judge
         self.offence: FlowOffence | None = None
         self.v50 = False  # two LinkJudge50
+        #: MQTT 5.0: per direction, the judge of its sender and that of its receiver
+        self.ends50: dict[str, tuple[LinkJudge50, LinkJudge50]] = {}
         if edition is Edition.V50:
             self.edition = edition
 
@@ -92,14 +94,16 @@ class BothEnds:
                 self.of_server = server = LinkJudge50(SERVER, SERVER, server=True)
                 self.of_client = client = LinkJudge50(CLIENT, CLIENT, server=False)
                 # one Topic Alias map per direction, as its receiver holds it, for both
-                # judges: a PUBLISH is resolved once, by its sender's judge (_feed50)
+                # judges: a PUBLISH is resolved once, by its sender's judge (feed50)
                 client.judged_aliases = server.peer_aliases  # c2s
                 client.peer_aliases = server.judged_aliases  # s2c
+                self.ends50 = {C2S: (client, server), S2C: (server, client)}
                 self.v50 = True
             return
         if isinstance(self.of_server, LinkJudge50):
             self.of_server = LinkJudge(SERVER, SERVER)
             self.of_client = LinkJudge(CLIENT, CLIENT)
+            self.ends50 = {}
             self.v50 = False
         self.v311 = value is Edition.V311
 
@@ -134,7 +138,7 @@ class BothEnds:
         or ``s2c``; the findings are about its sender."""
         kind = fields.get("type")
         if self.v50:
-            return self._feed50(direction, kind, fields)
+            return self.feed50(direction, kind, fields)
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_session"))
         if kind not in JUDGED or (kind == "PUBLISH" and fields.get("qos") not in (1, 2)):
@@ -156,7 +160,28 @@ class BothEnds:
             return [f for f in found if FORWARD_DUP not in f.rules]
         return found
 
-    def _feed50(self, direction: str, kind: Any, fields: Mapping[str, Any]) -> list[Finding]:
+    def mapped0(self, direction: str, topic: str, alias: int, retain: bool) -> bool:
+        """MQTT 5.0: whether a QoS 0 PUBLISH sent ``direction`` with the topic name
+        ``topic`` (not empty) and the Topic Alias ``alias`` would change nothing in the
+        judges and make them find nothing: its receiver's map holds ``alias`` for ``topic``
+        already, within the Topic Alias Maximum the receiver declared, and its RETAIN is
+        0 or allowed. :meth:`feed50` would map the alias to the same topic name again (the
+        alias table's step for a topic name and a known alias) and, for QoS 0, owe and
+        deliver nothing; so the capture pipeline need not feed it (its evidence is only
+        ever its own, and a QoS 0 PUBLISH has no flow whose trail it would join)."""
+        sender = self.ends50[direction][0]
+        negotiated = sender.negotiated
+        # what resolve50 reads for the judged end's PUBLISH (by_judged)
+        receiver = negotiated.client if sender.server else negotiated.server
+        return (
+            1 <= alias <= receiver.topic_alias_maximum
+            and sender.judged_aliases.mapping.get(alias) == topic
+            and (not retain or sender.server or negotiated.retain_available)
+        )
+
+    def feed50(self, direction: str, kind: Any, fields: Mapping[str, Any]) -> list[Finding]:
+        """:meth:`feed` on a 5.0 connection (``kind``: ``fields.get("type")``), for a
+        caller that knows the judges are 5.0 (the capture pipeline, once per packet)."""
         self.topic = None
         self.offence = None
         if kind not in JUDGED:
@@ -164,12 +189,7 @@ class BothEnds:
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_start"))
         found: list[Finding] = []
-        sender, receiver = (
-            (self.of_client, self.of_server)
-            if direction == C2S
-            else (self.of_server, self.of_client)
-        )
-        assert isinstance(sender, LinkJudge50) and isinstance(receiver, LinkJudge50)
+        sender, receiver = self.ends50[direction]
         if kind == "PUBLISH":
             # peer_sent and judged_sent, the topic resolved once through the map the two
             # judges share (the receiver's judge would resolve it alike)

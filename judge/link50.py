@@ -361,7 +361,13 @@ class LinkJudge50(LinkJudge):
         ends.BothEnds`) resolve a PUBLISH once: the sender's judge (``by_judged``), for
         both."""
         topic = fields.get("topic") or ""
-        alias = topic_alias(fields)
+        # topic_alias, inlined: once per PUBLISH
+        properties: Any = fields.get("properties")
+        alias = properties.get("topic_alias") if properties else None
+        if alias is None:
+            alias = fields.get("topic_alias")
+        if type(alias) is not int:
+            alias = None
         resolved = topic
         negotiated = self.negotiated
         if alias is not None or not topic:
@@ -747,7 +753,13 @@ class LinkJudge50(LinkJudge):
         if not isinstance(code, int):
             code = 0
         error = is_error(code)
-        owed = self._pay(kind, packet_id)
+        # _pay, inlined: once per acknowledgement
+        owed: Owed | None = None
+        queue = self.owed.get((kind, packet_id))
+        if queue:
+            owed = queue.pop(0)
+            if not queue:
+                del self.owed[kind, packet_id]
         if owed is not None:
             expected = owed.packet.get("reason_code") if owed.packet is not None else None
             if kind == "PUBCOMP" and expected is not None and is_error(expected) and not error:
@@ -789,7 +801,19 @@ class LinkJudge50(LinkJudge):
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``P``'s fields of ``fields``, in ``P``'s order (a 5.0 PUBLISH's
+    ``properties`` left out)."""
+    if type(fields) is dict and tuple(fields) == _P50_ORDER:
+        # the capture pipeline's 5.0 P: every key of P, in P's order, with its properties
+        # between the packet identifier and the payload; the same copy made in C
+        copy = dict(fields)
+        del copy["properties"]
+        return copy
     return {k: fields[k] for k in P_FIELDS if k in fields}
+
+
+#: the keys of a 5.0 PUBLISH's ``P`` as the capture pipeline builds it
+_P50_ORDER = (*P_FIELDS[:-1], "properties", P_FIELDS[-1])
 
 
 def link_judge(

@@ -22,7 +22,7 @@ import json
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
@@ -71,7 +71,7 @@ CONNECT, CONNACK = int(PacketType.CONNECT), int(PacketType.CONNACK)
 LEVEL_V50 = 5
 #: the CONNACK of a 3.1.1 server that does not speak the level asked for (return code 1)
 REFUSED_LEVEL = bytes((CONNACK << 4, 2, 0, 1))
-V50_VALUE = Edition.V50.value
+V50_VALUE: Final = Edition.V50.value
 #: TCP sequence numbers are 32-bit and wrap
 SEQ_MASK = 0xFFFFFFFF
 
@@ -506,10 +506,10 @@ class Connection:
                         aliases[alias] = sent
                     else:
                         topic = aliases.get(alias)
-                if props is NO_PUBLISH_PROPERTIES:
-                    text, shown_props = NO_PROPERTIES, _NONE
+                if props is _NO_PUBLISH_PROPERTIES:
+                    text, shown_props = _NO_PROPERTIES, _NONE
                 else:  # shown_properties, its memory read inline
-                    kept = SHOWN.get(id(props))
+                    kept = _SHOWN.get(id(props))
                     if kept is not None and kept[0] is props:
                         text, shown_props = kept[1], kept[2]
                     else:
@@ -519,14 +519,20 @@ class Connection:
                     "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,
                     payload_len, None, None, V50_VALUE, None, alias, text,
                 ))  # fmt: skip
-                if self.judge is not None and (
+                judge = self.judge
+                if judge is not None and (
                     packet_id is not None  # QoS 1 and 2: their flows
                     # QoS 0: only what the judges learn from or find in it (3.x judges
-                    # none): a mapping set, an alias no mapping stands for, RETAIN where
-                    # the server declared Retain Available 0 (no QoS is above QoS 0).
-                    # The general way feeds every one, and the fast path tests hold the
+                    # none): a mapping set (not one the receiver's map holds already:
+                    # BothEnds.mapped0), an alias no mapping stands for, RETAIN where the
+                    # server declared Retain Available 0 (no QoS is above QoS 0). The
+                    # general way feeds every one, and the fast path tests hold the
                     # findings equal.
-                    or (alias is not None and sent)
+                    or (
+                        alias is not None
+                        and sent
+                        and not judge.mapped0(direction, sent, alias, packet.retain)
+                    )
                     or topic is None
                     or (packet.retain and not declared.negotiated.retain_available)
                 ):
@@ -536,7 +542,13 @@ class Connection:
                         "retain": packet.retain, "topic": sent, "packet_id": packet_id,
                         "properties": shown_props,
                     }  # fmt: skip
-                    p = {**shown, "payload_hex": payload_hex(packet.payload)}
+                    # a QoS 0 PUBLISH's payload no judge of a capture reads (it starts no
+                    # flow; the judges keep deliveries for a live peer only): its P
+                    # without the payload's hex
+                    p = (
+                        shown if packet_id is None
+                        else {**shown, "payload_hex": payload_hex(packet.payload)}
+                    )  # fmt: skip
                     self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
                                  payload_len, data[start : start + EVIDENCE_PAYLOAD],
                                  data)  # fmt: skip
@@ -547,8 +559,8 @@ class Connection:
                 ack = packet.properties
                 assert ack is not None
                 fields: dict[str, Any] | None = None
-                if ack is NO_ACK_PROPERTIES:
-                    text = NO_PROPERTIES
+                if ack is _NO_ACK_PROPERTIES:
+                    text = _NO_PROPERTIES
                     # the fields of an acknowledgement without properties, shared: one dict
                     # per type, identifier and Reason Code, not one per packet (each would
                     # be tracked by the collector, as it holds the properties dict)
@@ -561,8 +573,12 @@ class Connection:
                             "type": name, "packet_id": packet_id, "reason_code": code,
                             "properties": _NONE,
                         }  # fmt: skip
-                else:
-                    text, shown_props = shown_properties(ack)
+                else:  # shown_properties, its memory read inline (one object per section)
+                    kept = _SHOWN.get(id(ack))
+                    if kept is not None and kept[0] is ack:
+                        text, shown_props = kept[1], kept[2]
+                    else:
+                        text, shown_props = shown_properties(ack)
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
@@ -835,7 +851,7 @@ class Connection:
             trail.append(recent)
         judge = self.judge
         assert judge is not None
-        found = judge.feed(direction, fields)
+        found = judge.feed50(direction, fields.get("type"), fields)  # its judges are 5.0
         if not found:
             return
         offence = judge.offence
@@ -932,15 +948,22 @@ class Connection:
         )  # fmt: skip
 
 
-FLOW_TYPES = frozenset(ACKS.values()) | {"PUBLISH"}
+FLOW_TYPES: Final = frozenset(ACKS.values()) | {"PUBLISH"}
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
 #: 5.0: also every PUBLISH (QoS 0 too) and DISCONNECT (its Reason Code)
-_JUDGED50 = frozenset({"CONNECT", "CONNACK", "PUBLISH", "DISCONNECT"})
+_JUDGED50: Final = frozenset({"CONNECT", "CONNACK", "PUBLISH", "DISCONNECT"})
 #: the properties of a 5.0 packet without any, as ``P`` holds them (shared: never changed)
-_NONE: dict[str, Any] = {}
+_NONE: Final[dict[str, Any]] = {}
 #: 5.0: the fields of acknowledgements without properties, by type, Reason Code and packet
 #: identifier (``kind << 24 | code << 16 | packet_id``), as the judges and the evidence
 #: read them (shared: never changed); at most this many, then afresh
-_ACK_FIELDS: dict[int, dict[str, Any]] = {}
-_ACK_FIELDS_KEPT = 1 << 14
+_ACK_FIELDS: Final[dict[int, dict[str, Any]]] = {}
+_ACK_FIELDS_KEPT: Final = 1 << 14
 _SYN_FIN_RST = SYN | FIN | RST
+#: what the 5.0 fast path reads per packet, bound here once: the compiled module reads a
+#: name bound Final from a C variable, any other module-level name from the module's
+#: dictionary, a look-up per use
+_SHOWN: Final = SHOWN
+_NO_PUBLISH_PROPERTIES: Final = NO_PUBLISH_PROPERTIES
+_NO_ACK_PROPERTIES: Final = NO_ACK_PROPERTIES
+_NO_PROPERTIES: Final = NO_PROPERTIES
