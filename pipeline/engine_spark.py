@@ -158,6 +158,7 @@ def class_archive_options() -> list[str]:
                 if name.startswith(os.path.basename(archive) + ".") and _abandoned(written):
                     os.replace(written, archive)  # its writer has exited: it is whole
                     break
+        _remove_spare_archives(folder)
     except OSError:
         return []
     if os.path.exists(archive):
@@ -168,6 +169,21 @@ def class_archive_options() -> list[str]:
 #: the JVM's own warnings (an archive it cannot map, say) go to stderr, never to stdout,
 #: which ``pubproof check --json`` keeps for its JSON
 _JVM_LOG = ("-Xlog:disable", "-Xlog:all=warning:stderr", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+
+
+def _remove_spare_archives(folder: str) -> None:
+    """Delete the archives written by JVMs that started while no archive was in place
+    (the first run's driver and executors, or runs side by side, each write one of about
+    120 MB) once an archive has been moved into place for their name and their writer is
+    gone: nothing ever maps them."""
+    names = set(os.listdir(folder))
+    for name in names:
+        stem, dot, pid = name.rpartition(".")
+        if dot and pid.isdigit() and stem.endswith(".jsa") and stem in names:
+            written = os.path.join(folder, name)
+            if _abandoned(written):
+                with contextlib.suppress(OSError):
+                    os.remove(written)
 
 
 def _abandoned(path: str) -> bool:
