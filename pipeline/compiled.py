@@ -47,6 +47,13 @@ COMPILED = (
     "pubproof.pipeline.receivers",
     "pubproof.pipeline.connection",
     "pubproof.pipeline.engine_python",
+    "pubproof.reference.common",
+    "pubproof.reference.decode50",
+    "pubproof.reference.codec",
+    "pubproof.judge.ends",
+    "pubproof.judge.link",
+    "pubproof.judge.link50",
+    "pubproof.judge.close",
 )
 #: the environment variable that makes a process import the Python source
 PURE = "PUBPROOF_PURE"
