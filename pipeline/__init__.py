@@ -43,10 +43,3 @@ Layers: the pipeline imports the model, the reference codec and the judges
 (:mod:`pubproof.judge`); nothing imports the pipeline but the command line, and it imports
 nothing of the probe (``tests/test_layers.py``).
 """
-
-import os as _os
-
-if _os.environ.get("PUBPROOF_PURE") == "1":  # the Python source, not the compiled build
-    from pubproof.pipeline.compiled import prefer_source
-
-    prefer_source()

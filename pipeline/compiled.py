@@ -4,7 +4,7 @@ mypyc into C extension modules placed next to the sources of the installed packa
 The Python source stays the reference: without a C compiler, Python's headers or mypyc,
 nothing is built and the same modules run as Python; ``PUBPROOF_PURE=1`` in the
 environment makes a process import the Python source even where the compiled modules
-exist (:func:`prefer_source`, installed by ``pubproof.pipeline``'s ``__init__``), which is
+exist (:func:`prefer_source`, installed by the ``pubproof`` package's ``__init__``), which is
 how the tests run on both builds. Python imports an extension module before a source file
 of the same name, so nothing else changes.
 
@@ -47,6 +47,13 @@ COMPILED = (
     "pubproof.pipeline.receivers",
     "pubproof.pipeline.connection",
     "pubproof.pipeline.engine_python",
+    "pubproof.reference.common",
+    "pubproof.reference.decode50",
+    "pubproof.reference.codec",
+    "pubproof.judge.ends",
+    "pubproof.judge.link",
+    "pubproof.judge.link50",
+    "pubproof.judge.close",
 )
 #: the environment variable that makes a process import the Python source
 PURE = "PUBPROOF_PURE"

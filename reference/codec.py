@@ -44,8 +44,8 @@ from pubproof.reference.common import ACK_BY_KIND as _ACK_BY_KIND
 from pubproof.reference.common import ACK_NAMES as _ACK_NAMES
 from pubproof.reference.common import ACK_TYPE_BYTE as _ACK_TYPE_BYTE
 from pubproof.reference.common import DISCOURAGED as _DISCOURAGED
-from pubproof.reference.common import NEED_DATA, Config, _NeedData
-from pubproof.reference.decode50 import Decoder50, _Pending
+from pubproof.reference.common import NEED_DATA, Config, _NeedData, _Pending
+from pubproof.reference.decode50 import Decoder50
 from pubproof.reference.encode50 import encode_ack5, encode_publish5
 from pubproof.reference.errors import (
     IncompleteStream,

@@ -39,6 +39,69 @@ DISCOURAGED = re.compile(
 )
 
 
+class _Pending:
+    """A 5.0 packet whose fixed header, variable header and Property Length are judged,
+    and whose properties (from ``cursor``) or payload have not all arrived. Offsets are
+    stream offsets (the buffer moves under ``feed``). The 5.0 decoder's
+    (:mod:`pubproof.reference.decode50`), kept here so that :class:`DecoderState` declares
+    the exact type of its slot, as mypyc needs."""
+
+    __slots__ = (
+        "alias",
+        "content_type",
+        "correlation",
+        "cursor",
+        "end",
+        "first",
+        "mei",
+        "packet_id",
+        "pfi",
+        "reason_code",
+        "reason_string",
+        "response_topic",
+        "section_end",
+        "seen",
+        "start",
+        "sub_ids",
+        "topic",
+        "topic_at",
+        "user",
+    )
+
+    def __init__(
+        self,
+        *,
+        start: int,
+        end: int,
+        first: int,
+        packet_id: int | None,
+        section_start: int,
+        section_end: int,
+        topic: str = "",
+        topic_at: int = -1,
+        reason_code: int = 0,
+    ) -> None:
+        self.start = start
+        self.end = end
+        self.first = first
+        self.packet_id = packet_id
+        self.topic = topic
+        self.topic_at = topic_at  # stream offset of the topic length
+        self.reason_code = reason_code
+        self.cursor = section_start  # the next property's identifier; -1 once all judged
+        self.section_end = section_end
+        self.seen: set[int] = set()
+        self.pfi: int | None = None
+        self.mei: int | None = None
+        self.alias: int | None = None
+        self.response_topic: str | None = None
+        self.correlation: bytes | None = None
+        self.content_type: str | None = None
+        self.reason_string: str | None = None
+        self.user: list[tuple[str, str]] = []
+        self.sub_ids: list[int] = []
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """An edition with its readings, compiled for the decoder and the encoder (built and
@@ -80,6 +143,6 @@ class DecoderState:
     _config: Config
     _error: ProtocolError | None
     _max_size: int | None
-    _pending: object  # decode50._Pending | None
+    _pending: _Pending | None  # 5.0: a packet partly judged
     _pos: int
     _sections: dict[bytes, PublishProperties]

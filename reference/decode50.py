@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from pubproof.model import wire_rules as R
 from pubproof.model.rules import Rule
 from pubproof.reference.common import ACK_BY_KIND as _ACK_BY_KIND
 from pubproof.reference.common import ACK_NAMES as _ACK_NAMES
 from pubproof.reference.common import DISCOURAGED as _DISCOURAGED
-from pubproof.reference.common import NEED_DATA, DecoderState, _NeedData
+from pubproof.reference.common import NEED_DATA, DecoderState, _NeedData, _Pending
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.packets import (
     AckLayout,
@@ -104,67 +103,6 @@ def _longer_length(buf: bytes | bytearray, pos: int, size: int) -> tuple[int, in
 def _vbi_size(value: int) -> int:
     """The bytes of the shortest Variable Byte Integer encoding of ``value``."""
     return 1 if value < 128 else 2 if value < 16_384 else 3 if value < 2_097_152 else 4
-
-
-class _Pending:
-    """A 5.0 packet whose fixed header, variable header and Property Length are judged,
-    and whose properties (from ``cursor``) or payload have not all arrived. Offsets are
-    stream offsets (the buffer moves under ``feed``)."""
-
-    __slots__ = (
-        "alias",
-        "content_type",
-        "correlation",
-        "cursor",
-        "end",
-        "first",
-        "mei",
-        "packet_id",
-        "pfi",
-        "reason_code",
-        "reason_string",
-        "response_topic",
-        "section_end",
-        "seen",
-        "start",
-        "sub_ids",
-        "topic",
-        "topic_at",
-        "user",
-    )
-
-    def __init__(
-        self,
-        *,
-        start: int,
-        end: int,
-        first: int,
-        packet_id: int | None,
-        section_start: int,
-        section_end: int,
-        topic: str = "",
-        topic_at: int = -1,
-        reason_code: int = 0,
-    ) -> None:
-        self.start = start
-        self.end = end
-        self.first = first
-        self.packet_id = packet_id
-        self.topic = topic
-        self.topic_at = topic_at  # stream offset of the topic length
-        self.reason_code = reason_code
-        self.cursor = section_start  # the next property's identifier; -1 once all judged
-        self.section_end = section_end
-        self.seen: set[int] = set()
-        self.pfi: int | None = None
-        self.mei: int | None = None
-        self.alias: int | None = None
-        self.response_topic: str | None = None
-        self.correlation: bytes | None = None
-        self.content_type: str | None = None
-        self.reason_string: str | None = None
-        self.user: list[tuple[str, str]] = []
-        self.sub_ids: list[int] = []
 
 
 def _fast_publish_properties(
@@ -398,16 +336,17 @@ class Decoder50(DecoderState):
 
     __slots__ = ()
 
-    _pending: _Pending | None  # narrower than DecoderState's
+    # What Decoder provides (real methods, not declarations under TYPE_CHECKING, which
+    # mypyc does not take in a class body; Decoder overrides all three).
 
-    if TYPE_CHECKING:
-        # What Decoder provides.
+    def next_packet(self) -> Packet | _NeedData:
+        raise NotImplementedError
 
-        def next_packet(self) -> Packet | _NeedData: ...
+    def _fail(self, rule: Rule, at: int, message: str) -> ProtocolError:
+        raise NotImplementedError
 
-        def _fail(self, rule: Rule, at: int, message: str) -> ProtocolError: ...
-
-        def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None: ...
+    def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None:
+        raise NotImplementedError
 
     def _iter5(self) -> Iterator[Packet]:
         # The 5.0 fast path: as in _iter3, a complete packet whose every field is within
