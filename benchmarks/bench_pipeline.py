@@ -397,7 +397,9 @@ def rates(
     for run, used, cost in ((tshark, 1, 0.0), (python, 1, fixed["python"]),
                             (spark, cores, fixed["spark"])):  # fmt: skip
         per_core = frames / run.seconds / used
-        net = frames / max(run.seconds - cost, 1e-9) / used
+        # None when the fixed cost, measured on its own run, is not below this run's time
+        # (a noisy start): no net rate can be told then
+        net = frames / (run.seconds - cost) / used if run.seconds > cost else None
         found.append({
             "cpu_seconds": run.cpu_seconds,
             "frames_per_cpu_s": frames / max(run.cpu_seconds, 1e-9),
@@ -409,9 +411,12 @@ def rates(
     tshark_per_core = found[0]["frames_per_s_per_core"]
     python_net = found[1]["net_frames_per_s_per_core"]
     for rate in found:
+        net = rate["net_frames_per_s_per_core"]
         rate["vs_tshark_per_core"] = rate["frames_per_s_per_core"] / tshark_per_core
-        rate["net_vs_tshark_per_core"] = rate["net_frames_per_s_per_core"] / tshark_per_core
-        rate["net_vs_python_per_core"] = rate["net_frames_per_s_per_core"] / python_net
+        rate["net_vs_tshark_per_core"] = None if net is None else net / tshark_per_core
+        rate["net_vs_python_per_core"] = (
+            None if net is None or python_net is None else net / python_net
+        )
         rate["cpu_vs_tshark"] = rate["frames_per_cpu_s"] / found[0]["frames_per_cpu_s"]
     return found
 
@@ -429,11 +434,17 @@ def rate_lines(title: str, found: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"| {r['name']} | {r['seconds']:.1f} | {r['cores']} | "
             f"{r['frames_per_s_per_core']:,.0f} | {r['vs_tshark_per_core']:.2f} | "
-            f"{r['net_frames_per_s_per_core']:,.0f} | {r['net_vs_tshark_per_core']:.2f} | "
-            f"{r['net_vs_python_per_core']:.2f} | {r['cpu_seconds']:.1f} | "
+            f"{_shown(r['net_frames_per_s_per_core'], ',.0f')} | "
+            f"{_shown(r['net_vs_tshark_per_core'], '.2f')} | "
+            f"{_shown(r['net_vs_python_per_core'], '.2f')} | {r['cpu_seconds']:.1f} | "
             f"{r['frames_per_cpu_s']:,.0f} | {r['cpu_vs_tshark']:.2f} | {r['peak_rss_mb']:.0f} |"
         )
     return lines
+
+
+def _shown(value: float | None, spec: str) -> str:
+    """A rate as the table shows it: ``n/a`` where the fixed cost left none to tell."""
+    return "n/a (fixed cost >= run)" if value is None else format(value, spec)
 
 
 def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
