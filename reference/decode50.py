@@ -105,6 +105,35 @@ def _vbi_size(value: int) -> int:
     return 1 if value < 128 else 2 if value < 16_384 else 3 if value < 2_097_152 else 4
 
 
+def _fast_user_property(
+    buf: bytes | bytearray,
+    i: int,
+    stop: int,
+    discouraged: Callable[[str], object] | None,
+) -> tuple[tuple[str, str], int] | None:
+    """The User Property whose identifier is ``buf[i]``, in a property section ending at
+    ``stop``, and the offset after it, when it is within the rules; None at the first doubt
+    (the fast paths then leave the packet to the judging path). A length past the buffer
+    raises IndexError and ill-formed UTF-8 UnicodeDecodeError, which the callers catch."""
+    a = i + 3
+    b = a + (buf[i + 1] << 8 | buf[i + 2])
+    c = b + 2
+    d = c + (buf[b] << 8 | buf[b + 1])
+    if d > stop:
+        return None
+    raw_name = buf[a:b]
+    raw_value = buf[c:d]
+    if 0 in raw_name or 0 in raw_value:
+        return None
+    name = raw_name.decode("utf-8")
+    value = raw_value.decode("utf-8")
+    if discouraged is not None and (
+        discouraged(name) is not None or discouraged(value) is not None
+    ):
+        return None
+    return (name, value), d
+
+
 def _fast_publish_properties(
     buf: bytes | bytearray,
     i: int,
@@ -129,24 +158,11 @@ def _fast_publish_properties(
         while i < stop:
             ident = buf[i]
             if ident == 0x26:
-                a = i + 3
-                b = a + (buf[i + 1] << 8 | buf[i + 2])
-                c = b + 2
-                d = c + (buf[b] << 8 | buf[b + 1])
-                if d > stop:
+                found = _fast_user_property(buf, i, stop, discouraged)
+                if found is None:
                     return None
-                raw_name = buf[a:b]
-                raw_value = buf[c:d]
-                if 0 in raw_name or 0 in raw_value:
-                    return None
-                name = raw_name.decode("utf-8")
-                value = raw_value.decode("utf-8")
-                if discouraged is not None and (
-                    discouraged(name) is not None or discouraged(value) is not None
-                ):
-                    return None
-                user += ((name, value),)
-                i = d
+                user += (found[0],)
+                i = found[1]
             elif ident == 0x23:
                 if alias is not None or i + 3 > stop:
                     return None
@@ -242,24 +258,11 @@ def _fast_ack_properties(
         while i < stop:
             ident = section[i]
             if ident == 0x26:  # User Property
-                a = i + 3
-                b = a + (section[i + 1] << 8 | section[i + 2])
-                c = b + 2
-                d = c + (section[b] << 8 | section[b + 1])
-                if d > stop:
+                found = _fast_user_property(section, i, stop, discouraged)
+                if found is None:
                     return None
-                raw_name = section[a:b]
-                raw_value = section[c:d]
-                if 0 in raw_name or 0 in raw_value:
-                    return None
-                name = raw_name.decode("utf-8")
-                value = raw_value.decode("utf-8")
-                if discouraged is not None and (
-                    discouraged(name) is not None or discouraged(value) is not None
-                ):
-                    return None
-                user += ((name, value),)
-                i = d
+                user += (found[0],)
+                i = found[1]
             elif ident == 0x1F:  # Reason String, once
                 a = i + 3
                 b = a + (section[i + 1] << 8 | section[i + 2])
