@@ -93,6 +93,16 @@ def add_check(commands: Subcommands) -> None:
         help="Spark partitions for the connection stage",
     )
     command.add_argument(
+        "--spark-read",
+        choices=("scan", "shuffle"),
+        default=None,
+        help=(
+            "how Spark brings each connection's frames to its task: every task reads the "
+            "captures and keeps its share (scan, the default on a local master), or the "
+            "frames are shuffled (the default on a cluster)"
+        ),
+    )
+    command.add_argument(
         "--split-bytes",
         type=int,
         default=None,
@@ -132,6 +142,7 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         engine=args.engine,
         master=args.master,
         partitions=args.partitions,
+        spark_read=args.spark_read,
         split_bytes=args.split_bytes,
         config=config,
     )

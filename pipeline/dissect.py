@@ -73,6 +73,27 @@ def dissect(linktype: int, data: bytes) -> Segment | str:
     return _dissect(linktype, data)
 
 
+def segment_key(linktype: int, data: bytes) -> bytes | None:
+    """The 12 bytes (IPv4 source and destination, TCP ports) that give the endpoints of the
+    segment :func:`dissect` returns when it takes its common way (Ethernet, IPv4 without
+    options, TCP, not a fragment, the headers whole); None for any other frame, which may
+    still be a segment. A reader uses it to pass over a frame of a 4-tuple it does not
+    track without dissecting it."""
+    if linktype != ETHERNET or len(data) < 54:
+        return None
+    ethertype, first, total, fragment, protocol = _ETH_IPV4_TCP.unpack_from(data)
+    if ethertype != _ETH_IPV4 or first != 0x45 or protocol != 6 or total < 20:
+        return None
+    if fragment & 0x3FFF:
+        return None
+    header = (data[46] >> 4) * 4
+    # the checks of _ipv4_tcp: a TCP header of 20 bytes or more, within the IP packet
+    # (34 + header <= 14 + total) and captured whole
+    if header < 20 or 20 + header > total or len(data) < 34 + header:
+        return None
+    return data[26:38]
+
+
 def _ipv4_tcp(data: bytes, total: int) -> Segment | str:
     """Ethernet + a 20-byte IPv4 header + TCP: the same answer as ``_ipv4(data, 14)``."""
     key = data[26:38]

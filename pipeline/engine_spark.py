@@ -1,6 +1,18 @@
 """The Spark engine: the same per-connection code as the python engine, at scale.
 
-Stages (one Spark job, one action)::
+One Spark job tracks every connection; its tasks bring each 4-tuple's frames, in frame
+order, to one :class:`~pubproof.pipeline.connection.Tracker` in one of two ways
+(:data:`READS`; ``pubproof check --spark-read``):
+
+``scan`` (the default on a local master)::
+
+    partitions 0..N-1                               sc.parallelize, one task per partition
+      -> mapPartitionsWithIndex: each task reads every split of every capture and tracks
+         the 4-tuples :func:`~pubproof.pipeline.source.partition_of` gives its partition
+         (and partition 0 the quarantine), passing over the others' frames, most of them
+         before they are dissected (:func:`~pubproof.pipeline.dissect.segment_key`)
+
+``shuffle`` (the default on a cluster)::
 
     splits (byte ranges on record boundaries)      sc.parallelize, one task per split
       -> keyed frames ((capture, 4-tuple, frame), segment | quarantine row), grouped
@@ -10,22 +22,27 @@ Stages (one Spark job, one action)::
          (capture, 4-tuple, first frame): a secondary sort, so no connection is ever
          gathered in memory (Spark's external sorter spills)
       -> mapPartitionsWithIndex: stream each 4-tuple's segments, in frame order, through
-         one :class:`~pubproof.pipeline.connection.Tracker`; the rows go straight to
-         sorted Parquet runs under the output directory (:mod:`.staging`), only the row
-         counts go back to the driver
+         one tracker
 
-then, per table, from its staged runs::
+Why two: on one machine the shuffle costs more than reading the capture once per core
+(every frame pickled, through the JVM's shuffle files and back), while reading the
+headers of frames a task does not track costs under a microsecond each; on a cluster the
+shuffle reads each byte of the captures once, where a scan would read every capture once
+per task, over the network from the shared file system. Either way each task's rows go
+straight to sorted Parquet runs under the output directory (:mod:`.staging`), and only
+the row counts go back to the driver; then, per table, from its staged runs::
 
     at most DRIVER_ROWS rows: the driver's vectorised merge (:func:`.output.merge`)
     more: spark.read.parquet(runs) -> orderBy the table's sort key -> Parquet (JVM only)
     summary: the python engine's :func:`.summary.summarize`, or for many violations
              groupBy (role, endpoint, rule, kind) with the example by min(struct(...))
 
-Nothing depends on which task ran first or how the input was split: each tracker sees
-exactly its 4-tuple's frames in frame order, every table is sorted on a total order, and
-a retried task rewrites the same staged files. A shared file system (or the same local
-paths on every worker) is needed on a cluster: workers open the capture files by path
-and write the staged runs under the output directory, which the driver then reads.
+Nothing depends on which task ran first, on how the input was split or on the way the
+frames were read: each tracker sees exactly its 4-tuple's frames in frame order, every
+table is sorted on a total order, and a retried task rewrites the same staged files. A
+shared file system (or the same local paths on every worker) is needed on a cluster:
+workers open the capture files by path and write the staged runs under the output
+directory, which the driver then reads.
 """
 
 from __future__ import annotations
@@ -42,18 +59,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pubproof.pipeline import shuffle, spark_daemon, staging
-from pubproof.pipeline.capture import Plan
+from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Config, Tracker
 from pubproof.pipeline.engine_python import collector_tuned
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.rows import Sink
-from pubproof.pipeline.source import QUARANTINE_GROUP, problem_row
+from pubproof.pipeline.source import QUARANTINE_GROUP, group_hash, keyed_frames, problem_row
 from pubproof.pipeline.staging import STAGE_RUN_ROWS
 from pubproof.pipeline.summary import EXAMPLE_COLUMNS, EXAMPLE_ORDER, GROUP, summarize
 from pubproof.pipeline.tables import SORT_KEYS, spark_schema
 
 ROW_TABLES = ("packets", "violations", "connections", "quarantine")
+#: how the frames reach their connection's task (see the module's docstring)
+READS = ("scan", "shuffle")
 #: tables of at most this many rows are merged by the driver (one core, memory bounded by
 #: :data:`pubproof.pipeline.output.MERGE_ROWS`); larger ones are sorted by Spark over the
 #: whole cluster
@@ -205,9 +224,18 @@ def _settings(config: Config) -> dict[str, Any]:
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
 
 
+def default_read(master: str) -> str:
+    """How the frames reach their tasks when ``--spark-read`` is not given: ``scan`` on a
+    local master (``local``, ``local[N]``, ``local[*]``), ``shuffle`` on any other."""
+    from pubproof.pipeline.run import local_cores
+
+    return "scan" if local_cores(master) is not None else "shuffle"
+
+
 def _partition(key: shuffle.Key) -> int:
-    # deterministic across processes (Python's str hash is salted per process)
-    return zlib.crc32(f"{key[0]}\x00{key[1]}".encode())
+    # the shuffle's partition function: Spark takes it modulo the partitions, so a
+    # 4-tuple lands where source.partition_of puts it when scanning
+    return group_hash(key[0], key[1])
 
 
 def _stage(
@@ -239,21 +267,13 @@ def _track(
     records: Iterable[tuple[shuffle.Key, bytes]],
 ) -> Iterator[Staged]:
     """:func:`_stage`'s work, with the job's :class:`Config`."""
-    sink = Sink()
-    writers = [staging.RunWriter(out, table, partition, run_rows) for table in ROW_TABLES]
-    lists: list[list[tuple[Any, ...]]] = [getattr(sink, table) for table in ROW_TABLES]
-
-    def flush() -> None:
-        for writer, rows in zip(writers, lists, strict=True):
-            if rows:
-                writer.add(rows)
-                rows.clear()
-
+    staged = _Staging(out, partition, run_rows)
+    sink = staged.sink
     current: tuple[str, str] | None = None
     tracker: Tracker | None = None
     for done, ((capture, group, frame), value) in enumerate(shuffle.frames(records), 1):
         if not done % FLUSH_RECORDS:
-            flush()
+            staged.flush()
         if group == QUARANTINE_GROUP:
             sink.quarantine.append(value)
             continue
@@ -266,9 +286,87 @@ def _track(
         tracker.feed(frame, value)
     if tracker is not None:
         tracker.finish()
-    flush()
-    handed = [writer.hand_over(inline_rows) for writer in writers]
-    yield partition, tuple((w.count, rows) for w, rows in zip(writers, handed, strict=True))
+    yield staged.hand_over(inline_rows)
+
+
+#: what a scanning task reads: per capture, its name and its splits in order
+Captures = Sequence[tuple[str, Sequence[Split]]]
+
+
+def _scan(
+    settings: Config | dict[str, Any],
+    captures: Captures,
+    out: str,
+    run_rows: int,
+    inline_rows: int,
+    count: int,
+    partition: int,
+    _: Iterable[Any],
+) -> Iterator[Staged]:
+    """A task of the scanning connection stage: every split of every capture read, the
+    4-tuples of partition ``partition`` of ``count`` tracked
+    (:func:`~pubproof.pipeline.source.keyed_frames` passes over the others' frames), the
+    rows staged as :func:`_stage` stages them."""
+    config = settings if isinstance(settings, Config) else Config(**settings)
+    with collector_tuned():
+        yield from _scan_track(config, captures, out, run_rows, inline_rows, count, partition)
+
+
+def _scan_track(
+    config: Config,
+    captures: Captures,
+    out: str,
+    run_rows: int,
+    inline_rows: int,
+    count: int,
+    partition: int,
+) -> Iterator[Staged]:
+    """:func:`_scan`'s work: the python engine's loop over one partition's share."""
+    staged = _Staging(out, partition, run_rows)
+    sink = staged.sink
+    done = 0
+    for capture, splits in captures:
+        trackers: dict[str, Tracker] = {}
+        for split in splits:
+            for group, frame, value in keyed_frames(split, count, partition):
+                done += 1
+                if not done % FLUSH_RECORDS:
+                    staged.flush()
+                if group == QUARANTINE_GROUP:
+                    sink.quarantine.append(value)
+                    continue
+                tracker = trackers.get(group)
+                if tracker is None:
+                    tracker = trackers[group] = Tracker(capture, config, sink)
+                tracker.feed(frame, value)
+        for group in sorted(trackers):
+            trackers[group].finish()
+        staged.flush()
+    yield staged.hand_over(inline_rows)
+
+
+class _Staging:
+    """A task's sink and one staged-run writer per table (:data:`ROW_TABLES`)."""
+
+    def __init__(self, out: str, partition: int, run_rows: int) -> None:
+        self.partition = partition
+        self.sink = Sink()
+        self.writers = [staging.RunWriter(out, t, partition, run_rows) for t in ROW_TABLES]
+        self.lists: list[list[tuple[Any, ...]]] = [getattr(self.sink, t) for t in ROW_TABLES]
+
+    def flush(self) -> None:
+        """Hand the sink's rows to the writers."""
+        for writer, rows in zip(self.writers, self.lists, strict=True):
+            if rows:
+                writer.add(rows)
+                rows.clear()
+
+    def hand_over(self, inline_rows: int) -> Staged:
+        """Flush and close; per table the rows written and those handed back."""
+        self.flush()
+        handed = [writer.hand_over(inline_rows) for writer in self.writers]
+        written = [writer.count for writer in self.writers]
+        return self.partition, tuple(zip(written, handed, strict=True))
 
 
 def run(
@@ -281,6 +379,7 @@ def run(
     spark: Any = None,
     progress: Progress | None = None,
     driver_rows: int | None = None,
+    read: str | None = None,
 ) -> float:
     """Write every table under ``out``; return Spark's start-up time in seconds.
 
@@ -293,7 +392,11 @@ def run(
     :data:`DRIVER_ROWS`) by the driver's vectorised merge into one file, a larger one by
     Spark (read the runs, ``orderBy`` the table's key, write, all in the JVM). ``out``
     must be on a file system the driver and every worker see at the same path (on a
-    cluster: a shared one, as for the captures themselves)."""
+    cluster: a shared one, as for the captures themselves). ``read``: how the frames
+    reach their tasks (:data:`READS`; default :func:`default_read` of ``master``)."""
+    read = default_read(master) if read is None else read
+    if read not in READS:
+        raise ValueError(f"unknown read {read!r} (known: {', '.join(READS)})")
     started = time.monotonic()
     out = os.path.abspath(out)  # the JVM's working directory is not necessarily ours
     own = spark is None
@@ -306,7 +409,7 @@ def run(
     count = partitions or spark.sparkContext.defaultParallelism
     staging.remove(out)
     try:
-        staged = _pipeline(spark.sparkContext, plans, config, out, count, progress)
+        staged = _pipeline(spark.sparkContext, plans, config, out, count, progress, read)
         rows = _stage_the_rest(out, staged, plans, count)
         for table in ROW_TABLES:
             _table(spark, out, table, rows[table] <= limit)
@@ -327,13 +430,24 @@ def _pipeline(
     out: str,
     count: int,
     progress: Progress | None,
+    read: str,
 ) -> list[Staged]:
-    """The one Spark job: every split read, shuffled into ``count`` partitions, tracked
-    and staged; what each task returned."""
+    """The one Spark job: every split read, its frames brought to ``count`` partitions
+    (``read``: scanned by each or shuffled), tracked and staged; what each task
+    returned."""
     inline = min(INLINE_ROWS, INLINE_TOTAL // count)
     splits = [split for plan in plans for split in plan.splits]
     watcher = _Watcher(sc, progress) if progress is not None else None
     try:
+        if read == "scan":
+            captures = [(plan.capture, plan.splits) for plan in plans]
+            task = functools.partial(
+                _scan, _settings(config), captures, out, STAGE_RUN_ROWS, inline, count
+            )
+            scanned: list[Staged] = (
+                sc.parallelize(range(count), count).mapPartitionsWithIndex(task).collect()
+            )
+            return scanned
         staged: list[Staged] = (
             sc.parallelize(splits, max(1, len(splits)))
             .flatMap(shuffle.chunks)

@@ -36,6 +36,8 @@ class Job:
     engine: str = "spark"
     master: str = "local[*]"
     partitions: int | None = None
+    #: how the Spark engine brings frames to their tasks (None: by the master)
+    spark_read: str | None = None
     split_bytes: int | None = None  # None: chosen by :func:`split_bytes` from the input
     config: Config = field(default_factory=Config)
 
@@ -112,6 +114,7 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
             master=job.master,
             partitions=job.partitions,
             spark=spark,
+            read=job.spark_read,
             progress=progress,
         )
     else:

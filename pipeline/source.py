@@ -10,12 +10,13 @@ both directions of a connection share it without knowing yet which end is the cl
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split, plan, read_frames
-from pubproof.pipeline.dissect import Segment, dissect
+from pubproof.pipeline.dissect import Segment, dissect, segment_key
 from pubproof.pipeline.rows import QuarantineRow
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
@@ -106,18 +107,47 @@ def canonical(segment: Segment) -> str:
 Keyed = tuple[str, int, Any]
 
 
-def keyed_frames(split: Split) -> Iterator[Keyed]:
-    """Every frame of a split: its segment under its 4-tuple, or its quarantine row."""
+def group_hash(capture: str, group: str) -> int:
+    """The hash that spreads the 4-tuples over partitions: the same in every process
+    (Python's own string hash is salted per process)."""
+    return zlib.crc32(f"{capture}\x00{group}".encode())
+
+
+def partition_of(capture: str, group: str, count: int) -> int:
+    """Which of ``count`` partitions tracks the 4-tuple ``group`` of ``capture``."""
+    return group_hash(capture, group) % count
+
+
+def keyed_frames(split: Split, count: int = 1, partition: int = 0) -> Iterator[Keyed]:
+    """Every frame of a split: its segment under its 4-tuple, or its quarantine row.
+
+    With ``count`` above 1, only partition ``partition``'s share (:func:`partition_of`):
+    the frames of its 4-tuples, and, for partition 0, the quarantine rows. That is the
+    whole sequence filtered, except that a frame of a 4-tuple already found to be
+    another partition's is passed over before it is dissected when its 12 address bytes
+    tell (:func:`~pubproof.pipeline.dissect.segment_key`)."""
     capture = split.capture
-    keys: dict[tuple[str, int, str, int], str] = {}  # canonical() of the 4-tuples seen
+    quarantine = partition == 0
+    shared = count > 1
+    # canonical() of the 4-tuples seen, or "" for another partition's
+    keys: dict[tuple[str, int, str, int], str] = {}
+    others: set[bytes] = set()  # segment_key() of frames of another partition's 4-tuples
     for record in read_frames(split):
         if isinstance(record, Problem):
             assert record.frame is not None
-            yield QUARANTINE_GROUP, record.frame, problem_row(record)
+            if quarantine:
+                yield QUARANTINE_GROUP, record.frame, problem_row(record)
             continue
         frame, linktype, caplen, _, data = record
+        raw: bytes | None = None
+        if shared:
+            raw = segment_key(linktype, data)
+            if raw is not None and raw in others:
+                continue
         result = dissect(linktype, data)
         if isinstance(result, str):
+            if not quarantine:
+                continue
             detail = REASONS.get(result, result)
             if result == "unsupported-link-type":
                 detail = f"{detail} ({linktype})"
@@ -129,5 +159,13 @@ def keyed_frames(split: Split) -> Iterator[Keyed]:
         if key is None:
             if len(keys) >= KEYS_MAX:
                 keys.clear()
-            key = keys[endpoints] = canonical(result)
+                others.clear()
+            key = canonical(result)
+            if shared and partition_of(capture, key, count) != partition:
+                key = ""
+            keys[endpoints] = key
+        if not key:
+            if raw is not None:
+                others.add(raw)
+            continue
         yield key, frame, result

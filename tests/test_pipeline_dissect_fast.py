@@ -4,7 +4,10 @@ whose headers are damaged or cut anywhere."""
 
 from __future__ import annotations
 
-from hypothesis import given
+import ipaddress
+import struct
+
+from hypothesis import example, given
 from hypothesis import strategies as st
 from pipeline_builder import ether, ipv4, tcp
 
@@ -41,3 +44,47 @@ def test_remembered_endpoints_stay_bounded() -> None:
         segment = D.dissect(D.ETHERNET, frame)
         assert not isinstance(segment, str) and segment.sport == port & 0xFFFF
     assert len(D._ENDPOINTS) <= D._ENDPOINTS_MAX
+
+
+def _sound(data_offset: int = 5, cut: int | None = None) -> bytes:
+    frame = bytearray(ether(ipv4("10.0.0.1", "10.0.0.9", tcp(40000, 1883, 7, 0, 0x18, b"m" * 30))))
+    frame[46] = data_offset << 4
+    return bytes(frame[:cut])
+
+
+@example(_sound())
+@example(_sound(data_offset=4))  # a TCP header under 20 bytes: bad-header
+@example(_sound(data_offset=15))  # a TCP header past the IP packet: bad-header
+@example(_sound(data_offset=6, cut=56))  # the options cut by the snapshot length
+@given(frames())
+def test_segment_key_names_the_segments_endpoints(frame: bytes) -> None:
+    """A frame with a key is a segment whose endpoints the key's 12 bytes give, so a
+    reader may pass over it by its key alone (``keyed_frames`` of one partition)."""
+    raw = D.segment_key(D.ETHERNET, frame)
+    segment = D._dissect(D.ETHERNET, frame)
+    if raw is not None:
+        assert not isinstance(segment, str), segment
+        assert len(raw) == 12
+        sport, dport = struct.unpack(">HH", raw[8:])
+        ends = (
+            str(ipaddress.IPv4Address(raw[:4])),
+            sport,
+            str(ipaddress.IPv4Address(raw[4:8])),
+            dport,
+        )
+        assert (segment.src, segment.sport, segment.dst, segment.dport) == ends
+
+
+def test_segment_key_of_the_common_frame_only() -> None:
+    assert D.segment_key(D.ETHERNET, _sound()) == _sound()[26:38]
+    for damaged in (_sound(data_offset=4), _sound(data_offset=15), _sound(data_offset=6, cut=56)):
+        assert isinstance(D.dissect(D.ETHERNET, damaged), str)
+        assert D.segment_key(D.ETHERNET, damaged) is None
+    # a segment the dissector's general way gives has no key: it is dissected
+    assert (
+        D.segment_key(
+            D.ETHERNET, ether(ipv4("10.0.0.1", "10.0.0.9", tcp(1, 2, 3, 0, 0)), vlan=True)
+        )
+        is None
+    )
+    assert D.segment_key(D.RAW, ipv4("10.0.0.1", "10.0.0.9", tcp(1, 2, 3, 0, 0))) is None

@@ -168,6 +168,12 @@ def sorter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     return str(request.param)
 
 
+@pytest.fixture(params=["scan", "shuffle"])
+def read(request: pytest.FixtureRequest) -> str:
+    """How the frames reach their tasks (``--spark-read``): both give the same tables."""
+    return str(request.param)
+
+
 def _jobs(spark: Any, group: str) -> int:
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
@@ -175,6 +181,7 @@ def _jobs(spark: Any, group: str) -> int:
 def test_spark_equals_python_one_partition(
     spark: Any,
     sorter: str,
+    read: str,
     inputs: Path,
     tmp_path: Path,
     python_tables: dict[str, Any],
@@ -182,10 +189,12 @@ def test_spark_equals_python_one_partition(
 ) -> None:
     import pyarrow.dataset as ds
 
-    group = f"one-partition-{sorter}"
+    group = f"one-partition-{sorter}-{read}"
     spark.sparkContext.setJobGroup(group, "the test's job")
     try:
-        outcome = run_check(tmp_path, _files(inputs), engine="spark", spark=spark, partitions=1)
+        outcome = run_check(
+            tmp_path, _files(inputs), engine="spark", spark=spark, partitions=1, spark_read=read
+        )
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert outcome.reconciliation["ok"] is True
@@ -203,16 +212,19 @@ def test_spark_equals_python_one_partition(
 
 
 def test_spark_equals_python_many_partitions_and_splits(
-    spark: Any, sorter: str, inputs: Path, tmp_path: Path, python_tables: dict[str, Any]
+    spark: Any,
+    sorter: str,
+    read: str,
+    inputs: Path,
+    tmp_path: Path,
+    python_tables: dict[str, Any],
 ) -> None:
-    outcome = run_check(
-        tmp_path, _files(inputs), engine="spark", spark=spark, partitions=4, split_bytes=3_000
-    )
+    files = _files(inputs)
+    options: dict[str, Any] = {"engine": "spark", "spark": spark, "spark_read": read}
+    outcome = run_check(tmp_path, files, partitions=4, split_bytes=3_000, **options)
     assert outcome.tables == python_tables
     # and again into the same directory: replaced, not appended
-    again = run_check(
-        tmp_path, _files(inputs), engine="spark", spark=spark, partitions=3, split_bytes=1_000
-    )
+    again = run_check(tmp_path, files, partitions=3, split_bytes=1_000, **options)
     assert again.tables == python_tables
     for table in ("packets", "violations", "connections", "summary"):  # who wrote them
         by_spark = (tmp_path / "out" / table / "_SUCCESS").exists()  # Spark's committer
