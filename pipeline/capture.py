@@ -28,9 +28,11 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+from pubproof.pipeline.dissect import ETHERNET, segment_key_at
 
 #: pcap magic numbers (as read little-endian) -> (byte order, nanosecond timestamps)
 _PCAP_MAGIC = {
@@ -615,16 +617,21 @@ def read_split(split: Split) -> Iterator[Record | Problem]:
 RawRecord = tuple[int, int, int, int, bytes]
 
 
-def read_frames(split: Split) -> Iterator[RawRecord | Problem]:
-    """:func:`read_split` without building a :class:`Record` per frame."""
+def read_frames(
+    split: Split, skip: Container[bytes] | None = None
+) -> Iterator[RawRecord | Problem]:
+    """:func:`read_split` without building a :class:`Record` per frame; with ``skip``,
+    without the Ethernet frames whose :func:`~pubproof.pipeline.dissect.segment_key` is
+    in it (passed over before their bytes are copied; the frame numbers of the others
+    are the same)."""
     with (
         open(split.path, "rb") as handle,
         mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mm,
     ):
         if split.fmt == "pcap":
-            yield from _read_pcap(mm, split)
+            yield from _read_pcap(mm, split, skip)
         else:
-            yield from _read_pcapng(mm, split)
+            yield from _read_pcapng(mm, split, skip)
 
 
 #: bytes read between two releases of the pages behind (see :func:`_release`)
@@ -642,23 +649,28 @@ def _release(mm: mmap.mmap, start: int, end: int) -> None:
         mm.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
-def _read_pcap(mm: mmap.mmap, split: Split) -> Iterator[RawRecord]:
+def _read_pcap(mm: mmap.mmap, split: Split, skip: Container[bytes] | None) -> Iterator[RawRecord]:
     unpack = struct.Struct(split.endian + "8xII").unpack_from
     linktype = split.interfaces[0].linktype
+    if linktype != ETHERNET:
+        skip = None
     pos, frame, end = split.start, split.first_frame, split.end
     released = pos
     while pos < end:
         caplen, origlen = unpack(mm, pos)
         start = pos + 16
         pos = start + caplen
-        yield frame, linktype, caplen, origlen, mm[start:pos]
+        if skip is None or segment_key_at(mm, start, caplen) not in skip:
+            yield frame, linktype, caplen, origlen, mm[start:pos]
         frame += 1
         if pos - released > RELEASE_BYTES:
             _release(mm, released, pos)
             released = pos
 
 
-def _read_pcapng(mm: mmap.mmap, split: Split) -> Iterator[RawRecord | Problem]:
+def _read_pcapng(
+    mm: mmap.mmap, split: Split, skip: Container[bytes] | None
+) -> Iterator[RawRecord | Problem]:
     endian, interfaces = split.endian, list(split.interfaces)
     pos, frame = split.start, split.first_frame
     released = pos
@@ -674,7 +686,11 @@ def _read_pcapng(mm: mmap.mmap, split: Split) -> Iterator[RawRecord | Problem]:
         elif block_type == _IDB:
             interfaces.append(_interface(mm, pos, endian))
         elif block_type in _PACKET_BLOCKS:
-            yield _packet_block(mm, pos, length, block_type, endian, interfaces, split, frame)
+            record = _packet_block(
+                mm, pos, length, block_type, endian, interfaces, split, frame, skip
+            )
+            if record is not None:
+                yield record
             frame += 1
         pos += length
 
@@ -688,7 +704,10 @@ def _packet_block(
     interfaces: list[Interface],
     split: Split,
     frame: int,
-) -> RawRecord | Problem:
+    skip: Container[bytes] | None = None,
+) -> RawRecord | Problem | None:
+    """The packet block at ``pos``: its record, its problem, or None when ``skip`` has
+    its Ethernet frame's segment key (:func:`read_frames`)."""
     if block_type == _EPB:
         iface, _, _, caplen, origlen = _U32X5[endian].unpack_from(mm, pos + 8)
         start = pos + 28
@@ -720,4 +739,7 @@ def _packet_block(
             offset=pos,
             length=length,
         )
-    return frame, interfaces[iface].linktype, caplen, origlen, mm[start : start + caplen]
+    linktype = interfaces[iface].linktype
+    if skip is not None and linktype == ETHERNET and segment_key_at(mm, start, caplen) in skip:
+        return None
+    return frame, linktype, caplen, origlen, mm[start : start + caplen]

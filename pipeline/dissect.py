@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 ETHERNET, RAW, LINUX_SLL, LINUX_SLL2, NULL, LOOP = 1, 101, 113, 276, 0, 108
 RAW_IPV4, RAW_IPV6 = 228, 229
@@ -81,17 +81,33 @@ def segment_key(linktype: int, data: bytes) -> bytes | None:
     track without dissecting it."""
     if linktype != ETHERNET or len(data) < 54:
         return None
-    ethertype, first, total, fragment, protocol = _ETH_IPV4_TCP.unpack_from(data)
-    if ethertype != _ETH_IPV4 or first != 0x45 or protocol != 6 or total < 20:
+    return _key(data, len(data))
+
+
+def segment_key_at(buffer: Any, start: int, size: int) -> bytes | None:
+    """:func:`segment_key` of the Ethernet frame of ``size`` bytes at ``start`` in
+    ``buffer`` (bytes, or a capture file's memory map), copying its first 47 bytes only."""
+    if size < 54:
         return None
-    if fragment & 0x3FFF:
+    head: bytes = buffer[start : start + 47]
+    return _key(head, size)
+
+
+def _key(head: bytes, size: int) -> bytes | None:
+    """:func:`segment_key` of a frame of ``size`` bytes that begins with ``head`` (47
+    bytes or more), byte by byte (no tuple of fields)."""
+    # Ethernet type IPv4, version 4 with a 20-byte header, protocol TCP
+    if head[12] != 0x08 or head[13] != 0x00 or head[14] != 0x45 or head[23] != 6:
         return None
-    header = (data[46] >> 4) * 4
+    if head[20] & 0x3F or head[21]:  # More Fragments, or a fragment offset
+        return None
+    total = head[16] << 8 | head[17]
+    header = (head[46] >> 4) * 4
     # the checks of _ipv4_tcp: a TCP header of 20 bytes or more, within the IP packet
     # (34 + header <= 14 + total) and captured whole
-    if header < 20 or 20 + header > total or len(data) < 34 + header:
+    if total < 20 or header < 20 or 20 + header > total or size < 34 + header:
         return None
-    return data[26:38]
+    return head[26:38]
 
 
 def _ipv4_tcp(data: bytes, total: int) -> Segment | str:

@@ -125,25 +125,21 @@ def keyed_frames(split: Split, count: int = 1, partition: int = 0) -> Iterator[K
     the frames of its 4-tuples, and, for partition 0, the quarantine rows. That is the
     whole sequence filtered, except that a frame of a 4-tuple already found to be
     another partition's is passed over before it is dissected when its 12 address bytes
-    tell (:func:`~pubproof.pipeline.dissect.segment_key`)."""
+    tell (:func:`~pubproof.pipeline.dissect.segment_key`, looked up by the reader in the
+    file's memory, before the frame is copied)."""
     capture = split.capture
     quarantine = partition == 0
     shared = count > 1
     # canonical() of the 4-tuples seen, or "" for another partition's
     keys: dict[tuple[str, int, str, int], str] = {}
     others: set[bytes] = set()  # segment_key() of frames of another partition's 4-tuples
-    for record in read_frames(split):
+    for record in read_frames(split, others if shared else None):
         if isinstance(record, Problem):
             assert record.frame is not None
             if quarantine:
                 yield QUARANTINE_GROUP, record.frame, problem_row(record)
             continue
         frame, linktype, caplen, _, data = record
-        raw: bytes | None = None
-        if shared:
-            raw = segment_key(linktype, data)
-            if raw is not None and raw in others:
-                continue
         result = dissect(linktype, data)
         if isinstance(result, str):
             if not quarantine:
@@ -165,6 +161,8 @@ def keyed_frames(split: Split, count: int = 1, partition: int = 0) -> Iterator[K
                 key = ""
             keys[endpoints] = key
         if not key:
+            # the reader passes over the 4-tuple's next frames that have this key
+            raw = segment_key(linktype, data)
             if raw is not None:
                 others.add(raw)
             continue

@@ -98,3 +98,27 @@ def test_a_share_dissects_few_of_the_others_frames(
     # its own frames, and of the others' only the first of each 4-tuple in a split
     # (and frames the key does not tell: VLAN, IPv6, damaged)
     assert calls < mine + (total - mine) // 4, (calls, mine, total)
+
+
+def test_the_reader_passes_over_exactly_the_frames_with_a_skipped_key(
+    planned: list[Any],
+) -> None:
+    from pubproof.pipeline.capture import Problem, read_frames
+    from pubproof.pipeline.dissect import ETHERNET, segment_key
+
+    def key(record: Any) -> bytes | None:
+        if isinstance(record, Problem) or record[1] != ETHERNET:
+            return None
+        return segment_key(ETHERNET, record[4])
+
+    formats = set()
+    for plan in planned:
+        for split in plan.splits:
+            records = list(read_frames(split))
+            keys = sorted({k for k in map(key, records) if k is not None})
+            skip = set(keys[::2])  # every other 4-tuple's key
+            kept = [r for r in records if key(r) not in skip]
+            assert list(read_frames(split, skip)) == kept
+            if skip and len(kept) < len(records):
+                formats.add(split.fmt)
+    assert formats == {"pcap", "pcapng"}  # both readers passed over frames
