@@ -122,3 +122,21 @@ def test_the_reader_passes_over_exactly_the_frames_with_a_skipped_key(
             if skip and len(kept) < len(records):
                 formats.add(split.fmt)
     assert formats == {"pcap", "pcapng"}  # both readers passed over frames
+
+
+def test_a_local_master_scans_and_a_cluster_shuffles() -> None:
+    from pubproof.pipeline.engine_spark import READS, default_read
+
+    assert READS == ("scan", "shuffle")
+    for master in ("local", "local[2]", "local[*]", "local[4,2]"):
+        assert default_read(master) == "scan", master
+    for master in ("local-cluster[2,1,1024]", "spark://127.0.0.1:7077", "yarn", "k8s://h:443"):
+        assert default_read(master) == "shuffle", master
+
+
+def test_an_unknown_read_is_refused_before_spark_starts(tmp_path: Path) -> None:
+    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.engine_spark import run
+
+    with pytest.raises(ValueError, match="unknown read 'both'"):
+        run([], Config(), str(tmp_path), read="both", spark=object())
