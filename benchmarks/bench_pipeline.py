@@ -169,7 +169,12 @@ def check(path: Path, out: Path, engine: str, *extra: str) -> Run:
     shutil.rmtree(out, ignore_errors=True)
     argv = [sys.executable, "-m", "pubproof", "check", str(path), "--out", str(out)]
     argv += ["--engine", engine, "--json", "--quiet", *extra]
-    return timed(f"pubproof check --engine {engine} {path.name}", argv)
+    return timed(" ".join(["pubproof check --engine", engine, *extra, path.name]), argv)
+
+
+#: the Spark engine's runs: the default read on a local master (each task scans the
+#: captures) and the shuffle a cluster uses, ``--spark-read shuffle``
+SPARK_READS = {"spark": (), "spark-shuffle": ("--spark-read", "shuffle")}
 
 
 def verify(expected: dict[str, Any], out: Path) -> list[str]:
@@ -304,7 +309,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     synth(work / "tiny.pcap", 100, args.seed)
     fixed = {
         "python": check(work / "tiny.pcap", work / "out-tiny", "python").seconds,
-        "spark": check(work / "tiny.pcap", work / "out-tiny", "spark").seconds,
+        **{
+            name: check(work / "tiny.pcap", work / "out-tiny", "spark", *extra).seconds
+            for name, extra in SPARK_READS.items()
+        },
     }
     startup = 0.0
     results["fixed_seconds"] = fixed
@@ -318,10 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     tshark = tshark_decode(capture, work / "tshark.tsv")
     python = check(capture, work / "out-python", "python")
     problems += [f"python engine: {p}" for p in verify(expected, work / "out-python")]
-    spark = check(capture, work / "out-spark", "spark")
-    problems += [f"spark engine: {p}" for p in verify(expected, work / "out-spark")]
+    sparks = {}
+    for name, extra in SPARK_READS.items():
+        sparks[name] = check(capture, work / f"out-{name}", "spark", *extra)
+        problems += [f"{name}: {p}" for p in verify(expected, work / f"out-{name}")]
+    spark = sparks["spark"]
     spark_summary = json.loads(spark.stdout) if spark.stdout else {}
-    results["rates"] = rates(frames, tshark, python, spark, cores, fixed)
+    results["rates"] = rates(frames, tshark, python, sparks, cores, fixed)
     startup = spark_summary.get("startup_seconds", startup)
     results["spark_startup_seconds"] = fixed["spark"]
     results["spark_startup_reported"] = startup
@@ -344,13 +355,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         real_python = check(real, work / "out-real-python", "python")
         found, compared = verify_against_tshark(tsv, work / "out-real-python")
         problems += [f"real, python: {p}" for p in found]
-        real_spark = check(real, work / "out-real-spark", "spark")
-        found, _ = verify_against_tshark(tsv, work / "out-real-spark")
-        problems += [f"real, spark: {p}" for p in found]
+        real_sparks = {}
+        for name, extra in SPARK_READS.items():
+            real_sparks[name] = check(real, work / f"out-real-{name}", "spark", *extra)
+            found, _ = verify_against_tshark(tsv, work / f"out-real-{name}")
+            problems += [f"real, {name}: {p}" for p in found]
         results["real"] = {
             "path": str(real), "frames": real_frames, "bytes": real.stat().st_size,
             "compared_with_tshark": compared,
-            "rates": rates(real_frames, real_tshark, real_python, real_spark, cores, fixed),
+            "rates": rates(real_frames, real_tshark, real_python, real_sparks, cores, fixed),
         }  # fmt: skip
 
     print("memory as the largest connection grows", file=sys.stderr)
@@ -389,13 +402,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def rates(
-    frames: int, tshark: Run, python: Run, spark: Run, cores: int, fixed: dict[str, float]
+    frames: int,
+    tshark: Run,
+    python: Run,
+    sparks: dict[str, Run],
+    cores: int,
+    fixed: dict[str, float],
 ) -> list[dict[str, Any]]:
     """Per decoder: seconds, frames per second (per core), the same without the engine's
-    fixed cost (``net``), the ratio to tshark per core, peak RSS."""
+    fixed cost (``net``), the ratio to tshark per core, peak RSS. ``sparks``: the Spark
+    runs by their :data:`SPARK_READS` name, each with its own fixed cost."""
     found: list[dict[str, Any]] = []
-    for run, used, cost in ((tshark, 1, 0.0), (python, 1, fixed["python"]),
-                            (spark, cores, fixed["spark"])):  # fmt: skip
+    runs = [(tshark, 1, 0.0), (python, 1, fixed["python"])]
+    runs += [(run, cores, fixed[name]) for name, run in sparks.items()]
+    for run, used, cost in runs:
         per_core = frames / run.seconds / used
         # None when the fixed cost, measured on its own run, is not below this run's time
         # (a noisy start): no net rate can be told then
@@ -533,7 +553,7 @@ def table(results: dict[str, Any]) -> str:
     lines += [
         "",
         f"fixed cost (100-frame capture, whole command): python {fixed['python']:.1f} s, "
-        f"Spark {fixed['spark']:.1f} s"
+        f"Spark {fixed['spark']:.1f} s (--spark-read shuffle {fixed.get('spark-shuffle', 0):.1f} s)"
         + (
             f" (Spark session start reported by the job: {results['spark_startup_reported']:.1f} s)"
             if results.get("spark_startup_reported")
