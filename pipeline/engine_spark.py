@@ -489,7 +489,8 @@ def _table(spark: Any, out: str, table: str, on_driver: bool) -> None:
     folder = os.path.join(out, table)
     if on_driver:
         os.makedirs(folder, exist_ok=True)
-        merge(runs, table, os.path.join(folder, "part-00000.parquet"), run_rows=MERGE_ROWS)
+        target = os.path.join(folder, "part-00000.parquet")
+        merge(runs, table, target, run_rows=MERGE_ROWS, background=True)  # a core to spare
         return
     frame = spark.read.schema(spark_schema(table)).parquet(*runs)
     _write(frame, SORT_KEYS[table], folder)

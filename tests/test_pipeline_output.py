@@ -147,12 +147,14 @@ def _write_runs(folder: str, runs: Sequence[Sequence[Row]]) -> list[str]:
     return paths
 
 
-def _merged(runs: Sequence[Sequence[Row]], run_rows: int) -> tuple[list[object], int]:
+def _merged(
+    runs: Sequence[Sequence[Row]], run_rows: int, background: bool = False
+) -> tuple[list[object], int]:
     """The detail column of ``runs`` merged, and the row count ``merge`` reported."""
     with tempfile.TemporaryDirectory() as folder:
         paths = _write_runs(folder, runs)
         target = os.path.join(folder, "merged.parquet")
-        count = merge(paths, "quarantine", target, run_rows=run_rows)
+        count = merge(paths, "quarantine", target, run_rows=run_rows, background=background)
         table = pq.read_table(target)
         assert table.schema == arrow_schema("quarantine")
         return table.column("detail").to_pylist(), count
@@ -169,18 +171,40 @@ def _expected(runs: Sequence[Sequence[Row]]) -> list[object]:
     run_rows=st.sampled_from([1, 64, 200, 5000]),
     captures=st.integers(1, 4),
     frames=st.integers(1, 6),
+    background=st.booleans(),
 )
 def test_merge_is_one_stable_sort(
-    sizes: list[int], seed: int, run_rows: int, captures: int, frames: int
+    sizes: list[int], seed: int, run_rows: int, captures: int, frames: int, background: bool
 ) -> None:
+    """Whether the Parquet writes run beside the merge (the Spark driver's) or not."""
     rows = _rows(sum(sizes), seed, captures=captures, frames=frames)
     runs, start = [], 0
     for size in sizes:
         runs.append(rows[start : start + size])
         start += size
-    details, count = _merged(runs, run_rows)
+    details, count = _merged(runs, run_rows, background)
     assert count == len(rows)
     assert details == _expected(runs)
+
+
+def test_a_write_in_the_background_fails_the_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error of a background write is raised by ``merge`` itself, and no later write
+    is started after it."""
+    runs = _tied_runs()
+    paths = _write_runs(str(tmp_path), runs)
+    calls = 0
+
+    def failing(self: Any, data: Any) -> None:
+        nonlocal calls
+        calls += 1
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", failing)
+    with pytest.raises(OSError, match="disk full"):
+        merge(paths, "quarantine", str(tmp_path / "m.parquet"), run_rows=64, background=True)
+    assert calls == 1
 
 
 def _tied_runs() -> list[list[Row]]:
