@@ -1,0 +1,135 @@
+"""The engines of ``pubproof check`` in alternating runs, for a ratio the machine's load
+moves less than one run of each: the python engine, and Spark on a local master scanning
+the captures (``--spark-read scan``, the default there) and shuffling the frames
+(``--spark-read shuffle``, a cluster's default).
+
+    python benchmarks/bench_spark_reads.py CAPTURE [--rounds 5] [--modes python,scan,shuffle]
+
+Each round runs every mode once on CAPTURE and once on a 100-frame capture (the fixed
+cost), each run after the previous one's JVM and Python workers are gone. Per run: the
+wall time and the CPU time of the whole machine meanwhile (``/proc/stat``: the JVM and
+Spark's workers included; nothing else should run). Then, from the medians (and the
+bests), each mode's rate per core net of its fixed cost, against the python engine's.
+Every run's tables are checked equal to the python engine's first run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+TABLES = ("packets", "violations", "connections", "quarantine", "summary")
+
+
+def _settle() -> None:
+    """Wait (at most 30 s) until no JVM or Spark worker of an earlier run is left."""
+    for _ in range(60):
+        found = subprocess.run(
+            ["pgrep", "-f", "java|pyspark|spark_daemon"], capture_output=True, text=True
+        ).stdout.split()
+        if not found:
+            break
+        time.sleep(0.5)
+    time.sleep(1)
+
+
+def _busy() -> float:
+    """The machine's CPU seconds so far (user, nice, system, irq, softirq)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = stat.readline().split()[1:]
+    ticks = sum(int(fields[i]) for i in (0, 1, 2, 5, 6))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def run(mode: str, capture: Path, out: Path) -> tuple[float, float]:
+    """One ``pubproof check`` of ``capture`` in ``mode``: wall and machine CPU seconds."""
+    _settle()
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [sys.executable, "-m", "pubproof", "check", str(capture), "--out", str(out)]
+    argv += ["--quiet", *(["--engine", "python"] if mode == "python" else ["--spark-read", mode])]
+    busy, start = _busy(), time.perf_counter()
+    subprocess.run(argv, check=True)
+    return time.perf_counter() - start, _busy() - busy
+
+
+def _tables(out: Path) -> dict[str, object]:
+    return {t: pq.read_table(out / t).to_pylist() for t in TABLES}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("capture", type=Path)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--modes", default="python,scan,shuffle")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    modes = args.modes.split(",")
+    cores = os.cpu_count() or 1
+    work = Path(tempfile.mkdtemp(prefix="pubproof-bench-reads-"))
+    tiny = work / "tiny.pcap"
+    subprocess.run(
+        [sys.executable, "-m", "pubproof.pipeline.synth", str(tiny), "--frames", "100",
+         "--seed", str(args.seed), "--connections", "10"],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    runs: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
+    fixed: dict[str, list[float]] = {m: [] for m in modes}
+    reference: dict[str, object] | None = None
+    wrong = []
+    try:
+        for number in range(1, args.rounds + 1):
+            line = []
+            for mode in modes:
+                wall, cpu = run(mode, args.capture, work / "out")
+                tables = _tables(work / "out")
+                if reference is None:
+                    reference = tables
+                elif tables != reference:
+                    wrong.append(f"round {number}, {mode}: tables differ from the first run's")
+                fixed[mode].append(run(mode, tiny, work / "out-tiny")[0])
+                runs[mode].append((wall, cpu))
+                line.append(f"{mode} {wall:.2f} s ({cpu:.1f} CPU s)")
+            print(f"round {number}: " + " | ".join(line), file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    def net(mode: str, pick: str) -> float:
+        walls = [w for w, _ in runs[mode]]
+        wall = statistics.median(walls) if pick == "median" else min(walls)
+        cost = statistics.median(fixed[mode]) if pick == "median" else min(fixed[mode])
+        used = 1 if mode == "python" else cores
+        return max(wall - cost, 1e-9) * used  # core-seconds of the frames' own work
+
+    print(f"{args.capture.name}, {args.rounds} rounds, {cores} cores\n")
+    print("| mode | wall s (median, best) | machine CPU s (median) | fixed s (median) "
+          "| x python per core, net (medians) | (bests) |")  # fmt: skip
+    print("|---|--:|--:|--:|--:|--:|")
+    for mode in modes:
+        walls = [w for w, _ in runs[mode]]
+        cpus = [c for _, c in runs[mode]]
+        versus = [
+            f"{net('python', pick) / net(mode, pick):.2f}" if "python" in modes else "n/a"
+            for pick in ("median", "best")
+        ]
+        print(
+            f"| {mode} | {statistics.median(walls):.2f}, {min(walls):.2f} | "
+            f"{statistics.median(cpus):.1f} | {statistics.median(fixed[mode]):.2f} | "
+            f"{versus[0]} | {versus[1]} |"
+        )
+    if wrong:
+        print("\nWRONG ANSWERS:\n" + "\n".join(wrong), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
