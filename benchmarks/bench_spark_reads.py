@@ -6,9 +6,10 @@ the captures (``--spark-read scan``, the default there) and shuffling the frames
     python benchmarks/bench_spark_reads.py CAPTURE [--rounds 5] [--modes python,scan,shuffle]
 
 Each round runs every mode once on CAPTURE and once on a small capture (``synth --frames
-100``, as ``bench_pipeline.py``'s fixed cost: about 800 frames), each run after the previous one's JVM and Python workers are gone. Per run: the
-wall time and the CPU time of the whole machine meanwhile (``/proc/stat``: the JVM and
-Spark's workers included; nothing else should run). Then, from the medians (and the
+100``, as ``bench_pipeline.py``'s fixed cost: about 800 frames), each run after the
+previous one's JVM and Python workers are gone. Per run: the wall time and the CPU time
+of the whole machine meanwhile (``/proc/stat``: the JVM and Spark's workers included;
+nothing else should run). Then, from the medians (and the
 bests), each mode's rate per core net of its fixed cost, against the python engine's.
 Every run's tables are checked equal to the python engine's first run.
 """
