@@ -25,8 +25,8 @@ order, to one :class:`~pubproof.pipeline.connection.Tracker` in one of two ways
          one tracker
 
 Why two: on one machine the shuffle costs more than reading the capture once per core
-(every frame pickled, through the JVM's shuffle files and back), while reading the
-headers of frames a task does not track costs under a microsecond each; on a cluster the
+(every frame pickled, through the JVM's shuffle files and back), while passing over a
+frame a task does not track costs a few thousand instructions; on a cluster the
 shuffle reads each byte of the captures once, where a scan would read every capture once
 per task, over the network from the shared file system. Either way each task's rows go
 straight to sorted Parquet runs under the output directory (:mod:`.staging`), and only
