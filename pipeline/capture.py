@@ -30,7 +30,7 @@ import os
 import struct
 from collections.abc import Container, Iterator
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Final
 
 from pubproof.pipeline.dissect import ETHERNET, segment_key_at
 
@@ -41,19 +41,22 @@ _PCAP_MAGIC = {
     0xA1B23C4D: ("<", True),
     0x4D3CB2A1: (">", True),
 }
-_PCAPNG_SHB = 0x0A0D0D0A
-_BYTE_ORDER_MAGIC = 0x1A2B3C4D
-_IDB, _PB, _SPB, _EPB = 1, 2, 3, 6
-_PACKET_BLOCKS = (_PB, _SPB, _EPB)
+_PCAPNG_SHB: Final = 0x0A0D0D0A
+_BYTE_ORDER_MAGIC: Final = 0x1A2B3C4D
+_IDB: Final = 1
+_PB: Final = 2
+_SPB: Final = 3
+_EPB: Final = 6
+_PACKET_BLOCKS: Final = (_PB, _SPB, _EPB)
 #: the block types a resynchronising walk may start again at: the section header, the
 #: interface description, the packet blocks, name resolution (4), interface statistics (5)
 #: and decryption secrets (10)
 _RESYNC_BLOCKS = (_PCAPNG_SHB, _IDB, _PB, _SPB, _EPB, 4, 5, 10)
 #: the largest difference in seconds between the timestamp of a pcap record found by a
 #: resynchronising walk and the last good one's (a day: records are in capture order)
-_RESYNC_SECONDS = 86400
+_RESYNC_SECONDS: Final = 86400
 #: A record longer than this is not a record: the file is garbage from here on.
-MAX_RECORD = 0x4000000  # 64 MiB, far above any real snapshot length (262,144)
+MAX_RECORD: Final = 0x4000000  # 64 MiB, far above any real snapshot length (262,144)
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 #: the smallest split :func:`split_bytes_for` chooses (a split's task has a fixed cost)
 MIN_AUTO_SPLIT_BYTES = 4 * 1024 * 1024
@@ -61,10 +64,10 @@ MIN_AUTO_SPLIT_BYTES = 4 * 1024 * 1024
 
 #: the unpacking done once per record or block, compiled once per byte order (a format
 #: string built and looked up in struct's cache per call cost more than the unpacking)
-_U32 = {order: struct.Struct(order + "I") for order in "<>"}
-_U32X2 = {order: struct.Struct(order + "II") for order in "<>"}
-_U32X4 = {order: struct.Struct(order + "IIII") for order in "<>"}
-_U32X5 = {order: struct.Struct(order + "IIIII") for order in "<>"}
+_U32: Final = {order: struct.Struct(order + "I") for order in "<>"}
+_U32X2: Final = {order: struct.Struct(order + "II") for order in "<>"}
+_U32X4: Final = {order: struct.Struct(order + "IIII") for order in "<>"}
+_U32X5: Final = {order: struct.Struct(order + "IIIII") for order in "<>"}
 
 
 def split_bytes_for(total_bytes: int, workers: int) -> int:
@@ -387,6 +390,11 @@ class _PcapWalker(_Walker):
             )
             result.frames += 1
             return None
+        # typed: the compiled walk compares machine integers, not objects (once per record)
+        seconds: int
+        fraction: int
+        caplen: int
+        origlen: int
         seconds, fraction, caplen, origlen = _U32X4[self.endian].unpack_from(self.mm, pos)
         end = pos + 16 + caplen
         # a fraction of a second of a second or more, or a jump in time of more than a day
@@ -577,6 +585,12 @@ def _block_header(
         if pos + 4 <= size and struct.unpack_from(endian + "I", mm, pos)[0] in _PACKET_BLOCKS:
             return "truncated-record"
         return "truncated-block"
+    # typed: the compiled reader compares machine integers (once per block)
+    raw_type: int
+    magic: int
+    block_type: int
+    length: int
+    trailer: int
     little = _U32["<"]
     raw_type = little.unpack_from(mm, pos)[0]
     if raw_type == _PCAPNG_SHB:
@@ -592,7 +606,8 @@ def _block_header(
         return "garbage"
     if pos + length > size:
         return "truncated-record" if block_type in _PACKET_BLOCKS else "truncated-block"
-    if _U32[endian].unpack_from(mm, pos + length - 4)[0] != length:
+    trailer = _U32[endian].unpack_from(mm, pos + length - 4)[0]
+    if trailer != length:
         return "garbage"
     return block_type, length, endian
 
@@ -656,6 +671,8 @@ def _read_pcap(mm: mmap.mmap, split: Split, skip: Container[bytes] | None) -> It
         skip = None
     pos, frame, end = split.start, split.first_frame, split.end
     released = pos
+    caplen: int  # typed: machine integers in the compiled loop (once per record)
+    origlen: int
     while pos < end:
         caplen, origlen = unpack(mm, pos)
         start = pos + 16
@@ -708,6 +725,9 @@ def _packet_block(
 ) -> RawRecord | Problem | None:
     """The packet block at ``pos``: its record, its problem, or None when ``skip`` has
     its Ethernet frame's segment key (:func:`read_frames`)."""
+    iface: int  # typed: machine integers in the compiled reader (once per block)
+    caplen: int
+    origlen: int
     if block_type == _EPB:
         iface, _, _, caplen, origlen = _U32X5[endian].unpack_from(mm, pos + 8)
         start = pos + 28
