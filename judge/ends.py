@@ -32,7 +32,7 @@ from typing import Any
 
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
-from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge
+from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge, as_dict
 from pubproof.judge.link50 import ACKS, FlowOffence, LinkJudge50
 from pubproof.model.editions import Edition, Limits
 
@@ -133,9 +133,10 @@ class BothEnds:
         judge = self.of_server if direction == S2C else self.of_client
         return judge.owed_keys()
 
-    def feed(self, direction: str, fields: Mapping[str, Any]) -> list[Finding]:
-        """Judge one packet (``fields``: ``P`` or a control packet's fields) sent ``c2s``
+    def feed(self, direction: str, given: Mapping[str, Any]) -> list[Finding]:
+        """Judge one packet (``given``: ``P`` or a control packet's fields) sent ``c2s``
         or ``s2c``; the findings are about its sender."""
+        fields = as_dict(given)
         kind = fields.get("type")
         if self.v50:
             return self.feed50(direction, kind, fields)
@@ -179,9 +180,10 @@ class BothEnds:
             and (not retain or sender.server or negotiated.retain_available)
         )
 
-    def feed50(self, direction: str, kind: Any, fields: Mapping[str, Any]) -> list[Finding]:
-        """:meth:`feed` on a 5.0 connection (``kind``: ``fields.get("type")``), for a
+    def feed50(self, direction: str, kind: Any, given: Mapping[str, Any]) -> list[Finding]:
+        """:meth:`feed` on a 5.0 connection (``kind``: ``given.get("type")``), for a
         caller that knows the judges are 5.0 (the capture pipeline, once per packet)."""
+        fields = as_dict(given)
         self.topic = None
         self.offence = None
         if kind not in JUDGED:

@@ -60,6 +60,7 @@ from pubproof.judge.link import (
     LinkJudge,
     Owed,
     _Flow,
+    as_dict,
 )
 from pubproof.model import flow_rules50 as FR
 from pubproof.model.editions import Edition
@@ -120,7 +121,7 @@ class FlowOffence:
 
 
 #: a PUBLISH with its topic resolved, or (None) the offence its receiver must close for
-Resolution = tuple[Mapping[str, Any] | None, FlowOffence | None]
+Resolution = tuple[dict[str, Any] | None, FlowOffence | None]
 
 
 # -- the 5.0 tables, compiled once -----------------------------------------------------------
@@ -354,7 +355,7 @@ class LinkJudge50(LinkJudge):
 
     # -- the checks a PUBLISH meets before any flow ----------------------------------------
 
-    def resolve50(self, fields: Mapping[str, Any], by_judged: bool) -> Resolution:
+    def resolve50(self, fields: dict[str, Any], by_judged: bool) -> Resolution:
         """The PUBLISH with its topic resolved, or the offence that makes its receiver
         close (the alias, then what the Server declared); :attr:`topic` is set. Two judges
         of one connection that share the direction's alias map (:class:`~pubproof.judge.
@@ -363,7 +364,7 @@ class LinkJudge50(LinkJudge):
         topic = fields.get("topic") or ""
         # topic_alias, inlined: once per PUBLISH
         properties: Any = fields.get("properties")
-        alias = properties.get("topic_alias") if properties else None
+        alias = as_dict(properties).get("topic_alias") if properties else None
         if alias is None:
             alias = fields.get("topic_alias")
         if type(alias) is not int:
@@ -399,7 +400,7 @@ class LinkJudge50(LinkJudge):
             return fields, None
         return {**fields, "topic": resolved}, None
 
-    def _unanswered(self, fields: Mapping[str, Any], by_judged: bool) -> None:
+    def _unanswered(self, fields: dict[str, Any], by_judged: bool) -> None:
         """A QoS 1 or 2 PUBLISH its receiver must close for is still a flow its sender
         started (the table's entry from FREE, with its quota unit): a receiver that answers
         it anyway is then judged by the close judge alone, not also as answering nothing."""
@@ -425,9 +426,10 @@ class LinkJudge50(LinkJudge):
 
     # -- what the peer sent ----------------------------------------------------------------
 
-    def peer_sent(self, kind: str, fields: Mapping[str, Any], index: int = 0) -> None:
-        """A packet the peer sent the judged end (``fields``: the 5.0 ``P`` or a control
+    def peer_sent(self, kind: str, given: Mapping[str, Any], index: int = 0) -> None:
+        """A packet the peer sent the judged end (``given``: the 5.0 ``P`` or a control
         packet's 5.0 description; ``index``: its position in the evidence)."""
+        fields = as_dict(given)
         self.offence = None
         if kind == "PUBLISH":
             self.peer_publishes(fields, self.resolve50(fields, by_judged=False), index)
@@ -442,7 +444,7 @@ class LinkJudge50(LinkJudge):
         elif kind == "CONNACK":
             self._connack50(fields, [], index)
 
-    def peer_publishes(self, fields: Mapping[str, Any], resolution: Resolution, index: int) -> None:
+    def peer_publishes(self, fields: dict[str, Any], resolution: Resolution, index: int) -> None:
         """The peer sent a PUBLISH: :meth:`peer_sent` with the PUBLISH's ``resolution``
         (:meth:`resolve50`, this judge's or its sharing twin's); sets :attr:`offence`."""
         resolved, offence = resolution
@@ -524,7 +526,7 @@ class LinkJudge50(LinkJudge):
         else:
             states[packet_id] = nxt
 
-    def peer_pubrel(self, fields: Mapping[str, Any], index: int) -> None:
+    def peer_pubrel(self, fields: dict[str, Any], index: int) -> None:
         """The peer sent a PUBREL (:meth:`peer_sent`, its dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
@@ -552,7 +554,7 @@ class LinkJudge50(LinkJudge):
         else:
             judged_rx[packet_id] = entry.next
 
-    def peer_acks(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
+    def peer_acks(self, kind: str, fields: dict[str, Any], index: int) -> None:
         """The peer sent a PUBACK, PUBREC or PUBCOMP (:meth:`peer_sent`, its dispatch
         done)."""
         packet_id = fields.get("packet_id")
@@ -588,9 +590,10 @@ class LinkJudge50(LinkJudge):
     # -- what the judged end sent ------------------------------------------------------------
 
     def judged_sent(
-        self, kind: str, fields: Mapping[str, Any], found: list[Finding], index: int = 0
+        self, kind: str, given: Mapping[str, Any], found: list[Finding], index: int = 0
     ) -> None:
         """A packet the judged end sent its peer; findings about it go to ``found``."""
+        fields = as_dict(given)
         self.offence = None
         if kind == "PUBLISH":
             self.judged_publishes(fields, self.resolve50(fields, by_judged=True), found)
@@ -606,7 +609,7 @@ class LinkJudge50(LinkJudge):
             self._connack50(fields, found, index)
 
     def judged_publishes(
-        self, fields: Mapping[str, Any], resolution: Resolution, found: list[Finding]
+        self, fields: dict[str, Any], resolution: Resolution, found: list[Finding]
     ) -> None:
         """The judged end sent a PUBLISH: :meth:`judged_sent` with its ``resolution``
         (:meth:`resolve50`); sets :attr:`offence`."""
@@ -632,7 +635,7 @@ class LinkJudge50(LinkJudge):
         self._found(found, verdict, f"{describe(fields)}: {note}", *rules)
 
     def _judged_flow50(
-        self, fields: Mapping[str, Any], packet_id: int, found: list[Finding]
+        self, fields: dict[str, Any], packet_id: int, found: list[Finding]
     ) -> bool:
         """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
         peer's Receive Maximum."""
@@ -687,7 +690,7 @@ class LinkJudge50(LinkJudge):
         return over
 
     def _peer_receives50(
-        self, fields: Mapping[str, Any], packet_id: int | None, over: bool, found: list[Finding]
+        self, fields: dict[str, Any], packet_id: int | None, over: bool, found: list[Finding]
     ) -> None:
         """The model peer receives what the judged end sent (deliveries, its verdicts)."""
         qos = fields["qos"]
@@ -713,7 +716,7 @@ class LinkJudge50(LinkJudge):
             else:
                 self.peer_rx[packet_id] = entry.next
 
-    def judged_pubrel(self, fields: Mapping[str, Any], found: list[Finding]) -> None:
+    def judged_pubrel(self, fields: dict[str, Any], found: list[Finding]) -> None:
         """The judged end sent a PUBREL (:meth:`judged_sent`, its dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
@@ -744,7 +747,7 @@ class LinkJudge50(LinkJudge):
         assert entry is not None and entry.defined
         self._move_rx(self.peer_rx, packet_id, entry.next)
 
-    def judged_acks(self, kind: str, fields: Mapping[str, Any], found: list[Finding]) -> None:
+    def judged_acks(self, kind: str, fields: dict[str, Any], found: list[Finding]) -> None:
         """The judged end sent a PUBACK, PUBREC or PUBCOMP (:meth:`judged_sent`, its
         dispatch done)."""
         packet_id = fields.get("packet_id")

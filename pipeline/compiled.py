@@ -53,6 +53,7 @@ COMPILED = (
     "pubproof.judge.ends",
     "pubproof.judge.link",
     "pubproof.judge.link50",
+    "pubproof.judge.aliases",
     "pubproof.judge.close",
 )
 #: the environment variable that makes a process import the Python source

@@ -29,6 +29,7 @@ from pubproof.judge.close import shown as shown_after_offence
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import TOLERATED, Source
 from pubproof.judge.limits import too_large
+from pubproof.judge.link import as_dict
 from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
@@ -851,7 +852,8 @@ class Connection:
             trail.append(recent)
         judge = self.judge
         assert judge is not None
-        found = judge.feed50(direction, fields.get("type"), fields)  # its judges are 5.0
+        given = as_dict(fields)  # a dict's look-up, not Mapping.get's method call
+        found = judge.feed50(direction, given.get("type"), given)  # its judges are 5.0
         if not found:
             return
         offence = judge.offence
