@@ -36,21 +36,27 @@ the main capture (the top functions by own time).
 seed, one all 3.1.1 and one all 5.0 (``--mqtt5 1``: properties and Topic Aliases), each
 checked by ``pubproof check --engine python`` ``--repeat`` times in turn, both answers
 checked against the generator's. What counts is the CPU time of the process (user and
-system), the best of the runs: on a shared machine a run is only ever slowed down, and
-its wall time by every other process as well::
+system): the best of the runs (on a shared machine a run is only ever slowed down, and its
+wall time by every other process as well), and the median of the rounds' ratios (the two
+runs of a round share the machine's slow spells; each edition goes first in every other
+round). ``--instructions`` adds a count that no other load changes: the instructions of
+one run of each under valgrind (both at once, some minutes at 200,000 frames)::
 
-    python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 3
+    python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 5 --instructions
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
 import pstats
+import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -295,10 +301,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--editions", action="store_true",
         help="only MQTT 5.0 against 3.1.1, per frame (python engine)",
     )  # fmt: skip
-    parser.add_argument("--repeat", type=int, default=3, help="runs per edition (--editions)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per edition (--editions)")
+    parser.add_argument(
+        "--instructions", action="store_true",
+        help="--editions: also count each capture's instructions under valgrind",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.editions:
-        return editions(args.frames, args.seed, args.work, args.repeat, as_json=args.json)
+        return editions(
+            args.frames, args.seed, args.work, args.repeat, as_json=args.json,
+            count=args.instructions,
+        )  # fmt: skip
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
@@ -467,8 +480,28 @@ def _shown(value: float | None, spec: str) -> str:
     return "n/a (fixed cost >= run)" if value is None else format(value, spec)
 
 
-def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
-    """``pubproof check --engine python`` on 3.1.1 and on 5.0 traffic, per frame."""
+def instructions(path: Path, out: Path) -> int:
+    """The instructions ``pubproof check --engine python`` runs on ``path`` (the process's
+    own, under valgrind: a count that the machine's other load does not change; the
+    string hashes fixed so that two runs count alike)."""
+    argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+            sys.executable, "-m", "pubproof", "check", str(path), "--out", str(out), "--quiet",
+            "--engine", "python"]  # fmt: skip
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"}
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode not in (0, 1) or found is None:
+        raise SystemExit(f"valgrind on {path.name} failed: {done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def editions(
+    frames: int, seed: int, work: Path, repeat: int, *, as_json: bool, count: bool = False
+) -> int:
+    """``pubproof check --engine python`` on 3.1.1 and on 5.0 traffic, per frame: CPU time
+    in alternating rounds (the best run of each, and the median of the rounds' ratios),
+    and with ``count`` the instructions of one run of each (valgrind, both at once)."""
     work.mkdir(parents=True, exist_ok=True)
     captures = {}
     for name, share in (("3.1.1", "0"), ("5.0", "1")):
@@ -488,8 +521,10 @@ def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) 
 
     for name, (path, _) in captures.items():  # tshark's CPU time on the same capture
         tshark_seconds[name] = cpu_of(tshark_decode, path, work / "tshark.tsv")[0]
-    for _ in range(repeat):
-        for name, (path, expected) in captures.items():
+    for turn in range(repeat):
+        # each edition first in every other round: neither always starts on a cold cache
+        order = list(captures.items())
+        for name, (path, expected) in order if turn % 2 == 0 else order[::-1]:
             out = work / f"out-editions-{name}"
             cpu, done = cpu_of(check, path, out, "python")
             seconds[name].append(cpu)
@@ -506,7 +541,27 @@ def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) 
             "vs_tshark": tshark_seconds[name] / best, "peak_rss_mb": peak[name],
         })  # fmt: skip
     ratio = rows[1]["frames_per_s"] / rows[0]["frames_per_s"]
-    results = {"rows": rows, "ratio_5_to_311": ratio, "problems": problems, "repeat": repeat}
+    frames_of = {row["edition"]: row["frames"] for row in rows}
+    # a round's two runs were made minutes apart at most: their ratio cancels the slow
+    # spells a shared machine has that last longer than a round
+    rounds = [
+        (frames_of["5.0"] / five) / (frames_of["3.1.1"] / three)
+        for three, five in zip(seconds["3.1.1"], seconds["5.0"], strict=True)
+    ]
+    results: dict[str, Any] = {
+        "rows": rows, "ratio_5_to_311": ratio, "round_ratios": rounds,
+        "median_round_ratio": statistics.median(rounds), "problems": problems, "repeat": repeat,
+    }  # fmt: skip
+    if count:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            counted = dict(zip(captures, pool.map(
+                lambda item: instructions(item[1][0], work / f"out-count-{item[0]}"),
+                captures.items(),
+            ), strict=True))  # fmt: skip
+        results["instructions"] = counted
+        results["instruction_ratio_5_to_311"] = (frames_of["5.0"] / counted["5.0"]) / (
+            frames_of["3.1.1"] / counted["3.1.1"]
+        )
     (work / "editions.json").write_text(json.dumps(results, indent=1) + "\n")
     if as_json:
         print(json.dumps(results))
@@ -520,7 +575,15 @@ def editions(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) 
                   f"| {row['best_seconds']:.2f} | {row['frames_per_s']:,.0f} "
                   f"| {row['tshark_seconds']:.2f} | {row['vs_tshark']:.2f} "
                   f"| {row['peak_rss_mb']:.0f} |")  # fmt: skip
-        print(f"\n5.0 / 3.1.1 frames per second: {ratio:.3f}")
+        print(f"\n5.0 / 3.1.1 frames per CPU second, best runs: {ratio:.3f}")
+        listed = ", ".join(f"{r:.3f}" for r in rounds)
+        print(f"5.0 / 3.1.1, median of the rounds: {results['median_round_ratio']:.3f} "
+              f"({listed})")  # fmt: skip
+        if count:
+            per = {name: n / frames_of[name] for name, n in results["instructions"].items()}
+            print(f"5.0 / 3.1.1 frames per instruction: "
+                  f"{results['instruction_ratio_5_to_311']:.3f} ({per['3.1.1']:,.0f} and "
+                  f"{per['5.0']:,.0f} instructions per frame, the whole process)")  # fmt: skip
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
         return 1
