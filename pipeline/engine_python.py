@@ -12,7 +12,7 @@ import contextlib
 import gc
 from collections.abc import Callable, Iterator, Sequence
 
-from pubproof.pipeline.capture import Plan
+from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Config, Tracker
 from pubproof.pipeline.output import TableWriter, rows_of
 from pubproof.pipeline.rows import Sink
@@ -62,6 +62,45 @@ def run(
         _run(plans, config, out, on_split)
 
 
+def track(
+    capture: str,
+    splits: Sequence[Split],
+    config: Config,
+    sink: Sink,
+    flush: Callable[[], None],
+    every: int,
+    on_split: Callable[[int, int], None] | None = None,
+    count: int = 1,
+    partition: int = 0,
+) -> None:
+    """Feed every frame of ``capture``'s splits, in order, to its connection's tracker,
+    and finish the trackers: the rows go to ``sink``, ``flush()`` hands them on every
+    ``every`` frames a split yields. With ``count`` above 1, only partition
+    ``partition``'s share (:func:`~pubproof.pipeline.source.keyed_frames`): a scanning
+    Spark task's loop, compiled with this module. ``on_split(bytes, frames)`` as
+    :func:`run` says."""
+    trackers: dict[str, Tracker] = {}
+    for split in splits:
+        done = 0
+        for group, frame, value in keyed_frames(split, count, partition):
+            done += 1
+            if not done % every:
+                flush()
+                if on_split is not None:
+                    on_split(0, every)
+            if group == QUARANTINE_GROUP:
+                sink.quarantine.append(value)
+                continue
+            tracker = trackers.get(group)
+            if tracker is None:
+                tracker = trackers[group] = Tracker(capture, config, sink)
+            tracker.feed(frame, value)
+        if on_split is not None:
+            on_split(split.end - split.start, split.frames - done + done % every)
+    for group in sorted(trackers):
+        trackers[group].finish()
+
+
 def _run(
     plans: Sequence[Plan],
     config: Config,
@@ -80,26 +119,7 @@ def _run(
 
     for plan in plans:
         sink.quarantine.extend(problem_row(p) for p in plan.problems)
-        trackers: dict[str, Tracker] = {}
-        for split in plan.splits:
-            done = 0
-            for group, frame, value in keyed_frames(split):
-                done += 1
-                if not done % PROGRESS_FRAMES:
-                    flush()
-                    if on_split is not None:
-                        on_split(0, PROGRESS_FRAMES)
-                if group == QUARANTINE_GROUP:
-                    sink.quarantine.append(value)
-                    continue
-                tracker = trackers.get(group)
-                if tracker is None:
-                    tracker = trackers[group] = Tracker(plan.capture, config, sink)
-                tracker.feed(frame, value)
-            if on_split is not None:
-                on_split(split.end - split.start, split.frames - done + done % PROGRESS_FRAMES)
-        for group in sorted(trackers):
-            trackers[group].finish()
+        track(plan.capture, plan.splits, config, sink, flush, PROGRESS_FRAMES, on_split)
         flush()
     flush()
     for writer in writers.values():

@@ -61,11 +61,11 @@ from typing import Any
 from pubproof.pipeline import shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Config, Tracker
-from pubproof.pipeline.engine_python import collector_tuned
+from pubproof.pipeline.engine_python import collector_tuned, track
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.rows import Sink
-from pubproof.pipeline.source import QUARANTINE_GROUP, group_hash, keyed_frames, problem_row
+from pubproof.pipeline.source import QUARANTINE_GROUP, group_hash, problem_row
 from pubproof.pipeline.staging import STAGE_RUN_ROWS
 from pubproof.pipeline.summary import EXAMPLE_COLUMNS, EXAMPLE_ORDER, GROUP, summarize
 from pubproof.pipeline.tables import SORT_KEYS, spark_schema
@@ -321,26 +321,14 @@ def _scan_track(
     count: int,
     partition: int,
 ) -> Iterator[Staged]:
-    """:func:`_scan`'s work: the python engine's loop over one partition's share."""
+    """:func:`_scan`'s work: the python engine's loop (:func:`.engine_python.track`, run
+    compiled) over one partition's share."""
     staged = _Staging(out, partition, run_rows)
-    sink = staged.sink
-    done = 0
     for capture, splits in captures:
-        trackers: dict[str, Tracker] = {}
-        for split in splits:
-            for group, frame, value in keyed_frames(split, count, partition):
-                done += 1
-                if not done % FLUSH_RECORDS:
-                    staged.flush()
-                if group == QUARANTINE_GROUP:
-                    sink.quarantine.append(value)
-                    continue
-                tracker = trackers.get(group)
-                if tracker is None:
-                    tracker = trackers[group] = Tracker(capture, config, sink)
-                tracker.feed(frame, value)
-        for group in sorted(trackers):
-            trackers[group].finish()
+        track(
+            capture, splits, config, staged.sink, staged.flush, FLUSH_RECORDS,
+            count=count, partition=partition,
+        )  # fmt: skip
         staged.flush()
     yield staged.hand_over(inline_rows)
 
