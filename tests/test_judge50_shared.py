@@ -161,7 +161,7 @@ def resolved_by_the_receiver() -> Iterator[None]:
     # the receiver's judge resolving as the sender (its own map of the other direction)
     original = LinkJudge50.resolve50
 
-    def resolve50(self: LinkJudge50, fields: Mapping[str, Any], by_judged: bool) -> Any:
+    def resolve50(self: LinkJudge50, fields: dict[str, Any], by_judged: bool) -> Any:
         twin = _TWINS.get(id(self))
         return original(twin if twin is not None else self, fields, by_judged)
 

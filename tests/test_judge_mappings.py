@@ -1,0 +1,82 @@
+"""The link judges take a packet's fields as any Mapping, not only a dict: the compiled
+judges read a dict's keys directly (``judge.link.as_dict`` at their entry points), so a
+read-only mapping (``types.MappingProxyType``) must give the findings, topics, offences
+and judge states a dict gives, packet for packet, in 3.x and in 5.0 (with the 5.0
+properties read-only too). In the compiled build an entry point that took the mapping for
+a dict unchecked would fail here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from test_judge50_shared import state, stream
+from test_judge_ends import SEQUENCES
+
+from pubproof.judge.ends import C2S, BothEnds
+from pubproof.judge.findings import Finding
+from pubproof.judge.link import as_dict
+from pubproof.judge.link50 import LinkJudge50
+from pubproof.model.editions import Edition
+
+
+def _read_only(fields: dict[str, Any]) -> Mapping[str, Any]:
+    properties = fields.get("properties")
+    if isinstance(properties, dict):
+        fields = {**fields, "properties": MappingProxyType(properties)}
+    return MappingProxyType(fields)
+
+
+def _key(findings: list[Finding]) -> list[tuple[str, tuple[str, ...], str]]:
+    return [(f.verdict, f.rules, f.message) for f in findings]
+
+
+def test_as_dict_hands_back_a_dict_itself_and_copies_any_other_mapping() -> None:
+    fields = {"type": "PUBACK", "packet_id": 1}
+    assert as_dict(fields) is fields
+    copied = as_dict(MappingProxyType(fields))
+    assert type(copied) is dict and copied == fields
+
+
+@settings(max_examples=300, deadline=None)
+@given(SEQUENCES)
+def test_3x_read_only_fields_judged_as_a_dict(packets: list[tuple[str, dict[str, Any]]]) -> None:
+    with_dicts, read_only = BothEnds(v311=True), BothEnds(v311=True)
+    for direction, fields in packets:
+        expected = _key(with_dicts.feed(direction, fields))
+        assert _key(read_only.feed(direction, _read_only(fields))) == expected, fields
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_5_0_read_only_fields_judged_as_a_dict(seed: int) -> None:
+    packets = stream(seed)
+    with_dicts, read_only = BothEnds(edition=Edition.V50), BothEnds(edition=Edition.V50)
+    found = 0
+    for i, (direction, fields) in enumerate(packets):
+        expected = _key(with_dicts.feed(direction, fields))
+        assert _key(read_only.feed(direction, _read_only(fields))) == expected, (i, fields)
+        assert (read_only.topic, read_only.offence) == (with_dicts.topic, with_dicts.offence)
+        assert state(read_only.of_server) == state(with_dicts.of_server), (i, fields)
+        assert state(read_only.of_client) == state(with_dicts.of_client), (i, fields)
+        found += len(expected)
+    assert found or seed % 2  # the streams are faulty: most find something
+
+
+def test_5_0_entry_points_of_one_judge_take_read_only_fields() -> None:
+    """LinkJudge50.peer_sent and judged_sent (the probe's way), not only BothEnds."""
+    runs = []
+    for wrap in (dict, _read_only):
+        server = LinkJudge50("server", "server", server=True)
+        client = LinkJudge50("client", "client", server=False)
+        found: list[Finding] = []
+        for direction, fields in stream(3):
+            kind = fields["type"]
+            sender, receiver = (client, server) if direction == C2S else (server, client)
+            receiver.peer_sent(kind, wrap(fields))
+            sender.judged_sent(kind, wrap(fields), found)
+        runs.append((_key(found), state(server), state(client)))
+    assert runs[0][0]  # the stream is faulty: the judges find something
+    assert runs[1] == runs[0]
