@@ -58,12 +58,9 @@ from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trai
 from pubproof.reference.packets import Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
-#: builds a named tuple from a tuple of its fields in C, without the named tuple's own
-#: Python-level ``__new__``: the trail entries built once per judged packet are a
-#: measurable share of the run (``benchmarks/bench_pipeline.py``). The packet rows, one per
-#: packet, are plain tuples in :class:`.PacketRow`'s order: nothing reads them by name, and
-#: the named tuple cost a second tuple and a call per packet
-_new = tuple.__new__
+# The packet rows, one per packet, are plain tuples in PacketRow's order: nothing reads
+# them by name, and a named tuple cost a second tuple and a call per packet.
+
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
 PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
@@ -788,7 +785,7 @@ class Connection:
     ) -> None:
         """Judge one packet: ``fields`` for the judge, ``shown`` (the same without the
         payload) and ``head`` (:func:`.payload_head`) for the evidence."""
-        recent = _new(Recent, (direction, frame, offset, shown, payload_len, head))
+        recent = Recent(direction, frame, offset, shown, payload_len, head)
         trail: deque[Recent] | None = None
         if packet_id is not None and kind in FLOW_TYPES:
             # Trail.note, inlined: this runs once per judged packet
@@ -838,7 +835,7 @@ class Connection:
         Maximum exceeded, an alias out of bounds or unknown, a QoS above Maximum QoS,
         RETAIN without Retain Available) is handed to the close judge, which watches what
         that receiver does next."""
-        recent = _new(Recent, (direction, frame, offset, shown, payload_len, head))
+        recent = Recent(direction, frame, offset, shown, payload_len, head)
         trail: deque[Recent] | None = None
         if packet_id is not None and kind in FLOW_TYPES:
             # Trail.note, inlined: this runs once per judged packet
