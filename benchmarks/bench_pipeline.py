@@ -484,6 +484,8 @@ def instructions(path: Path, out: Path) -> int:
     """The instructions ``pubproof check --engine python`` runs on ``path`` (the process's
     own, under valgrind: a count that the machine's other load does not change; the
     string hashes fixed so that two runs count alike)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
     argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
             sys.executable, "-m", "pubproof", "check", str(path), "--out", str(out), "--quiet",
             "--engine", "python"]  # fmt: skip
