@@ -58,9 +58,6 @@ from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trai
 from pubproof.reference.packets import Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
-# The packet rows, one per packet, are plain tuples in PacketRow's order: nothing reads
-# them by name, and a named tuple cost a second tuple and a call per packet.
-
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
 PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)

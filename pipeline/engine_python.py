@@ -27,9 +27,9 @@ ROW_TABLES = ("packets", "violations", "connections", "quarantine")
 #: collection every 500,000 allocations, not 700 (the rows and segments made per frame are
 #: no cycles, yet each collection walks them all; a full one, everything the run holds).
 #: 50,000 took about 9% less CPU than 700 on a real capture of 390,000 frames; 500,000
-#: takes the collector's time in a run from 0.09-0.11 s to none on the editions
-#: benchmark's 200,000-frame captures (a 5.0 PUBLISH's P holds its properties dict, so
-#: the collector walks it) and from 0.11 to 0.01 s on 1M synthetic frames, the peak
+#: takes the collector's time in a run from 0.07-0.09 s to none on the editions
+#: benchmark's 200,000-frame 5.0 capture (a 5.0 PUBLISH's P holds its properties dict, so
+#: the collector walks it) and from about 0.11 s to none on 1M synthetic frames, the peak
 #: memory the same within 15 MB (measured with gc.callbacks)
 GC_THRESHOLDS = (500_000, 50, 100)
 
