@@ -29,11 +29,14 @@ Why two: on one machine the shuffle costs more than reading the capture once per
 frame a task does not track costs a few thousand instructions; on a cluster the
 shuffle reads each byte of the captures once, where a scan would read every capture once
 per task, over the network from the shared file system. Either way each task's rows go
-straight to sorted Parquet runs under the output directory (:mod:`.staging`), and only
-the row counts go back to the driver; then, per table, from its staged runs::
+straight to sorted runs under the output directory (:mod:`.staging`: Arrow IPC files on
+a local master, nothing to encode or decode; Parquet on a cluster, a tenth of the bytes
+to the shared file system), and only the row counts go back to the driver; then, per
+table, from its staged runs::
 
     at most DRIVER_ROWS rows: the driver's vectorised merge (:func:`.output.merge`)
-    more: spark.read.parquet(runs) -> orderBy the table's sort key -> Parquet (JVM only)
+    more: spark.read.parquet(runs, Arrow ones rewritten as Parquet first) -> orderBy
+          the table's sort key -> Parquet (JVM only)
     summary: the python engine's :func:`.summary.summarize`, or for many violations
              groupBy (role, endpoint, rule, kind) with the example by min(struct(...))
 
@@ -245,6 +248,8 @@ def _stage(
     inline_rows: int,
     partition: int,
     records: Iterable[tuple[shuffle.Key, bytes]],
+    *,
+    arrow: bool = False,
 ) -> Iterator[Staged]:
     """A task of the connection stage: its partition's chunks (:mod:`.shuffle`), sorted
     by (capture, 4-tuple, first frame), unpacked and streamed one 4-tuple at a time, in
@@ -252,10 +257,11 @@ def _stage(
     to staged runs (:mod:`pubproof.pipeline.staging`). Back to the driver go, per table
     (in :data:`ROW_TABLES` order), the rows written and the rows handed over: those of a
     table with at most ``inline_rows`` rows in the partition, which the driver stages.
-    ``settings``: the job's :class:`Config`, or its fields (:func:`_settings`)."""
+    ``settings``: the job's :class:`Config`, or its fields (:func:`_settings`);
+    ``arrow``: the runs as Arrow IPC files, not Parquet (:mod:`.staging`)."""
     config = settings if isinstance(settings, Config) else Config(**settings)
     with collector_tuned():
-        yield from _track(config, out, run_rows, inline_rows, partition, records)
+        yield from _track(config, out, run_rows, inline_rows, partition, records, arrow)
 
 
 def _track(
@@ -265,9 +271,10 @@ def _track(
     inline_rows: int,
     partition: int,
     records: Iterable[tuple[shuffle.Key, bytes]],
+    arrow: bool,
 ) -> Iterator[Staged]:
     """:func:`_stage`'s work, with the job's :class:`Config`."""
-    staged = _Staging(out, partition, run_rows)
+    staged = _Staging(out, partition, run_rows, arrow)
     sink = staged.sink
     current: tuple[str, str] | None = None
     tracker: Tracker | None = None
@@ -302,6 +309,8 @@ def _scan(
     count: int,
     partition: int,
     _: Iterable[Any],
+    *,
+    arrow: bool = False,
 ) -> Iterator[Staged]:
     """A task of the scanning connection stage: every split of every capture read, the
     4-tuples of partition ``partition`` of ``count`` tracked
@@ -309,7 +318,9 @@ def _scan(
     rows staged as :func:`_stage` stages them."""
     config = settings if isinstance(settings, Config) else Config(**settings)
     with collector_tuned():
-        yield from _scan_track(config, captures, out, run_rows, inline_rows, count, partition)
+        yield from _scan_track(
+            config, captures, out, run_rows, inline_rows, count, partition, arrow
+        )
 
 
 def _scan_track(
@@ -320,10 +331,11 @@ def _scan_track(
     inline_rows: int,
     count: int,
     partition: int,
+    arrow: bool,
 ) -> Iterator[Staged]:
     """:func:`_scan`'s work: the python engine's loop (:func:`.engine_python.track`, run
     compiled) over one partition's share."""
-    staged = _Staging(out, partition, run_rows)
+    staged = _Staging(out, partition, run_rows, arrow)
     for capture, splits in captures:
         track(
             capture, splits, config, staged.sink, staged.flush, FLUSH_RECORDS,
@@ -336,10 +348,12 @@ def _scan_track(
 class _Staging:
     """A task's sink and one staged-run writer per table (:data:`ROW_TABLES`)."""
 
-    def __init__(self, out: str, partition: int, run_rows: int) -> None:
+    def __init__(self, out: str, partition: int, run_rows: int, arrow: bool) -> None:
         self.partition = partition
         self.sink = Sink()
-        self.writers = [staging.RunWriter(out, t, partition, run_rows) for t in ROW_TABLES]
+        self.writers = [
+            staging.RunWriter(out, t, partition, run_rows, arrow=arrow) for t in ROW_TABLES
+        ]
         self.lists: list[list[tuple[Any, ...]]] = [getattr(self.sink, t) for t in ROW_TABLES]
 
     def flush(self) -> None:
@@ -395,10 +409,14 @@ def run(
     if limit < 0:
         raise ValueError("driver_rows must be at least 0")
     count = partitions or spark.sparkContext.defaultParallelism
+    from pubproof.pipeline.run import local_cores
+
+    # one machine: the runs stay on its disk, as Arrow (nothing to encode and decode)
+    arrow = local_cores(master) is not None
     staging.remove(out)
     try:
-        staged = _pipeline(spark.sparkContext, plans, config, out, count, progress, read)
-        rows = _stage_the_rest(out, staged, plans, count)
+        staged = _pipeline(spark.sparkContext, plans, config, out, count, progress, read, arrow)
+        rows = _stage_the_rest(out, staged, plans, count, arrow)
         for table in ROW_TABLES:
             _table(spark, out, table, rows[table] <= limit)
         _summary(spark, out, rows["violations"] <= limit)
@@ -419,6 +437,7 @@ def _pipeline(
     count: int,
     progress: Progress | None,
     read: str,
+    arrow: bool = False,
 ) -> list[Staged]:
     """The one Spark job: every split read, its frames brought to ``count`` partitions
     (``read``: scanned by each or shuffled), tracked and staged; what each task
@@ -430,8 +449,9 @@ def _pipeline(
         if read == "scan":
             captures = [(plan.capture, plan.splits) for plan in plans]
             task = functools.partial(
-                _scan, _settings(config), captures, out, STAGE_RUN_ROWS, inline, count
-            )
+                _scan, _settings(config), captures, out, STAGE_RUN_ROWS, inline, count,
+                arrow=arrow,
+            )  # fmt: skip
             scanned: list[Staged] = (
                 sc.parallelize(range(count), count).mapPartitionsWithIndex(task).collect()
             )
@@ -441,7 +461,9 @@ def _pipeline(
             .flatMap(shuffle.chunks)
             .repartitionAndSortWithinPartitions(count, partitionFunc=_partition)
             .mapPartitionsWithIndex(
-                functools.partial(_stage, _settings(config), out, STAGE_RUN_ROWS, inline)
+                functools.partial(
+                    _stage, _settings(config), out, STAGE_RUN_ROWS, inline, arrow=arrow
+                )
             )
             .collect()
         )
@@ -452,20 +474,20 @@ def _pipeline(
 
 
 def _stage_the_rest(
-    out: str, staged: Sequence[Staged], plans: Sequence[Plan], count: int
+    out: str, staged: Sequence[Staged], plans: Sequence[Plan], count: int, arrow: bool
 ) -> dict[str, int]:
     """Stage what the tasks handed back and the plans' own problems; every table's rows."""
     rows = dict.fromkeys(ROW_TABLES, 0)
     for partition, tables in staged:
         for table, (written, handed) in zip(ROW_TABLES, tables, strict=True):
             if handed:  # staged here as the partition's run 0, as its worker would have
-                writer = staging.RunWriter(out, table, partition, STAGE_RUN_ROWS)
+                writer = staging.RunWriter(out, table, partition, STAGE_RUN_ROWS, arrow=arrow)
                 writer.add(handed)
                 written += writer.close()
             rows[table] += written
     # the plans' own problems (a file cut short, bad magic): rows of the driver's walk,
     # staged as a partition after the tasks' ones
-    problems = staging.RunWriter(out, "quarantine", count, STAGE_RUN_ROWS)
+    problems = staging.RunWriter(out, "quarantine", count, STAGE_RUN_ROWS, arrow=arrow)
     problems.add(problem_row(p) for plan in plans for p in plan.problems)
     rows["quarantine"] += problems.close()
     return rows
@@ -480,7 +502,7 @@ def _table(spark: Any, out: str, table: str, on_driver: bool) -> None:
         target = os.path.join(folder, "part-00000.parquet")
         merge(runs, table, target, run_rows=MERGE_ROWS, background=True)  # a core to spare
         return
-    frame = spark.read.schema(spark_schema(table)).parquet(*runs)
+    frame = spark.read.schema(spark_schema(table)).parquet(*staging.for_spark(runs))
     _write(frame, SORT_KEYS[table], folder)
 
 

@@ -1,14 +1,21 @@
-"""Staged rows: what a Spark task's Python worker writes straight to Parquet, so that no
+"""Staged rows: what a Spark task's Python worker writes straight to files, so that no
 row travels back through the JVM as a Python object.
 
 Layout, under the output directory::
 
     .pubproof-staging/TABLE/part-PPPPP-RRRRR.parquet    partition P's run R of TABLE
+    .pubproof-staging/TABLE/part-PPPPP-RRRRR.arrow      the same, as an Arrow IPC file
+    .pubproof-staging/TABLE/parquet/...                  Arrow runs rewritten for Spark
 
 Each file is a *sorted run*: at most ``run_rows`` consecutive rows of the partition's
 output, sorted on the table's key (Arrow, stable), so the driver can merge them
 (:func:`pubproof.pipeline.output.merge`) or Spark can read them all
-(``spark.read.parquet``) and sort. A file is written under a hidden temporary name
+(``spark.read.parquet``) and sort. A run is Parquet (compact: for a cluster, whose
+workers write to a shared file system) or, with ``arrow``, an Arrow IPC file (for one
+machine: about ten times the bytes, but nothing to encode or decode, which is most of
+a Parquet run's cost; the python engine's own runs are the same). Spark reads only
+Parquet, so a table it sorts from Arrow runs has them rewritten first
+(:func:`for_spark`). A file is written under a hidden temporary name
 (``.``-prefixed: Spark and Arrow skip such files) and renamed when whole, and its name
 depends only on the partition and the run's place in it: a task's rows are a function of
 its partition (the secondary sort fixes their order), so a retried or speculative attempt
@@ -22,11 +29,12 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pubproof.pipeline.output import RUN_GROUP_ROWS, STAGING, sort_rows
+from pubproof.pipeline.output import RUN_GROUP_ROWS, RUN_SUFFIX, STAGING, sort_rows
 
+PARQUET = ".parquet"
 #: rows per sorted run a worker writes (memory per table in a worker: about one run)
 STAGE_RUN_ROWS = 65536
 
@@ -42,11 +50,20 @@ class RunWriter:
     Runs are cut every ``run_rows`` rows of the sequence given, whatever the sizes of the
     :meth:`add` calls, so the same rows always give the same files."""
 
-    def __init__(self, out: str, table: str, partition: int, run_rows: int = STAGE_RUN_ROWS):
+    def __init__(
+        self,
+        out: str,
+        table: str,
+        partition: int,
+        run_rows: int = STAGE_RUN_ROWS,
+        *,
+        arrow: bool = False,
+    ):
         if run_rows < 1:
             raise ValueError("run_rows must be positive")
         self.directory = os.path.join(folder(out), table)
         self.table, self.partition, self.run_rows = table, partition, run_rows
+        self.suffix = RUN_SUFFIX if arrow else PARQUET
         self.rows: list[tuple[Any, ...]] = []
         self.runs = 0
         self.count = 0
@@ -78,16 +95,38 @@ class RunWriter:
         return []
 
     def _spill(self, rows: list[tuple[Any, ...]]) -> None:
-        import pyarrow.parquet as pq
-
         os.makedirs(self.directory, exist_ok=True)
-        name = f"part-{self.partition:05d}-{self.runs:05d}.parquet"
+        name = f"part-{self.partition:05d}-{self.runs:05d}{self.suffix}"
         temporary = os.path.join(self.directory, f".{name}.{uuid.uuid4().hex}.tmp")
-        # small row groups: a merge reads a run a row group at a time at least
-        pq.write_table(sort_rows(self.table, rows), temporary, row_group_size=RUN_GROUP_ROWS)
+        _write_run(sort_rows(self.table, rows), temporary, self.suffix == RUN_SUFFIX)
         os.replace(temporary, os.path.join(self.directory, name))  # whole, or not there
         self.runs += 1
         self.count += len(rows)
+
+
+def _write_run(data: Any, path: str, arrow: bool) -> None:
+    """A sorted run (an Arrow table) written to ``path``: Parquet, or an Arrow IPC file.
+    Small row groups, or record batches: a merge reads a run a group at a time at least,
+    so it holds a group per run, not a run."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if arrow:
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as run:
+            run.write_table(data, max_chunksize=RUN_GROUP_ROWS)
+        return
+    pq.write_table(data, path, row_group_size=RUN_GROUP_ROWS)
+
+
+def read_run(path: str) -> Any:
+    """A staged run, whole, as an Arrow table (Parquet or Arrow IPC)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.endswith(RUN_SUFFIX):
+        return pq.read_table(path)
+    with pa.OSFile(path, "rb") as source:
+        return pa.ipc.open_file(source).read_all()
 
 
 def runs(out: str, table: str) -> list[str]:
@@ -99,8 +138,24 @@ def runs(out: str, table: str) -> list[str]:
     return sorted(
         os.path.join(directory, name)
         for name in os.listdir(directory)
-        if name.startswith("part-") and name.endswith(".parquet")
+        if name.startswith("part-") and name.endswith((PARQUET, RUN_SUFFIX))
     )
+
+
+def for_spark(paths: Sequence[str]) -> list[str]:
+    """The runs ``paths`` as Parquet files Spark can read: a Parquet run as it is, an
+    Arrow run rewritten as Parquet (once, under its table's ``parquet`` folder)."""
+    found = []
+    for path in paths:
+        if not path.endswith(RUN_SUFFIX):
+            found.append(path)
+            continue
+        directory = os.path.join(os.path.dirname(path), "parquet")
+        os.makedirs(directory, exist_ok=True)
+        target = os.path.join(directory, os.path.basename(path)[: -len(RUN_SUFFIX)] + PARQUET)
+        _write_run(read_run(path), target, arrow=False)
+        found.append(target)
+    return found
 
 
 def remove(out: str) -> None:

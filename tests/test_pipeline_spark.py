@@ -274,13 +274,13 @@ def _keyed_records(inputs: Path, split_bytes: int = 2_000) -> list[tuple[Any, An
 
 
 def _staged(out: Path) -> dict[str, list[dict[str, Any]]]:
-    import pyarrow.parquet as pq
-
     from pubproof.pipeline import staging
 
     return {
         table: [
-            row for path in staging.runs(str(out), table) for row in pq.read_table(path).to_pylist()
+            row
+            for path in staging.runs(str(out), table)
+            for row in staging.read_run(path).to_pylist()
         ]
         for table in ("packets", "violations", "connections", "quarantine")
     }
@@ -317,6 +317,47 @@ def test_run_writer_cuts_runs_by_rows_not_by_calls(tmp_path: Path) -> None:
     (long_run,) = staging.runs(str(tmp_path / "long"), "quarantine")
     groups = pq.ParquetFile(long_run).metadata
     assert groups.num_rows == 3000 and groups.num_row_groups == -(-3000 // RUN_GROUP_ROWS) > 1
+
+
+def test_arrow_runs_hold_what_parquet_runs_hold(tmp_path: Path) -> None:
+    """A local master's runs (Arrow IPC) are cut, named and sorted as a cluster's (Parquet)
+    are, and what Spark reads of them (:func:`staging.for_spark`) is the same rows."""
+    import pyarrow.parquet as pq
+
+    from pubproof.pipeline import staging
+    from pubproof.pipeline.output import RUN_GROUP_ROWS, merge
+
+    rows = [("c.pcap", n % 7, n, 1, "garbage", None, None, None, f"row {n}") for n in range(3000)]
+    written = {}
+    for form in ("parquet", "arrow"):
+        writer = staging.RunWriter(
+            str(tmp_path / form), "quarantine", 2, run_rows=1100, arrow=form == "arrow"
+        )
+        writer.add(rows)
+        assert writer.close() == 3000
+        written[form] = staging.runs(str(tmp_path / form), "quarantine")
+    names = {form: [os.path.basename(p) for p in paths] for form, paths in written.items()}
+    assert names["parquet"] == [f"part-00002-{n:05d}.parquet" for n in range(3)]
+    assert names["arrow"] == [f"part-00002-{n:05d}.arrow" for n in range(3)]
+    for ours, theirs in zip(written["arrow"], written["parquet"], strict=True):
+        run = staging.read_run(ours)
+        assert run.equals(pq.read_table(theirs))
+        # record batches as small as the row groups: a merge holds a batch per run
+        sizes = [batch.num_rows for batch in run.to_batches()]
+        assert len(sizes) == -(-run.num_rows // RUN_GROUP_ROWS) and max(sizes) <= RUN_GROUP_ROWS
+    rewritten = staging.for_spark(written["arrow"])
+    assert all(p.endswith(".parquet") and "/parquet/" in p for p in rewritten)
+    for ours, theirs in zip(rewritten, written["parquet"], strict=True):
+        assert pq.read_table(ours).equals(pq.read_table(theirs))
+    assert staging.for_spark(written["parquet"]) == written["parquet"]
+    # the rewritten files are not runs of their own
+    assert staging.runs(str(tmp_path / "arrow"), "quarantine") == written["arrow"]
+    merged = {}
+    for form, paths in written.items():
+        target = str(tmp_path / f"{form}.parquet")
+        assert merge(paths, "quarantine", target, run_rows=512) == 3000
+        merged[form] = pq.read_table(target)
+    assert merged["arrow"].equals(merged["parquet"])
 
 
 def test_a_small_partition_handed_over_is_staged_as_its_worker_would(tmp_path: Path) -> None:
@@ -536,7 +577,10 @@ def test_a_failed_run_leaves_no_staged_rows(
     seen: list[bool] = []
 
     def broken(spark: Any, out: str, table: str, on_driver: bool) -> None:
-        seen.append(bool(staging.runs(out, "packets")))  # the staged rows were there
+        runs = staging.runs(out, "packets")
+        seen.append(bool(runs))  # the staged rows were there
+        # on a local master, as Arrow IPC files (a cluster's are Parquet: the cluster tests)
+        assert all(run.endswith(".arrow") for run in runs)
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(engine_spark, "_table", broken)
