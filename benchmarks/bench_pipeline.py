@@ -13,7 +13,7 @@ answer is checked against tshark's own decoding of the same file, from the timed
 run: every MQTT packet in the same frame with the same type, and the reconciliation.
 
 What it measures (wall time of each command, peak RSS of its whole process tree, sampled
-from /proc every 20 ms):
+from /proc every 50 ms):
 
 1. ``python -m pubproof.pipeline.synth`` writes the capture and its expected counts;
 2. ``tshark -r FILE -T fields -e frame.number -e mqtt.msgtype ...`` decodes every MQTT
@@ -43,6 +43,16 @@ round). ``--instructions`` adds a count that no other load changes: the instruct
 one run of each under valgrind (both at once, some minutes at 200,000 frames)::
 
     python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 5 --instructions
+
+``--engines`` measures only the Spark engine (its default read, on every core) against the
+python engine per core, in ``--repeat`` rounds on the synthetic capture: each round runs
+both engines on it and on the 100-frame capture (each engine's fixed cost, measured in the
+same round), each engine first in every other round, every answer checked. It prints each
+round's ratio of the net per-core rates and their median (one run of each, as in the
+full benchmark, is at the mercy of the machine's slow spells: a Spark run needs every core
+free at once, the python engine one)::
+
+    python benchmarks/bench_pipeline.py --engines --repeat 7
 """
 
 from __future__ import annotations
@@ -97,12 +107,21 @@ def _children(pid: int) -> list[int]:
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _tree_rss(pid: int, cpu: dict[int, float] | None = None) -> int:
-    """The resident memory of the process tree; with ``cpu``, each process's CPU seconds
-    so far (user + system of all its threads) noted by pid."""
-    total, stack = 0, [pid]
+def _tree(pid: int) -> list[int]:
+    """The process and all its descendants."""
+    found, stack = [], [pid]
     while stack:
         current = stack.pop()
+        found.append(current)
+        stack += _children(current)
+    return found
+
+
+def _tree_rss(pids: Sequence[int], cpu: dict[int, float] | None = None) -> int:
+    """The resident memory of the processes ``pids`` (those still running); with ``cpu``,
+    each one's CPU seconds so far (user + system of all its threads) noted by pid."""
+    total = 0
+    for current in pids:
         try:
             with open(f"/proc/{current}/statm") as handle:
                 total += int(handle.read().split()[1]) * PAGE
@@ -112,8 +131,16 @@ def _tree_rss(pid: int, cpu: dict[int, float] | None = None) -> int:
                 cpu[current] = (int(fields[11]) + int(fields[12])) / TICK
         except (OSError, IndexError, ValueError):
             continue
-        stack += _children(current)
     return total
+
+
+#: seconds between two samples of the tree's memory; the tree itself (every thread's
+#: children: the JVM has dozens of threads) is listed again every TREE_EVERY samples.
+#: Listing it at every sample, every 20 ms, cost the sampler about 7% of a core beside a
+#: Spark run, taken from Spark's own two cores; now it is about 1% (Spark's processes
+#: live for seconds, not milliseconds, and memory grows over seconds too)
+SAMPLE_SECONDS = 0.05
+TREE_EVERY = 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,7 +152,7 @@ class Run:
     peak_rss_mb: float
     stdout: str = ""
     #: CPU time (user + system) of the command's whole process tree (every process's, as
-    #: last sampled from /proc, every 20 ms): on a machine shared with other work, a
+    #: last sampled from /proc, every 50 ms): on a machine shared with other work, a
     #: steadier measure than the wall time
     cpu_seconds: float = 0.0
 
@@ -141,9 +168,14 @@ def timed(name: str, argv: Sequence[str], *, stdout_to: Path | None = None) -> R
 
     def sample() -> None:
         nonlocal peak
+        pids: list[int] = []
+        samples = 0
         while not done.is_set():
-            peak = max(peak, _tree_rss(process.pid, cpu_by_pid))
-            done.wait(0.02)
+            if samples % TREE_EVERY == 0:
+                pids = _tree(process.pid)
+            samples += 1
+            peak = max(peak, _tree_rss(pids, cpu_by_pid))
+            done.wait(SAMPLE_SECONDS)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -301,7 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--editions", action="store_true",
         help="only MQTT 5.0 against 3.1.1, per frame (python engine)",
     )  # fmt: skip
-    parser.add_argument("--repeat", type=int, default=5, help="runs per edition (--editions)")
+    parser.add_argument(
+        "--engines", action="store_true",
+        help="only Spark against the python engine per core, in rounds (synthetic capture)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="runs per edition (--editions), rounds (--engines)"
+    )
     parser.add_argument(
         "--instructions", action="store_true",
         help="--editions: also count each capture's instructions under valgrind",
@@ -312,6 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.frames, args.seed, args.work, args.repeat, as_json=args.json,
             count=args.instructions,
         )  # fmt: skip
+    if args.engines:
+        return engines(args.frames, args.seed, args.work, args.repeat, as_json=args.json)
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
@@ -586,6 +626,62 @@ def editions(
             print(f"5.0 / 3.1.1 frames per instruction: "
                   f"{results['instruction_ratio_5_to_311']:.3f} ({per['3.1.1']:,.0f} and "
                   f"{per['5.0']:,.0f} instructions per frame, the whole process)")  # fmt: skip
+    if problems:
+        print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
+        return 1
+    return 0
+
+
+def engines(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
+    """The Spark engine (its default read, ``local[*]``) against the python engine, per
+    core, net of each one's fixed cost, in ``repeat`` alternating rounds."""
+    work.mkdir(parents=True, exist_ok=True)
+    cores = os.cpu_count() or 1
+    capture = work / f"synth-{frames}.pcap"
+    _, expected = synth(capture, frames, seed)
+    synth(work / "tiny.pcap", 100, seed)
+    problems: list[str] = []
+    rounds = []
+    for turn in range(repeat):
+        order = ("python", "spark") if turn % 2 == 0 else ("spark", "python")
+        seconds: dict[str, float] = {}
+        for engine in order:
+            out = work / f"out-engines-{engine}"
+            seconds[engine] = check(capture, out, engine).seconds
+            problems += [f"round {turn}, {engine}: {p}" for p in verify(expected, out)]
+            fixed = check(work / "tiny.pcap", work / "out-tiny", engine)
+            seconds[f"{engine}-fixed"] = fixed.seconds
+        used = {"python": 1, "spark": cores}
+        net = {}
+        for engine, count in used.items():
+            run_seconds = seconds[engine] - seconds[f"{engine}-fixed"]
+            net[engine] = expected["frames"] / run_seconds / count
+        gross = {engine: expected["frames"] / seconds[engine] / used[engine] for engine in used}
+        rounds.append({
+            "seconds": seconds, "net_frames_per_s_per_core": net,
+            "net_ratio": net["spark"] / net["python"], "ratio": gross["spark"] / gross["python"],
+        })  # fmt: skip
+    results: dict[str, Any] = {
+        "frames": expected["frames"], "cores": cores, "rounds": rounds,
+        "median_net_ratio": statistics.median(r["net_ratio"] for r in rounds),
+        "median_ratio": statistics.median(r["ratio"] for r in rounds), "problems": problems,
+    }  # fmt: skip
+    (work / "engines.json").write_text(json.dumps(results, indent=1) + "\n")
+    if as_json:
+        print(json.dumps(results))
+    else:
+        print(f"{expected['frames']:,} frames, Spark local[*] on {cores} cores against the "
+              "python engine on one; seconds (wall) of each run")  # fmt: skip
+        print("| round | python | python, 100 frames | Spark | Spark, 100 frames "
+              "| Spark x python per core | net of fixed costs |")  # fmt: skip
+        print("|--:|--:|--:|--:|--:|--:|--:|")
+        for turn, row in enumerate(rounds):
+            t = row["seconds"]
+            print(f"| {turn} | {t['python']:.2f} | {t['python-fixed']:.2f} | {t['spark']:.2f} "
+                  f"| {t['spark-fixed']:.2f} | {row['ratio']:.3f} "
+                  f"| {row['net_ratio']:.3f} |")  # fmt: skip
+        print(f"\nSpark x python per core, median of the rounds: {results['median_ratio']:.3f}; "
+              f"net of fixed costs: {results['median_net_ratio']:.3f}")  # fmt: skip
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
         return 1
