@@ -50,7 +50,9 @@ both engines on it and on the 100-frame capture (each engine's fixed cost, measu
 same round), each engine first in every other round, every answer checked. It prints each
 round's ratio of the net per-core rates and their median (one run of each, as in the
 full benchmark, is at the mercy of the machine's slow spells: a Spark run needs every core
-free at once, the python engine one)::
+free at once, the python engine one). Each round also runs one python engine per core, all
+at once: each one's net rate against one alone's is what the machine itself gives a core
+when every core works (shared caches, memory and host), the bound Spark's tasks run under::
 
     python benchmarks/bench_pipeline.py --engines --repeat 7
 """
@@ -634,7 +636,10 @@ def editions(
 
 def engines(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
     """The Spark engine (its default read, ``local[*]``) against the python engine, per
-    core, net of each one's fixed cost, in ``repeat`` alternating rounds."""
+    core, net of each one's fixed cost, in ``repeat`` alternating rounds; and in each
+    round, as the bound the machine sets, one python engine per core all at once (each
+    one's rate against one alone's: cores that slow each other down, through shared
+    caches, memory or the host, slow Spark's tasks down as much)."""
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
     capture = work / f"synth-{frames}.pcap"
@@ -651,6 +656,14 @@ def engines(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -
             problems += [f"round {turn}, {engine}: {p}" for p in verify(expected, out)]
             fixed = check(work / "tiny.pcap", work / "out-tiny", engine)
             seconds[f"{engine}-fixed"] = fixed.seconds
+        with concurrent.futures.ThreadPoolExecutor(max_workers=cores) as pool:
+            together = list(pool.map(
+                lambda n: check(capture, work / f"out-engines-together-{n}", "python"),
+                range(cores),
+            ))  # fmt: skip
+        seconds["python-together"] = statistics.mean(run.seconds for run in together)
+        alone = seconds["python"] - seconds["python-fixed"]
+        bound = alone / (seconds["python-together"] - seconds["python-fixed"])
         used = {"python": 1, "spark": cores}
         net = {}
         for engine, count in used.items():
@@ -660,11 +673,14 @@ def engines(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -
         rounds.append({
             "seconds": seconds, "net_frames_per_s_per_core": net,
             "net_ratio": net["spark"] / net["python"], "ratio": gross["spark"] / gross["python"],
+            "together_ratio": bound,
         })  # fmt: skip
     results: dict[str, Any] = {
         "frames": expected["frames"], "cores": cores, "rounds": rounds,
         "median_net_ratio": statistics.median(r["net_ratio"] for r in rounds),
-        "median_ratio": statistics.median(r["ratio"] for r in rounds), "problems": problems,
+        "median_ratio": statistics.median(r["ratio"] for r in rounds),
+        "median_together_ratio": statistics.median(r["together_ratio"] for r in rounds),
+        "problems": problems,
     }  # fmt: skip
     (work / "engines.json").write_text(json.dumps(results, indent=1) + "\n")
     if as_json:
@@ -672,16 +688,20 @@ def engines(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -
     else:
         print(f"{expected['frames']:,} frames, Spark local[*] on {cores} cores against the "
               "python engine on one; seconds (wall) of each run")  # fmt: skip
-        print("| round | python | python, 100 frames | Spark | Spark, 100 frames "
-              "| Spark x python per core | net of fixed costs |")  # fmt: skip
-        print("|--:|--:|--:|--:|--:|--:|--:|")
+        print(f"| round | python | python, 100 frames | {cores} pythons at once | Spark "
+              "| Spark, 100 frames | Spark x python per core | net of fixed costs "
+              "| pythons at once x one alone (net) |")  # fmt: skip
+        print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for turn, row in enumerate(rounds):
             t = row["seconds"]
-            print(f"| {turn} | {t['python']:.2f} | {t['python-fixed']:.2f} | {t['spark']:.2f} "
-                  f"| {t['spark-fixed']:.2f} | {row['ratio']:.3f} "
-                  f"| {row['net_ratio']:.3f} |")  # fmt: skip
+            print(f"| {turn} | {t['python']:.2f} | {t['python-fixed']:.2f} "
+                  f"| {t['python-together']:.2f} | {t['spark']:.2f} | {t['spark-fixed']:.2f} "
+                  f"| {row['ratio']:.3f} | {row['net_ratio']:.3f} "
+                  f"| {row['together_ratio']:.3f} |")  # fmt: skip
         print(f"\nSpark x python per core, median of the rounds: {results['median_ratio']:.3f}; "
               f"net of fixed costs: {results['median_net_ratio']:.3f}")  # fmt: skip
+        print(f"{cores} python engines at once, each x one alone (net), median of the rounds: "
+              f"{results['median_together_ratio']:.3f}")  # fmt: skip
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
         return 1
