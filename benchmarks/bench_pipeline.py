@@ -43,18 +43,6 @@ round). ``--instructions`` adds a count that no other load changes: the instruct
 one run of each under valgrind (both at once, some minutes at 200,000 frames)::
 
     python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 5 --instructions
-
-``--engines`` measures only the Spark engine (its default read, on every core) against the
-python engine per core, in ``--repeat`` rounds on the synthetic capture: each round runs
-both engines on it and on the 100-frame capture (each engine's fixed cost, measured in the
-same round), each engine first in every other round, every answer checked. It prints each
-round's ratio of the net per-core rates and their median (one run of each, as in the
-full benchmark, is at the mercy of the machine's slow spells: a Spark run needs every core
-free at once, the python engine one). Each round also runs one python engine per core, all
-at once: each one's net rate against one alone's is what the machine itself gives a core
-when every core works (shared caches, memory and host), the bound Spark's tasks run under::
-
-    python benchmarks/bench_pipeline.py --engines --repeat 7
 """
 
 from __future__ import annotations
@@ -335,13 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--editions", action="store_true",
         help="only MQTT 5.0 against 3.1.1, per frame (python engine)",
     )  # fmt: skip
-    parser.add_argument(
-        "--engines", action="store_true",
-        help="only Spark against the python engine per core, in rounds (synthetic capture)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--repeat", type=int, default=5, help="runs per edition (--editions), rounds (--engines)"
-    )
+    parser.add_argument("--repeat", type=int, default=5, help="runs per edition (--editions)")
     parser.add_argument(
         "--instructions", action="store_true",
         help="--editions: also count each capture's instructions under valgrind",
@@ -352,8 +334,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.frames, args.seed, args.work, args.repeat, as_json=args.json,
             count=args.instructions,
         )  # fmt: skip
-    if args.engines:
-        return engines(args.frames, args.seed, args.work, args.repeat, as_json=args.json)
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
@@ -628,80 +608,6 @@ def editions(
             print(f"5.0 / 3.1.1 frames per instruction: "
                   f"{results['instruction_ratio_5_to_311']:.3f} ({per['3.1.1']:,.0f} and "
                   f"{per['5.0']:,.0f} instructions per frame, the whole process)")  # fmt: skip
-    if problems:
-        print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
-        return 1
-    return 0
-
-
-def engines(frames: int, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
-    """The Spark engine (its default read, ``local[*]``) against the python engine, per
-    core, net of each one's fixed cost, in ``repeat`` alternating rounds; and in each
-    round, as the bound the machine sets, one python engine per core all at once (each
-    one's rate against one alone's: cores that slow each other down, through shared
-    caches, memory or the host, slow Spark's tasks down as much)."""
-    work.mkdir(parents=True, exist_ok=True)
-    cores = os.cpu_count() or 1
-    capture = work / f"synth-{frames}.pcap"
-    _, expected = synth(capture, frames, seed)
-    synth(work / "tiny.pcap", 100, seed)
-    problems: list[str] = []
-    rounds = []
-    for turn in range(repeat):
-        order = ("python", "spark") if turn % 2 == 0 else ("spark", "python")
-        seconds: dict[str, float] = {}
-        for engine in order:
-            out = work / f"out-engines-{engine}"
-            seconds[engine] = check(capture, out, engine).seconds
-            problems += [f"round {turn}, {engine}: {p}" for p in verify(expected, out)]
-            fixed = check(work / "tiny.pcap", work / "out-tiny", engine)
-            seconds[f"{engine}-fixed"] = fixed.seconds
-        with concurrent.futures.ThreadPoolExecutor(max_workers=cores) as pool:
-            together = list(pool.map(
-                lambda n: check(capture, work / f"out-engines-together-{n}", "python"),
-                range(cores),
-            ))  # fmt: skip
-        seconds["python-together"] = statistics.mean(run.seconds for run in together)
-        alone = seconds["python"] - seconds["python-fixed"]
-        bound = alone / (seconds["python-together"] - seconds["python-fixed"])
-        used = {"python": 1, "spark": cores}
-        net = {}
-        for engine, count in used.items():
-            run_seconds = seconds[engine] - seconds[f"{engine}-fixed"]
-            net[engine] = expected["frames"] / run_seconds / count
-        gross = {engine: expected["frames"] / seconds[engine] / used[engine] for engine in used}
-        rounds.append({
-            "seconds": seconds, "net_frames_per_s_per_core": net,
-            "net_ratio": net["spark"] / net["python"], "ratio": gross["spark"] / gross["python"],
-            "together_ratio": bound,
-        })  # fmt: skip
-    results: dict[str, Any] = {
-        "frames": expected["frames"], "cores": cores, "rounds": rounds,
-        "median_net_ratio": statistics.median(r["net_ratio"] for r in rounds),
-        "median_ratio": statistics.median(r["ratio"] for r in rounds),
-        "median_together_ratio": statistics.median(r["together_ratio"] for r in rounds),
-        "problems": problems,
-    }  # fmt: skip
-    (work / "engines.json").write_text(json.dumps(results, indent=1) + "\n")
-    if as_json:
-        print(json.dumps(results))
-    else:
-        print(f"{expected['frames']:,} frames, Spark local[*] on {cores} cores against the "
-              "python engine on one; seconds (wall) of each run")  # fmt: skip
-        print(f"| round | python | python, 100 frames | {cores} pythons at once | Spark "
-              "| Spark, 100 frames | Spark x python per core | net of fixed costs "
-              "| pythons at once x one alone (net) |")  # fmt: skip
-        print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-        for turn, row in enumerate(rounds):
-            t = row["seconds"]
-            print(f"| {turn} | {t['python']:.2f} | {t['python-fixed']:.2f} "
-                  f"| {t['python-together']:.2f} | {t['spark']:.2f} | {t['spark-fixed']:.2f} "
-                  f"| {row['ratio']:.3f} | {row['net_ratio']:.3f} "
-                  f"| {row['together_ratio']:.3f} |")  # fmt: skip
-        print(f"\nSpark x python per core, median of the rounds: {results['median_ratio']:.3f}; "
-              f"net of fixed costs: {results['median_net_ratio']:.3f}")  # fmt: skip
-        print(f"{cores} python engines at once, each x one alone (net), median of the rounds: "
-              f"{results['median_together_ratio']:.3f}")  # fmt: skip
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
         return 1

@@ -1,9 +1,12 @@
 """The engines of ``pubproof check`` in alternating runs, for a ratio the machine's load
 moves less than one run of each: the python engine, and Spark on a local master scanning
 the captures (``--spark-read scan``, the default there) and shuffling the frames
-(``--spark-read shuffle``, a cluster's default).
+(``--spark-read shuffle``, a cluster's default); and, as mode ``together``, one python
+engine per core all at once, each on the whole capture: what a core gives when every core
+works (shared caches, memory, the host), the bound Spark's tasks run under.
 
     python benchmarks/bench_spark_reads.py CAPTURE [--rounds 5] [--modes python,scan,shuffle]
+    python benchmarks/bench_spark_reads.py CAPTURE --modes python,scan,together
 
 Each round runs every mode once on CAPTURE and once on a small capture (``synth --frames
 100``, as ``bench_pipeline.py``'s fixed cost: about 800 frames), each run after the
@@ -51,14 +54,25 @@ def _busy() -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def run(mode: str, capture: Path, out: Path) -> tuple[float, float]:
-    """One ``pubproof check`` of ``capture`` in ``mode``: wall and machine CPU seconds."""
-    _settle()
-    shutil.rmtree(out, ignore_errors=True)
+def _argv(mode: str, capture: Path, out: Path) -> list[str]:
     argv = [sys.executable, "-m", "pubproof", "check", str(capture), "--out", str(out)]
-    argv += ["--quiet", *(["--engine", "python"] if mode == "python" else ["--spark-read", mode])]
+    python = mode in ("python", "together")
+    return [*argv, "--quiet", *(["--engine", "python"] if python else ["--spark-read", mode])]
+
+
+def run(mode: str, capture: Path, out: Path) -> tuple[float, float]:
+    """One ``pubproof check`` of ``capture`` in ``mode``: wall and machine CPU seconds
+    (``together``: one python engine per core at once, into ``out`` and ``out-N``, until
+    the last one ends)."""
+    _settle()
+    copies = (os.cpu_count() or 1) if mode == "together" else 1
+    outs = [out, *(out.with_name(f"{out.name}-{n}") for n in range(1, copies))]
+    for each in outs:
+        shutil.rmtree(each, ignore_errors=True)
     busy, start = _busy(), time.perf_counter()
-    subprocess.run(argv, check=True)
+    processes = [subprocess.Popen(_argv(mode, capture, each)) for each in outs]
+    if any(process.wait() != 0 for process in processes):
+        raise SystemExit(f"pubproof check failed ({mode})")
     return time.perf_counter() - start, _busy() - busy
 
 
@@ -91,11 +105,14 @@ def main(argv: list[str] | None = None) -> int:
             line = []
             for mode in modes:
                 wall, cpu = run(mode, args.capture, work / "out")
-                tables = _tables(work / "out")
-                if reference is None:
-                    reference = tables
-                elif tables != reference:
-                    wrong.append(f"round {number}, {mode}: tables differ from the first run's")
+                for out in sorted(work.glob("out*")):
+                    if out.name.startswith("out-tiny"):
+                        continue
+                    tables = _tables(out)
+                    if reference is None:
+                        reference = tables
+                    elif tables != reference:
+                        wrong.append(f"round {number}, {mode}: tables differ from the first run's")
                 fixed[mode].append(run(mode, tiny, work / "out-tiny")[0])
                 runs[mode].append((wall, cpu))
                 line.append(f"{mode} {wall:.2f} s ({cpu:.1f} CPU s)")
@@ -107,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         walls = [w for w, _ in runs[mode]]
         wall = statistics.median(walls) if pick == "median" else min(walls)
         cost = statistics.median(fixed[mode]) if pick == "median" else min(fixed[mode])
-        used = 1 if mode == "python" else cores
-        return max(wall - cost, 1e-9) * used  # core-seconds of the frames' own work
+        # core-seconds of one capture's frames' own work (``together`` does it once per core)
+        used = 1 if mode in ("python", "together") else cores
+        return max(wall - cost, 1e-9) * used
 
     print(f"{args.capture.name}, {args.rounds} rounds, {cores} cores\n")
     print("| mode | wall s (median, best) | machine CPU s (median) | fixed s (median) "
