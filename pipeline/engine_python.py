@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Config, Tracker
+from pubproof.pipeline.memory import arrow_from_malloc
 from pubproof.pipeline.output import TableWriter, rows_of
 from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, problem_row
@@ -58,6 +59,7 @@ def run(
     the frames as they go, a split's bytes when it ends. Rows go to the tables'
     :class:`~pubproof.pipeline.output.TableWriter` as they are made, so memory does not
     grow with the number of rows."""
+    arrow_from_malloc()
     with collector_tuned():
         _run(plans, config, out, on_split)
 

@@ -65,6 +65,7 @@ from pubproof.pipeline import shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Config, Tracker
 from pubproof.pipeline.engine_python import collector_tuned, track
+from pubproof.pipeline.memory import arrow_from_malloc
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.rows import Sink
@@ -260,6 +261,7 @@ def _stage(
     ``settings``: the job's :class:`Config`, or its fields (:func:`_settings`);
     ``arrow``: the runs as Arrow IPC files, not Parquet (:mod:`.staging`)."""
     config = settings if isinstance(settings, Config) else Config(**settings)
+    arrow_from_malloc()  # a cluster's worker has its own environment
     with collector_tuned():
         yield from _track(config, out, run_rows, inline_rows, partition, records, arrow)
 
@@ -317,6 +319,7 @@ def _scan(
     (:func:`~pubproof.pipeline.source.keyed_frames` passes over the others' frames), the
     rows staged as :func:`_stage` stages them."""
     config = settings if isinstance(settings, Config) else Config(**settings)
+    arrow_from_malloc()
     with collector_tuned():
         yield from _scan_track(
             config, captures, out, run_rows, inline_rows, count, partition, arrow
@@ -402,6 +405,7 @@ def run(
     started = time.monotonic()
     out = os.path.abspath(out)  # the JVM's working directory is not necessarily ours
     own = spark is None
+    arrow_from_malloc()  # before the JVM starts: its Python workers inherit the variable
     if spark is None:
         spark = session(master, partitions, log=os.path.join(out, SPARK_LOG))
     startup = time.monotonic() - started
