@@ -45,6 +45,7 @@ COMPILED = (
     "pubproof.pipeline.trail",
     "pubproof.pipeline.rows",
     "pubproof.pipeline.receivers",
+    "pubproof.pipeline.family",
     "pubproof.pipeline.connection",
     "pubproof.pipeline.engine_python",
     "pubproof.reference.common",

@@ -40,8 +40,6 @@ from pubproof.pipeline.describe import (
     NO_PROPERTIES,
     SHOWN,
     Described,
-    PublishFamilyDecoder,
-    WireError,
     describe,
     evidence_fields,
     payload_head,
@@ -50,11 +48,13 @@ from pubproof.pipeline.describe import (
     shown_properties,
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
+from pubproof.pipeline.family import PublishFamilyDecoder
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
+from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.packets import Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 

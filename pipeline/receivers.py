@@ -8,7 +8,7 @@ what the client sends (``c2s``). What was declared is the judge layer's
 :class:`~pubproof.judge.limits.Negotiated`; until CONNACK is seen the client's packets are
 judged with the standard's defaults (no alias, no size limit beyond the protocol's).
 Each direction has the codec's decoder with its receiver's limits (one decoder serves
-every connection with the same limits: :func:`~pubproof.pipeline.describe.decoder_for`).
+every connection with the same limits: :func:`~pubproof.pipeline.family.decoder_for`).
 
 Each direction also keeps its receiver's Topic Alias map (section 3.3.2.3.4): a PUBLISH with
 a topic name and an alias sets it, one with an empty topic name and an alias is resolved
@@ -24,7 +24,8 @@ from typing import Any
 from pubproof.judge.ends import C2S, S2C
 from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.model.editions import Edition
-from pubproof.pipeline.describe import PublishFamilyDecoder, WireError, decoder_for
+from pubproof.pipeline.family import PublishFamilyDecoder, decoder_for
+from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.packets import Packet
 
 

@@ -1,5 +1,5 @@
 """The capture pipeline's decoder of whole PUBLISH-family packets
-(:class:`pubproof.pipeline.describe.PublishFamilyDecoder`) gives what the codec's own
+(:class:`pubproof.pipeline.family.PublishFamilyDecoder`) gives what the codec's own
 iteration gives a fresh decoder fed the same bytes: the same packet, or the same error at
 the same offset. In 3.1 and 3.1.1 it takes the packet with ``next_packet`` rather than by
 iteration (cheaper for one packet at a time); one decoder is kept across packets, good and
@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from builds import pure_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pubproof.model.editions import READINGS, Edition
 from pubproof.model.wire import encode_remaining_length
-from pubproof.pipeline import describe
-from pubproof.pipeline.describe import PublishFamilyDecoder, WireError
+from pubproof.pipeline import family
+from pubproof.pipeline.family import PublishFamilyDecoder
+from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.codec import Decoder
 from pubproof.reference.errors import ProtocolError
 
@@ -89,6 +91,7 @@ def test_each_packet_decodes_as_a_fresh_decoder_iterates(
         assert _shown(kept.decode(packet)) == _by_iteration(packet, edition, readings)
 
 
+@pure_only  # the compiled decoder calls the compiled codec's class directly
 def test_a_mutant_decoding_as_another_edition_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
     """3.1 allows what 3.1.1 rejects (a PUBLISH topic with U+0000 is malformed in both,
     but the reserved flags of PUBREL are judged by 3.1.1 only): a decoder built for the
@@ -96,9 +99,10 @@ def test_a_mutant_decoding_as_another_edition_is_killed(monkeypatch: pytest.Monk
     pubrel_bad_flags = bytes([0x60, 2, 0, 1])  # PUBREL with flags 0000, not 0010
     right = _shown(PublishFamilyDecoder(Edition.V311, None).decode(pubrel_bad_flags))
     assert right == _by_iteration(pubrel_bad_flags, Edition.V311, None)
+
     def wrong_edition(**kwargs: Any) -> Decoder:
         return Decoder(**{**kwargs, "edition": Edition.V31})
 
-    monkeypatch.setattr(describe, "Decoder", wrong_edition)
+    monkeypatch.setattr(family, "Decoder", wrong_edition)
     mutant = _shown(PublishFamilyDecoder(Edition.V311, None).decode(pubrel_bad_flags))
     assert mutant != _by_iteration(pubrel_bad_flags, Edition.V311, None)
