@@ -1,3 +1,3 @@
-from pubproof.main import main
+from pubproof.main import command
 
-raise SystemExit(main())
+command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -48,3 +49,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     return status
+
+
+def command() -> None:
+    """The process's entry (the ``pubproof`` script and ``python -m pubproof``): run
+    :func:`main` and exit with its status.
+
+    Before it exits it freezes the cyclic garbage collector's objects: the interpreter's
+    exit runs three full collections over every object still alive (the modules, pyarrow's
+    and the codec's tables and caches: about 70,000 to 95,000 objects after a ``pubproof
+    check``), which found nothing to free yet took 0.13 s of CPU after 200,000 frames of
+    MQTT 3.1.1 and 0.24 s after 200,000 of 5.0 (``benchmarks/bench_pipeline.py
+    --editions``); frozen objects are not walked. What the exit does besides is unchanged:
+    ``atexit`` handlers run, and the standard streams and the objects reference counting
+    frees are closed and finalized as before; only objects in reference cycles stay
+    unfinalized, as they may at any exit (every file the commands write is closed before
+    :func:`main` returns). :func:`main` itself, called in a process that goes on (the
+    tests), freezes nothing."""
+    status = main()
+    gc.freeze()
+    raise SystemExit(status)
