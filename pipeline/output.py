@@ -90,6 +90,16 @@ def _arrow(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
 RUN_GROUP_ROWS = 1024
 
 
+def write_arrow_run(data: Any, path: str) -> None:
+    """A sorted run (an Arrow table) as an Arrow IPC file at ``path``, in record batches
+    of :data:`RUN_GROUP_ROWS` rows: a merge reads a run a batch at a time at least, so it
+    holds a batch per run, not a run."""
+    import pyarrow as pa
+
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as run:
+        run.write_table(data, max_chunksize=RUN_GROUP_ROWS)
+
+
 def _write(data: Any, path: str, row_group_size: int | None = None) -> None:
     import pyarrow.parquet as pq
 
@@ -155,14 +165,11 @@ class TableWriter:
         return _sorted_table(self.table, data)
 
     def _spill(self) -> None:
-        import pyarrow as pa
-
         folder = os.path.join(self.out, _RUNS)
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{self.table}-{len(self.runs):06d}{RUN_SUFFIX}")
         data = self._sorted()
-        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as run:
-            run.write_table(data, max_chunksize=RUN_GROUP_ROWS)
+        write_arrow_run(data, path)
         self.runs.append(path)
         self.count += data.num_rows
 

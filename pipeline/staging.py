@@ -32,7 +32,13 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pubproof.pipeline.output import RUN_GROUP_ROWS, RUN_SUFFIX, STAGING, sort_rows
+from pubproof.pipeline.output import (
+    RUN_GROUP_ROWS,
+    RUN_SUFFIX,
+    STAGING,
+    sort_rows,
+    write_arrow_run,
+)
 
 PARQUET = ".parquet"
 #: rows per sorted run a worker writes (memory per table in a worker: about one run)
@@ -108,12 +114,10 @@ def _write_run(data: Any, path: str, arrow: bool) -> None:
     """A sorted run (an Arrow table) written to ``path``: Parquet, or an Arrow IPC file.
     Small row groups, or record batches: a merge reads a run a group at a time at least,
     so it holds a group per run, not a run."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if arrow:
-        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as run:
-            run.write_table(data, max_chunksize=RUN_GROUP_ROWS)
+        write_arrow_run(data, path)
         return
     pq.write_table(data, path, row_group_size=RUN_GROUP_ROWS)
 
