@@ -291,3 +291,26 @@ def test_the_process_exits_with_main_status_and_its_objects_frozen(tmp_path: Pat
         input="40020001\n", capture_output=True, text=True, check=False, cwd=ROOT,
     )  # fmt: skip
     assert library.stdout.splitlines()[-2:] == ["after main 0", "frozen False"]
+
+
+def test_the_script_and_python_m_enter_through_command() -> None:
+    """The installed ``pubproof`` script names :func:`command`, and ``python -m pubproof``
+    (``__main__``, run as the interpreter runs it) goes through it: an ``atexit`` handler
+    sees the collector's objects frozen."""
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="pubproof")
+    assert script.value == "pubproof.main:command"
+    runner = (
+        "import atexit, gc, runpy, sys\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0, flush=True))\n"
+        "sys.argv[0] = 'pubproof'\n"
+        "runpy.run_module('pubproof', run_name='__main__', alter_sys=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", runner, "decode"],
+        input="40020001\n", capture_output=True, text=True, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["ok"] is True
+    assert done.stdout.splitlines()[-1] == "frozen True"
