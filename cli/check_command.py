@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 
+from pubproof import main as entry
 from pubproof.codec_commands import Subcommands
 from pubproof.model.editions import Edition, ReadingError, parse_reading_assignments
 from pubproof.options import CHECK_EDITIONS
@@ -145,6 +146,7 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         spark_read=args.spark_read,
         split_bytes=args.split_bytes,
         config=config,
+        whole_process=entry.WHOLE_PROCESS,
     )
     progress = Progress(files=0, total_bytes=0, total_frames=0, enabled=not args.quiet)
     try:

@@ -25,6 +25,13 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: whether this process is the command line's own, which runs one command and exits
+#: (:func:`command`), rather than a caller of :func:`main` that goes on (the tests): a
+#: command may then make choices for the whole process
+#: (:attr:`pubproof.pipeline.run.Job.whole_process`)
+WHOLE_PROCESS = False
+
+
 def parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser: every subcommand, or only the one named ``only``."""
     top = argparse.ArgumentParser(
@@ -65,7 +72,9 @@ def command() -> None:
     frees are closed and finalized as before; only objects in reference cycles stay
     unfinalized, as they may at any exit (every file the commands write is closed before
     :func:`main` returns). :func:`main` itself, called in a process that goes on (the
-    tests), freezes nothing."""
+    tests), freezes nothing, and leaves :data:`WHOLE_PROCESS` false."""
+    global WHOLE_PROCESS
+    WHOLE_PROCESS = True
     status = main()
     gc.freeze()
     raise SystemExit(status)

@@ -40,6 +40,11 @@ class Job:
     spark_read: str | None = None
     split_bytes: int | None = None  # None: chosen by :func:`split_bytes` from the input
     config: Config = field(default_factory=Config)
+    #: the job is all its process does (the command line's process, which exits after
+    #: it): the python engine may then make choices for the whole process
+    #: (:func:`~pubproof.pipeline.pandas_probe.spare_pandas`) that would not suit a
+    #: caller that goes on
+    whole_process: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,6 +103,13 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
         # cores though nothing here does linear algebra: 1 to 1.5% of the run's CPU
         os.environ.setdefault(OPENBLAS_THREADS, "1")
         from pubproof.pipeline import engine_python
+
+        if job.whole_process:
+            from pubproof.pipeline.memory import arrow_from_malloc
+            from pubproof.pipeline.pandas_probe import spare_pandas
+
+            arrow_from_malloc()  # read at pyarrow's import, which spare_pandas makes
+            spare_pandas()
 
         def advance(size: int, frames: int) -> None:
             if progress is not None:

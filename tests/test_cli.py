@@ -314,3 +314,36 @@ def test_the_script_and_python_m_enter_through_command() -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["ok"] is True
     assert done.stdout.splitlines()[-1] == "frozen True"
+
+
+def test_check_as_the_command_line_spares_pyarrow_importing_pandas(tmp_path: Path) -> None:
+    """``pubproof check --engine python`` run as the command line (:func:`command`) lets
+    pyarrow note "no pandas" before its first conversion, which would otherwise import
+    pandas (0.14 s of CPU) only to ask whether the rows are a pandas object; :func:`main`
+    called in a process that goes on leaves pyarrow as it is (it imports pandas there).
+    Both write the same tables."""
+    import pyarrow.parquet as pq
+
+    script = (
+        "import atexit, sys\n"
+        "from pubproof.main import command, main\n"
+        "atexit.register(lambda: print('pandas', 'pandas' in sys.modules, flush=True))\n"
+        "if sys.argv[1] == 'main':\n"
+        "    sys.exit(main(sys.argv[2:]))\n"
+        "sys.argv[1:] = sys.argv[2:]\n"
+        "command()\n"
+    )
+    sample = str(ROOT / "samples" / "mqtt-sample.pcapng")
+    seen = {}
+    for entry in ("command", "main"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, entry, "check", sample, "--out",
+             str(tmp_path / entry), "--engine", "python", "--quiet"],
+            capture_output=True, text=True, check=False, cwd=ROOT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        seen[entry] = done.stdout.splitlines()[-1]
+    assert seen == {"command": "pandas False", "main": "pandas True"}
+    for table in ("packets", "violations", "connections", "quarantine", "summary"):
+        ours, library = (pq.read_table(tmp_path / e / table) for e in ("command", "main"))
+        assert ours.equals(library) and ours.num_rows == library.num_rows
