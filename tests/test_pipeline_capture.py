@@ -51,6 +51,24 @@ def test_pcapng_interfaces_link_types_and_skipped_blocks(tmp_path: Path, endian:
     assert result.skipped_blocks == {"0x00000005": 1, "0x00000004": 1}
 
 
+@pytest.mark.parametrize("split_bytes", [1, 1 << 30])
+def test_pcapng_sections_of_both_byte_orders_in_one_file(tmp_path: Path, split_bytes: int) -> None:
+    """A file of two sections, little-endian then big-endian (each with its own interface,
+    a different link type): every frame read, each with its section's interface; the
+    reader follows the byte order from one Section Header Block to the next."""
+    frames = _frames(6)
+    path = tmp_path / "two.pcapng"
+    path.write_bytes(
+        pcapng([(0, f) for f in frames[:3]], endian="<")
+        + pcapng([(0, sll(f[14:])) for f in frames[3:]], interfaces=((113, 65535),), endian=">")
+    )
+    items, result = _read(path, split_bytes)
+    read = [(r.frame, r.linktype) for r in items]  # type: ignore[union-attr]
+    assert read == [(1, 1), (2, 1), (3, 1), (4, 113), (5, 113), (6, 113)]
+    assert [r.data for r in items] == frames[:3] + [sll(f[14:]) for f in frames[3:]]  # type: ignore[union-attr]
+    assert result.frames == 6 and not result.problems
+
+
 def test_simple_packet_blocks(tmp_path: Path) -> None:
     frames = _frames(3)
     path = tmp_path / "s.pcapng"
