@@ -143,11 +143,23 @@ def missing_tools() -> str | None:
     return None
 
 
+def _built(root: Path) -> list[Path]:
+    """Every compiled module of the package under ``root``, in :data:`COMPILED` or not:
+    one left by a build of a longer list (an older checkout's) would shadow its source
+    and fail to import once its group's library is replaced."""
+    package = root / "pubproof"
+    return sorted(
+        path
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES
+        for path in package.rglob(f"*{suffix}")
+        if path.with_name(path.name[: -len(suffix)] + ".py").exists()
+    )
+
+
 def clean(root: Path) -> None:
     """Remove every compiled module (the source is used again)."""
-    for module in COMPILED:
-        for path in extensions(root, module):
-            path.unlink()
+    for path in _built(root):
+        path.unlink()
     for path in root.glob("*__mypyc*"):
         path.unlink()
     (root / STAMP).unlink(missing_ok=True)

@@ -63,6 +63,26 @@ def test_without_a_compiler_nothing_is_built(
     assert not list(tmp_path.iterdir())
 
 
+def test_clean_removes_compiled_modules_no_longer_in_the_list(tmp_path: Path) -> None:
+    """A module compiled by an older list (then dropped from it) would shadow its source
+    and fail to import without its group's library: :func:`compiled.clean`, which every
+    build starts with, removes it too, and nothing that is not a compiled module."""
+    import importlib.machinery
+
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    folder = tmp_path / "pubproof" / "pipeline"
+    folder.mkdir(parents=True)
+    for name in ("dropped", "capture"):
+        (folder / f"{name}.py").write_text("")
+        (folder / f"{name}{suffix}").write_bytes(b"")
+    (folder / f"native{suffix}").write_bytes(b"")  # no source beside it: not ours
+    (tmp_path / "abc__mypyc.so").write_bytes(b"")
+    compiled.clean(tmp_path)
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == ["capture.py", "dropped.py", f"native{suffix}"]
+    assert not (tmp_path / "abc__mypyc.so").exists()
+
+
 def test_both_builds_write_the_same_tables(tmp_path: Path) -> None:
     """The sample through ``pubproof check --engine python`` on each build."""
     from pipeline_builder import read_tables
