@@ -303,3 +303,30 @@ def test_merge_mutant_is_killed(mutant: str) -> None:
         details, _ = _merged(runs, run_rows=64)
     assert sorted(map(str, details)) == sorted(map(str, _expected(runs)))  # same rows...
     assert details != _expected(runs), f"mutant survived: {mutant}"  # ...wrong order
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.lists(
+        st.tuples(
+            st.none() | st.text(max_size=3),  # connection: any text, astral characters too
+            st.none() | st.integers(0, 2),  # frame
+            st.none() | st.sampled_from(["c2s", "s2c", "é", "\U0001f600", "z"]),  # direction
+        ),
+        max_size=60,
+    )
+)
+def test_the_sort_orders_strings_by_code_point_as_python_does(
+    keys: list[tuple[str | None, int | None, str | None]],
+) -> None:
+    """``output.sort_rows`` (string keys sorted as ranks of their distinct values) puts
+    rows in the order of Python's stable sort on the table's key: strings by code point,
+    nulls first, ties in arrival order (``length`` numbers the rows)."""
+    width = len(TABLES["packets"])
+    rows = []
+    for i, (connection, frame, direction) in enumerate(keys):
+        row: list[object] = [None] * width
+        row[0], row[1], row[2], row[3], row[6] = "c.pcap", connection, direction, frame, i
+        rows.append(tuple(row))
+    got = output.sort_rows("packets", rows).column("length").to_pylist()
+    assert got == [row[6] for row in sorted(rows, key=sort_key("packets"))]
