@@ -213,6 +213,9 @@ class TableWriter:
             self._hold()
         data = self.held[0] if len(self.held) == 1 else pa.concat_tables(self.held)
         self.held, self.held_bytes = [], 0
+        # one dictionary per column, so that indices compare (rebound: the chunks' own
+        # indices are freed before the sort, not after it)
+        data = data.unify_dictionaries()
         return _sorted_table(self.table, data)
 
     def _spill(self) -> None:
@@ -360,12 +363,11 @@ def _sorted_table(table: str, data: Any) -> Any:
     (:func:`_ranks`, or :func:`_dictionary_ranks` for a column held as a dictionary): the
     same order, as ranks follow the strings' order and ties stay ties, with integers
     compared instead of strings (on the real capture's 560,024 packet rows 1.3x to 2.5x
-    faster, 21% fewer instructions)."""
+    faster, 21% fewer instructions). A dictionary column's chunks must share one
+    dictionary (:meth:`pyarrow.Table.unify_dictionaries`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if any(pa.types.is_dictionary(field.type) for field in data.schema):
-        data = data.unify_dictionaries()  # one dictionary per column: comparable indices
     names = list(SORT_KEYS[table])
     keys = []
     for name in names:
@@ -401,8 +403,12 @@ def _dictionary_ranks(column: Any) -> Any:
     import pyarrow.compute as pc
 
     if not column.num_chunks:
-        return pa.chunked_array([], type=pa.int64())
-    rank = pc.sort_indices(pc.sort_indices(column.chunk(0).dictionary))
+        return pa.chunked_array([], type=pa.int32())
+    first = column.chunk(0).dictionary
+    if not all(chunk.dictionary.equals(first) for chunk in column.chunks[1:]):
+        raise ValueError("a dictionary column to sort must have one dictionary")
+    # int32, as the indices are: half the memory of sort_indices' uint64 per row
+    rank = pc.sort_indices(pc.sort_indices(first)).cast(pa.int32())
     return pa.chunked_array([rank.take(chunk.indices) for chunk in column.chunks], type=rank.type)
 
 

@@ -84,7 +84,7 @@ def _sorted_held_reversed(self: TableWriter) -> Any:
     """A mutant of :meth:`TableWriter._sorted`: the Arrow tables held joined last first
     (ties then come out in the wrong order)."""
     self._hold()
-    data = pa.concat_tables(self.held[::-1])
+    data = pa.concat_tables(self.held[::-1]).unify_dictionaries()
     self.held, self.held_bytes = [], 0
     return output._sorted_table(self.table, data)
 
@@ -104,6 +104,20 @@ def test_writer_mutant_held_out_of_order_is_killed(tmp_path: Path, run_bytes: in
         TableWriter._sorted = saved  # type: ignore[method-assign]
     assert sorted(map(str, details)) == sorted(map(str, expected))  # same rows...
     assert details != expected  # ...wrong order
+
+
+def test_a_held_table_with_two_dictionaries_is_not_sorted_by_their_indices() -> None:
+    """Indices of two different dictionaries do not compare: the sort refuses a
+    dictionary column whose chunks were not unified (:meth:`TableWriter._sorted` unifies
+    them), instead of ordering its rows by meaningless indices."""
+    rows = _rows(40, seed=3)
+    first = output._arrow("quarantine", rows[:20], held=True)
+    second = output._arrow("quarantine", rows[20:][::-1], held=True)
+    with pytest.raises(ValueError, match="one dictionary"):
+        output._sorted_table("quarantine", pa.concat_tables([first, second]))
+    both = pa.concat_tables([first, second]).unify_dictionaries()
+    details = output._sorted_table("quarantine", both).column("detail").to_pylist()
+    assert details == [row[8] for row in _stable_sort(rows[:20] + rows[20:][::-1])]
 
 
 def test_merge_reads_arrow_runs_as_parquet_ones(tmp_path: Path) -> None:
