@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
@@ -33,7 +34,7 @@ V50 = Edition.V50
 ALIAS_ZERO = R.TOPIC_ALIAS_ZERO.id_for(V50)
 #: "It is a Protocol Error if the Topic Name is zero length and there is no Topic Alias."
 TOPIC_OR_ALIAS = R.TOPIC_OR_ALIAS.id_for(V50)
-_CODE = {
+_CODE: Final = {
     AliasInAction.DISCONNECT_PROTOCOL_ERROR: PROTOCOL_ERROR,
     AliasInAction.DISCONNECT_ALIAS_INVALID: TOPIC_ALIAS_INVALID,
 }
@@ -62,15 +63,15 @@ def by_input(table: Mapping[tuple[AliasIn, AliasInInput], AliasStep]) -> Steps:
     return tuple((table[AliasIn.UNSET, event], table[AliasIn.SET, event]) for event in AliasInInput)
 
 
-#: the table read once (the tests' mutants replace it with a mutated table's)
+#: the table read once (the tests' mutants replace it with a mutated table's: so not
+#: Final, which the compiled build would read as a C static, past the patched module)
 STEPS = by_input(RECEIVER_ALIAS)
 _INPUT = {event: i for i, event in enumerate(AliasInInput)}
-_TOPIC_AND_ALIAS, _ALIAS_ONLY = (
-    _INPUT[AliasInInput.TOPIC_AND_ALIAS],
-    _INPUT[AliasInInput.ALIAS_ONLY],
-)
-_ALIAS_INVALID = _INPUT[AliasInInput.ALIAS_INVALID]
-_SET_MAPPING, _RESOLVE = AliasInAction.SET_MAPPING, AliasInAction.RESOLVE
+_TOPIC_AND_ALIAS: Final = _INPUT[AliasInInput.TOPIC_AND_ALIAS]
+_ALIAS_ONLY: Final = _INPUT[AliasInInput.ALIAS_ONLY]
+_ALIAS_INVALID: Final = _INPUT[AliasInInput.ALIAS_INVALID]
+_SET_MAPPING: Final = AliasInAction.SET_MAPPING
+_RESOLVE: Final = AliasInAction.RESOLVE
 
 
 class TopicAliases:

@@ -28,7 +28,7 @@ its receiver must close for.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
@@ -37,9 +37,12 @@ from pubproof.judge.link50 import ACKS, FlowOffence, LinkJudge50
 from pubproof.model.editions import Edition, Limits
 
 SERVER, CLIENT = "server", "client"
-C2S, S2C = "c2s", "s2c"
+C2S: Final = "c2s"
+S2C: Final = "s2c"
 #: the packets the link judges read (a QoS 0 PUBLISH is judged by the codec alone)
-JUDGED = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"})
+JUDGED: Final = frozenset(
+    {"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"}
+)
 #: MQTT 5.0: the same packets, QoS 0 PUBLISH included
 #: a rule of the judged end that binds a Server, and the same rule for a Client
 _SERVER_TO_CLIENT_RULE = {ID_IN_USE_SERVER: ID_IN_USE_CLIENT}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
@@ -58,19 +58,19 @@ _V311 = Edition.V311
 #: Session Present 0 on a resumed session: [MQTT-3.2.2-2] and [MQTT-3.1.2-4]
 SESSION_LOST = (FR.SESSION_PRESENT.id_for(_V311), FR.RESUME.id_for(_V311))
 #: a re-sent PUBLISH with DUP 0: [MQTT-3.3.1-1]
-RESENT_DUP = FR.DUP_ON_RESEND.id_for(_V311)
+RESENT_DUP: Final = FR.DUP_ON_RESEND.id_for(_V311)
 #: DUP 1 on a PUBLISH not sent before: [MQTT-3.3.1-3] binds a server that forwards
-FORWARD_DUP = FR.DUP_FORWARDED.id_for(_V311)
+FORWARD_DUP: Final = FR.DUP_FORWARDED.id_for(_V311)
 #: the re-sends a resumed session owes: [MQTT-4.4.0-1]
-RESEND = FR.RESEND.id_for(_V311)
+RESEND: Final = FR.RESEND.id_for(_V311)
 #: a new message on an identifier in use: [MQTT-2.3.1-4] for a Server, [MQTT-2.3.1-2] for
 #: a Client
-ID_IN_USE_SERVER = FR.ID_UNUSED_SERVER.id_for(_V311)
-ID_IN_USE_CLIENT = FR.ID_UNUSED.id_for(_V311)
+ID_IN_USE_SERVER: Final = FR.ID_UNUSED_SERVER.id_for(_V311)
+ID_IN_USE_CLIENT: Final = FR.ID_UNUSED.id_for(_V311)
 #: the QoS 2 sender (PUBREL only after PUBREC, no PUBLISH after PUBREL): [MQTT-4.3.3-1]
-QOS2_SENDER = FR.QOS2_SENDER.id_for(_V311)
+QOS2_SENDER: Final = FR.QOS2_SENDER.id_for(_V311)
 #: the QoS 2 receiver answers every PUBREL with PUBCOMP: [MQTT-4.3.3-2]
-QOS2_RECEIVER = FR.QOS2_RECEIVER.id_for(_V311)
+QOS2_RECEIVER: Final = FR.QOS2_RECEIVER.id_for(_V311)
 
 
 # -- the tables, compiled once --------------------------------------------------------------
@@ -104,11 +104,11 @@ class ReceiverEntry:
 
 SENDER_STATES = tuple(SenderState)
 _S_INDEX = {state: i for i, state in enumerate(SENDER_STATES)}
-S_FREE = _S_INDEX[SenderState.FREE]
-S_AWAIT_PUBCOMP = _S_INDEX[SenderState.AWAIT_PUBCOMP]
+S_FREE: Final = _S_INDEX[SenderState.FREE]
+S_AWAIT_PUBCOMP: Final = _S_INDEX[SenderState.AWAIT_PUBCOMP]
 RECEIVER_STATES_ALL = tuple(ReceiverState)
 _R_INDEX = {state: i for i, state in enumerate(RECEIVER_STATES_ALL)}
-R_FREE = _R_INDEX[ReceiverState.FREE]
+R_FREE: Final = _R_INDEX[ReceiverState.FREE]
 _REPLY = {
     ReceiverAction.SEND_PUBACK: "PUBACK",
     ReceiverAction.SEND_PUBREC: "PUBREC",
@@ -152,15 +152,19 @@ RECEIVER: Mapping[ReceiverInput, tuple[ReceiverEntry | None, ...]] = {
     event: tuple(_receiver(state, event) for state in RECEIVER_STATES_ALL)
     for event in (RI.PUBLISH_QOS0, RI.PUBLISH_QOS1, RI.PUBLISH_QOS2, RI.PUBREL)
 }
-_TX_PUBLISH = {1: SENDER[SI.PUBLISH_QOS1], 2: SENDER[SI.PUBLISH_QOS2]}
-_TX_ACK = {"PUBACK": SENDER[SI.PUBACK], "PUBREC": SENDER[SI.PUBREC], "PUBCOMP": SENDER[SI.PUBCOMP]}
-_TX_RESUME = SENDER[SI.RESUME]
-_RX_PUBLISH = {
+_TX_PUBLISH: Final = {1: SENDER[SI.PUBLISH_QOS1], 2: SENDER[SI.PUBLISH_QOS2]}
+_TX_ACK: Final = {
+    "PUBACK": SENDER[SI.PUBACK],
+    "PUBREC": SENDER[SI.PUBREC],
+    "PUBCOMP": SENDER[SI.PUBCOMP],
+}
+_TX_RESUME: Final = SENDER[SI.RESUME]
+_RX_PUBLISH: Final = {
     0: RECEIVER[RI.PUBLISH_QOS0], 1: RECEIVER[RI.PUBLISH_QOS1], 2: RECEIVER[RI.PUBLISH_QOS2],
 }  # fmt: skip
-_RX_PUBREL = RECEIVER[RI.PUBREL]
+_RX_PUBREL: Final = RECEIVER[RI.PUBREL]
 _RESUMED = "the re-send the resumed session owes"
-_ANSWER_TO = {kind: f"the answer to {kind}" for kind in ("PUBACK", "PUBREC", "PUBCOMP")}
+_ANSWER_TO: Final = {kind: f"the answer to {kind}" for kind in ("PUBACK", "PUBREC", "PUBCOMP")}
 
 
 class Owed(NamedTuple):
@@ -176,7 +180,7 @@ class Owed(NamedTuple):
     order: int = 0  # when it became owed, among all the judge's owed answers
 
 
-_NOTHING = Owed(None)  # an answer owed, on a capture: nothing more to keep
+_NOTHING: Final = Owed(None)  # an answer owed, on a capture: nothing more to keep
 
 
 @dataclass(slots=True)

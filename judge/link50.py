@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from pubproof.judge.aliases import TopicAliases
 from pubproof.judge.describe import P_FIELDS, describe, same_message
@@ -89,25 +89,26 @@ def _id(rule: Any) -> str:
 
 # -- the rules the judge cites besides the tables' own --------------------------------------
 #: QoS 1 and 2 PUBLISH beyond the receiver's Receive Maximum, by the sender's role
-QUOTA_SERVER = _id(FR.SERVER_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-9]
-QUOTA_CLIENT = _id(FR.CLIENT_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-7]
-QUOTA_ZERO = _id(FR.QUOTA_ZERO)  # [MQTT-4.9.0-2]
+QUOTA_SERVER: Final = _id(FR.SERVER_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-9]
+QUOTA_CLIENT: Final = _id(FR.CLIENT_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-7]
+QUOTA_ZERO: Final = _id(FR.QUOTA_ZERO)  # [MQTT-4.9.0-2]
 #: an alias above the receiver's Topic Alias Maximum, by the sender's role
 ALIAS_MAX_SERVER = _id(FR.ALIAS_SERVER_MAX)  # [MQTT-3.3.2-11]
 ALIAS_MAX_CLIENT = _id(FR.ALIAS_CLIENT_MAX)  # [MQTT-3.3.2-9]
-MAXIMUM_QOS = _id(FR.CLIENT_MAXIMUM_QOS)  # [MQTT-3.2.2-11]
-RETAIN_AVAILABLE = _id(FR.CLIENT_RETAIN_AVAILABLE)  # [MQTT-3.2.2-14]
-NOT_AFTER_ERROR = _id(FR.NO_RESEND_AFTER_ERROR)  # [MQTT-4.4.0-2]
+MAXIMUM_QOS: Final = _id(FR.CLIENT_MAXIMUM_QOS)  # [MQTT-3.2.2-11]
+RETAIN_AVAILABLE: Final = _id(FR.CLIENT_RETAIN_AVAILABLE)  # [MQTT-3.2.2-14]
+NOT_AFTER_ERROR: Final = _id(FR.NO_RESEND_AFTER_ERROR)  # [MQTT-4.4.0-2]
 RESEND = _id(FR.RESEND)  # [MQTT-4.4.0-1]
 RESENT_DUP = _id(FR.DUP_ON_RESEND)  # [MQTT-3.3.1-1]
-PUBREL_ON_PUBREC = _id(FR.QOS2_PUBREL)  # [MQTT-4.3.3-4]
-NO_PUBLISH_AFTER_PUBREL = _id(FR.QOS2_NO_REPUBLISH)  # [MQTT-4.3.3-6]
-PUBCOMP_FOR_PUBREL = _id(FR.QOS2_PUBCOMP)  # [MQTT-4.3.3-11]
-PUBCOMP_REASON = "MQTT-3.7.2-1"  # a wire rule: "MUST use one of the PUBCOMP Reason Codes"
+PUBREL_ON_PUBREC: Final = _id(FR.QOS2_PUBREL)  # [MQTT-4.3.3-4]
+NO_PUBLISH_AFTER_PUBREL: Final = _id(FR.QOS2_NO_REPUBLISH)  # [MQTT-4.3.3-6]
+PUBCOMP_FOR_PUBREL: Final = _id(FR.QOS2_PUBCOMP)  # [MQTT-4.3.3-11]
+PUBCOMP_REASON: Final = "MQTT-3.7.2-1"  # a wire rule: "MUST use one of the PUBCOMP Reason Codes"
 #: the Server's DISCONNECT Reason Codes for what it declared in CONNACK (3.2.2.3.4:
 #: "use DISCONNECT with Reason Code 0x9B (QoS not supported)"; 3.2.2.3.5: "The Server
 #: SHOULD send a DISCONNECT with Reason Code of 0x9A (Retain not supported)")
-QOS_NOT_SUPPORTED, RETAIN_NOT_SUPPORTED = 0x9B, 0x9A
+QOS_NOT_SUPPORTED: Final = 0x9B
+RETAIN_NOT_SUPPORTED: Final = 0x9A
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +207,8 @@ SENDER50: Mapping[SenderInput50, tuple[SenderEntry50, ...]] = {
 RECEIVER50: Mapping[ReceiverInput50, tuple[ReceiverEntry50 | None, ...]] = {
     event: tuple(_receiver(state, event) for state in RECEIVER_STATES_ALL) for event in RI
 }
+# these four tables are not Final (which the compiled build reads as C statics, past a
+# patched module): tests/test_judge50_mutants.py replaces them
 _TX_PUBLISH = {1: SENDER50[SI.PUBLISH_QOS1], 2: SENDER50[SI.PUBLISH_QOS2]}
 #: the sender's input for an acknowledgement: [kind][code >= 0x80]
 _TX_ACK = {
@@ -213,16 +216,19 @@ _TX_ACK = {
     "PUBREC": (SENDER50[SI.PUBREC_OK], SENDER50[SI.PUBREC_ERROR]),
     "PUBCOMP": (SENDER50[SI.PUBCOMP_OK], SENDER50[SI.PUBCOMP_NOT_FOUND]),
 }
-_RX_PUBLISH = {
+_RX_PUBLISH: Final = {
     0: RECEIVER50[RI.PUBLISH_QOS0], 1: RECEIVER50[RI.PUBLISH_QOS1],
     2: RECEIVER50[RI.PUBLISH_QOS2],
 }  # fmt: skip
-_RX_REFUSED = {1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED], 2: RECEIVER50[RI.PUBLISH_QOS2_REFUSED]}
-_RX_OVER = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
+_RX_REFUSED = {
+    1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED],
+    2: RECEIVER50[RI.PUBLISH_QOS2_REFUSED],
+}
+_RX_OVER: Final = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
 _RX_PUBREL = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
 _RESUMED = "the re-send the resumed session owes"
 #: the acknowledgements of :meth:`LinkJudge50.peer_acks` and :meth:`LinkJudge50.judged_acks`
-ACKS = frozenset(_TX_ACK)
+ACKS: Final = frozenset(_TX_ACK)
 
 
 def _code(fields: Mapping[str, Any]) -> int:
@@ -634,9 +640,7 @@ class LinkJudge50(LinkJudge):
         """A finding about the PUBLISH ``fields``, described only now (a finding is rare)."""
         self._found(found, verdict, f"{describe(fields)}: {note}", *rules)
 
-    def _judged_flow50(
-        self, fields: dict[str, Any], packet_id: int, found: list[Finding]
-    ) -> bool:
+    def _judged_flow50(self, fields: dict[str, Any], packet_id: int, found: list[Finding]) -> bool:
         """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
         peer's Receive Maximum."""
         # _pay, its look-up first: a re-send owed is rare
@@ -816,7 +820,7 @@ def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: the keys of a 5.0 PUBLISH's ``P`` as the capture pipeline builds it
-_P50_ORDER = (*P_FIELDS[:-1], "properties", P_FIELDS[-1])
+_P50_ORDER: Final = (*P_FIELDS[:-1], "properties", P_FIELDS[-1])
 
 
 def link_judge(

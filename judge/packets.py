@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from pubproof.judge import packets50
 from pubproof.judge import properties as _properties
@@ -93,7 +93,7 @@ FLAGS_0010 = 0x02
 #: the type numbers 0 and 15 are reserved (3.1.1 section 2.2.1)
 RESERVED_TYPES = frozenset({0, 15})
 #: MQTT 5.0: type 15 is AUTH (5.0 section 2.1.2, Table 2-1); only 0 is reserved
-AUTH = 15
+AUTH: Final = 15
 RESERVED_TYPES_V50 = frozenset({0})
 #: the packet type names of MQTT 5.0, by type number
 TYPE_NAMES_V50: Mapping[int, str] = MappingProxyType({**TYPE_NAMES, AUTH: "AUTH"})
@@ -102,7 +102,8 @@ CONTROL_TYPES_V50: Mapping[int, str] = MappingProxyType({**CONTROL_TYPES, AUTH: 
 #: the Remaining Length takes at most four bytes (3.1.1 section 2.2.3)
 RL_MAX_BYTES = 4
 #: the continuation bit of a Remaining Length byte, and its value bits
-RL_MORE, RL_VALUE = 0x80, 0x7F
+RL_MORE: Final = 0x80
+RL_VALUE: Final = 0x7F
 
 
 class FrameError(Exception):

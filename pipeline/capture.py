@@ -655,7 +655,7 @@ def read_frames(
 
 
 #: bytes read between two releases of the pages behind (see :func:`_release`)
-RELEASE_BYTES = 16 * 1024 * 1024
+RELEASE_BYTES: Final = 16 * 1024 * 1024
 
 
 def _release(mm: mmap.mmap, start: int, end: int) -> None:

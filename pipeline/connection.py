@@ -59,16 +59,22 @@ from pubproof.reference.packets import Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
-PUBLISH, PUBCOMP = int(PacketType.PUBLISH), int(PacketType.PUBCOMP)
-PINGREQ, PINGRESP = int(PacketType.PINGREQ), int(PacketType.PINGRESP)
-CONNECT, CONNACK = int(PacketType.CONNECT), int(PacketType.CONNACK)
+PUBLISH: Final = int(PacketType.PUBLISH)
+PUBCOMP: Final = int(PacketType.PUBCOMP)
+PINGREQ: Final = int(PacketType.PINGREQ)
+PINGRESP: Final = int(PacketType.PINGRESP)
+CONNECT: Final = int(PacketType.CONNECT)
+CONNACK: Final = int(PacketType.CONNACK)
 #: CONNECT's protocol level that names MQTT 5.0
-LEVEL_V50 = 5
+LEVEL_V50: Final = 5
 #: the CONNACK of a 3.1.1 server that does not speak the level asked for (return code 1)
-REFUSED_LEVEL = bytes((CONNACK << 4, 2, 0, 1))
+REFUSED_LEVEL: Final = bytes((CONNACK << 4, 2, 0, 1))
 V50_VALUE: Final = Edition.V50.value
+#: an acknowledgement's type name by its type number, as a dict of this module's (a look-up
+#: in a module's names and a mapping proxy cost more, once per acknowledgement)
+_ACK_TYPES: Final[dict[int, str]] = dict(ACKS)
 #: TCP sequence numbers are 32-bit and wrap
-SEQ_MASK = 0xFFFFFFFF
+SEQ_MASK: Final = 0xFFFFFFFF
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -423,7 +429,7 @@ class Connection:
                 return
             if not isinstance(packet, WireError):
                 self.packets += 1
-                name, packet_id = ACKS[kind], packet.packet_id
+                name, packet_id = _ACK_TYPES[kind], packet.packet_id
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
@@ -550,7 +556,7 @@ class Connection:
                 return
             if not isinstance(packet, WireError):
                 self.packets += 1
-                name, packet_id, code = ACKS[kind], packet.packet_id, packet.reason_code
+                name, packet_id, code = _ACK_TYPES[kind], packet.packet_id, packet.reason_code
                 ack = packet.properties
                 assert ack is not None
                 fields: dict[str, Any] | None = None
@@ -955,7 +961,7 @@ _NONE: Final[dict[str, Any]] = {}
 #: read them (shared: never changed); at most this many, then afresh
 _ACK_FIELDS: Final[dict[int, dict[str, Any]]] = {}
 _ACK_FIELDS_KEPT: Final = 1 << 14
-_SYN_FIN_RST = SYN | FIN | RST
+_SYN_FIN_RST: Final = SYN | FIN | RST
 #: what the 5.0 fast path reads per packet, bound here once: the compiled module reads a
 #: name bound Final from a C variable, any other module-level name from the module's
 #: dictionary, a look-up per use

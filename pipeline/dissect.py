@@ -20,16 +20,26 @@ from __future__ import annotations
 
 import ipaddress
 import struct
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
-ETHERNET, RAW, LINUX_SLL, LINUX_SLL2, NULL, LOOP = 1, 101, 113, 276, 0, 108
-RAW_IPV4, RAW_IPV6 = 228, 229
+ETHERNET: Final = 1
+RAW: Final = 101
+LINUX_SLL: Final = 113
+LINUX_SLL2: Final = 276
+NULL: Final = 0
+LOOP: Final = 108
+RAW_IPV4: Final = 228
+RAW_IPV6: Final = 229
 _VLAN = (0x8100, 0x88A8, 0x9100)
-_ETH_IPV4, _ETH_IPV6 = 0x0800, 0x86DD
+_ETH_IPV4: Final = 0x0800
+_ETH_IPV6: Final = 0x86DD
 _AF_INET6 = (10, 24, 28, 30)  # Linux, NetBSD/OpenBSD, FreeBSD, Darwin
 _IPV6_SKIP = (0, 43, 60)  # hop-by-hop, routing, destination options: (len + 1) * 8 bytes
 _IPV6_AH, _IPV6_FRAGMENT = 51, 44
-FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+FIN: Final = 0x01
+SYN: Final = 0x02
+RST: Final = 0x04
+ACK: Final = 0x10
 
 
 class Segment(NamedTuple):
@@ -49,14 +59,14 @@ class Segment(NamedTuple):
 #: builds a Segment from a tuple of its fields in C: the named tuple's own ``__new__`` is a
 #: Python function, a call per frame (the compiled build calls the class like any Python
 #: class)
-_new = tuple.__new__
+_new: Final = tuple.__new__
 
 #: endpoints seen lately: the 12 bytes of IPv4 source, destination and TCP ports -> the
 #: segment's (src, sport, dst, dport); bounded (cleared when full), so memory is too
-_ENDPOINTS: dict[bytes, tuple[str, int, str, int]] = {}
-_ENDPOINTS_MAX = 1 << 16
-_ETH_IPV4_TCP = struct.Struct(">12xHBxH2xHxB")  # ethertype, version/IHL, total, frag, proto
-_TCP_FIXED = struct.Struct(">I4xB")  # sequence number, (skip ack), data offset
+_ENDPOINTS: Final[dict[bytes, tuple[str, int, str, int]]] = {}
+_ENDPOINTS_MAX: Final = 1 << 16
+_ETH_IPV4_TCP: Final = struct.Struct(">12xHBxH2xHxB")  # ethertype, version/IHL, total, frag, proto
+_TCP_FIXED: Final = struct.Struct(">I4xB")  # sequence number, (skip ack), data offset
 
 
 def dissect(linktype: int, data: bytes) -> Segment | str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
 from pubproof.judge.packets import (
     AUTH,
@@ -67,7 +68,7 @@ _PLAUSIBLE50: dict[int, int] = {
 }  # fmt: skip
 _PUBLISH = int(T.PUBLISH)
 #: the highest type number that is not reserved (15 is)
-_LAST_TYPE = int(T.DISCONNECT)
+_LAST_TYPE: Final = int(T.DISCONNECT)
 
 
 @dataclass(frozen=True, slots=True)

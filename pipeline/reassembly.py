@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Final
 
-HISTORY = 65536
+HISTORY: Final = 65536
 WINDOW_BYTES = 4 * 1024 * 1024
 WINDOW_SEGMENTS = 2048
-_MASK = 0xFFFFFFFF
+_MASK: Final = 0xFFFFFFFF
 
 
 @dataclass(frozen=True, slots=True)

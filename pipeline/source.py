@@ -13,18 +13,18 @@ import os
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split, plan, read_frames
 from pubproof.pipeline.dissect import Segment, dissect, segment_key
 from pubproof.pipeline.rows import QuarantineRow
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
-QUARANTINE_GROUP = ""  # the key group of frames that go straight to quarantine
-KEYS_MAX = 1 << 16  # 4-tuples whose key a reader remembers (memory stays bounded)
+QUARANTINE_GROUP: Final = ""  # the key group of frames that go straight to quarantine
+KEYS_MAX: Final = 1 << 16  # 4-tuples whose key a reader remembers (memory stays bounded)
 
 #: why a frame is no TCP segment, for the quarantine's detail column
-REASONS = {
+REASONS: Final = {
     "unsupported-link-type": "a link type the pipeline does not read",
     "not-ip": "not an IPv4 or IPv6 packet",
     "not-tcp": "an IP packet that carries no TCP",

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from pubproof.pipeline.describe import evidence_from
 
-EVIDENCE_HISTORY = 8  # a finding's evidence: its packet identifier's last packets
-EVIDENCE_IDS = 64
+EVIDENCE_HISTORY: Final = 8  # a finding's evidence: its packet identifier's last packets
+EVIDENCE_IDS: Final = 64
 
 
 class Recent:

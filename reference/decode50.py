@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import Final
 
 from pubproof.model import wire_rules as R
 from pubproof.model.rules import Rule
@@ -67,7 +68,7 @@ _PROPERTY_NAMES = {
 #: Per acknowledgement type number: the Reason Codes it may carry (Tables 3-4 to 3-7).
 _ACK_CODES = {kind: frozenset(R.ACK_REASON_CODES[name]) for kind, name in _ACK_NAMES.items()}
 #: The same, indexed by the packet type number (for the fast path).
-_ACK_CODES_BY_KIND: tuple[frozenset[int], ...] = (frozenset(),) * 4 + tuple(
+_ACK_CODES_BY_KIND: Final[tuple[frozenset[int], ...]] = (frozenset(),) * 4 + tuple(
     _ACK_CODES[kind] for kind in (4, 5, 6, 7)
 )
 _WILDCARD_BYTES = re.compile(rb"[+#]")
@@ -80,7 +81,7 @@ _WILDCARD_BYTES = re.compile(rb"[+#]")
 #: and limits are fixed), and its result immutable; so a section seen before is not parsed
 #: again. Bounded: the memory is at most a few hundred KB, and the cache starts afresh
 #: when full.
-_SECTION_CACHE_SIZE = 1024
+_SECTION_CACHE_SIZE: Final = 1024
 
 
 def _longer_length(buf: bytes | bytearray, pos: int, size: int) -> tuple[int, int] | None:
@@ -241,7 +242,7 @@ def _fast_publish_properties(
 #: acknowledgement's section is judged by (a Reason String and User Properties: UTF-8
 #: Encoded Strings). Shared by every decoder, as one object per section then serves every
 #: packet that carries it; bounded as ``_SECTION_CACHE_SIZE`` says.
-_ACK_SECTIONS: tuple[dict[bytes, AckProperties], dict[bytes, AckProperties]] = ({}, {})
+_ACK_SECTIONS: Final[tuple[dict[bytes, AckProperties], dict[bytes, AckProperties]]] = ({}, {})
 
 
 def _fast_ack_properties(
