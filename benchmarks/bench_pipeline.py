@@ -43,6 +43,15 @@ round). ``--instructions`` adds a count that no other load changes: the instruct
 one run of each under valgrind (both at once, some minutes at 200,000 frames)::
 
     python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 5 --instructions
+
+``--real-rounds`` measures only the python engine against tshark on the real capture
+(``--real``), the same way: ``--repeat`` alternating rounds of tshark and
+``pubproof check --engine python`` (each first in every other round), CPU time, the best
+run of each and the median of the rounds' ratios, with and without the python engine's
+fixed cost (the whole command on a 100-frame capture, its best of three); the packets
+table checked against tshark's decoding every round::
+
+    python benchmarks/bench_pipeline.py --real-rounds --real real.pcapng --repeat 5
 """
 
 from __future__ import annotations
@@ -323,7 +332,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--editions", action="store_true",
         help="only MQTT 5.0 against 3.1.1, per frame (python engine)",
     )  # fmt: skip
-    parser.add_argument("--repeat", type=int, default=5, help="runs per edition (--editions)")
+    parser.add_argument(
+        "--repeat", type=int, default=5,
+        help="runs per edition (--editions), per decoder (--real-rounds)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--real-rounds", action="store_true",
+        help="only the python engine against tshark on --real, in --repeat rounds",
+    )  # fmt: skip
     parser.add_argument(
         "--instructions", action="store_true",
         help="--editions: also count each capture's instructions under valgrind",
@@ -334,6 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.frames, args.seed, args.work, args.repeat, as_json=args.json,
             count=args.instructions,
         )  # fmt: skip
+    if args.real_rounds:
+        if args.real is None:
+            parser.error("--real-rounds needs --real FILE")
+        return real_rounds(args.real, args.seed, args.work, args.repeat, as_json=args.json)
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
     cores = os.cpu_count() or 1
@@ -537,20 +557,14 @@ def editions(
     peak: dict[str, float] = {}
     problems: list[str] = []
 
-    def cpu_of(run: Any, *args: Any) -> tuple[float, Run]:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = run(*args)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done
-
     for name, (path, _) in captures.items():  # tshark's CPU time on the same capture
-        tshark_seconds[name] = cpu_of(tshark_decode, path, work / "tshark.tsv")[0]
+        tshark_seconds[name] = _cpu_of(tshark_decode, path, work / "tshark.tsv")[0]
     for turn in range(repeat):
         # each edition first in every other round: neither always starts on a cold cache
         order = list(captures.items())
         for name, (path, expected) in order if turn % 2 == 0 else order[::-1]:
             out = work / f"out-editions-{name}"
-            cpu, done = cpu_of(check, path, out, "python")
+            cpu, done = _cpu_of(check, path, out, "python")
             seconds[name].append(cpu)
             peak[name] = max(peak.get(name, 0.0), done.peak_rss_mb)
             problems += [f"{name}: {p}" for p in verify(expected, out)]
@@ -608,6 +622,81 @@ def editions(
             print(f"5.0 / 3.1.1 frames per instruction: "
                   f"{results['instruction_ratio_5_to_311']:.3f} ({per['3.1.1']:,.0f} and "
                   f"{per['5.0']:,.0f} instructions per frame, the whole process)")  # fmt: skip
+    if problems:
+        print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cpu_of(run: Any, *args: Any) -> tuple[float, Any]:
+    """``run(*args)`` and the CPU time (user and system) of the processes it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = run(*args)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done
+
+
+def real_rounds(real: Path, seed: int, work: Path, repeat: int, *, as_json: bool) -> int:
+    """tshark and ``pubproof check --engine python`` on ``real`` in ``repeat`` alternating
+    rounds: CPU time per run, the best of each, the median of the rounds' ratios, and the
+    same net of the python engine's fixed cost; the packets table checked against
+    tshark's decoding every round."""
+    work.mkdir(parents=True, exist_ok=True)
+    synth(work / "tiny.pcap", 100, seed)
+    fixed = min(
+        _cpu_of(check, work / "tiny.pcap", work / "out-tiny", "python")[0] for _ in range(3)
+    )
+    frames = int(
+        subprocess.run(
+            ["capinfos", "-T", "-r", "-c", str(real)], capture_output=True, text=True, check=True
+        ).stdout.split("\t")[-1]
+    )
+    tsv, out = work / "tshark-real.tsv", work / "out-real-python"
+    seconds: dict[str, list[float]] = {"tshark": [], "python": []}
+    problems: list[str] = []
+    for turn in range(repeat):
+        order = ["tshark", "python"] if turn % 2 == 0 else ["python", "tshark"]
+        for name in order:
+            if name == "tshark":
+                cpu, _ = _cpu_of(tshark_decode, real, tsv)
+            else:
+                cpu, _ = _cpu_of(check, real, out, "python")
+            seconds[name].append(cpu)
+        found, compared = verify_against_tshark(tsv, out)
+        problems += [f"round {turn + 1}: {p}" for p in found]
+    best = {name: min(runs) for name, runs in seconds.items()}
+    rounds = [t / p for t, p in zip(seconds["tshark"], seconds["python"], strict=True)]
+    net_rounds = [
+        t / (p - fixed) for t, p in zip(seconds["tshark"], seconds["python"], strict=True)
+    ]
+    results: dict[str, Any] = {
+        "path": str(real), "frames": frames, "seconds": seconds, "fixed_seconds": fixed,
+        "best_ratio": best["tshark"] / best["python"],
+        "best_ratio_net": best["tshark"] / (best["python"] - fixed),
+        "round_ratios": rounds, "median_round_ratio": statistics.median(rounds),
+        "median_round_ratio_net": statistics.median(net_rounds),
+        "compared_with_tshark": compared, "problems": problems, "repeat": repeat,
+    }  # fmt: skip
+    (work / "real-rounds.json").write_text(json.dumps(results, indent=1) + "\n")
+    if as_json:
+        print(json.dumps(results))
+    else:
+        print(f"real capture {real.name}: {frames:,} frames; CPU seconds per run, "
+              f"{repeat} alternating rounds")  # fmt: skip
+        print("\n| decoder | runs (CPU s) | best (CPU s) | frames/CPU s, best |")
+        print("|---|---|--:|--:|")
+        for name in ("tshark", "python"):
+            runs = ", ".join(f"{t:.2f}" for t in seconds[name])
+            label = (
+                "tshark -T fields (MQTT)" if name == "tshark" else "pubproof check --engine python"
+            )
+            print(f"| {label} | {runs} | {best[name]:.2f} | {frames / best[name]:,.0f} |")
+        listed = ", ".join(f"{r:.2f}" for r in rounds)
+        print(f"\npython engine x tshark per CPU second, best runs: "
+              f"{results['best_ratio']:.2f} ({results['best_ratio_net']:.2f} net of its fixed "
+              f"cost, {fixed:.2f} s)")  # fmt: skip
+        print(f"median of the rounds: {results['median_round_ratio']:.2f} "
+              f"({results['median_round_ratio_net']:.2f} net; rounds {listed})")  # fmt: skip
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
         return 1
