@@ -60,6 +60,10 @@ SESSION_LOST = (FR.SESSION_PRESENT.id_for(_V311), FR.RESUME.id_for(_V311))
 #: a re-sent PUBLISH with DUP 0: [MQTT-3.3.1-1]
 RESENT_DUP: Final = FR.DUP_ON_RESEND.id_for(_V311)
 #: DUP 1 on a PUBLISH not sent before: [MQTT-3.3.1-3] binds a server that forwards
+#: imported names the per-packet path reads, as this module's own Final names: the
+#: compiled build reads those as C statics, not from the module's dict at every use
+_FLOW_TYPES: Final = FLOW_TYPES
+_P_FIELDS: Final = P_FIELDS
 FORWARD_DUP: Final = FR.DUP_FORWARDED.id_for(_V311)
 #: the re-sends a resumed session owes: [MQTT-4.4.0-1]
 RESEND: Final = FR.RESEND.id_for(_V311)
@@ -323,7 +327,7 @@ class LinkJudge:
                 self.pending = "resume" if self.persistent and not clean else "clean"
             self.persistent = not clean
             return
-        if kind not in FLOW_TYPES:
+        if kind not in _FLOW_TYPES:
             return
         packet_id: Any = fields.get("packet_id")
         if kind == "PUBLISH":
@@ -394,7 +398,7 @@ class LinkJudge:
         if kind == "CONNACK":
             self._connack(fields, found, index)
             return
-        if kind not in FLOW_TYPES:
+        if kind not in _FLOW_TYPES:
             return
         packet_id: Any = fields.get("packet_id")
         if kind == "PUBLISH":
@@ -537,6 +541,6 @@ def as_dict(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``P``'s fields of ``fields``, in ``P``'s order."""
-    if type(fields) is dict and tuple(fields) == P_FIELDS:
+    if type(fields) is dict and tuple(fields) == _P_FIELDS:
         return dict(fields)  # the same copy made in C: every key of P, in P's order
-    return {k: fields[k] for k in P_FIELDS if k in fields}
+    return {k: fields[k] for k in _P_FIELDS if k in fields}

@@ -207,6 +207,9 @@ SENDER50: Mapping[SenderInput50, tuple[SenderEntry50, ...]] = {
 RECEIVER50: Mapping[ReceiverInput50, tuple[ReceiverEntry50 | None, ...]] = {
     event: tuple(_receiver(state, event) for state in RECEIVER_STATES_ALL) for event in RI
 }
+#: imported names the per-packet path reads, as this module's own Final names: the
+#: compiled build reads those as C statics, not from the module's dict at every use
+_P_FIELDS: Final = P_FIELDS
 # these four tables are not Final (which the compiled build reads as C statics, past a
 # patched module): tests/test_judge50_mutants.py replaces them
 _TX_PUBLISH = {1: SENDER50[SI.PUBLISH_QOS1], 2: SENDER50[SI.PUBLISH_QOS2]}
@@ -816,7 +819,7 @@ def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
         copy = dict(fields)
         del copy["properties"]
         return copy
-    return {k: fields[k] for k in P_FIELDS if k in fields}
+    return {k: fields[k] for k in _P_FIELDS if k in fields}
 
 
 #: the keys of a 5.0 PUBLISH's ``P`` as the capture pipeline builds it

@@ -73,6 +73,12 @@ V50_VALUE: Final = Edition.V50.value
 #: an acknowledgement's type name by its type number, as a dict of this module's (a look-up
 #: in a module's names and a mapping proxy cost more, once per acknowledgement)
 _ACK_TYPES: Final[dict[int, str]] = dict(ACKS)
+#: imported names the per-packet path reads, as this module's own Final names: the
+#: compiled build reads those as C statics, not from the module's dict at every use
+_PUBLISH_CLASS: Final = Publish
+_WIRE_ERROR: Final = WireError
+_PAYLOAD_HEX: Final = payload_hex
+_EVIDENCE_PAYLOAD: Final = EVIDENCE_PAYLOAD
 #: TCP sequence numbers are 32-bit and wrap
 SEQ_MASK: Final = 0xFFFFFFFF
 
@@ -408,7 +414,7 @@ class Connection:
         if self.FAST and PUBLISH <= kind <= PUBCOMP and decoder is not None:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
             packet = decoder.decode(data)
-            if isinstance(packet, Publish):
+            if isinstance(packet, _PUBLISH_CLASS):
                 self.packets += 1
                 packet_id, payload_len = packet.packet_id, len(packet.payload)
                 self.sink.packets.append((
@@ -418,16 +424,16 @@ class Connection:
                 ))  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
-                    head = data[start : start + EVIDENCE_PAYLOAD]
+                    head = data[start : start + _EVIDENCE_PAYLOAD]
                     shown = {
                         "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos,
                         "retain": packet.retain, "topic": packet.topic, "packet_id": packet_id,
                     }  # fmt: skip
-                    p = {**shown, "payload_hex": payload_hex(packet.payload)}
+                    p = {**shown, "payload_hex": _PAYLOAD_HEX(packet.payload)}
                     self._judge(direction, frame, offset, "PUBLISH", packet_id, p, shown,
                                 payload_len, head)  # fmt: skip
                 return
-            if not isinstance(packet, WireError):
+            if not isinstance(packet, _WIRE_ERROR):
                 self.packets += 1
                 name, packet_id = _ACK_TYPES[kind], packet.packet_id
                 self.sink.packets.append((
@@ -493,7 +499,7 @@ class Connection:
         if self.FAST and PUBLISH <= kind <= PUBCOMP:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
             packet = declared.decode(direction, data)
-            if isinstance(packet, Publish):
+            if isinstance(packet, _PUBLISH_CLASS):
                 self.packets += 1
                 packet_id, payload_len = packet.packet_id, len(packet.payload)
                 props = packet.properties
@@ -548,13 +554,13 @@ class Connection:
                     # without the payload's hex
                     p = (
                         shown if packet_id is None
-                        else {**shown, "payload_hex": payload_hex(packet.payload)}
+                        else {**shown, "payload_hex": _PAYLOAD_HEX(packet.payload)}
                     )  # fmt: skip
                     self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
-                                 payload_len, data[start : start + EVIDENCE_PAYLOAD],
+                                 payload_len, data[start : start + _EVIDENCE_PAYLOAD],
                                  data)  # fmt: skip
                 return
-            if not isinstance(packet, WireError):
+            if not isinstance(packet, _WIRE_ERROR):
                 self.packets += 1
                 name, packet_id, code = _ACK_TYPES[kind], packet.packet_id, packet.reason_code
                 ack = packet.properties

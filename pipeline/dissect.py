@@ -69,6 +69,10 @@ _ETH_IPV4_TCP: Final = struct.Struct(">12xHBxH2xHxB")  # ethertype, version/IHL,
 _TCP_FIXED: Final = struct.Struct(">I4xB")  # sequence number, (skip ack), data offset
 
 
+#: the class, as a Final name: the compiled build reads it as a C static once per frame
+_SEGMENT: Final = Segment
+
+
 def dissect(linktype: int, data: bytes) -> Segment | str:
     """The TCP segment in one frame, or the reason there is none."""
     if linktype == ETHERNET and len(data) >= 54:
@@ -138,7 +142,7 @@ def _ipv4_tcp(data: bytes, total: int) -> Segment | str:
         return "truncated-header"
     src, sport, dst, dport = endpoints
     payload = data[34 + header : end]
-    return _new(Segment, (src, sport, dst, dport, seq, data[47], payload, end - 34 - header))
+    return _new(_SEGMENT, (src, sport, dst, dport, seq, data[47], payload, end - 34 - header))
 
 
 def _dissect(linktype: int, data: bytes) -> Segment | str:
@@ -262,4 +266,4 @@ def _tcp(data: bytes, start: int, end: int, src: str, dst: str) -> Segment | str
         return "truncated-header"
     payload_len = end - start - header
     payload = bytes(data[start + header : end])  # the captured part (snaplen) only
-    return _new(Segment, (src, sport, dst, dport, seq, data[start + 13], payload, payload_len))
+    return _new(_SEGMENT, (src, sport, dst, dport, seq, data[start + 13], payload, payload_len))

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
+from typing import Final
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition, Limits, check_limits, resolve_readings
@@ -65,6 +66,12 @@ from pubproof.reference.packets import (
 from pubproof.reference.properties import PublishProperties
 
 __all__ = ["NEED_DATA", "Decoder", "decode_all", "encode"]
+
+#: imported names the per-packet path reads, as this module's own Final names: the
+#: compiled build reads those as C statics, not from the module's dict at every use
+_TRUSTED_PUBLISH: Final = trusted_publish
+_TRUSTED_ACK: Final = trusted_ack
+_ACK_NAME: Final = _ACK_NAMES
 
 _ACK_FLAGS = {4: 0b0000, 5: 0b0000, 6: 0b0010, 7: 0b0000}
 _OTHER_NAMES = {
@@ -102,7 +109,7 @@ def _config(edition: Edition, readings: tuple[tuple[str, str], ...]) -> Config:
                 error = (R.DUP_QOS0, "PUBLISH with QoS 0 has the DUP flag set")
         elif kind in _ACK_NAMES:
             if not (v31 and chosen.get("ack-flags") == "ignore") and flags != _ACK_FLAGS[kind]:
-                name = _ACK_NAMES[kind]
+                name = _ACK_NAME[kind]
                 error = (
                     R.ACK_FLAGS[name],
                     f"{name} flags are {flags:04b}; the reserved value is {_ACK_FLAGS[kind]:04b}",
@@ -424,7 +431,7 @@ class Decoder(Decoder50):
         kind = first >> 4
 
         if kind != 3:
-            name = _ACK_NAMES[kind]
+            name = _ACK_NAME[kind]
             if length != 2:
                 raise self._fail(
                     R.ACK_RL[name], pos + 1, f"{name} has Remaining Length {length}; it must be 2"
@@ -432,7 +439,7 @@ class Decoder(Decoder50):
             if end > size:
                 return NEED_DATA
             self._pos = end
-            return trusted_ack[name](buf[body] << 8 | buf[body + 1], 0, None)
+            return _TRUSTED_ACK[name](buf[body] << 8 | buf[body + 1], 0, None)
 
         if end > size and self._awaiting == end:
             return NEED_DATA  # header fields already judged; the payload is still arriving
@@ -501,7 +508,7 @@ class Decoder(Decoder50):
             return NEED_DATA
         self._awaiting = -1
         self._pos = end
-        return trusted_publish(
+        return _TRUSTED_PUBLISH(
             topic, bytes(buf[payload_start:end]), qos, packet_id, bool(first & 8), bool(first & 1)
         )
 

@@ -20,10 +20,15 @@ from typing import Final
 
 from pubproof.model import wire_rules as R
 from pubproof.model.rules import Rule
-from pubproof.reference.common import ACK_BY_KIND as _ACK_BY_KIND
-from pubproof.reference.common import ACK_NAMES as _ACK_NAMES
-from pubproof.reference.common import DISCOURAGED as _DISCOURAGED
-from pubproof.reference.common import NEED_DATA, DecoderState, _NeedData, _Pending
+from pubproof.reference.common import (
+    ACK_BY_KIND,
+    ACK_NAMES,
+    DISCOURAGED,
+    NEED_DATA,
+    DecoderState,
+    _NeedData,
+    _Pending,
+)
 from pubproof.reference.errors import ProtocolError
 from pubproof.reference.packets import (
     AckLayout,
@@ -42,6 +47,19 @@ from pubproof.reference.properties import (
     trusted_ack_properties,
     trusted_publish_properties,
 )
+
+#: imported names the per-packet path reads, as this module's own Final names: the
+#: compiled build reads those as C statics, not from the module's dict at every use
+_ACK_BY_KIND: Final = ACK_BY_KIND
+_ACK_NAMES: Final = ACK_NAMES
+_DISCOURAGED: Final = DISCOURAGED
+_NO_ACK_PROPERTIES: Final = NO_ACK_PROPERTIES
+_NO_PUBLISH_PROPERTIES: Final = NO_PUBLISH_PROPERTIES
+_TRUSTED_ACK: Final = trusted_ack
+_TRUSTED_PUBLISH: Final = trusted_publish
+_ACK_LAYOUT: Final = AckLayout
+_PUBLISH_LAYOUT: Final = PublishLayout
+_PUBLISH_CLASS: Final = Publish
 
 # Property identifiers (MQTT 5.0 section 2.2.2.2, Table 2-4), and which a packet may carry.
 _PFI, _MEI, _CONTENT_TYPE, _RESPONSE_TOPIC, _CORRELATION = 0x01, 0x02, 0x03, 0x08, 0x09
@@ -422,7 +440,7 @@ class Decoder50(DecoderState):
         ):
             return None
         if first & 0xF0 != 0x30:
-            ack_properties = NO_ACK_PROPERTIES
+            ack_properties = _NO_ACK_PROPERTIES
             if length == 2:
                 code = 0
             elif length < 2:
@@ -450,7 +468,7 @@ class Decoder50(DecoderState):
                                 kept.clear()
                             kept[ack_key] = found_ack
                         ack_properties = found_ack
-            ack = AckLayout()
+            ack = _ACK_LAYOUT()
             ack.packet_id = buf[body] << 8 | buf[body + 1]
             ack.reason_code = code
             ack.properties = ack_properties
@@ -491,7 +509,7 @@ class Decoder50(DecoderState):
             packet_id = None
         property_length = buf[at]
         if property_length == 0:
-            properties = NO_PUBLISH_PROPERTIES
+            properties = _NO_PUBLISH_PROPERTIES
             payload_start = at + 1
         else:
             payload_start = at + 1 + property_length
@@ -520,7 +538,7 @@ class Decoder50(DecoderState):
                 payload.decode("utf-8")
             except UnicodeDecodeError:
                 return None
-        packet = PublishLayout()
+        packet = _PUBLISH_LAYOUT()
         packet.topic = topic
         packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
         packet.qos = qos
@@ -530,7 +548,7 @@ class Decoder50(DecoderState):
         packet.properties = properties
         # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
         # 0.3 us this way, measured), more than a whole small-PUBLISH decode
-        packet.__class__ = Publish  # type: ignore[assignment]
+        packet.__class__ = _PUBLISH_CLASS  # type: ignore[assignment]
         self._pos = end
         return packet  # type: ignore[return-value]
 
@@ -609,7 +627,7 @@ class Decoder50(DecoderState):
             if end > size:
                 return NEED_DATA
             self._pos = end
-            return trusted_ack[name](buf[body] << 8 | buf[body + 1], 0, NO_ACK_PROPERTIES)
+            return _TRUSTED_ACK[name](buf[body] << 8 | buf[body + 1], 0, _NO_ACK_PROPERTIES)
         if body + 3 > size:
             return NEED_DATA
         code = buf[body + 2]
@@ -623,7 +641,7 @@ class Decoder50(DecoderState):
         packet_id = buf[body] << 8 | buf[body + 1]
         if length == 3:
             self._pos = end
-            return trusted_ack[name](packet_id, code, NO_ACK_PROPERTIES)
+            return _TRUSTED_ACK[name](packet_id, code, _NO_ACK_PROPERTIES)
         section = self._property_length(body + 3, end, R.ACK_RL[name])
         if section is None:
             return NEED_DATA
@@ -788,12 +806,12 @@ class Decoder50(DecoderState):
         kind = pending.first >> 4
         if kind != 3:
             self._pos = end
-            return trusted_ack[_ACK_NAMES[kind]](
+            return _TRUSTED_ACK[_ACK_NAMES[kind]](
                 pending.packet_id,  # type: ignore[arg-type]
                 pending.reason_code,
                 trusted_ack_properties(pending.reason_string, tuple(pending.user))
                 if pending.reason_string is not None or pending.user
-                else NO_ACK_PROPERTIES,
+                else _NO_ACK_PROPERTIES,
             )
         payload_start = pending.section_end - base
         payload = bytes(buf[payload_start:end])
@@ -810,7 +828,7 @@ class Decoder50(DecoderState):
                 ) from None
         self._pos = end
         first = pending.first
-        return trusted_publish(
+        return _TRUSTED_PUBLISH(
             pending.topic,
             payload,
             first >> 1 & 3,
@@ -828,7 +846,7 @@ class Decoder50(DecoderState):
                 pending.content_type,
             )
             if pending.seen
-            else NO_PUBLISH_PROPERTIES,
+            else _NO_PUBLISH_PROPERTIES,
         )
 
     def _properties(self, pending: _Pending) -> bool:
