@@ -73,12 +73,6 @@ V50_VALUE: Final = Edition.V50.value
 #: an acknowledgement's type name by its type number, as a dict of this module's (a look-up
 #: in a module's names and a mapping proxy cost more, once per acknowledgement)
 _ACK_TYPES: Final[dict[int, str]] = dict(ACKS)
-#: imported names the per-packet path reads, as this module's own Final names: the
-#: compiled build reads those as C statics, not from the module's dict at every use
-_PUBLISH_CLASS: Final = Publish
-_WIRE_ERROR: Final = WireError
-_PAYLOAD_HEX: Final = payload_hex
-_EVIDENCE_PAYLOAD: Final = EVIDENCE_PAYLOAD
 #: TCP sequence numbers are 32-bit and wrap
 SEQ_MASK: Final = 0xFFFFFFFF
 
@@ -968,9 +962,13 @@ _NONE: Final[dict[str, Any]] = {}
 _ACK_FIELDS: Final[dict[int, dict[str, Any]]] = {}
 _ACK_FIELDS_KEPT: Final = 1 << 14
 _SYN_FIN_RST: Final = SYN | FIN | RST
-#: what the 5.0 fast path reads per packet, bound here once: the compiled module reads a
+#: what the fast paths read per packet, bound here once: the compiled module reads a
 #: name bound Final from a C variable, any other module-level name from the module's
 #: dictionary, a look-up per use
+_PUBLISH_CLASS: Final = Publish
+_WIRE_ERROR: Final = WireError
+_PAYLOAD_HEX: Final = payload_hex
+_EVIDENCE_PAYLOAD: Final = EVIDENCE_PAYLOAD
 _SHOWN: Final = SHOWN
 _NO_PUBLISH_PROPERTIES: Final = NO_PUBLISH_PROPERTIES
 _NO_ACK_PROPERTIES: Final = NO_ACK_PROPERTIES

@@ -106,24 +106,23 @@ def held_schema(table: str) -> Any:
     )
 
 
-def _plain(data: Any) -> Any:
-    """``data`` (an Arrow table or record batch) with its dictionary columns as their
-    values: the types :func:`~pubproof.pipeline.tables.arrow_schema` writes."""
+def _plain_schema(schema: Any) -> Any:
+    """``schema`` with its dictionary columns as their values: the types
+    :func:`~pubproof.pipeline.tables.arrow_schema` writes."""
     import pyarrow as pa
 
-    schema = data.schema
-    if not any(pa.types.is_dictionary(field.type) for field in schema):
-        return data
-    return data.cast(
-        pa.schema(
-            [
-                field.with_type(field.type.value_type)
-                if pa.types.is_dictionary(field.type)
-                else field
-                for field in schema
-            ]
-        )
+    return pa.schema(
+        [
+            field.with_type(field.type.value_type) if pa.types.is_dictionary(field.type) else field
+            for field in schema
+        ]
     )
+
+
+def _plain(data: Any) -> Any:
+    """``data`` (an Arrow table or record batch) in :func:`_plain_schema`'s types."""
+    plain = _plain_schema(data.schema)
+    return data if plain.equals(data.schema) else data.cast(plain)
 
 
 #: rows per Parquet row group of a sorted run: the merge reads a run a row group at a time
@@ -139,7 +138,7 @@ def write_arrow_run(data: Any, path: str) -> None:
     import pyarrow as pa
 
     batches = data.to_batches(max_chunksize=RUN_GROUP_ROWS)
-    schema = _plain(data.schema.empty_table()).schema
+    schema = _plain_schema(data.schema)
     with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as run:
         for batch in batches:
             run.write_batch(_plain(batch))
@@ -152,7 +151,7 @@ def _write(data: Any, path: str) -> None:
     about twice its held memory."""
     import pyarrow.parquet as pq
 
-    with pq.ParquetWriter(path, _plain(data.schema.empty_table()).schema) as writer:
+    with pq.ParquetWriter(path, _plain_schema(data.schema)) as writer:
         for start in range(0, max(data.num_rows, 1), MERGE_ROWS):
             writer.write_table(_plain(data.slice(start, MERGE_ROWS)))
 
