@@ -42,8 +42,8 @@ class Job:
     config: Config = field(default_factory=Config)
     #: the job is all its process does (the command line's process, which exits after
     #: it): the python engine may then make choices for the whole process
-    #: (:func:`~pubproof.pipeline.pandas_probe.spare_pandas`) that would not suit a
-    #: caller that goes on
+    #: (:func:`~pubproof.pipeline.optional_imports.spare_optional_imports`) that would
+    #: not suit a caller that goes on
     whole_process: bool = False
 
 
@@ -106,10 +106,10 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
 
         if job.whole_process:
             from pubproof.pipeline.memory import arrow_from_malloc
-            from pubproof.pipeline.pandas_probe import spare_pandas
+            from pubproof.pipeline.optional_imports import spare_optional_imports
 
-            arrow_from_malloc()  # read at pyarrow's import, which spare_pandas makes
-            spare_pandas()
+            arrow_from_malloc()  # read at pyarrow's import, which the next call makes
+            spare_optional_imports()
 
         def advance(size: int, frames: int) -> None:
             if progress is not None:
