@@ -120,6 +120,37 @@ def test_a_held_table_with_two_dictionaries_is_not_sorted_by_their_indices() -> 
     assert details == [row[8] for row in _stable_sort(rows[:20] + rows[20:][::-1])]
 
 
+@pytest.mark.parametrize("options", [output.PARQUET_OPTIONS, {}])
+def test_a_held_table_is_written_as_strings_with_each_row_groups_own_statistics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """A :class:`TableWriter` writes the dictionaries it holds as they are: the file reads
+    back in :func:`~pubproof.pipeline.tables.arrow_schema`'s types (strings), and each
+    row group's minimum and maximum are those of its own rows, not of the whole
+    dictionary, which holds every row group's strings. With ``{}`` (the Arrow schema
+    stored beside Parquet's, the writer's default: the mutant) the file reads back as
+    dictionaries."""
+    monkeypatch.setattr(output, "MERGE_ROWS", 100)
+    monkeypatch.setattr(output, "PARQUET_OPTIONS", options)
+    rows = _rows(300, seed=11)
+    writer = TableWriter(str(tmp_path), "quarantine")
+    writer.add(rows)
+    writer.close()
+    path = tmp_path / "quarantine" / "part-00000.parquet"
+    parquet = pq.ParquetFile(path)
+    assert (parquet.schema_arrow == arrow_schema("quarantine")) == (
+        options == {"store_schema": False}
+    )
+    table = pq.read_table(path)
+    assert table.column("detail").to_pylist() == [r[8] for r in _stable_sort(rows)]
+    detail = table.column_names.index("detail")
+    assert parquet.metadata.num_row_groups == 3
+    for group in range(3):
+        values = table.slice(100 * group, 100).column("detail").to_pylist()
+        statistics = parquet.metadata.row_group(group).column(detail).statistics
+        assert (statistics.min, statistics.max) == (min(values), max(values))
+
+
 def test_merge_reads_arrow_runs_as_parquet_ones(tmp_path: Path) -> None:
     """The python engine's runs (Arrow IPC files) merge as Spark's (Parquet) do, whatever
     the batch a run is read in."""
