@@ -22,7 +22,7 @@ import json
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
@@ -55,7 +55,7 @@ from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
 from pubproof.pipeline.wire_error import WireError
-from pubproof.reference.packets import Publish
+from pubproof.reference.packets import Ack, Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
@@ -408,28 +408,40 @@ class Connection:
         if self.FAST and PUBLISH <= kind <= PUBCOMP and decoder is not None:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
             packet = decoder.decode(data)
-            if isinstance(packet, _PUBLISH_CLASS):
+            # the class itself, not isinstance: a packet that is not an instance makes
+            # isinstance read its __class__ as an attribute (every acknowledgement here,
+            # twice); the decoder makes exactly these classes
+            known = type(packet)
+            if known is _PUBLISH_CLASS:
+                packet = cast(Publish, packet)  # no check in the compiled build
                 self.packets += 1
-                packet_id, payload_len = packet.packet_id, len(packet.payload)
+                # each field read once: attributes of an interpreted class
+                packet_id, payload = packet.packet_id, packet.payload
+                dup, qos, retain, topic = packet.dup, packet.qos, packet.retain, packet.topic
+                payload_len = len(payload)
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
-                    "PUBLISH", packet.dup, packet.qos, packet.retain, packet.topic, packet_id,
-                    payload_len, None, None, self.edition_value, None, None, None,
+                    "PUBLISH", dup, qos, retain, topic, packet_id, payload_len, None, None,
+                    self.edition_value, None, None, None,
                 ))  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
                     head = data[start : start + _EVIDENCE_PAYLOAD]
                     shown = {
-                        "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos,
-                        "retain": packet.retain, "topic": packet.topic, "packet_id": packet_id,
+                        "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
+                        "topic": topic, "packet_id": packet_id,
                     }  # fmt: skip
-                    p = {**shown, "payload_hex": _PAYLOAD_HEX(packet.payload)}
+                    p = {
+                        "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
+                        "topic": topic, "packet_id": packet_id,
+                        "payload_hex": _PAYLOAD_HEX(payload),
+                    }  # fmt: skip
                     self._judge(direction, frame, offset, "PUBLISH", packet_id, p, shown,
                                 payload_len, head)  # fmt: skip
                 return
-            if not isinstance(packet, _WIRE_ERROR):
+            if known is not _WIRE_ERROR:
                 self.packets += 1
-                name, packet_id = _ACK_TYPES[kind], packet.packet_id
+                name, packet_id = _ACK_TYPES[kind], cast(Ack, packet).packet_id
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
@@ -493,9 +505,13 @@ class Connection:
         if self.FAST and PUBLISH <= kind <= PUBCOMP:
             # the PUBLISH family, decoded by the codec; an error goes the general way below
             packet = declared.decode(direction, data)
-            if isinstance(packet, _PUBLISH_CLASS):
+            known = type(packet)  # not isinstance: see _packet3
+            if known is _PUBLISH_CLASS:
+                packet = cast(Publish, packet)  # no check in the compiled build
                 self.packets += 1
-                packet_id, payload_len = packet.packet_id, len(packet.payload)
+                packet_id, payload = packet.packet_id, packet.payload
+                dup, qos, retain = packet.dup, packet.qos, packet.retain
+                payload_len = len(payload)
                 props = packet.properties
                 assert props is not None
                 alias = props.topic_alias
@@ -517,7 +533,7 @@ class Connection:
                         text, shown_props = shown_properties(props)
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
-                    "PUBLISH", packet.dup, packet.qos, packet.retain, topic, packet_id,
+                    "PUBLISH", dup, qos, retain, topic, packet_id,
                     payload_len, None, None, V50_VALUE, None, alias, text,
                 ))  # fmt: skip
                 judge = self.judge
@@ -532,15 +548,15 @@ class Connection:
                     or (
                         alias is not None
                         and sent
-                        and not judge.mapped0(direction, sent, alias, packet.retain)
+                        and not judge.mapped0(direction, sent, alias, retain)
                     )
                     or topic is None
-                    or (packet.retain and not declared.negotiated.retain_available)
+                    or (retain and not declared.negotiated.retain_available)
                 ):
                     start = len(data) - payload_len
                     shown = {
-                        "type": "PUBLISH", "dup": packet.dup, "qos": packet.qos,
-                        "retain": packet.retain, "topic": sent, "packet_id": packet_id,
+                        "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
+                        "topic": sent, "packet_id": packet_id,
                         "properties": shown_props,
                     }  # fmt: skip
                     # a QoS 0 PUBLISH's payload no judge of a capture reads (it starts no
@@ -548,16 +564,17 @@ class Connection:
                     # without the payload's hex
                     p = (
                         shown if packet_id is None
-                        else {**shown, "payload_hex": _PAYLOAD_HEX(packet.payload)}
+                        else {**shown, "payload_hex": _PAYLOAD_HEX(payload)}
                     )  # fmt: skip
                     self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
                                  payload_len, data[start : start + _EVIDENCE_PAYLOAD],
                                  data)  # fmt: skip
                 return
-            if not isinstance(packet, _WIRE_ERROR):
+            if known is not _WIRE_ERROR:
+                acknowledgement = cast(Ack, packet)  # no check in the compiled build
                 self.packets += 1
-                name, packet_id, code = _ACK_TYPES[kind], packet.packet_id, packet.reason_code
-                ack = packet.properties
+                name, packet_id = _ACK_TYPES[kind], acknowledgement.packet_id
+                code, ack = acknowledgement.reason_code, acknowledgement.properties
                 assert ack is not None
                 fields: dict[str, Any] | None = None
                 if ack is _NO_ACK_PROPERTIES:
