@@ -427,16 +427,14 @@ class Connection:
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
                     head = data[start : start + _EVIDENCE_PAYLOAD]
-                    shown = {
-                        "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
-                        "topic": topic, "packet_id": packet_id,
-                    }  # fmt: skip
                     p = {
                         "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
                         "topic": topic, "packet_id": packet_id,
                         "payload_hex": _PAYLOAD_HEX(payload),
                     }  # fmt: skip
-                    self._judge(direction, frame, offset, "PUBLISH", packet_id, p, shown,
+                    # P is also what its evidence shows: evidence_from replaces the
+                    # payload's hex with the head's, in the same place (no second dict)
+                    self._judge(direction, frame, offset, "PUBLISH", packet_id, p, p,
                                 payload_len, head)  # fmt: skip
                 return
             if known is not _WIRE_ERROR:
