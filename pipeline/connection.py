@@ -810,9 +810,13 @@ class Connection:
             history = self.trail.history
             trail = history.pop(packet_id, None)  # re-inserted last: most recent
             if trail is None:
-                trail = deque(maxlen=EVIDENCE_HISTORY)
                 if len(history) >= EVIDENCE_IDS:
-                    del history[next(iter(history))]  # the identifier least recently used
+                    # the identifier least recently used is forgotten; its deque is
+                    # reused (a new one costs a call with keywords)
+                    trail = history.pop(next(iter(history)))
+                    trail.clear()
+                else:
+                    trail = deque(maxlen=EVIDENCE_HISTORY)
             history[packet_id] = trail
             trail.append(recent)
         assert self.judge is not None
@@ -860,9 +864,13 @@ class Connection:
             history = self.trail.history
             trail = history.pop(packet_id, None)  # re-inserted last: most recent
             if trail is None:
-                trail = deque(maxlen=EVIDENCE_HISTORY)
                 if len(history) >= EVIDENCE_IDS:
-                    del history[next(iter(history))]  # the identifier least recently used
+                    # the identifier least recently used is forgotten; its deque is
+                    # reused (a new one costs a call with keywords)
+                    trail = history.pop(next(iter(history)))
+                    trail.clear()
+                else:
+                    trail = deque(maxlen=EVIDENCE_HISTORY)
             history[packet_id] = trail
             trail.append(recent)
         judge = self.judge

@@ -63,15 +63,21 @@ class Trail:
         self.history.clear()
 
     def note(self, packet_id: int, recent: Recent) -> deque[Recent]:
-        """Keep ``recent`` as its identifier's latest packet; that identifier's trail.
-        (:meth:`pubproof.pipeline.connection.Connection._judge` does the same inline, on
-        its hot path; ``tests/test_pipeline_rows.py`` holds the two equal.)"""
+        """Keep ``recent`` as its identifier's latest packet; that identifier's trail, as
+        it is until the next note (the trail of an identifier forgotten is cleared and
+        reused for a new one). (:meth:`pubproof.pipeline.connection.Connection._judge`
+        does the same inline, on its hot path; ``tests/test_pipeline_rows.py`` holds the
+        two equal.)"""
         history = self.history
         trail = history.pop(packet_id, None)  # re-inserted last: most recent
         if trail is None:
-            trail = deque(maxlen=EVIDENCE_HISTORY)
             if len(history) >= EVIDENCE_IDS:
-                del history[next(iter(history))]  # the identifier least recently used
+                # the identifier least recently used is forgotten; its deque is reused (a
+                # new one costs a call with keywords)
+                trail = history.pop(next(iter(history)))
+                trail.clear()
+            else:
+                trail = deque(maxlen=EVIDENCE_HISTORY)
         history[packet_id] = trail
         trail.append(recent)
         return trail
