@@ -808,15 +808,19 @@ class Connection:
         if packet_id is not None and kind in FLOW_TYPES:
             # Trail.note, inlined: this runs once per judged packet
             history = self.trail.history
-            trail = history.pop(packet_id, None)  # re-inserted last: most recent
-            if trail is None:
-                if len(history) >= EVIDENCE_IDS:
-                    # the identifier least recently used is forgotten; its deque is
-                    # reused (a new one costs a call with keywords)
-                    trail = history.pop(next(iter(history)))
-                    trail.clear()
-                else:
-                    trail = deque(maxlen=EVIDENCE_HISTORY)
+            # (get and del, not pop: the compiled build calls dict.pop as a method)
+            trail = history.get(packet_id)
+            if trail is not None:
+                del history[packet_id]  # re-inserted last: most recent
+            elif len(history) >= EVIDENCE_IDS:
+                # the identifier least recently used is forgotten; its deque is reused
+                # (a new one costs a call with keywords)
+                oldest = next(iter(history))
+                trail = history[oldest]
+                del history[oldest]
+                trail.clear()
+            else:
+                trail = deque(maxlen=EVIDENCE_HISTORY)
             history[packet_id] = trail
             trail.append(recent)
         assert self.judge is not None
@@ -862,15 +866,19 @@ class Connection:
         if packet_id is not None and kind in FLOW_TYPES:
             # Trail.note, inlined: this runs once per judged packet
             history = self.trail.history
-            trail = history.pop(packet_id, None)  # re-inserted last: most recent
-            if trail is None:
-                if len(history) >= EVIDENCE_IDS:
-                    # the identifier least recently used is forgotten; its deque is
-                    # reused (a new one costs a call with keywords)
-                    trail = history.pop(next(iter(history)))
-                    trail.clear()
-                else:
-                    trail = deque(maxlen=EVIDENCE_HISTORY)
+            # (get and del, not pop: the compiled build calls dict.pop as a method)
+            trail = history.get(packet_id)
+            if trail is not None:
+                del history[packet_id]  # re-inserted last: most recent
+            elif len(history) >= EVIDENCE_IDS:
+                # the identifier least recently used is forgotten; its deque is reused
+                # (a new one costs a call with keywords)
+                oldest = next(iter(history))
+                trail = history[oldest]
+                del history[oldest]
+                trail.clear()
+            else:
+                trail = deque(maxlen=EVIDENCE_HISTORY)
             history[packet_id] = trail
             trail.append(recent)
         judge = self.judge
