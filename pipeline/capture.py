@@ -68,6 +68,12 @@ _U32: Final = {order: struct.Struct(order + "I") for order in "<>"}
 _U32X2: Final = {order: struct.Struct(order + "II") for order in "<>"}
 _U32X4: Final = {order: struct.Struct(order + "IIII") for order in "<>"}
 _U32X5: Final = {order: struct.Struct(order + "IIIII") for order in "<>"}
+# unpack_from of _U32, _U32X2 and _U32X4 bound once per byte order: a Struct's method is
+# looked up at every call in the compiled build (the plan's walk reads every block's and
+# every record's header)
+_U32_UNPACK: Final = {order: unpacker.unpack_from for order, unpacker in _U32.items()}
+_U32X2_UNPACK: Final = {order: unpacker.unpack_from for order, unpacker in _U32X2.items()}
+_U32X4_UNPACK: Final = {order: unpacker.unpack_from for order, unpacker in _U32X4.items()}
 #: an Enhanced Packet Block's head: type, total length, interface, timestamp (two
 #: words), captured and original length
 _EPB_HEAD: Final = {order: struct.Struct(order + "IIIIIII") for order in "<>"}
@@ -399,7 +405,7 @@ class _PcapWalker(_Walker):
         fraction: int
         caplen: int
         origlen: int
-        seconds, fraction, caplen, origlen = _U32X4[self.endian].unpack_from(self.mm, pos)
+        seconds, fraction, caplen, origlen = _U32X4_UNPACK[self.endian](self.mm, pos)
         end = pos + 16 + caplen
         # a fraction of a second of a second or more, or a jump in time of more than a day
         # (followed by no record of that time): no record header, but bytes inside a record
@@ -597,21 +603,21 @@ def _block_header(
     # the type and length in one unpacking, in the byte order so far: a Section Header
     # Block's type reads the same in both orders, and its magic gives the order of its
     # length and of the section it starts
-    block_type, length = _U32X2[endian].unpack_from(mm, pos)
+    block_type, length = _U32X2_UNPACK[endian](mm, pos)
     if block_type == _PCAPNG_SHB:
-        magic = _U32["<"].unpack_from(mm, pos + 8)[0]
+        magic = _U32_UNPACK["<"](mm, pos + 8)[0]
         if magic == _BYTE_ORDER_MAGIC:
             endian = "<"
         elif magic == 0x4D3C2B1A:
             endian = ">"
         else:
             return "garbage"
-        length = _U32[endian].unpack_from(mm, pos + 4)[0]
+        length = _U32_UNPACK[endian](mm, pos + 4)[0]
     if length < 12 or length % 4 or length > MAX_RECORD:
         return "garbage"
     if pos + length > size:
         return "truncated-record" if block_type in _PACKET_BLOCKS else "truncated-block"
-    trailer = _U32[endian].unpack_from(mm, pos + length - 4)[0]
+    trailer = _U32_UNPACK[endian](mm, pos + length - 4)[0]
     if trailer != length:
         return "garbage"
     return block_type, length, endian
@@ -696,7 +702,7 @@ def _read_pcapng(
     endian, interfaces = split.endian, list(split.interfaces)
     pos, frame, end = split.start, split.first_frame, split.end
     released = pos
-    head = _EPB_HEAD[endian]
+    head = _EPB_HEAD[endian].unpack_from  # bound: looked up once, not once per block
     # typed: machine integers in the compiled loop (once per block)
     block_type: int
     length: int
@@ -710,7 +716,7 @@ def _read_pcapng(
         if end - pos >= _EPB_HEAD_BYTES:
             # an Enhanced Packet Block, nearly every block of a capture, in one unpacking:
             # the plan's walk has checked every block of the split (length and trailer)
-            block_type, length, iface, _, _, caplen, origlen = head.unpack_from(mm, pos)
+            block_type, length, iface, _, _, caplen, origlen = head(mm, pos)
             if block_type == _EPB and length >= 32:  # shorter: the general way's problem
                 record = _packet_record(
                     mm, pos, length, pos + 28, iface, caplen, origlen, interfaces, split,
@@ -724,7 +730,7 @@ def _read_pcapng(
         header = _block_header(mm, pos, end, endian)
         assert not isinstance(header, str), "the plan only cuts at valid blocks"
         block_type, length, endian = header
-        head = _EPB_HEAD[endian]
+        head = _EPB_HEAD[endian].unpack_from
         if block_type == _PCAPNG_SHB:
             interfaces = []
         elif block_type == _IDB:

@@ -67,6 +67,10 @@ _ENDPOINTS: Final[dict[bytes, tuple[str, int, str, int]]] = {}
 _ENDPOINTS_MAX: Final = 1 << 16
 _ETH_IPV4_TCP: Final = struct.Struct(">12xHBxH2xHxB")  # ethertype, version/IHL, total, frag, proto
 _TCP_FIXED: Final = struct.Struct(">I4xB")  # sequence number, (skip ack), data offset
+# their unpack_from bound once: the compiled build calls a Final callable directly, where
+# a method of a Struct is looked up at every call (once per frame each)
+_ETH_IPV4_TCP_UNPACK: Final = _ETH_IPV4_TCP.unpack_from
+_TCP_FIXED_UNPACK: Final = _TCP_FIXED.unpack_from
 
 
 #: the class, as a Final name: the compiled build reads it as a C static once per frame
@@ -77,7 +81,13 @@ def dissect(linktype: int, data: bytes) -> Segment | str:
     """The TCP segment in one frame, or the reason there is none."""
     if linktype == ETHERNET and len(data) >= 54:
         # the common case first: Ethernet, IPv4 without options, TCP, not a fragment
-        ethertype, first, total, fragment, protocol = _ETH_IPV4_TCP.unpack_from(data)
+        # (typed: machine integers in the compiled build, not objects compared)
+        ethertype: int
+        first: int
+        total: int
+        fragment: int
+        protocol: int
+        ethertype, first, total, fragment, protocol = _ETH_IPV4_TCP_UNPACK(data)
         if ethertype == _ETH_IPV4 and first == 0x45 and protocol == 6:
             if total < 20:
                 return "bad-header"
@@ -133,7 +143,9 @@ def _ipv4_tcp(data: bytes, total: int) -> Segment | str:
             _ENDPOINTS.clear()
         sport, dport = struct.unpack_from(">HH", data, 34)
         endpoints = _ENDPOINTS[key] = (_v4(data[26:30]), sport, _v4(data[30:34]), dport)
-    seq, offset = _TCP_FIXED.unpack_from(data, 38)
+    seq: int  # typed: machine integers in the compiled build (once per frame)
+    offset: int
+    seq, offset = _TCP_FIXED_UNPACK(data, 38)
     header = (offset >> 4) * 4
     end = 14 + total
     if header < 20 or 34 + header > end:
