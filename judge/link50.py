@@ -541,9 +541,11 @@ class LinkJudge50(LinkJudge):
         assert isinstance(packet_id, int)
         judged_rx = self.judged_rx
         code = fields.get("reason_code")  # _code, inlined
-        entry = _RX_PUBREL[is_error(code if isinstance(code, int) else 0)][
-            judged_rx.get(packet_id, R_FREE)
-        ]
+        if not isinstance(code, int):
+            code = 0
+        # `code != 0 and`: success, most acknowledgements, is no error, and the model's
+        # is_error (interpreted, and replaced by a mutation test) is not called for it
+        entry = _RX_PUBREL[code != 0 and is_error(code)][judged_rx.get(packet_id, R_FREE)]
         assert entry is not None and entry.defined
         owed_now = self.owed
         for reply, code in entry.replies:
@@ -571,7 +573,7 @@ class LinkJudge50(LinkJudge):
         code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
         if not isinstance(code, int):
             code = 0
-        error = is_error(code)
+        error = code != 0 and is_error(code)  # success is no error (see peer_pubrel)
         flow = self.judged_tx.get(packet_id)
         entry = _TX_ACK[kind][error][S_FREE if flow is None else flow.state]
         if error and kind != "PUBCOMP":
@@ -750,7 +752,7 @@ class LinkJudge50(LinkJudge):
                 note = "before the PUBREC (PUBREL only after a PUBREC below 0x80)"
                 self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC)
         state = self.peer_rx.get(packet_id, R_FREE)
-        entry = _RX_PUBREL[is_error(code)][state]
+        entry = _RX_PUBREL[code != 0 and is_error(code)][state]  # see peer_pubrel
         assert entry is not None and entry.defined
         self._move_rx(self.peer_rx, packet_id, entry.next)
 
@@ -762,7 +764,7 @@ class LinkJudge50(LinkJudge):
         code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
         if not isinstance(code, int):
             code = 0
-        error = is_error(code)
+        error = code != 0 and is_error(code)  # success is no error (see peer_pubrel)
         # _pay, inlined: once per acknowledgement
         owed: Owed | None = None
         queue = self.owed.get((kind, packet_id))

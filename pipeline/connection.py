@@ -562,7 +562,11 @@ class Connection:
                     # without the payload's hex
                     p = (
                         shown if packet_id is None
-                        else {**shown, "payload_hex": _PAYLOAD_HEX(payload)}
+                        else {
+                            "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
+                            "topic": sent, "packet_id": packet_id,
+                            "properties": shown_props, "payload_hex": _PAYLOAD_HEX(payload),
+                        }  # shown's items and the payload's hex, built as one dict
                     )  # fmt: skip
                     self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
                                  payload_len, data[start : start + _EVIDENCE_PAYLOAD],

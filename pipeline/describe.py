@@ -145,6 +145,11 @@ SHOWN: dict[int, tuple[PublishProperties | AckProperties, str, dict[str, Any]]] 
 SHOWN_KEPT = 4096
 
 
+#: json.dumps(shown, ensure_ascii=False, separators=(",", ":")) with its encoder made once:
+#: dumps with options makes a JSONEncoder at every call
+_PROPERTIES_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dict[str, Any]]:
     """A 5.0 PUBLISH's or acknowledgement's properties as the ``properties`` column writes
     them (a JSON object with ``pubproof decode``'s keys, in its order; ``{}`` without any)
@@ -156,7 +161,7 @@ def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dic
     shown: dict[str, Any] = (
         publish_props(props) if type(props) is PublishProperties else ack_props(props)  # type: ignore[arg-type,assignment]
     )
-    text = json.dumps(shown, ensure_ascii=False, separators=(",", ":")) if shown else NO_PROPERTIES
+    text = _PROPERTIES_JSON(shown) if shown else NO_PROPERTIES
     if len(SHOWN) >= SHOWN_KEPT:
         SHOWN.clear()
     SHOWN[id(props)] = (props, text, shown)
