@@ -51,11 +51,26 @@ class Declared:
         self.wire_limits()  # the model's own bounds on the other two
 
     def wire_limits(self) -> Limits:
-        """The model's limits for a decoder of what this end receives."""
-        return Limits(
-            topic_alias_maximum=self.topic_alias_maximum,
-            maximum_packet_size=self.maximum_packet_size,
-        )
+        """The model's limits for a decoder of what this end receives (one object per
+        pair of values: limits are immutable, and a capture asks for them a few times per
+        packet type of every connection, about 15 on a short 5.0 connection)."""
+        alias, size = self.topic_alias_maximum, self.maximum_packet_size
+        if type(alias) is not int or not (size is None or type(size) is int):
+            # anything else is left to Limits to refuse, never kept
+            return Limits(topic_alias_maximum=alias, maximum_packet_size=size)
+        key = (alias, size)
+        limits = _LIMITS.get(key)
+        if limits is None:
+            if len(_LIMITS) >= _LIMITS_KEPT:
+                _LIMITS.clear()
+            limits = _LIMITS[key] = Limits(topic_alias_maximum=alias, maximum_packet_size=size)
+        return limits
+
+
+#: :meth:`Declared.wire_limits`'s limits, by their two values (a value Limits refuses
+#: raises before it is kept)
+_LIMITS: dict[tuple[int, int | None], Limits] = {}
+_LIMITS_KEPT = 1024
 
 
 def _int(properties: Mapping[str, Any], key: str, low: int, high: int) -> int | None:

@@ -323,3 +323,19 @@ def test_too_large() -> None:
     server = Negotiated(server=Declared(maximum_packet_size=4))
     found = too_large(5, "c2s", server)
     assert found is not None and found.rules[1] == "MQTT-3.2.2-15"
+
+
+def test_wire_limits_are_kept_per_pair_of_values_and_invalid_ones_never() -> None:
+    """:meth:`Declared.wire_limits` gives one object per pair of values (the same limits
+    as made afresh), and refuses what Limits refuses every time, a bool included (equal
+    to 1 as a key, yet not a Two Byte Integer)."""
+    first = Declared(topic_alias_maximum=3, maximum_packet_size=1000).wire_limits()
+    again = Declared(topic_alias_maximum=3, maximum_packet_size=1000).wire_limits()
+    assert first is again
+    assert first == Limits(topic_alias_maximum=3, maximum_packet_size=1000)
+    assert Declared(topic_alias_maximum=1).wire_limits() == Limits(topic_alias_maximum=1)
+    for bad in ({"topic_alias_maximum": True}, {"topic_alias_maximum": 0x10000},
+                {"maximum_packet_size": 0}, {"maximum_packet_size": True}):  # fmt: skip
+        for _ in range(2):
+            with pytest.raises(ValueError):
+                Declared(**bad)
