@@ -365,3 +365,26 @@ def test_acknowledgements_on_one_identifier_are_judged_each_as_itself(tmp_path: 
         rows = _both(_keyed_capture(capture))
         assert [row[5] for row in rows["violations"]] == ["MQTT-4.4.0-2"]
         assert [row[17] for row in rows["packets"] if row[7] == "PUBACK"] == [0, 0x80, 0, 0]
+
+
+def test_properties_are_shown_once_per_value_across_decoders() -> None:
+    """Two decoders' objects for the same section share one JSON text and one dict
+    (:data:`~pubproof.pipeline.describe.SHOWN_BY_VALUE`); different values get their
+    own; a list where the decoder makes tuples is shown, not kept by value."""
+    from pubproof.pipeline import describe as D
+
+    first = PublishProperties(topic_alias=7, user_properties=(("k", "v"),))
+    second = PublishProperties(topic_alias=7, user_properties=(("k", "v"),))
+    other = PublishProperties(topic_alias=8, user_properties=(("k", "v"),))
+    assert first is not second
+    text, shown = D.shown_properties(first)
+    assert json.loads(text) == {"topic_alias": 7, "user_properties": [["k", "v"]]}
+    again = D.shown_properties(second)
+    assert again[0] == text and again[1] is shown
+    assert json.loads(D.shown_properties(other)[0])["topic_alias"] == 8
+    assert json.loads(D.shown_properties(AckProperties(reason_string="r"))[0]) == {
+        "reason_string": "r"
+    }
+    listed = PublishProperties(topic_alias=9)
+    object.__setattr__(listed, "user_properties", [("a", "b")])  # unhashable
+    assert json.loads(D.shown_properties(listed)[0])["user_properties"] == [["a", "b"]]
