@@ -53,7 +53,7 @@ from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
-from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail
+from pubproof.pipeline.trail import Recent, Trail
 from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.packets import Ack, Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
@@ -810,23 +810,7 @@ class Connection:
         recent = Recent(direction, frame, offset, shown, payload_len, head)
         trail: deque[Recent] | None = None
         if packet_id is not None and kind in FLOW_TYPES:
-            # Trail.note, inlined: this runs once per judged packet
-            history = self.trail.history
-            # (get and del, not pop: the compiled build calls dict.pop as a method)
-            trail = history.get(packet_id)
-            if trail is not None:
-                del history[packet_id]  # re-inserted last: most recent
-            elif len(history) >= EVIDENCE_IDS:
-                # the identifier least recently used is forgotten; its deque is reused
-                # (a new one costs a call with keywords)
-                oldest = next(iter(history))
-                trail = history[oldest]
-                del history[oldest]
-                trail.clear()
-            else:
-                trail = deque(maxlen=EVIDENCE_HISTORY)
-            history[packet_id] = trail
-            trail.append(recent)
+            trail = self.trail.note(packet_id, recent)
         assert self.judge is not None
         if self.edition is None:
             return
@@ -868,23 +852,7 @@ class Connection:
         recent = Recent(direction, frame, offset, shown, payload_len, head)
         trail: deque[Recent] | None = None
         if packet_id is not None and kind in FLOW_TYPES:
-            # Trail.note, inlined: this runs once per judged packet
-            history = self.trail.history
-            # (get and del, not pop: the compiled build calls dict.pop as a method)
-            trail = history.get(packet_id)
-            if trail is not None:
-                del history[packet_id]  # re-inserted last: most recent
-            elif len(history) >= EVIDENCE_IDS:
-                # the identifier least recently used is forgotten; its deque is reused
-                # (a new one costs a call with keywords)
-                oldest = next(iter(history))
-                trail = history[oldest]
-                del history[oldest]
-                trail.clear()
-            else:
-                trail = deque(maxlen=EVIDENCE_HISTORY)
-            history[packet_id] = trail
-            trail.append(recent)
+            trail = self.trail.note(packet_id, recent)
         judge = self.judge
         assert judge is not None
         given = as_dict(fields)  # a dict's look-up, not Mapping.get's method call

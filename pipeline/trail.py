@@ -65,19 +65,22 @@ class Trail:
     def note(self, packet_id: int, recent: Recent) -> deque[Recent]:
         """Keep ``recent`` as its identifier's latest packet; that identifier's trail, as
         it is until the next note (the trail of an identifier forgotten is cleared and
-        reused for a new one). (:meth:`pubproof.pipeline.connection.Connection._judge`
-        does the same inline, on its hot path; ``tests/test_pipeline_rows.py`` holds the
-        two equal.)"""
+        reused for a new one). Once per judged packet of the PUBLISH family
+        (:meth:`pubproof.pipeline.connection.Connection._judge` and ``_judge5``)."""
         history = self.history
-        trail = history.pop(packet_id, None)  # re-inserted last: most recent
-        if trail is None:
-            if len(history) >= EVIDENCE_IDS:
-                # the identifier least recently used is forgotten; its deque is reused (a
-                # new one costs a call with keywords)
-                trail = history.pop(next(iter(history)))
-                trail.clear()
-            else:
-                trail = deque(maxlen=EVIDENCE_HISTORY)
+        # (get and del, not pop: the compiled build calls dict.pop as a method)
+        trail = history.get(packet_id)
+        if trail is not None:
+            del history[packet_id]  # re-inserted last: most recent
+        elif len(history) >= EVIDENCE_IDS:
+            # the identifier least recently used is forgotten; its deque is reused (a new
+            # one costs a call with keywords)
+            oldest = next(iter(history))
+            trail = history[oldest]
+            del history[oldest]
+            trail.clear()
+        else:
+            trail = deque(maxlen=EVIDENCE_HISTORY)
         history[packet_id] = trail
         trail.append(recent)
         return trail

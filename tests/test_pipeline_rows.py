@@ -1,5 +1,5 @@
 """The rows are the tables: each named tuple's fields are its table's columns, in order;
-and a connection keeps its evidence trail as :meth:`Trail.note` does."""
+and a connection keeps its evidence trail with :meth:`Trail.note`."""
 
 from __future__ import annotations
 
@@ -64,7 +64,8 @@ def _publish(edition: Edition, packet_id: int) -> bytes:
 
 @pytest.mark.parametrize("edition", [Edition.V311, Edition.V50])
 def test_the_connection_keeps_its_trail_as_trail_note_does(edition: Edition) -> None:
-    """3.1.1 (``Connection._judge``) and 5.0 (``_judge5``) each keep it inline."""
+    """3.1.1 (``Connection._judge``) and 5.0 (``_judge5``) note every judged packet of
+    the PUBLISH family, in order, under its identifier."""
     conn, sink = Conn(), Sink()
     tracker = Tracker("c.pcap", Config(), sink)
     if edition is Edition.V311:
