@@ -1249,7 +1249,7 @@ def test_the_fast_paths_memory_of_property_sections_is_per_decoder_and_bounded()
     decoder = Decoder(edition=V50)
     many = [
         Publish(topic="t", properties=PublishProperties(user_properties=(("n", str(i)),)))
-        for i in range(3000)
+        for i in range(decode50._SECTION_CACHE_SIZE + 1000)
     ]
     decoder.feed(b"".join(encode(packet, edition=V50) for packet in many))
     assert list(decoder) == many
