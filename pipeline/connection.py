@@ -552,23 +552,24 @@ class Connection:
                     or (retain and not declared.negotiated.retain_available)
                 ):
                     start = len(data) - payload_len
-                    shown = {
-                        "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
-                        "topic": sent, "packet_id": packet_id,
-                        "properties": shown_props,
-                    }  # fmt: skip
                     # a QoS 0 PUBLISH's payload no judge of a capture reads (it starts no
                     # flow; the judges keep deliveries for a live peer only): its P
-                    # without the payload's hex
-                    p = (
-                        shown if packet_id is None
-                        else {
+                    # without the payload's hex. P is also what its evidence shows, as in
+                    # _packet3 (evidence_from replaces the payload's hex with the head's,
+                    # in the same place: after the properties, as before)
+                    p: dict[str, Any]
+                    if packet_id is None:
+                        p = {
+                            "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
+                            "topic": sent, "packet_id": None, "properties": shown_props,
+                        }  # fmt: skip
+                    else:
+                        p = {
                             "type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain,
                             "topic": sent, "packet_id": packet_id,
                             "properties": shown_props, "payload_hex": _PAYLOAD_HEX(payload),
-                        }  # shown's items and the payload's hex, built as one dict
-                    )  # fmt: skip
-                    self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, shown,
+                        }  # fmt: skip
+                    self._judge5(direction, frame, offset, "PUBLISH", packet_id, p, p,
                                  payload_len, data[start : start + _EVIDENCE_PAYLOAD],
                                  data)  # fmt: skip
                 return
@@ -740,7 +741,10 @@ class Connection:
         receiver = S2C if direction == C2S else C2S
         if self.closing is None:
             self.closing = CloseJudge()
-        seen = Seen(direction=direction, frame=frame, offset=offset, fields=dict(shown))
+        # a QoS 1 or 2 PUBLISH's shown is its P (_packet5): the close judge's entries
+        # show its fields without the judge's copy of the payload
+        fields = {k: v for k, v in shown.items() if k != "payload_hex"}
+        seen = Seen(direction=direction, frame=frame, offset=offset, fields=fields)
         self.closing.flow_offence(seen, offence, self._owed(receiver, direction), data)
 
     def _closing_findings(self) -> None:

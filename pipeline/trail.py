@@ -20,8 +20,9 @@ EVIDENCE_IDS: Final = 64
 
 
 class Recent:
-    """A judged packet as its evidence needs it: direction, frame, offset, fields (without
-    the payload), payload length, and the head of its payload
+    """A judged packet as its evidence needs it: direction, frame, offset, fields (the
+    payload's hex in them, if any, the evidence replaces), payload length, and the head of
+    its payload
     (:func:`~pubproof.pipeline.describe.payload_head`). Made once per judged packet and
     never changed: a plain class, which the compiled build makes natively (a named tuple
     was a call through ``tuple.__new__``, about 1,200 instructions counted)."""

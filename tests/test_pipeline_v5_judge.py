@@ -200,6 +200,23 @@ def test_receive_maximum_and_the_receivers_disconnect(tmp_path: Path) -> None:
         verdicts[code] = [(role, kind) for _, role, _, kind in found[1:]]
     assert verdicts == {0x93: [], 0x82: [("server", "tolerated")],
                         0x00: [("server", "violation")]}  # fmt: skip
+    # the server's finding shows the offending PUBLISH as its fields: no payload (the
+    # judges' P of a QoS 1 PUBLISH carries the payload's hex; its evidence does not)
+    row = outcome.tables["violations"][-1]
+    offending = json.loads(str(row["evidence"]))[0]
+    assert {k: v for k, v in offending.items() if k not in ("conn", "offset")} == {
+        "type": "PUBLISH", "dup": False, "qos": 1, "retain": False, "topic": "q",
+        "packet_id": 3, "properties": {}, "dir": "c2s", "frame": FIRST + 2,
+    }  # fmt: skip
+    # the client's finding shows it as judged, with the head of its payload
+    client = outcome.tables["violations"][0]
+    assert client["role"] == "client"
+    judged = json.loads(str(client["evidence"]))[-1]
+    assert {k: v for k, v in judged.items() if k not in ("conn", "offset")} == {
+        "type": "PUBLISH", "dup": False, "qos": 1, "retain": False, "topic": "q",
+        "packet_id": 3, "properties": {}, "payload_hex": "6d", "payload_len": 1,
+        "dir": "c2s", "frame": FIRST + 2,
+    }  # fmt: skip
 
 
 def test_an_unknown_alias_is_a_finding_and_its_topic_null(tmp_path: Path) -> None:
