@@ -174,13 +174,11 @@ class BothEnds:
         deliver nothing; so the capture pipeline need not feed it (its evidence is only
         ever its own, and a QoS 0 PUBLISH has no flow whose trail it would join)."""
         sender = self.ends50[direction][0]
-        negotiated = sender.negotiated
         # what resolve50 reads for the judged end's PUBLISH (by_judged)
-        receiver = negotiated.client if sender.server else negotiated.server
         return (
-            1 <= alias <= receiver.topic_alias_maximum
+            1 <= alias <= sender.judged_alias_maximum
             and sender.judged_aliases.mapping.get(alias) == topic
-            and (not retain or sender.server or negotiated.retain_available)
+            and (not retain or sender.server or sender.retain_available)
         )
 
     def feed50(self, direction: str, kind: Any, given: Mapping[str, Any]) -> list[Finding]:

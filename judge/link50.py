@@ -266,14 +266,20 @@ class LinkJudge50(LinkJudge):
 
     __slots__ = (
         "ended",
+        "judged_alias_maximum",
         "judged_aliases",
         "judged_quota",
+        "judged_receive_maximum",
+        "maximum_qos",
         "negotiated",
         "offence",
+        "peer_alias_maximum",
         "peer_aliases",
         "peer_quota",
+        "peer_receive_maximum",
         "peer_refusable",
         "refusable",
+        "retain_available",
         "server",
         "topic",
     )  # fmt: skip
@@ -282,6 +288,13 @@ class LinkJudge50(LinkJudge):
         super().__init__(label, judged, keep=keep)
         self.server = server
         self.negotiated: Negotiated = DEFAULT
+        # what negotiated says, read once per CONNECT and CONNACK (_negotiate) and not
+        # once per PUBLISH: Negotiated and Declared are interpreted classes
+        self.judged_alias_maximum = self.peer_alias_maximum = 0
+        self.judged_receive_maximum = self.peer_receive_maximum = 0
+        self.maximum_qos = 2
+        self.retain_available = True
+        self._negotiate(DEFAULT)
         self.judged_aliases = TopicAliases()  # what the judged end sends, as its peer maps it
         self.peer_aliases = TopicAliases()  # what the peer sends, as the judged end maps it
         self.judged_quota: set[int] = set()  # identifiers holding a unit of the judged end's
@@ -306,11 +319,24 @@ class LinkJudge50(LinkJudge):
         """What the peer declared about what it receives."""
         return self.negotiated.client if self.server else self.negotiated.server
 
+    def _negotiate(self, negotiated: Negotiated) -> None:
+        """What the two ends declared is now ``negotiated``."""
+        self.negotiated = negotiated
+        judged, peer = self.judged_receives, self.peer_receives
+        # the Topic Alias Maximum that binds what the judged end sends (its peer's), and
+        # the one that binds what the peer sends
+        self.judged_alias_maximum = peer.topic_alias_maximum
+        self.peer_alias_maximum = judged.topic_alias_maximum
+        self.judged_receive_maximum = judged.receive_maximum
+        self.peer_receive_maximum = peer.receive_maximum
+        self.maximum_qos = negotiated.maximum_qos
+        self.retain_available = negotiated.retain_available
+
     # -- connections ---------------------------------------------------------------------
 
     def _connect50(self, fields: Mapping[str, Any]) -> None:
         self.connections += 1
-        self.negotiated = self.negotiated.with_connect(fields)
+        self._negotiate(self.negotiated.with_connect(fields))
         if not self.keep:
             # what was owed on the last connection is owed no more (a live peer's judge
             # reports it missing when the probe says the connection closed)
@@ -324,7 +350,7 @@ class LinkJudge50(LinkJudge):
         self.peer_quota.clear()
 
     def _connack50(self, fields: Mapping[str, Any], found: list[Finding], index: int) -> None:
-        self.negotiated = self.negotiated.with_connack(fields)
+        self._negotiate(self.negotiated.with_connack(fields))
         pending, self.pending = self.pending, None
         if pending is None or is_error(_code(fields)):
             return
@@ -379,16 +405,12 @@ class LinkJudge50(LinkJudge):
         if type(alias) is not int:
             alias = None
         resolved = topic
-        negotiated = self.negotiated
         if alias is not None or not topic:
             # the receiver's map and what it declared (peer_receives or judged_receives)
             if by_judged:
-                aliases = self.judged_aliases
-                receiver = negotiated.client if self.server else negotiated.server
+                aliases, maximum = self.judged_aliases, self.judged_alias_maximum
             else:
-                aliases = self.peer_aliases
-                receiver = negotiated.server if self.server else negotiated.client
-            maximum = receiver.topic_alias_maximum
+                aliases, maximum = self.peer_aliases, self.peer_alias_maximum
             found, step = aliases.resolve(topic, alias, maximum)
             if found is None:
                 self.topic = None
@@ -399,10 +421,10 @@ class LinkJudge50(LinkJudge):
         self.topic = resolved
         if by_judged != self.server:  # the client sends: what the Server declared binds it
             qos = fields.get("qos", 0)
-            if isinstance(qos, int) and qos > negotiated.maximum_qos:
-                note = f"QoS {qos} is above the Server's Maximum QoS {negotiated.maximum_qos}"
+            if isinstance(qos, int) and qos > self.maximum_qos:
+                note = f"QoS {qos} is above the Server's Maximum QoS {self.maximum_qos}"
                 return None, FlowOffence(MAXIMUM_QOS, note, QOS_NOT_SUPPORTED)
-            if fields.get("retain") and not negotiated.retain_available:
+            if fields.get("retain") and not self.retain_available:
                 note = "RETAIN 1, and the Server declared Retain Available 0"
                 return None, FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
         if resolved == topic:
@@ -467,8 +489,7 @@ class LinkJudge50(LinkJudge):
         judged_rx = self.judged_rx
         state = judged_rx.get(packet_id, R_FREE)
         if state == R_FREE and packet_id not in self.peer_tx:  # a new message
-            negotiated = self.negotiated  # judged_receives, inlined
-            maximum = (negotiated.server if self.server else negotiated.client).receive_maximum
+            maximum = self.judged_receive_maximum
             over = len(self.peer_quota) >= maximum
             entry = _TX_PUBLISH[qos][S_FREE]
             self.peer_tx[packet_id] = entry.next
@@ -685,8 +706,7 @@ class LinkJudge50(LinkJudge):
         assert entry.defined
         over = False
         if entry.takes_quota:
-            negotiated = self.negotiated  # peer_receives, inlined
-            maximum = (negotiated.client if self.server else negotiated.server).receive_maximum
+            maximum = self.peer_receive_maximum
             if len(self.judged_quota) >= maximum:
                 over = True
                 rule = QUOTA_SERVER if self.server else QUOTA_CLIENT

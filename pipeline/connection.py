@@ -516,7 +516,7 @@ class Connection:
                 sent: str = packet.topic
                 topic: str | None = sent
                 if alias is not None:  # Receivers.resolve, inlined (once per PUBLISH)
-                    aliases = declared.aliases[direction]
+                    aliases = declared.aliases_c2s if direction == C2S else declared.aliases_s2c
                     if sent:
                         aliases[alias] = sent
                     else:

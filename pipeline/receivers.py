@@ -33,15 +33,21 @@ class Receivers:
     """One 5.0 connection's receivers: what the two ends declared, per direction the
     codec's decoder that judges with its receiver's limits, and its Topic Alias map."""
 
-    __slots__ = ("aliases", "decoders", "negotiated", "readings")
+    __slots__ = ("aliases", "aliases_c2s", "aliases_s2c", "decoder_c2s", "decoder_s2c",
+                 "negotiated", "readings")  # fmt: skip
 
     def __init__(self, readings: Mapping[str, str] | None) -> None:
         self.readings = readings
         self.negotiated: Negotiated = DEFAULT
         decoder = decoder_for(Edition.V50, readings, None)
         # both directions start with the defaults: one decoder until an end declares
-        self.decoders: dict[str, PublishFamilyDecoder] = {C2S: decoder, S2C: decoder}
-        self.aliases: dict[str, dict[int, str]] = {C2S: {}, S2C: {}}
+        self.decoder_c2s: PublishFamilyDecoder = decoder
+        self.decoder_s2c: PublishFamilyDecoder = decoder
+        # each direction's map, also by direction (the per-packet path reads the
+        # attribute: no look-up keyed by the direction)
+        self.aliases_c2s: dict[int, str] = {}
+        self.aliases_s2c: dict[int, str] = {}
+        self.aliases: dict[str, dict[int, str]] = {C2S: self.aliases_c2s, S2C: self.aliases_s2c}
 
     def connect(self, fields: Mapping[str, Any]) -> None:
         """The client's CONNECT (its description): its limits bind what the server sends."""
@@ -56,14 +62,18 @@ class Receivers:
         for direction in (C2S, S2C):
             limits = negotiated.limits_for(direction)
             if limits != before.limits_for(direction):
-                self.decoders[direction] = decoder_for(Edition.V50, self.readings, limits)
+                decoder = decoder_for(Edition.V50, self.readings, limits)
+                if direction == C2S:
+                    self.decoder_c2s = decoder
+                else:
+                    self.decoder_s2c = decoder
 
     def decode(self, direction: str, data: bytes) -> Packet | WireError:
         """The PUBLISH-family packet ``data`` (one, whole) sent ``direction``, decoded with
         its receiver's limits: by the codec's fast path for whole packets
         (:meth:`~pubproof.reference.codec.Decoder.whole5`, no generator per packet) where it
         takes the packet, else as :meth:`.PublishFamilyDecoder.decode` decodes it."""
-        decoder = self.decoders[direction]
+        decoder = self.decoder_c2s if direction == C2S else self.decoder_s2c
         packet = decoder._decoder.whole5(data)
         return decoder.decode(data) if packet is None else packet
 
@@ -71,7 +81,7 @@ class Receivers:
         """The topic name a PUBLISH sent ``direction`` with ``alias`` stands for: ``topic``
         itself when it has one (and the alias is mapped to it from now on), else the
         mapping's (None: the receiver holds none for the alias)."""
-        aliases = self.aliases[direction]
+        aliases = self.aliases_c2s if direction == C2S else self.aliases_s2c
         if topic:
             aliases[alias] = topic
             return topic
