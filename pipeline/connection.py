@@ -618,7 +618,10 @@ class Connection:
             # ("unacceptable protocol level", 3.1.1 [MQTT-3.1.2-2]), not a 5.0 one
             described = describe(data, Edition.V311, None)
         else:
-            described = describe(data, Edition.V50, self.readings, negotiated.limits_for(direction))
+            # limits matter to the PUBLISH family only (a control packet's description
+            # is kept by its bytes alone)
+            limits = negotiated.limits_for(direction) if PUBLISH <= kind <= PUBCOMP else None
+            described = describe(data, Edition.V50, self.readings, limits)
         if kind in (PINGREQ, PINGRESP):  # [MQTT-4.8.0-1] evidence
             self.pings[direction] += 1
         name = described.type

