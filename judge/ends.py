@@ -62,7 +62,8 @@ class BothEnds:
     """Feed the packets of one connection in capture order; each call returns the findings
     about the packet's sender."""
 
-    __slots__ = ("clean_session", "ends50", "of_client", "of_server", "offence", "topic", "v50")
+    __slots__ = ("clean_session", "client50", "ends50", "of_client", "of_server", "offence",
+                 "server50", "topic", "v50")  # fmt: skip
 
     def __init__(self, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.clean_session: bool | None = None  # from CONNECT; None until it is seen
@@ -79,6 +80,10 @@ class BothEnds:
         self.v50 = False  # two LinkJudge50
         #: MQTT 5.0: per direction, the judge of its sender and that of its receiver
         self.ends50: dict[str, tuple[LinkJudge50, LinkJudge50]] = {}
+        # the same two judges (the sender's is the client's for c2s): what feed50 reads
+        # per packet, with no look-up keyed by the direction
+        self.client50: LinkJudge50 | None = None
+        self.server50: LinkJudge50 | None = None
         if edition is Edition.V50:
             self.edition = edition
 
@@ -101,12 +106,14 @@ class BothEnds:
                 client.judged_aliases = server.peer_aliases  # c2s
                 client.peer_aliases = server.judged_aliases  # s2c
                 self.ends50 = {C2S: (client, server), S2C: (server, client)}
+                self.client50, self.server50 = client, server
                 self.v50 = True
             return
         if isinstance(self.of_server, LinkJudge50):
             self.of_server = LinkJudge(SERVER, SERVER)
             self.of_client = LinkJudge(CLIENT, CLIENT)
             self.ends50 = {}
+            self.client50 = self.server50 = None
             self.v50 = False
         self.v311 = value is Edition.V311
 
@@ -173,7 +180,8 @@ class BothEnds:
         alias table's step for a topic name and a known alias) and, for QoS 0, owe and
         deliver nothing; so the capture pipeline need not feed it (its evidence is only
         ever its own, and a QoS 0 PUBLISH has no flow whose trail it would join)."""
-        sender = self.ends50[direction][0]
+        sender = self.client50 if direction == C2S else self.server50
+        assert sender is not None and direction in (C2S, S2C)
         # what resolve50 reads for the judged end's PUBLISH (by_judged)
         return (
             1 <= alias <= sender.judged_alias_maximum
@@ -192,7 +200,13 @@ class BothEnds:
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_start"))
         found: list[Finding] = []
-        sender, receiver = self.ends50[direction]
+        if direction == C2S:
+            sender, receiver = self.client50, self.server50
+        elif direction == S2C:
+            sender, receiver = self.server50, self.client50
+        else:
+            raise KeyError(direction)
+        assert sender is not None and receiver is not None
         if kind == "PUBLISH":
             # peer_sent and judged_sent, the topic resolved once through the map the two
             # judges share (the receiver's judge would resolve it alike)
