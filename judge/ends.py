@@ -62,8 +62,8 @@ class BothEnds:
     """Feed the packets of one connection in capture order; each call returns the findings
     about the packet's sender."""
 
-    __slots__ = ("clean_session", "client50", "ends50", "of_client", "of_server", "offence",
-                 "server50", "topic", "v50")  # fmt: skip
+    __slots__ = ("clean_session", "client50", "of_client", "of_server", "offence", "server50",
+                 "topic", "v50")  # fmt: skip
 
     def __init__(self, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.clean_session: bool | None = None  # from CONNECT; None until it is seen
@@ -78,10 +78,8 @@ class BothEnds:
         #: DISCONNECT Reason Code the model calls for), for the close judge
         self.offence: FlowOffence | None = None
         self.v50 = False  # two LinkJudge50
-        #: MQTT 5.0: per direction, the judge of its sender and that of its receiver
-        self.ends50: dict[str, tuple[LinkJudge50, LinkJudge50]] = {}
-        # the same two judges (the sender's is the client's for c2s): what feed50 reads
-        # per packet, with no look-up keyed by the direction
+        #: MQTT 5.0: the two judges as LinkJudge50 (the sender's judge is the client's for
+        #: c2s, the server's for s2c; :meth:`sender50`)
         self.client50: LinkJudge50 | None = None
         self.server50: LinkJudge50 | None = None
         if edition is Edition.V50:
@@ -105,14 +103,12 @@ class BothEnds:
                 # judges: a PUBLISH is resolved once, by its sender's judge (feed50)
                 client.judged_aliases = server.peer_aliases  # c2s
                 client.peer_aliases = server.judged_aliases  # s2c
-                self.ends50 = {C2S: (client, server), S2C: (server, client)}
                 self.client50, self.server50 = client, server
                 self.v50 = True
             return
         if isinstance(self.of_server, LinkJudge50):
             self.of_server = LinkJudge(SERVER, SERVER)
             self.of_client = LinkJudge(CLIENT, CLIENT)
-            self.ends50 = {}
             self.client50 = self.server50 = None
             self.v50 = False
         self.v311 = value is Edition.V311
@@ -171,6 +167,13 @@ class BothEnds:
             return [f for f in found if FORWARD_DUP not in f.rules]
         return found
 
+    def sender50(self, direction: str) -> LinkJudge50:
+        """MQTT 5.0: the judge of the end that sends ``direction`` ("c2s" or "s2c")."""
+        judge = self.client50 if direction == C2S else self.server50 if direction == S2C else None
+        if judge is None:
+            raise KeyError(direction)
+        return judge
+
     def mapped0(self, direction: str, topic: str, alias: int, retain: bool) -> bool:
         """MQTT 5.0: whether a QoS 0 PUBLISH sent ``direction`` with the topic name
         ``topic`` (not empty) and the Topic Alias ``alias`` would change nothing in the
@@ -180,8 +183,7 @@ class BothEnds:
         alias table's step for a topic name and a known alias) and, for QoS 0, owe and
         deliver nothing; so the capture pipeline need not feed it (its evidence is only
         ever its own, and a QoS 0 PUBLISH has no flow whose trail it would join)."""
-        sender = self.client50 if direction == C2S else self.server50
-        assert sender is not None and direction in (C2S, S2C)
+        sender = self.sender50(direction)
         # what resolve50 reads for the judged end's PUBLISH (by_judged)
         return (
             1 <= alias <= sender.judged_alias_maximum

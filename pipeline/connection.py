@@ -328,7 +328,7 @@ class Connection:
                 self.flags.add("gaps")
                 self.judge = None  # the lost bytes could have answered anything
                 if self.declared is not None:  # ... or mapped an alias anew
-                    self.declared.aliases[direction].clear()
+                    self.declared.forget_aliases(direction)
             framer.event(event)
             for item in framer.take():
                 self._item(direction, item)
@@ -626,8 +626,7 @@ class Connection:
             self.pings[direction] += 1
         name = described.type
         if name == "CONNECT" and direction == C2S:
-            for aliases in declared.aliases.values():  # as the link judges' maps go
-                aliases.clear()
+            declared.forget_aliases()  # as the link judges' maps go
             if self.level is None:
                 self._connect(described)
         elif name == "CONNACK" and direction == S2C and described.error is None:

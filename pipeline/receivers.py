@@ -33,8 +33,8 @@ class Receivers:
     """One 5.0 connection's receivers: what the two ends declared, per direction the
     codec's decoder that judges with its receiver's limits, and its Topic Alias map."""
 
-    __slots__ = ("aliases", "aliases_c2s", "aliases_s2c", "decoder_c2s", "decoder_s2c",
-                 "negotiated", "readings")  # fmt: skip
+    __slots__ = ("aliases_c2s", "aliases_s2c", "decoder_c2s", "decoder_s2c", "negotiated",
+                 "readings")  # fmt: skip
 
     def __init__(self, readings: Mapping[str, str] | None) -> None:
         self.readings = readings
@@ -43,11 +43,10 @@ class Receivers:
         # both directions start with the defaults: one decoder until an end declares
         self.decoder_c2s: PublishFamilyDecoder = decoder
         self.decoder_s2c: PublishFamilyDecoder = decoder
-        # each direction's map, also by direction (the per-packet path reads the
-        # attribute: no look-up keyed by the direction)
+        # each direction's map as an attribute (the per-packet path reads it: no look-up
+        # keyed by the direction)
         self.aliases_c2s: dict[int, str] = {}
         self.aliases_s2c: dict[int, str] = {}
-        self.aliases: dict[str, dict[int, str]] = {C2S: self.aliases_c2s, S2C: self.aliases_s2c}
 
     def connect(self, fields: Mapping[str, Any]) -> None:
         """The client's CONNECT (its description): its limits bind what the server sends."""
@@ -76,6 +75,15 @@ class Receivers:
         decoder = self.decoder_c2s if direction == C2S else self.decoder_s2c
         packet = decoder._decoder.whole5(data)
         return decoder.decode(data) if packet is None else packet
+
+    def forget_aliases(self, direction: str | None = None) -> None:
+        """The receiver of ``direction`` (None: of both) holds no Topic Alias mapping any
+        more: a new Network Connection [MQTT-3.3.2-7], or bytes lost that could have set
+        one."""
+        if direction != S2C:
+            self.aliases_c2s.clear()
+        if direction != C2S:
+            self.aliases_s2c.clear()
 
     def resolve(self, direction: str, topic: str, alias: int) -> str | None:
         """The topic name a PUBLISH sent ``direction`` with ``alias`` stands for: ``topic``

@@ -83,11 +83,11 @@ def test_what_mapped0_leaves_out_changes_nothing() -> None:
 
 
 def _alias_only(self: BothEnds, direction: str, topic: str, alias: int, retain: bool) -> bool:
-    return alias in self.ends50[direction][0].judged_aliases.mapping
+    return alias in self.sender50(direction).judged_aliases.mapping
 
 
 def _no_maximum(self: BothEnds, direction: str, topic: str, alias: int, retain: bool) -> bool:
-    return self.ends50[direction][0].judged_aliases.mapping.get(alias) == topic
+    return self.sender50(direction).judged_aliases.mapping.get(alias) == topic
 
 
 def _no_retain(self: BothEnds, direction: str, topic: str, alias: int, retain: bool) -> bool:
