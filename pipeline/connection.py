@@ -55,7 +55,9 @@ from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import Recent, Trail
 from pubproof.pipeline.wire_error import WireError
-from pubproof.reference.packets import Ack, Publish
+from pubproof.reference.common import Whole5
+from pubproof.reference.decode50 import whole_of
+from pubproof.reference.packets import Ack, Packet, Publish
 from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
 
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
@@ -500,20 +502,27 @@ class Connection:
             self.closing.packet(seen, data)
         declared = self.declared
         assert declared is not None
+        whole: Whole5 | None = None
         if self.FAST and PUBLISH <= kind <= PUBCOMP:
-            # the PUBLISH family, decoded by the codec; an error goes the general way below
-            packet = declared.decode(direction, data)
-            known = type(packet)  # not isinstance: see _packet3
-            if known is _PUBLISH_CLASS:
-                packet = cast(Publish, packet)  # no check in the compiled build
+            # the PUBLISH family, read by the codec's fast path (its record, read at once:
+            # native fields, where a packet object's are read through the generic
+            # attribute protocol), or decoded by its general way; an error goes the
+            # general way below
+            whole = declared.scan(direction, data)
+            if whole is None:
+                packet = declared.decode(direction, data)
+                if type(packet) is not _WIRE_ERROR:  # not isinstance: see _packet3
+                    whole = whole_of(cast(Packet, packet))
+        if whole is not None:
+            if whole.kind == PUBLISH:
                 self.packets += 1
-                packet_id, payload = packet.packet_id, packet.payload
-                dup, qos, retain = packet.dup, packet.qos, packet.retain
+                packet_id, payload = whole.packet_id, whole.payload
+                dup, qos, retain = whole.dup, whole.qos, whole.retain
                 payload_len = len(payload)
-                props = packet.properties
+                props = whole.properties
                 assert props is not None
-                alias = props.topic_alias
-                sent: str = packet.topic
+                alias = whole.topic_alias
+                sent: str = whole.topic
                 topic: str | None = sent
                 if alias is not None:  # Receivers.resolve, inlined (once per PUBLISH)
                     aliases = declared.aliases_c2s if direction == C2S else declared.aliases_s2c
@@ -573,11 +582,12 @@ class Connection:
                                  payload_len, data[start : start + _EVIDENCE_PAYLOAD],
                                  data)  # fmt: skip
                 return
-            if known is not _WIRE_ERROR:
-                acknowledgement = cast(Ack, packet)  # no check in the compiled build
+            else:
                 self.packets += 1
-                name, packet_id = _ACK_TYPES[kind], acknowledgement.packet_id
-                code, ack = acknowledgement.reason_code, acknowledgement.properties
+                ack_id = whole.packet_id
+                assert ack_id is not None
+                name, packet_id = _ACK_TYPES[kind], ack_id
+                code, ack = whole.reason_code, whole.properties
                 assert ack is not None
                 fields: dict[str, Any] | None = None
                 if ack is _NO_ACK_PROPERTIES:

@@ -26,6 +26,7 @@ from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.model.editions import Edition
 from pubproof.pipeline.family import PublishFamilyDecoder, decoder_for
 from pubproof.pipeline.wire_error import WireError
+from pubproof.reference.common import Whole5
 from pubproof.reference.packets import Packet
 
 
@@ -67,14 +68,21 @@ class Receivers:
                 else:
                     self.decoder_s2c = decoder
 
+    def scan(self, direction: str, data: bytes) -> Whole5 | None:
+        """The PUBLISH-family packet ``data`` (one, whole) sent ``direction``, as the
+        codec's fast path reads it with its receiver's limits
+        (:meth:`~pubproof.reference.codec.Decoder.scan_whole5`: no packet object, no
+        generator); None where the fast path does not take it (:meth:`decode` then). The
+        decoder's record, filled anew by its next packet: read it at once."""
+        decoder = self.decoder_c2s if direction == C2S else self.decoder_s2c
+        return decoder._decoder.scan_whole5(data)
+
     def decode(self, direction: str, data: bytes) -> Packet | WireError:
         """The PUBLISH-family packet ``data`` (one, whole) sent ``direction``, decoded with
-        its receiver's limits: by the codec's fast path for whole packets
-        (:meth:`~pubproof.reference.codec.Decoder.whole5`, no generator per packet) where it
-        takes the packet, else as :meth:`.PublishFamilyDecoder.decode` decodes it."""
+        its receiver's limits as :meth:`.PublishFamilyDecoder.decode` decodes it: the
+        packet, or the codec's error (for a packet :meth:`scan` does not take)."""
         decoder = self.decoder_c2s if direction == C2S else self.decoder_s2c
-        packet = decoder._decoder.whole5(data)
-        return decoder.decode(data) if packet is None else packet
+        return decoder.decode(data)
 
     def forget_aliases(self, direction: str | None = None) -> None:
         """The receiver of ``direction`` (None: of both) holds no Topic Alias mapping any

@@ -45,7 +45,7 @@ from pubproof.reference.common import ACK_BY_KIND as _ACK_BY_KIND
 from pubproof.reference.common import ACK_NAMES as _ACK_NAMES
 from pubproof.reference.common import ACK_TYPE_BYTE as _ACK_TYPE_BYTE
 from pubproof.reference.common import DISCOURAGED as _DISCOURAGED
-from pubproof.reference.common import NEED_DATA, Config, _NeedData, _Pending
+from pubproof.reference.common import NEED_DATA, Config, Section, Whole5, _NeedData, _Pending
 from pubproof.reference.decode50 import Decoder50
 from pubproof.reference.encode50 import encode_ack5, encode_publish5
 from pubproof.reference.errors import (
@@ -63,7 +63,6 @@ from pubproof.reference.packets import (
     trusted_ack,
     trusted_publish,
 )
-from pubproof.reference.properties import PublishProperties
 
 __all__ = ["NEED_DATA", "Decoder", "decode_all", "encode"]
 
@@ -204,7 +203,8 @@ class Decoder(Decoder50):
         self._pending: _Pending | None = None  # 5.0: a packet partly judged
         # 5.0: property sections the fast path has judged, and what they decoded to (see
         # _SECTION_CACHE_SIZE).
-        self._sections: dict[bytes, PublishProperties] = {}
+        self._sections: dict[bytes, Section] = {}
+        self._whole = Whole5()
 
     @property
     def edition(self) -> Edition:

@@ -12,7 +12,7 @@ from pubproof.reference.packets import Packet, PubAck, PubComp, PubRec, PubRel
 
 if TYPE_CHECKING:
     from pubproof.reference.errors import ProtocolError
-    from pubproof.reference.properties import PublishProperties
+    from pubproof.reference.properties import AckProperties, PublishProperties
 
 
 class _NeedData:
@@ -102,6 +102,45 @@ class _Pending:
         self.sub_ids: list[int] = []
 
 
+class Whole5:
+    """What the 5.0 fast path read of one whole PUBLISH, PUBACK, PUBREC, PUBREL or PUBCOMP
+    whose every field is within the rules (:meth:`~pubproof.reference.decode50.Decoder50.
+    scan_whole5`): the fields of the packet it stands for, and a PUBLISH's Topic Alias.
+
+    One per decoder, filled anew by every packet the fast path takes: read it before the
+    decoder's next call. A native class in the compiled build, so that a compiled caller
+    reads the fields directly, where a packet object (an interpreted class) is written and
+    read through the generic attribute protocol, some 200 instructions a field."""
+
+    __slots__ = ("dup", "kind", "packet_id", "payload", "properties", "qos", "reason_code",
+                 "retain", "topic", "topic_alias")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.kind = 0  # the packet type number: 3 PUBLISH, 4 to 7 the acknowledgements
+        self.topic = ""
+        self.payload = b""
+        self.qos = 0
+        self.packet_id: int | None = None
+        self.dup = False
+        self.retain = False
+        self.reason_code = 0  # an acknowledgement's
+        self.properties: PublishProperties | AckProperties | None = None
+        self.topic_alias: int | None = None  # a PUBLISH's
+
+
+class Section:
+    """A PUBLISH property section the 5.0 fast path has judged (the decoder's memory of
+    them): its properties, and what the per-packet path reads of them, read once."""
+
+    __slots__ = ("properties", "topic_alias", "utf8_payload")
+
+    def __init__(self, properties: PublishProperties) -> None:
+        self.properties = properties
+        self.topic_alias = properties.topic_alias
+        # Payload Format Indicator 1: the payload is UTF-8 (judged under payload-utf8)
+        self.utf8_payload = properties.payload_format_indicator == 1
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """An edition with its readings, compiled for the decoder and the encoder (built and
@@ -134,6 +173,7 @@ class DecoderState:
         "_pending",
         "_pos",
         "_sections",
+        "_whole",
     )
 
     _alias_max: int
@@ -145,4 +185,5 @@ class DecoderState:
     _max_size: int | None
     _pending: _Pending | None  # 5.0: a packet partly judged
     _pos: int
-    _sections: dict[bytes, PublishProperties]
+    _sections: dict[bytes, Section]  # 5.0: the fast path's memory of property sections
+    _whole: Whole5  # 5.0: what the fast path read of the last packet it took

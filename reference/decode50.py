@@ -26,6 +26,8 @@ from pubproof.reference.common import (
     DISCOURAGED,
     NEED_DATA,
     DecoderState,
+    Section,
+    Whole5,
     _NeedData,
     _Pending,
 )
@@ -60,6 +62,8 @@ _TRUSTED_PUBLISH: Final = trusted_publish
 _ACK_LAYOUT: Final = AckLayout
 _PUBLISH_LAYOUT: Final = PublishLayout
 _PUBLISH_CLASS: Final = Publish
+#: acknowledgement class -> its packet type number
+_ACK_TYPE_NUMBERS: Final = {cls: kind for kind, cls in enumerate(ACK_BY_KIND) if cls is not None}
 
 # Property identifiers (MQTT 5.0 section 2.2.2.2, Table 2-4), and which a packet may carry.
 _PFI, _MEI, _CONTENT_TYPE, _RESPONSE_TOPIC, _CORRELATION = 0x01, 0x02, 0x03, 0x08, 0x09
@@ -106,7 +110,7 @@ _WILDCARD_BYTES = re.compile(rb"[+#]")
 _SECTION_CACHE_SIZE: Final = 4096
 
 
-def _longer_length(buf: bytes | bytearray, pos: int, size: int) -> tuple[int, int] | None:
+def _longer_length(buf: bytes, pos: int, size: int) -> tuple[int, int] | None:
     """(where the body starts, the Remaining Length) of the packet at ``pos`` whose
     Remaining Length takes two to four bytes, when all of them are in ``buf[:size]`` and
     they are the shortest form (a last byte of 0 never is); None otherwise: for the fast
@@ -129,7 +133,7 @@ def _vbi_size(value: int) -> int:
 
 
 def _fast_user_property(
-    buf: bytes | bytearray,
+    buf: bytes,
     i: int,
     stop: int,
     discouraged: Callable[[str], object] | None,
@@ -158,7 +162,7 @@ def _fast_user_property(
 
 
 def _fast_publish_properties(
-    buf: bytes | bytearray,
+    buf: bytes,
     i: int,
     stop: int,
     alias_max: int,
@@ -237,7 +241,7 @@ def _fast_publish_properties(
                 b = i + 3 + (buf[i + 1] << 8 | buf[i + 2])
                 if correlation is not None or b > stop:
                     return None
-                correlation = bytes(buf[i + 3 : b])
+                correlation = buf[i + 3 : b]
                 i = b
             else:
                 return None
@@ -357,6 +361,49 @@ def judge_string(
     )
 
 
+def _packet_of(whole: Whole5) -> Packet:
+    """The ``Publish`` or acknowledgement the fast path read into ``whole``."""
+    if whole.kind == 3:
+        packet = _PUBLISH_LAYOUT()
+        packet.topic = whole.topic
+        packet.payload = whole.payload
+        packet.qos = whole.qos
+        packet.packet_id = whole.packet_id
+        packet.dup = whole.dup
+        packet.retain = whole.retain
+        packet.properties = whole.properties  # type: ignore[assignment]
+        # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
+        # 0.3 us this way, measured), more than a whole small-PUBLISH decode
+        packet.__class__ = _PUBLISH_CLASS  # type: ignore[assignment]
+        return packet  # type: ignore[return-value]
+    ack = _ACK_LAYOUT()
+    packet_id = whole.packet_id
+    assert packet_id is not None
+    ack.packet_id = packet_id
+    ack.reason_code = whole.reason_code
+    ack.properties = whole.properties  # type: ignore[assignment]
+    ack.__class__ = _ACK_BY_KIND[whole.kind]  # type: ignore[assignment]
+    return ack  # type: ignore[return-value]
+
+
+def whole_of(packet: Packet) -> Whole5:
+    """A PUBLISH-family packet's fields as a new :class:`~pubproof.reference.common.Whole5`
+    (the record :meth:`Decoder50.scan_whole5` fills, for a packet the judging path
+    decoded)."""
+    whole = Whole5()
+    whole.properties = packet.properties
+    if isinstance(packet, Publish):
+        whole.kind = 3
+        whole.topic, whole.payload, whole.qos = packet.topic, packet.payload, packet.qos
+        whole.packet_id, whole.dup, whole.retain = packet.packet_id, packet.dup, packet.retain
+        if packet.properties is not None:
+            whole.topic_alias = packet.properties.topic_alias
+    else:
+        whole.kind = _ACK_TYPE_NUMBERS[type(packet)]
+        whole.packet_id, whole.reason_code = packet.packet_id, packet.reason_code
+    return whole
+
+
 class Decoder50(DecoderState):
     """The MQTT 5.0 methods of :class:`pubproof.reference.codec.Decoder`."""
 
@@ -377,30 +424,52 @@ class Decoder50(DecoderState):
     def _iter5(self) -> Iterator[Packet]:
         # The 5.0 fast path: as in _iter3, a complete packet whose every field is within
         # the rules is built by _fast5; at the first doubt it is ``next_packet``'s.
+        # _fast5 reads bytes, whose bytes and slices the compiled build reads directly (a
+        # union with bytearray is indexed through the generic protocol, an int object a
+        # byte). A buffer that is a bytearray (a long packet that grew in place, see
+        # ``feed``) is next_packet's, and what follows the packet it takes is made bytes
+        # again, as ``feed`` does once a packet is consumed.
         fast = self._fast5
         next_packet = self.next_packet
-        buf: bytes | bytearray = b""
-        is_bytes = True
         while True:
             while self._error is None:
-                if self._buf is not buf:
-                    buf = self._buf
-                    is_bytes = type(buf) is bytes
-                packet = fast(buf, self._pos, len(buf), is_bytes)
+                buf = self._buf
+                if type(buf) is not bytes:
+                    break
+                packet = fast(buf, self._pos, len(buf))
                 if packet is None:
                     break
                 yield packet
             result = next_packet()
             if result is NEED_DATA:
                 return
+            if type(self._buf) is not bytes:
+                self._rest_as_bytes()
             yield result  # type: ignore[misc]
+
+    def _rest_as_bytes(self) -> None:
+        """The unread rest of the buffer as a new ``bytes`` buffer (stream offsets kept)."""
+        pos = self._pos
+        self._buf = bytes(self._buf[pos:])
+        self._base += pos
+        if self._awaiting >= 0:
+            self._awaiting -= pos
+        self._pos = 0
 
     def whole5(self, data: bytes) -> Packet | None:
         """``data``, one whole packet, taken by the fast path: what ``feed(data)`` and then
         iteration's first packet would give, with the decoder left as they would leave it
         (stream offsets included), when nothing is buffered and no error was raised;
         None otherwise, the decoder unchanged (``feed`` it then). For a caller that has
-        its packets framed already (the capture pipeline): no generator per packet."""
+        its packets framed already: no generator per packet."""
+        whole = self.scan_whole5(data)
+        return None if whole is None else _packet_of(whole)
+
+    def scan_whole5(self, data: bytes) -> Whole5 | None:
+        """:meth:`whole5` for a caller that reads the fields at once (the capture
+        pipeline): the decoder's :class:`~pubproof.reference.common.Whole5`, which the
+        next call fills anew, and no packet object (building one costs a compiled caller
+        more than reading the fields does)."""
         buf = self._buf
         pos = self._pos
         size = len(data)
@@ -408,20 +477,26 @@ class Decoder50(DecoderState):
             return None
         base = self._base
         self._buf, self._pos, self._base = data, 0, base + len(buf)  # as feed() does
-        packet = self._fast5(data, 0, size, True)
-        if packet is None or self._pos != size:
+        whole = self._scan5(data, 0, size)
+        if whole is None or self._pos != size:
             self._buf, self._pos, self._base = buf, pos, base
             return None
         if self._awaiting >= 0:  # as feed() does (a 3.x state)
             self._awaiting -= len(buf)
-        return packet
+        return whole
 
-    def _fast5(self, buf: bytes | bytearray, pos: int, size: int, is_bytes: bool) -> Packet | None:
-        """The packet at ``buf[pos:]`` (``buf[:size]`` received; ``is_bytes``: whether
-        ``buf`` is ``bytes``), when it is complete, has a one-byte Property Length and
-        every field within the rules: built inline, ``_pos`` moved past it. None at the
-        first doubt (nothing changed): ``next_packet`` judges from the same position, so
-        the packets, errors and offsets are its own by construction."""
+    def _fast5(self, buf: bytes, pos: int, size: int) -> Packet | None:
+        """The packet at ``buf[pos:]`` (``buf[:size]`` received) when :meth:`_scan5`
+        takes it; None at its first doubt."""
+        whole = self._scan5(buf, pos, size)
+        return None if whole is None else _packet_of(whole)
+
+    def _scan5(self, buf: bytes, pos: int, size: int) -> Whole5 | None:
+        """The packet at ``buf[pos:]`` (``buf[:size]`` received), when it is complete, has a
+        one-byte Property Length and every field within the rules: read inline into the
+        decoder's :class:`~pubproof.reference.common.Whole5`, ``_pos`` moved past it. None
+        at the first doubt (nothing changed): ``next_packet`` judges from the same
+        position, so the packets, errors and offsets are its own by construction."""
         body = pos + 2
         if body > size:
             return None
@@ -458,7 +533,7 @@ class Decoder50(DecoderState):
                     if buf[body + 3] > 127 or section_end != end:
                         return None
                     if section_end > body + 4:
-                        ack_key = bytes(buf[body + 4 : end])
+                        ack_key = buf[body + 4 : end]
                         reject = config.reject_discouraged
                         kept = _ACK_SECTIONS[reject]
                         found_ack = kept.get(ack_key)
@@ -472,15 +547,14 @@ class Decoder50(DecoderState):
                                 kept.clear()
                             kept[ack_key] = found_ack
                         ack_properties = found_ack
-            ack = _ACK_LAYOUT()
-            ack.packet_id = buf[body] << 8 | buf[body + 1]
-            ack.reason_code = code
-            ack.properties = ack_properties
-            # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-            # 0.3 us this way, measured), more than a whole small-PUBLISH decode
-            ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
+            whole = self._whole
+            whole.kind = first >> 4
+            whole.packet_id = buf[body] << 8 | buf[body + 1]
+            whole.reason_code = code
+            whole.properties = ack_properties
+            whole.topic_alias = None
             self._pos = end
-            return ack  # type: ignore[return-value]
+            return whole
         if length < 3:  # a topic length and a Property Length at least
             return None
         topic_start = body + 2
@@ -514,17 +588,17 @@ class Decoder50(DecoderState):
         property_length = buf[at]
         if property_length == 0:
             properties = _NO_PUBLISH_PROPERTIES
+            alias: int | None = None
+            utf8_payload = False
             payload_start = at + 1
         else:
             payload_start = at + 1 + property_length
             if property_length > 127 or payload_start > end:
                 return None
             key = buf[at + 1 : payload_start]
-            if not is_bytes:
-                key = bytes(key)
             sections = self._sections
-            found = sections.get(key)  # type: ignore[arg-type]  # bytes by now
-            if found is None:
+            section = sections.get(key)
+            if section is None:
                 found = _fast_publish_properties(
                     buf, at + 1, payload_start, self._alias_max, discouraged
                 )
@@ -532,29 +606,30 @@ class Decoder50(DecoderState):
                     return None
                 if len(sections) >= _SECTION_CACHE_SIZE:
                     sections.clear()
-                sections[key] = found  # type: ignore[index]
-            properties = found
-        if not topic and properties.topic_alias is None:
+                section = sections[key] = Section(found)
+            properties = section.properties
+            alias = section.topic_alias
+            utf8_payload = section.utf8_payload
+        if not topic and alias is None:
             return None  # PP50-3.3.2-topic-or-alias, next_packet's to report
         payload = buf[payload_start:end]
-        if config.payload_utf8 and properties.payload_format_indicator == 1:
+        if utf8_payload and config.payload_utf8:
             try:
                 payload.decode("utf-8")
             except UnicodeDecodeError:
                 return None
-        packet = _PUBLISH_LAYOUT()
-        packet.topic = topic
-        packet.payload = payload if is_bytes else bytes(payload)  # type: ignore[assignment]
-        packet.qos = qos
-        packet.packet_id = packet_id
-        packet.dup = (first & 8) != 0
-        packet.retain = (first & 1) != 0
-        packet.properties = properties
-        # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-        # 0.3 us this way, measured), more than a whole small-PUBLISH decode
-        packet.__class__ = _PUBLISH_CLASS  # type: ignore[assignment]
+        whole = self._whole
+        whole.kind = 3
+        whole.topic = topic
+        whole.payload = payload
+        whole.qos = qos
+        whole.packet_id = packet_id
+        whole.dup = (first & 8) != 0
+        whole.retain = (first & 1) != 0
+        whole.properties = properties
+        whole.topic_alias = alias
         self._pos = end
-        return packet  # type: ignore[return-value]
+        return whole
 
     def _next5(self) -> Packet | _NeedData:
         buf, pos = self._buf, self._pos

@@ -15,6 +15,10 @@ import pytest
 
 from pubproof.model.editions import Edition, Limits
 from pubproof.reference import NEED_DATA, Decoder, ProtocolError
+from pubproof.reference.common import Whole5
+from pubproof.reference.decode50 import whole_of
+from pubproof.reference.packets import PubAck, PubComp, Publish, PubRec, PubRel
+from pubproof.reference.properties import AckProperties, PublishProperties
 
 V50 = Edition.V50
 
@@ -161,6 +165,81 @@ def test_whole_packet_is_feed_then_iteration(name: str, data: bytes, limits: Lim
         assert whole.offset == fed.offset and whole.buffered == fed.buffered
         after = [data[:3], data[3:]]  # the next packet, in two parts
         assert _outcome(whole, after, iterate=True) == _outcome(fed, after, iterate=True)
+
+
+def _fields(whole: Whole5) -> tuple[Any, ...]:
+    return (whole.kind, whole.topic, whole.payload, whole.qos, whole.packet_id, whole.dup,
+            whole.retain, whole.reason_code, whole.properties, whole.topic_alias)  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "data", "limits"), CASES, ids=[c[0] for c in CASES])
+def test_the_record_is_the_packet(name: str, data: bytes, limits: Limits) -> None:
+    """``scan_whole5`` (the capture pipeline's call: the fast path's record, no packet
+    object) takes what ``whole5`` takes, with the fields of the packet ``whole5`` gives
+    (``whole_of``), and leaves the decoder as ``whole5`` leaves it; where it does not take
+    the bytes it changes nothing. The record is the decoder's own, filled anew."""
+    scanning, whole = Decoder(edition=V50, limits=limits), Decoder(edition=V50, limits=limits)
+    record = scanning.scan_whole5(data)
+    packet = whole.whole5(data)
+    assert (record is None) == (packet is None), name
+    assert (scanning.offset, scanning.buffered) == (whole.offset, whole.buffered)
+    if packet is None:
+        return
+    assert record is not None
+    expected = whole_of(packet)
+    assert _fields(record) == _fields(expected)
+    alias = (
+        packet.properties.topic_alias
+        if isinstance(packet, Publish) and packet.properties is not None
+        else None
+    )
+    assert record.topic_alias == alias
+    assert record.kind == data[0] >> 4
+    properties = record.properties
+    assert scanning.scan_whole5(data) is record  # one record per decoder, filled anew
+    assert record.properties is properties  # the section memory's one object
+
+
+def test_a_record_from_the_judging_path() -> None:
+    """``whole_of`` on what the judging path decodes: every field, each acknowledgement
+    type's number, a PUBLISH's Topic Alias from its properties."""
+    props = PublishProperties(topic_alias=3, content_type="text/plain")
+    publish = Publish(topic="a/b", payload=b"x", qos=2, packet_id=9, dup=True, retain=True,
+                      properties=props)  # fmt: skip
+    assert _fields(whole_of(publish)) == (3, "a/b", b"x", 2, 9, True, True, 0, props, 3)
+    assert whole_of(Publish(topic="t", properties=None)).topic_alias is None
+    reason = AckProperties(reason_string="no")
+    for kind, cls in ((4, PubAck), (5, PubRec), (6, PubRel), (7, PubComp)):
+        code = 0x92 if cls in (PubRel, PubComp) else 0x80
+        ack = cls(packet_id=5, reason_code=code, properties=reason)
+        assert _fields(whole_of(ack)) == (kind, "", b"", 0, 5, False, False, code, reason, None)
+
+
+def _buffer_type(decoder: Decoder) -> type:
+    return type(decoder._buf)
+
+
+def test_a_bytearray_buffer_is_judged_and_gives_the_same_packets() -> None:
+    """A long packet that grew in place leaves a bytearray buffer, which the fast path
+    (it reads bytes) leaves to ``next_packet``; what follows the packet it takes is bytes
+    again, for the fast path, at the same stream offsets: the packets and an error's
+    offset are those of the stream fed at once."""
+    big = _publish("a/b", bytes(5000), USER)
+    small = _publish("c", b"hi", USER)
+    bad = _publish("", b"x", USER)  # an empty topic name and no alias
+    expected = _outcome(Decoder(edition=V50), [big + small + small + bad], iterate=False)
+    decoder = Decoder(edition=V50)
+    decoder.feed(big[:100])
+    assert list(decoder) == []
+    decoder.feed(big[100:] + small + small)  # grows in place: nothing was consumed
+    assert _buffer_type(decoder) is bytearray
+    packets = iter(decoder)
+    assert next(packets) == expected[0]
+    assert _buffer_type(decoder) is bytes  # the rest, for the fast path
+    assert list(packets) == expected[1:3]
+    assert decoder.offset == len(big + small + small)
+    assert _outcome(decoder, [bad], iterate=True) == expected[3:]
+    assert expected[3][1] == len(big + small + small) + 2  # the error's stream offset
 
 
 def test_whole_packet_not_after_an_error_or_with_bytes_buffered() -> None:
