@@ -38,13 +38,13 @@ from pubproof.pipeline import detect
 from pubproof.pipeline.describe import (
     EVIDENCE_PAYLOAD,
     NO_PROPERTIES,
-    SHOWN,
     Described,
     describe,
     evidence_fields,
     payload_head,
     payload_hex,
     readings_for,
+    show_properties,
     shown_properties,
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
@@ -530,14 +530,16 @@ class Connection:
                         aliases[alias] = sent
                     else:
                         topic = aliases.get(alias)
-                if props is _NO_PUBLISH_PROPERTIES:
+                section = whole.section
+                if section is not None:  # shown once per section, kept with it
+                    kept = section.shown
+                    if kept is None:
+                        kept = section.shown = show_properties(props)
+                    text, shown_props = kept
+                elif props is _NO_PUBLISH_PROPERTIES:
                     text, shown_props = _NO_PROPERTIES, _NONE
-                else:  # shown_properties, its memory read inline
-                    kept = _SHOWN.get(id(props))
-                    if kept is not None and kept[0] is props:
-                        text, shown_props = kept[1], kept[2]
-                    else:
-                        text, shown_props = shown_properties(props)
+                else:  # from the codec's general way
+                    text, shown_props = shown_properties(props)
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", dup, qos, retain, topic, packet_id,
@@ -604,11 +606,14 @@ class Connection:
                             "type": name, "packet_id": packet_id, "reason_code": code,
                             "properties": _NONE,
                         }  # fmt: skip
-                else:  # shown_properties, its memory read inline (one object per section)
-                    kept = _SHOWN.get(id(ack))
-                    if kept is not None and kept[0] is ack:
-                        text, shown_props = kept[1], kept[2]
-                    else:
+                else:
+                    section = whole.section
+                    if section is not None:  # shown once per section, kept with it
+                        kept = section.shown
+                        if kept is None:
+                            kept = section.shown = show_properties(ack)
+                        text, shown_props = kept
+                    else:  # from the codec's general way
                         text, shown_props = shown_properties(ack)
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
@@ -988,7 +993,6 @@ _PUBLISH_CLASS: Final = Publish
 _WIRE_ERROR: Final = WireError
 _PAYLOAD_HEX: Final = payload_hex
 _EVIDENCE_PAYLOAD: Final = EVIDENCE_PAYLOAD
-_SHOWN: Final = SHOWN
 _NO_PUBLISH_PROPERTIES: Final = NO_PUBLISH_PROPERTIES
 _NO_ACK_PROPERTIES: Final = NO_ACK_PROPERTIES
 _NO_PROPERTIES: Final = NO_PROPERTIES

@@ -178,14 +178,16 @@ def _kind(rule: str | None, edition: Edition) -> str:
 #: the ``properties`` column of a 5.0 packet without properties
 NO_PROPERTIES = "{}"
 #: property sections seen, by identity (the codec hands out one object per distinct
-#: section it has judged, see ``reference.decode50``): (the object, its JSON, its dict)
+#: section it has judged, see ``reference.decode50``): (the object, its JSON, its dict).
+#: The capture pipeline's packets that the codec's fast path takes do not come here: what
+#: is shown of their section is kept with it (``reference.common.Section.shown``, made by
+#: :func:`show_properties`); this serves the rest (the codec's general way, ``P`` of a
+#: decoded packet)
 SHOWN: dict[int, tuple[PublishProperties | AckProperties, str, dict[str, Any]]] = {}
 SHOWN_KEPT = 4096
-#: the same by value (properties are frozen, hashable and compared field by field): the
-#: codec's decoders for different limits, or one whose section memory started afresh,
-#: make their own objects for sections already shown. Since the section memory holds
-#: 4,096 sections this rarely pays: no hit among the 2,613 sections of the 200k-frame 5.0
-#: editions capture (it had 1,000 or so when that memory held 1,024)
+#: the same by value (properties are frozen, hashable and compared field by field):
+#: decoders for different limits, or one whose section memory started afresh, make their
+#: own objects for sections already shown
 SHOWN_BY_VALUE: dict[PublishProperties | AckProperties, tuple[str, dict[str, Any]]] = {}
 
 
@@ -212,10 +214,7 @@ def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dic
     if known is not None:
         text, shown = known
     else:
-        shown = (
-            publish_props(props) if type(props) is PublishProperties else ack_props(props)  # type: ignore[arg-type,assignment]
-        )
-        text = _PROPERTIES_JSON(shown) if shown else NO_PROPERTIES
+        text, shown = show_properties(props)
         if hashable:
             if len(SHOWN_BY_VALUE) >= SHOWN_KEPT:
                 SHOWN_BY_VALUE.clear()
@@ -224,6 +223,15 @@ def shown_properties(props: PublishProperties | AckProperties) -> tuple[str, dic
         SHOWN.clear()
     SHOWN[id(props)] = (props, text, shown)
     return text, shown
+
+
+def show_properties(props: PublishProperties | AckProperties) -> tuple[str, dict[str, Any]]:
+    """:func:`shown_properties` made anew, for a caller that keeps it (the fast path's
+    section memory, ``reference.common.Section.shown``)."""
+    shown: dict[str, Any] = (
+        publish_props(props) if type(props) is PublishProperties else ack_props(props)  # type: ignore[arg-type,assignment]
+    )
+    return (_PROPERTIES_JSON(shown) if shown else NO_PROPERTIES), shown
 
 
 def properties_json(props: PublishProperties | AckProperties) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pubproof.model.editions import Edition
 from pubproof.model.rules import Rule
@@ -113,7 +113,7 @@ class Whole5:
     read through the generic attribute protocol, some 200 instructions a field."""
 
     __slots__ = ("dup", "kind", "packet_id", "payload", "properties", "qos", "reason_code",
-                 "retain", "topic", "topic_alias")  # fmt: skip
+                 "retain", "section", "topic", "topic_alias")  # fmt: skip
 
     def __init__(self) -> None:
         self.kind = 0  # the packet type number: 3 PUBLISH, 4 to 7 the acknowledgements
@@ -126,19 +126,30 @@ class Whole5:
         self.reason_code = 0  # an acknowledgement's
         self.properties: PublishProperties | AckProperties | None = None
         self.topic_alias: int | None = None  # a PUBLISH's
+        # the section memory's entry for the property section (None: the packet has none)
+        self.section: Section | None = None
 
 
 class Section:
-    """A PUBLISH property section the 5.0 fast path has judged (the decoder's memory of
-    them): its properties, and what the per-packet path reads of them, read once."""
+    """A property section the 5.0 fast path has judged (its memory of them, by their
+    bytes): the properties, what the per-packet path reads of them, read once, and
+    :attr:`shown`, kept for a reader of :class:`Whole5` that makes something of the
+    section once (the capture pipeline: its ``properties`` column and the dict ``P``
+    holds), so that it has no memory of its own to look up at every packet."""
 
-    __slots__ = ("properties", "topic_alias", "utf8_payload")
+    __slots__ = ("properties", "shown", "topic_alias", "utf8_payload")
 
-    def __init__(self, properties: PublishProperties) -> None:
+    def __init__(
+        self,
+        properties: PublishProperties | AckProperties,
+        topic_alias: int | None = None,
+        utf8_payload: bool = False,
+    ) -> None:
         self.properties = properties
-        self.topic_alias = properties.topic_alias
+        self.topic_alias = topic_alias  # a PUBLISH's
         # Payload Format Indicator 1: the payload is UTF-8 (judged under payload-utf8)
-        self.utf8_payload = properties.payload_format_indicator == 1
+        self.utf8_payload = utf8_payload
+        self.shown: tuple[str, dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

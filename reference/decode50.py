@@ -268,7 +268,7 @@ def _fast_publish_properties(
 #: acknowledgement's section is judged by (a Reason String and User Properties: UTF-8
 #: Encoded Strings). Shared by every decoder, as one object per section then serves every
 #: packet that carries it; bounded as ``_SECTION_CACHE_SIZE`` says.
-_ACK_SECTIONS: Final[tuple[dict[bytes, AckProperties], dict[bytes, AckProperties]]] = ({}, {})
+_ACK_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {})
 
 
 def _fast_ack_properties(
@@ -519,7 +519,8 @@ class Decoder50(DecoderState):
         ):
             return None
         if first & 0xF0 != 0x30:
-            ack_properties = _NO_ACK_PROPERTIES
+            ack_properties: PublishProperties | AckProperties = _NO_ACK_PROPERTIES
+            ack_section: Section | None = None
             if length == 2:
                 code = 0
             elif length < 2:
@@ -536,8 +537,8 @@ class Decoder50(DecoderState):
                         ack_key = buf[body + 4 : end]
                         reject = config.reject_discouraged
                         kept = _ACK_SECTIONS[reject]
-                        found_ack = kept.get(ack_key)
-                        if found_ack is None:
+                        ack_section = kept.get(ack_key)
+                        if ack_section is None:
                             found_ack = _fast_ack_properties(
                                 ack_key, _DISCOURAGED.search if reject else None
                             )
@@ -545,13 +546,14 @@ class Decoder50(DecoderState):
                                 return None
                             if len(kept) >= _SECTION_CACHE_SIZE:
                                 kept.clear()
-                            kept[ack_key] = found_ack
-                        ack_properties = found_ack
+                            ack_section = kept[ack_key] = Section(found_ack)
+                        ack_properties = ack_section.properties
             whole = self._whole
             whole.kind = first >> 4
             whole.packet_id = buf[body] << 8 | buf[body + 1]
             whole.reason_code = code
             whole.properties = ack_properties
+            whole.section = ack_section
             whole.topic_alias = None
             self._pos = end
             return whole
@@ -587,9 +589,10 @@ class Decoder50(DecoderState):
             packet_id = None
         property_length = buf[at]
         if property_length == 0:
-            properties = _NO_PUBLISH_PROPERTIES
+            properties: PublishProperties | AckProperties = _NO_PUBLISH_PROPERTIES
             alias: int | None = None
             utf8_payload = False
+            section: Section | None = None
             payload_start = at + 1
         else:
             payload_start = at + 1 + property_length
@@ -606,7 +609,9 @@ class Decoder50(DecoderState):
                     return None
                 if len(sections) >= _SECTION_CACHE_SIZE:
                     sections.clear()
-                section = sections[key] = Section(found)
+                section = sections[key] = Section(
+                    found, found.topic_alias, found.payload_format_indicator == 1
+                )
             properties = section.properties
             alias = section.topic_alias
             utf8_payload = section.utf8_payload
@@ -627,6 +632,7 @@ class Decoder50(DecoderState):
         whole.dup = (first & 8) != 0
         whole.retain = (first & 1) != 0
         whole.properties = properties
+        whole.section = section
         whole.topic_alias = alias
         self._pos = end
         return whole

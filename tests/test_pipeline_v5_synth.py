@@ -16,10 +16,13 @@ from builds import pure_only
 from pipeline_builder import read_tables
 from tshark_decode import fields, preferences, split
 
+from pubproof.pipeline import describe as D
+from pubproof.pipeline import family
 from pubproof.pipeline.run import Job, check
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.check import compare_packets, compare_violations
 from pubproof.pipeline.synth.faults import Fault
+from pubproof.reference import decode50
 
 MIXED = SynthConfig(
     seed=21, frames=8_000, connections=30, concurrent=10, split=0.25, split_headers=False,
@@ -61,6 +64,28 @@ def test_tshark_decodes_what_the_generator_counted(mixed: tuple[Path, dict[str, 
     levels = Counter(v for r in rows for v in split(r[1]))
     assert levels == {"4": expected["connections_by_edition"]["3.1.1"],
                       "5": expected["connections_by_edition"]["5.0"]}  # fmt: skip
+
+
+def test_a_section_is_shown_once_and_as_itself(
+    tables: dict[str, list[dict[str, Any]]],
+) -> None:
+    """What the pipeline showed of a property section is kept with the codec's memory of
+    it (``Section.shown``): after a check every kept one is the section's own JSON and
+    dict, and the ``properties`` column holds those texts."""
+    shown = [
+        section
+        for decoder in family._DECODERS.values()
+        if decoder.v5
+        for memory in (decoder._decoder._sections, *decode50._ACK_SECTIONS)
+        for section in memory.values()
+        if section.shown is not None
+    ]
+    assert len(shown) > 20
+    for section in shown:
+        assert section.shown == D.show_properties(section.properties)
+    # the decoders are shared by the process (other tests' sections are kept too)
+    texts = {r["properties"] for r in tables["packets"] if r["edition"] == "5.0"}
+    assert len(texts & {section.shown[0] for section in shown if section.shown}) > 20
 
 
 def test_check_finds_the_faults_and_nothing_on_5_0(
