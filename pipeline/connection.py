@@ -55,10 +55,15 @@ from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
 from pubproof.pipeline.trail import Recent, Trail
 from pubproof.pipeline.wire_error import WireError
-from pubproof.reference.common import Whole5
+from pubproof.reference.common import Section, Whole5
 from pubproof.reference.decode50 import whole_of
 from pubproof.reference.packets import Ack, Packet, Publish
-from pubproof.reference.properties import NO_ACK_PROPERTIES, NO_PUBLISH_PROPERTIES
+from pubproof.reference.properties import (
+    NO_ACK_PROPERTIES,
+    NO_PUBLISH_PROPERTIES,
+    AckProperties,
+    PublishProperties,
+)
 
 # the type numbers the hot path compares, as plain ints (an enum member costs a look-up)
 PUBLISH: Final = int(PacketType.PUBLISH)
@@ -530,16 +535,10 @@ class Connection:
                         aliases[alias] = sent
                     else:
                         topic = aliases.get(alias)
-                section = whole.section
-                if section is not None:  # shown once per section, kept with it
-                    kept = section.shown
-                    if kept is None:
-                        kept = section.shown = show_properties(props)
-                    text, shown_props = kept
-                elif props is _NO_PUBLISH_PROPERTIES:
+                if whole.section is None and props is _NO_PUBLISH_PROPERTIES:
                     text, shown_props = _NO_PROPERTIES, _NONE
-                else:  # from the codec's general way
-                    text, shown_props = shown_properties(props)
+                else:
+                    text, shown_props = _shown(whole.section, props)
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     "PUBLISH", dup, qos, retain, topic, packet_id,
@@ -607,14 +606,7 @@ class Connection:
                             "properties": _NONE,
                         }  # fmt: skip
                 else:
-                    section = whole.section
-                    if section is not None:  # shown once per section, kept with it
-                        kept = section.shown
-                        if kept is None:
-                            kept = section.shown = show_properties(ack)
-                        text, shown_props = kept
-                    else:  # from the codec's general way
-                        text, shown_props = shown_properties(ack)
+                    text, shown_props = _shown(whole.section, ack)
                 self.sink.packets.append((
                     self.capture, self.id, direction, frame, first_frame, offset, len(data),
                     name, None, None, None, None, packet_id, None, None, None,
@@ -977,6 +969,21 @@ class Connection:
 FLOW_TYPES: Final = frozenset(ACKS.values()) | {"PUBLISH"}
 _JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
 #: 5.0: also every PUBLISH (QoS 0 too) and DISCONNECT (its Reason Code)
+def _shown(
+    section: Section | None, props: PublishProperties | AckProperties
+) -> tuple[str, dict[str, Any]]:
+    """The ``properties`` column and ``P``'s properties dict of a 5.0 packet's property
+    section: shown once per section the codec's fast path keeps, and kept with it
+    (``Section.shown``); else (a packet from the codec's general way) by
+    :func:`~pubproof.pipeline.describe.shown_properties`."""
+    if section is None:
+        return shown_properties(props)
+    kept = section.shown
+    if kept is None:
+        kept = section.shown = show_properties(props)
+    return kept
+
+
 _JUDGED50: Final = frozenset({"CONNECT", "CONNACK", "PUBLISH", "DISCONNECT"})
 #: the properties of a 5.0 packet without any, as ``P`` holds them (shared: never changed)
 _NONE: Final[dict[str, Any]] = {}
