@@ -966,9 +966,6 @@ class Connection:
         )  # fmt: skip
 
 
-FLOW_TYPES: Final = frozenset(ACKS.values()) | {"PUBLISH"}
-_JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
-#: 5.0: also every PUBLISH (QoS 0 too) and DISCONNECT (its Reason Code)
 def _shown(
     section: Section | None, props: PublishProperties | AckProperties
 ) -> tuple[str, dict[str, Any]]:
@@ -984,6 +981,9 @@ def _shown(
     return kept
 
 
+FLOW_TYPES: Final = frozenset(ACKS.values()) | {"PUBLISH"}
+_JUDGED = ("CONNECT", "CONNACK")  # judged even without a packet identifier
+#: 5.0: also every PUBLISH (QoS 0 too) and DISCONNECT (its Reason Code)
 _JUDGED50: Final = frozenset({"CONNECT", "CONNACK", "PUBLISH", "DISCONNECT"})
 #: the properties of a 5.0 packet without any, as ``P`` holds them (shared: never changed)
 _NONE: Final[dict[str, Any]] = {}
