@@ -92,7 +92,8 @@ def decoder_for(
 ) -> PublishFamilyDecoder:
     """A :class:`PublishFamilyDecoder` for the edition, readings and limits, shared by
     every connection that asks for the same (a whole packet leaves a decoder as it found
-    it, and the codec's memory of the property sections it has judged then serves all)."""
+    it; the codec's memory of the property sections it has judged is shared by every
+    decoder of a reading)."""
     key = (edition, None if readings is None else tuple(sorted(readings.items())), limits)
     decoder = _DECODERS.get(key)
     if decoder is None:

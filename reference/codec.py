@@ -45,7 +45,7 @@ from pubproof.reference.common import ACK_BY_KIND as _ACK_BY_KIND
 from pubproof.reference.common import ACK_NAMES as _ACK_NAMES
 from pubproof.reference.common import ACK_TYPE_BYTE as _ACK_TYPE_BYTE
 from pubproof.reference.common import DISCOURAGED as _DISCOURAGED
-from pubproof.reference.common import NEED_DATA, Config, Section, Whole5, _NeedData, _Pending
+from pubproof.reference.common import NEED_DATA, Config, Whole5, _NeedData, _Pending
 from pubproof.reference.decode50 import Decoder50
 from pubproof.reference.encode50 import encode_ack5, encode_publish5
 from pubproof.reference.errors import (
@@ -201,9 +201,6 @@ class Decoder(Decoder50):
         self._error: ProtocolError | None = None
         self._awaiting = -1  # end of a PUBLISH whose header fields are all judged
         self._pending: _Pending | None = None  # 5.0: a packet partly judged
-        # 5.0: property sections the fast path has judged, and what they decoded to (see
-        # _SECTION_CACHE_SIZE).
-        self._sections: dict[bytes, Section] = {}
         self._whole = Whole5()
 
     @property

@@ -183,7 +183,6 @@ class DecoderState:
         "_max_size",
         "_pending",
         "_pos",
-        "_sections",
         "_whole",
     )
 
@@ -196,5 +195,4 @@ class DecoderState:
     _max_size: int | None
     _pending: _Pending | None  # 5.0: a packet partly judged
     _pos: int
-    _sections: dict[bytes, Section]  # 5.0: the fast path's memory of property sections
     _whole: Whole5  # 5.0: what the fast path read of the last packet it took

@@ -97,16 +97,16 @@ _WILDCARD_BYTES = re.compile(rb"[+#]")
 
 
 #: The 5.0 fast path remembers up to this many property sections (of at most 127 bytes)
-#: with the properties they decode to, per decoder. A sender tends to repeat its sections
-#: (the same Content Type and User Properties on every message of a topic), and the
-#: judgement of a section is a function of its bytes alone (for one decoder: its readings
-#: and limits are fixed), and its result immutable; so a section seen before is not parsed
-#: again. Bounded: the cache starts afresh when full, and a full one takes a few MB (2.6 MB
-#: for sections of three properties, measured with tracemalloc). 4,096 and not fewer: the
-#: capture pipeline shares one decoder among all the connections with the same limits
-#: (``pipeline.family.decoder_for``) and keeps the JSON of each properties object it has
-#: shown; the 200,000-frame 5.0 editions capture has 2,612 distinct PUBLISH sections, and
-#: a memory of 1,024 made 4,050 objects of them (each shown anew).
+#: with the properties they decode to, in each of its memories (:data:`_PUBLISH_SECTIONS`,
+#: :data:`_ACK_SECTIONS`). A sender tends to repeat its sections (the same Content Type and
+#: User Properties on every message of a topic), and the judgement of a section is a
+#: function of its bytes and the reading of discouraged code points alone, and its result
+#: immutable; so a section seen before is not parsed again. Bounded: a memory starts afresh
+#: when full, and a full one takes a few MB (2.6 MB for sections of three properties,
+#: measured with tracemalloc). 4,096 and not fewer: the capture pipeline keeps the JSON of
+#: each properties object it has shown (``Section.shown``); the 200,000-frame 5.0 editions
+#: capture has 2,612 distinct PUBLISH sections, and a memory of 1,024 made 4,050 objects of
+#: them (each shown anew).
 _SECTION_CACHE_SIZE: Final = 4096
 
 
@@ -269,6 +269,17 @@ def _fast_publish_properties(
 #: Encoded Strings). Shared by every decoder, as one object per section then serves every
 #: packet that carries it; bounded as ``_SECTION_CACHE_SIZE`` says.
 _ACK_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {})
+#: The PUBLISH property sections the fast path has judged, likewise one memory per reading
+#: of discouraged code points, shared by every decoder. A section's Topic Alias is judged
+#: here against the largest maximum there is (:data:`_ALIAS_BOUND`: 0 is never an alias)
+#: and against the receiver's own at every packet, so that receivers of any Topic Alias
+#: Maximum share one object per section. One memory per decoder held the same section
+#: once per receiver's limits: the 200,000-frame 5.0 editions capture, whose connections
+#: declare different limits, made 9,519 objects of its 2,615 sections (each parsed and
+#: shown anew), and its packets reached them through colder memory.
+_PUBLISH_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {})
+#: a Topic Alias Maximum is a Two Byte Integer
+_ALIAS_BOUND: Final = 0xFFFF
 
 
 def _fast_ack_properties(
@@ -599,11 +610,11 @@ class Decoder50(DecoderState):
             if property_length > 127 or payload_start > end:
                 return None
             key = buf[at + 1 : payload_start]
-            sections = self._sections
+            sections = _PUBLISH_SECTIONS[config.reject_discouraged]
             section = sections.get(key)
             if section is None:
                 found = _fast_publish_properties(
-                    buf, at + 1, payload_start, self._alias_max, discouraged
+                    buf, at + 1, payload_start, _ALIAS_BOUND, discouraged
                 )
                 if found is None:
                     return None
@@ -614,6 +625,10 @@ class Decoder50(DecoderState):
                 )
             properties = section.properties
             alias = section.topic_alias
+            if alias is not None and alias > self._alias_max:
+                # above this receiver's Topic Alias Maximum (PP50-3.3.4-topic-alias-maximum):
+                # the judging path's to report (the memory serves receivers of any maximum)
+                return None
             utf8_payload = section.utf8_payload
         if not topic and alias is None:
             return None  # PP50-3.3.2-topic-or-alias, next_packet's to report

@@ -17,7 +17,6 @@ from pipeline_builder import read_tables
 from tshark_decode import fields, preferences, split
 
 from pubproof.pipeline import describe as D
-from pubproof.pipeline import family
 from pubproof.pipeline.run import Job, check
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.check import compare_packets, compare_violations
@@ -74,16 +73,14 @@ def test_a_section_is_shown_once_and_as_itself(
     dict, and the ``properties`` column holds those texts."""
     shown = [
         section
-        for decoder in family._DECODERS.values()
-        if decoder.v5
-        for memory in (decoder._decoder._sections, *decode50._ACK_SECTIONS)
+        for memory in (*decode50._PUBLISH_SECTIONS, *decode50._ACK_SECTIONS)
         for section in memory.values()
         if section.shown is not None
     ]
     assert len(shown) > 20
     for section in shown:
         assert section.shown == D.show_properties(section.properties)
-    # the decoders are shared by the process (other tests' sections are kept too)
+    # the memories are shared by the process (other tests' sections are kept too)
     texts = {r["properties"] for r in tables["packets"] if r["edition"] == "5.0"}
     assert len(texts & {section.shown[0] for section in shown if section.shown}) > 20
 

@@ -1234,7 +1234,7 @@ def test_the_fast_path_and_the_judging_path_agree() -> None:
             assert fast_out == slow_out
 
 
-def test_the_fast_paths_memory_of_property_sections_is_per_decoder_and_bounded() -> None:
+def test_the_fast_paths_shared_memory_of_property_sections_is_bounded_and_per_receiver() -> None:
     section = b"\x23\x00\x05\x26" + s("k") + s("v")
     data = pub(section) * 3
     expected = Publish(
@@ -1253,7 +1253,20 @@ def test_the_fast_paths_memory_of_property_sections_is_per_decoder_and_bounded()
     ]
     decoder.feed(b"".join(encode(packet, edition=V50) for packet in many))
     assert list(decoder) == many
-    assert 0 < len(decoder._sections) <= decode50._SECTION_CACHE_SIZE
+    memory = decode50._PUBLISH_SECTIONS[False]
+    assert 0 < len(memory) <= decode50._SECTION_CACHE_SIZE
+    # one receiver's packet puts the section in the memory (its alias judged against the
+    # largest maximum); a receiver of a smaller maximum still refuses it, and one of a
+    # larger maximum is handed the same object
+    first = decode_all(pub(section), edition=V50, limits=ALIASES)[0]
+    kept = memory[section]
+    assert kept.properties is first.properties and kept.topic_alias == 5
+    with pytest.raises(ProtocolViolation) as raised:
+        decode_all(pub(section), edition=V50, limits=Limits(topic_alias_maximum=4))
+    assert raised.value.rule == "PP50-3.3.4-topic-alias-maximum"
+    assert memory[section] is kept
+    wider = decode_all(pub(section), edition=V50, limits=Limits(topic_alias_maximum=9))
+    assert wider[0].properties is kept.properties
 
 
 # --- properties of random packets ------------------------------------------------------------
