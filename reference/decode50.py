@@ -273,10 +273,12 @@ _ACK_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {
 #: of discouraged code points, shared by every decoder. A section's Topic Alias is judged
 #: here against the largest maximum there is (:data:`_ALIAS_BOUND`: 0 is never an alias)
 #: and against the receiver's own at every packet, so that receivers of any Topic Alias
-#: Maximum share one object per section. One memory per decoder held the same section
-#: once per receiver's limits: the 200,000-frame 5.0 editions capture, whose connections
-#: declare different limits, made 9,519 objects of its 2,615 sections (each parsed and
-#: shown anew), and its packets reached them through colder memory.
+#: Maximum share one object per section. One memory per decoder held a section once per
+#: decoder that met it: the capture pipeline keeps a decoder per receiver's limits (up to
+#: 64, ``pipeline.family.decoder_for``), and a message forwarded to receivers of different
+#: limits was parsed, and shown, once for each. (The synthetic captures' connections of
+#: different limits carry different sections: 2,612 objects on the 200,000-frame 5.0
+#: editions capture either way.)
 _PUBLISH_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {})
 #: a Topic Alias Maximum is a Two Byte Integer
 _ALIAS_BOUND: Final = 0xFFFF
