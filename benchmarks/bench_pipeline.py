@@ -44,6 +44,12 @@ one run of each under valgrind (both at once, some minutes at 200,000 frames)::
 
     python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 5 --instructions
 
+``--cache`` counts them with cachegrind's simulation of the caches (about twice as
+long): the first-level misses, and those of a 512 KiB second level, which a shared
+machine makes dearer (their next level is the L3 other processes also fill). Two runs
+that execute alike and miss alike should take alike; where CPU time parts from
+instructions, these say whether the memory is why.
+
 ``--real-rounds`` measures only the python engine against tshark on the real capture
 (``--real``), the same way: ``--repeat`` alternating rounds of tshark and
 ``pubproof check --engine python`` (each first in every other round), CPU time, the best
@@ -344,11 +350,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--instructions", action="store_true",
         help="--editions: also count each capture's instructions under valgrind",
     )  # fmt: skip
+    parser.add_argument(
+        "--cache", action="store_true",
+        help="--editions: --instructions, and the cache misses cachegrind simulates "
+        f"(L1, and an L2 of {CACHE_L2}: size, ways, line)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.editions:
         return editions(
             args.frames, args.seed, args.work, args.repeat, as_json=args.json,
-            count=args.instructions,
+            count=args.instructions, cache=args.cache,
         )  # fmt: skip
     if args.real_rounds:
         if args.real is None:
@@ -522,30 +533,57 @@ def _shown(value: float | None, spec: str) -> str:
     return "n/a (fixed cost >= run)" if value is None else format(value, spec)
 
 
-def instructions(path: Path, out: Path) -> int:
+#: the second-level cache ``--cache`` simulates as cachegrind's last level: 512 KiB,
+#: 8-way, 64-byte lines (the L2 of a core of the machines this was measured on). A miss
+#: there goes to the shared L3, or to memory when other processes have the L3: the
+#: misses a shared machine makes dearer
+CACHE_L2 = "524288,8,64"
+#: cachegrind's summary lines ``--cache`` reads, and the names they are given
+_CACHE_EVENTS = {"I   refs": "instructions", "I1  misses": "l1i_misses", "D1  misses": "l1d_misses",
+                 "LLi misses": "l2i_misses", "LLd misses": "l2d_misses"}  # fmt: skip
+
+
+def instructions(path: Path, out: Path, *, cache: bool = False) -> dict[str, int]:
     """The instructions ``pubproof check --engine python`` runs on ``path`` (the process's
     own, under valgrind: a count that the machine's other load does not change; the
-    string hashes fixed so that two runs count alike)."""
+    string hashes fixed so that two runs count alike), as ``{"instructions": n}``; with
+    ``cache`` also the first-level and :data:`CACHE_L2` misses cachegrind simulates
+    (instruction and data: ``l1i_misses``, ``l1d_misses``, ``l2i_misses``,
+    ``l2d_misses``)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
-    argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+    simulate = ["--cache-sim=yes", f"--LL={CACHE_L2}"] if cache else ["--cache-sim=no"]
+    argv = ["valgrind", "--tool=cachegrind", *simulate, "--cachegrind-out-file=/dev/null",
             sys.executable, "-m", "pubproof", "check", str(path), "--out", str(out), "--quiet",
             "--engine", "python"]  # fmt: skip
     done = subprocess.run(
         argv, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"}
     )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if done.returncode not in (0, 1) or found is None:
+    counts: dict[str, int] = {}
+    for line, name in _CACHE_EVENTS.items():
+        found = re.search(re.escape(line) + r":\s+([\d,]+)", done.stderr)
+        if found is not None:
+            counts[name] = int(found.group(1).replace(",", ""))
+    wanted = set(_CACHE_EVENTS.values()) if cache else {"instructions"}
+    if done.returncode not in (0, 1) or not wanted <= counts.keys():
         raise SystemExit(f"valgrind on {path.name} failed: {done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return counts
 
 
 def editions(
-    frames: int, seed: int, work: Path, repeat: int, *, as_json: bool, count: bool = False
+    frames: int,
+    seed: int,
+    work: Path,
+    repeat: int,
+    *,
+    as_json: bool,
+    count: bool = False,
+    cache: bool = False,
 ) -> int:
     """``pubproof check --engine python`` on 3.1.1 and on 5.0 traffic, per frame: CPU time
     in alternating rounds (the best run of each, and the median of the rounds' ratios),
-    and with ``count`` the instructions of one run of each (valgrind, both at once)."""
+    and with ``count`` the instructions of one run of each (valgrind, both at once), with
+    ``cache`` also the cache misses cachegrind simulates (:func:`instructions`)."""
     work.mkdir(parents=True, exist_ok=True)
     captures = {}
     for name, share in (("3.1.1", "0"), ("5.0", "1")):
@@ -590,16 +628,21 @@ def editions(
         "rows": rows, "ratio_5_to_311": ratio, "round_ratios": rounds,
         "median_round_ratio": statistics.median(rounds), "problems": problems, "repeat": repeat,
     }  # fmt: skip
-    if count:
+    if count or cache:
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             counted = dict(zip(captures, pool.map(
-                lambda item: instructions(item[1][0], work / f"out-count-{item[0]}"),
+                lambda item: instructions(
+                    item[1][0], work / f"out-count-{item[0]}", cache=cache
+                ),
                 captures.items(),
             ), strict=True))  # fmt: skip
-        results["instructions"] = counted
-        results["instruction_ratio_5_to_311"] = (frames_of["5.0"] / counted["5.0"]) / (
-            frames_of["3.1.1"] / counted["3.1.1"]
-        )
+        results["instructions"] = {name: c["instructions"] for name, c in counted.items()}
+        results["instruction_ratio_5_to_311"] = (
+            frames_of["5.0"] / counted["5.0"]["instructions"]
+        ) / (frames_of["3.1.1"] / counted["3.1.1"]["instructions"])
+        if cache:
+            results["cache"] = counted
+            results["cache_l2"] = CACHE_L2
     (work / "editions.json").write_text(json.dumps(results, indent=1) + "\n")
     if as_json:
         print(json.dumps(results))
@@ -617,11 +660,24 @@ def editions(
         listed = ", ".join(f"{r:.3f}" for r in rounds)
         print(f"5.0 / 3.1.1, median of the rounds: {results['median_round_ratio']:.3f} "
               f"({listed})")  # fmt: skip
-        if count:
+        if count or cache:
             per = {name: n / frames_of[name] for name, n in results["instructions"].items()}
             print(f"5.0 / 3.1.1 frames per instruction: "
                   f"{results['instruction_ratio_5_to_311']:.3f} ({per['3.1.1']:,.0f} and "
                   f"{per['5.0']:,.0f} instructions per frame, the whole process)")  # fmt: skip
+        if cache:
+            print(f"\nsimulated misses per frame (cachegrind; L2: {CACHE_L2}, size,ways,line):")
+            print("| traffic | L1 instr | L1 data | L2 instr | L2 data |")
+            print("|---|--:|--:|--:|--:|")
+            for name, c in results["cache"].items():
+                print(f"| MQTT {name} | " + " | ".join(
+                    f"{c[event] / frames_of[name]:.1f}"
+                    for event in ("l1i_misses", "l1d_misses", "l2i_misses", "l2d_misses")
+                ) + " |")  # fmt: skip
+            three, five = results["cache"]["3.1.1"], results["cache"]["5.0"]
+            l2 = {name: (c["l2i_misses"] + c["l2d_misses"]) / frames_of[name]
+                  for name, c in (("3.1.1", three), ("5.0", five))}  # fmt: skip
+            print(f"5.0 / 3.1.1 L2 misses per frame: {l2['5.0'] / l2['3.1.1']:.3f}")
     if problems:
         print("\nWRONG ANSWERS:\n" + "\n".join(problems[:50]), file=sys.stderr)
         return 1
