@@ -165,7 +165,6 @@ def _fast_publish_properties(
     buf: bytes,
     i: int,
     stop: int,
-    alias_max: int,
     discouraged: Callable[[str], object] | None,
 ) -> PublishProperties | None:
     """The properties of a complete PUBLISH property section ``buf[i:stop]`` when every one
@@ -194,7 +193,7 @@ def _fast_publish_properties(
                 if alias is not None or i + 3 > stop:
                     return None
                 alias = buf[i + 1] << 8 | buf[i + 2]
-                if not 0 < alias <= alias_max:
+                if not alias:  # 0 is never an alias; the receiver's maximum is judged per packet
                     return None
                 i += 3
             elif ident == 0x02:
@@ -271,8 +270,8 @@ def _fast_publish_properties(
 _ACK_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {})
 #: The PUBLISH property sections the fast path has judged, likewise one memory per reading
 #: of discouraged code points, shared by every decoder. A section's Topic Alias is judged
-#: here against the largest maximum there is (:data:`_ALIAS_BOUND`: 0 is never an alias)
-#: and against the receiver's own at every packet, so that receivers of any Topic Alias
+#: here only as not 0 (any Two Byte Integer is within some maximum) and against the
+#: receiver's own Topic Alias Maximum at every packet, so that receivers of any Topic Alias
 #: Maximum share one object per section. One memory per decoder held a section once per
 #: decoder that met it: the capture pipeline keeps a decoder per receiver's limits (up to
 #: 64, ``pipeline.family.decoder_for``), and a message forwarded to receivers of different
@@ -280,8 +279,6 @@ _ACK_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {
 #: different limits carry different sections: 2,612 objects on the 200,000-frame 5.0
 #: editions capture either way.)
 _PUBLISH_SECTIONS: Final[tuple[dict[bytes, Section], dict[bytes, Section]]] = ({}, {})
-#: a Topic Alias Maximum is a Two Byte Integer
-_ALIAS_BOUND: Final = 0xFFFF
 
 
 def _fast_ack_properties(
@@ -615,9 +612,7 @@ class Decoder50(DecoderState):
             sections = _PUBLISH_SECTIONS[config.reject_discouraged]
             section = sections.get(key)
             if section is None:
-                found = _fast_publish_properties(
-                    buf, at + 1, payload_start, _ALIAS_BOUND, discouraged
-                )
+                found = _fast_publish_properties(buf, at + 1, payload_start, discouraged)
                 if found is None:
                     return None
                 if len(sections) >= _SECTION_CACHE_SIZE:
