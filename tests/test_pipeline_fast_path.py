@@ -263,7 +263,7 @@ def _mutant_accept_ignores_waiting(self: Stream, seq: int, payload: bytes) -> in
     offset = self.next
     self.captured += len(payload)
     self.next = offset + len(payload)
-    self.hist += payload
+    self.hist.append(payload)
     return offset
 
 

@@ -4,10 +4,13 @@ in the right table with the right reason, and frames and bytes always reconcile.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pipeline_builder import (
     ACK,
     CONNACK,
@@ -33,7 +36,7 @@ from pipeline_builder import (
 )
 
 from pubproof.pipeline.dissect import Segment, dissect
-from pubproof.pipeline.reassembly import Data, Gap, Stream
+from pubproof.pipeline.reassembly import HISTORY, Data, Gap, Stream
 
 
 def _session(conn: Conn, *packets: tuple[str, bytes]) -> list[bytes]:
@@ -391,6 +394,66 @@ def test_stream_window_gives_up_a_hole() -> None:
     stream.segment(100 + 11, b"C" * 6, 6, 3)  # the window overflows: 0..4 are lost
     assert stream.take() == [Gap(0, 5, 3), Data(5, b"B" * 6, 2, True), Data(11, b"C" * 6, 3, True)]
     assert (stream.missing, stream.captured) == (5, 12)
+
+
+@st.composite
+def _resent_streams(draw: st.DrawFn) -> tuple[bytes, list[tuple[int, bytes]]]:
+    """A stream of bytes and the segments that carry it in order, with retransmissions
+    of earlier bytes among them (some altered): small and large segments, so that the
+    history is trimmed past 2 * HISTORY bytes and joined past HISTORY_CHUNKS payloads."""
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    small = draw(st.booleans())
+    total = draw(st.one_of(st.integers(1, 5000), st.integers(2 * HISTORY, 3 * HISTORY)))
+    data = rng.randbytes(total)
+    segments: list[tuple[int, bytes]] = []
+    at = kept = 0  # the bytes delivered, and where the history starts
+    while at < total:
+        size = rng.randint(1, 300 if small else 4000)
+        segments.append((at, data[at : at + size]))
+        at += size
+        if at - kept > 2 * HISTORY:
+            kept = at - HISTORY
+        if rng.random() < 0.1:  # a copy of earlier bytes, up to 2 * HISTORY back
+            edge = rng.random() < 0.5 and kept > 0
+            # or from a byte or two about where the history starts, altered there
+            start = kept + rng.randint(-2, 1) if edge else max(0, at - rng.randint(1, 2 * HISTORY))
+            copy = bytearray(data[start : min(at, start + rng.randint(1, 3000))])
+            if rng.random() < 0.5:
+                copy[0 if edge else rng.randrange(len(copy))] ^= 0xFF
+            segments.append((start, bytes(copy)))
+    return data, segments
+
+
+@settings(max_examples=60, deadline=None)
+@given(_resent_streams())
+def test_a_retransmission_is_compared_with_the_last_bytes_delivered(
+    stream_segments: tuple[bytes, list[tuple[int, bytes]]],
+) -> None:
+    """[the reassembler] a copy of bytes already delivered conflicts when it differs from
+    them within the history: the bytes from where the history starts (the last HISTORY
+    once it passed 2 * HISTORY) to the last delivered, whatever segments carried them."""
+    data, segments = stream_segments
+    stream = Stream()
+    stream.syn(999)
+    delivered = start = conflicts = duplicate = 0
+    got: list[bytes] = []
+    for frame, (offset, payload) in enumerate(segments, 1):
+        seq = (1000 + offset) & 0xFFFFFFFF
+        if offset == delivered and stream.accept(seq, payload) >= 0:  # as Connection does
+            got.append(payload)
+        else:
+            stream.segment(seq, payload, len(payload), frame)
+            got += [e.data for e in stream.take() if isinstance(e, Data)]
+        if offset < delivered:  # what the model says of a copy
+            duplicate += min(len(payload), delivered - offset)
+            lo, hi = max(offset, start), min(offset + len(payload), delivered)
+            if lo < hi and data[lo:hi] != payload[lo - offset : hi - offset]:
+                conflicts += 1
+        delivered = max(delivered, offset + len(payload))
+        if delivered - start > 2 * HISTORY:
+            start = delivered - HISTORY
+    assert (stream.conflicts, stream.duplicate, stream.next) == (conflicts, duplicate, len(data))
+    assert b"".join(got) == data
 
 
 def test_stream_sequence_numbers_wrap() -> None:
