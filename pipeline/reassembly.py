@@ -80,9 +80,9 @@ class Stream:
         self.pending_bytes = 0
         self.serial = 0  # arrival order: the first copy wins among equal offsets
         # the bytes delivered from hist_start on (the last HISTORY to 2 * HISTORY): the
-        # payloads as they came (from hist_joined on) after those joined, the first of
-        # them from at or before hist_start, the last to next. A bytearray grown by each payload
-        # copied every byte about eight times over as it grew (about an eighth of the
+        # payloads as they came (from hist_joined on) after those joined, the first from
+        # at or before hist_start, the last up to next. A bytearray grown by each payload
+        # copied every byte up to about eight times as it grew (about an eighth of the
         # pipeline's second-level cache misses, by cachegrind, on the synthetic captures)
         self.hist: list[bytes] = []
         self.hist_joined = 0
