@@ -39,8 +39,10 @@ checked against the generator's. What counts is the CPU time of the process (use
 system): the best of the runs (on a shared machine a run is only ever slowed down, and its
 wall time by every other process as well), and the median of the rounds' ratios (the two
 runs of a round share the machine's slow spells; each edition goes first in every other
-round). ``--instructions`` adds a count that no other load changes: the instructions of
-one run of each under valgrind (both at once, some minutes at 200,000 frames)::
+round), each with a 95% bootstrap interval (and the geometric mean of the rounds' ratios
+with its own): whether the rounds taken tell the ratio from a goal. ``--instructions``
+adds a count that no other load changes: the instructions of one run of each under
+valgrind (both at once, some minutes at 200,000 frames)::
 
     python benchmarks/bench_pipeline.py --editions --frames 200000 --repeat 5 --instructions
 
@@ -68,6 +70,7 @@ import json
 import os
 import platform
 import pstats
+import random
 import re
 import resource
 import shutil
@@ -76,7 +79,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -570,6 +573,19 @@ def instructions(path: Path, out: Path, *, cache: bool = False) -> dict[str, int
     return counts
 
 
+def interval(
+    values: Sequence[float], statistic: Callable[[Sequence[float]], float], draws: int = 10_000
+) -> tuple[float, float]:
+    """A 95% bootstrap interval of ``statistic`` over ``values``: the statistic of
+    ``draws`` resamplings (with replacement, a fixed seed: the same values give the same
+    interval), their 2.5th and 97.5th percentiles. On a shared machine one round's ratio
+    can be off by a third either way; the interval says whether the rounds taken are
+    enough to tell the median (or the geometric mean) from a goal."""
+    rng = random.Random(0)
+    found = sorted(statistic(rng.choices(values, k=len(values))) for _ in range(draws))
+    return found[draws * 25 // 1000], found[draws * 975 // 1000 - 1]
+
+
 def editions(
     frames: int,
     seed: int,
@@ -626,7 +642,11 @@ def editions(
     ]
     results: dict[str, Any] = {
         "rows": rows, "ratio_5_to_311": ratio, "round_ratios": rounds,
-        "median_round_ratio": statistics.median(rounds), "problems": problems, "repeat": repeat,
+        "median_round_ratio": statistics.median(rounds),
+        "median_round_interval": interval(rounds, statistics.median),
+        "geometric_mean_round_ratio": statistics.geometric_mean(rounds),
+        "geometric_mean_round_interval": interval(rounds, statistics.geometric_mean),
+        "problems": problems, "repeat": repeat,
     }  # fmt: skip
     if count or cache:
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
@@ -658,8 +678,13 @@ def editions(
                   f"| {row['peak_rss_mb']:.0f} |")  # fmt: skip
         print(f"\n5.0 / 3.1.1 frames per CPU second, best runs: {ratio:.3f}")
         listed = ", ".join(f"{r:.3f}" for r in rounds)
+        low, high = results["median_round_interval"]
         print(f"5.0 / 3.1.1, median of the rounds: {results['median_round_ratio']:.3f} "
-              f"({listed})")  # fmt: skip
+              f"(95% bootstrap interval {low:.3f} to {high:.3f}; rounds {listed})")  # fmt: skip
+        low, high = results["geometric_mean_round_interval"]
+        print(f"5.0 / 3.1.1, geometric mean of the rounds: "
+              f"{results['geometric_mean_round_ratio']:.3f} (95% bootstrap interval "
+              f"{low:.3f} to {high:.3f})")  # fmt: skip
         if count or cache:
             per = {name: n / frames_of[name] for name, n in results["instructions"].items()}
             print(f"5.0 / 3.1.1 frames per instruction: "
