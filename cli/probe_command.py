@@ -5,16 +5,21 @@ table, or with ``--json`` exactly::
 
     {"target": "mqtt://HOST:PORT", "edition": "3.1.1", "readings": {...}, "seconds",
      "checks": [{"id", "title", "rules": [...], "rule_verdicts": {rule: verdict, ...},
-       "verdict": "pass"|"tolerated"|"violation"|"no-answer"|"error",
+       "provoked": [...],
+       "verdict": "pass"|"tolerated"|"deviation"|"violation"|"no-answer"|"error",
        "evidence": [entry, ...], "message", "source", "seconds"}]}
+
+``rules`` and ``rule_verdicts`` name only the broker's own duties; ``provoked`` the rules
+the probe broke on purpose (what it sent), never the broker's fault. ``deviation`` is a
+SHOULD not followed.
 
 Each evidence entry is a packet (``P`` as in ``pubproof decode``, or a control packet as
 ``{"type": "CONNACK", ...}``) with ``dir`` ("to-broker"/"from-broker"), ``client``, ``hex``
 and ``t``, or an event (``{"event": "closed"|"dropped"|"timeout"|"quiet"|..., "client"}``).
 ``--out DIR`` also writes ``DIR/report.html`` (self-contained) and ``DIR/report.json``.
 
-Only the target is contacted. The exit status is 0 when every verdict is pass or
-tolerated, 1 otherwise, 2 for a usage error.
+Only the target is contacted. The exit status is 0 when every verdict is pass, tolerated
+or deviation, 1 otherwise, 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -142,6 +147,9 @@ def table(report: Report) -> str:
             # some rule judged otherwise than the whole check: say which
             each = ", ".join(f"[{r}] {v}" for r, v in check.rule_verdicts.items())
             lines.append(f"{'':<10} {'':<{width}}  per rule: {each}")
+        if check.provoked:
+            sent = ", ".join(check.provoked)
+            lines.append(f"{'':<10} {'':<{width}}  provoked (sent on purpose): {sent}")
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
     lines.append(f"{len(report.checks)} checks in {report.seconds:.1f} s: {counts}")
     return "\n".join(lines) + "\n"

@@ -107,7 +107,7 @@ def _rows(
             "implementation": name, "kind": kind, "version": version, "edition": edition,
             "check": check["id"], "title": check["title"], "verdict": check["verdict"],
             "rules": check["rules"], "rule_verdicts": check.get("rule_verdicts", {}),
-            "message": check["message"],
+            "provoked": check.get("provoked", []), "message": check["message"],
             "evidence": f"evidence/{name}-{edition}.json#{check['id']}", "stable": stable,
         })  # fmt: skip
     return rows
@@ -243,24 +243,39 @@ def rejudge_committed(out: Path, only: list[str], editions: list[str]) -> list[s
                 else rejudge(check["id"], check["evidence"], edition, report["readings"])
             )
             new = {"verdict": again.verdict, "rules": list(again.rules),
-                   "rule_verdicts": dict(again.rule_verdicts), "message": again.message,
+                   "rule_verdicts": dict(again.rule_verdicts),
+                   "provoked": list(again.provoked), "message": again.message,
                    "source": again.source}  # fmt: skip
             if all(check.get(k) == v for k, v in new.items()):
                 continue
+            where = f"{name}/{report['edition']}/{check['id']}"
             if check["verdict"] != again.verdict:
-                changes.append(f"{name}/{report['edition']}/{check['id']}: "
-                               f"{check['verdict']} -> {again.verdict}")  # fmt: skip
+                changes.append(f"{where}: {check['verdict']} -> {again.verdict}")
+            charged_before = _charged(check.get("rule_verdicts", {}))
+            charged_now = _charged(again.rule_verdicts)
+            if charged_before != charged_now:
+                dropped = sorted(charged_before - charged_now)
+                added = sorted(charged_now - charged_before)
+                changes.append(f"{where}: charges " + ", ".join(
+                    [*(f"-{r}" for r in dropped), *(f"+{r}" for r in added)]
+                ))  # fmt: skip
             check.update(new)
             touched = True
             row = rows.get((name, report["edition"], check["id"]))
             if row is not None:
-                row.update({k: v for k, v in new.items() if k in row})
+                row.update({k: v for k, v in new.items() if k in row or k == "provoked"})
         if touched:
             text = json.dumps(report, ensure_ascii=False, indent=None)
             path.write_text(text + "\n", encoding="utf-8")
     text = json.dumps(results, ensure_ascii=False, indent=1)
     (out / "results.json").write_text(text + "\n", encoding="utf-8")
     return changes
+
+
+def _charged(rule_verdicts: Mapping[str, str]) -> set[str]:
+    """The rules a row charges the implementation with: those judged worse than a pass
+    or a toleration."""
+    return {r for r, v in rule_verdicts.items() if v not in ("pass", "tolerated", "not-applicable")}
 
 
 def main() -> int:
@@ -283,7 +298,9 @@ def main() -> int:
         changes = rejudge_committed(out, list(args.only), editions)
         for line in changes:
             sys.stdout.write(line + "\n")
-        sys.stdout.write(f"{len(changes)} verdicts changed\n")
+        verdicts = sum(": charges " not in line for line in changes)
+        charges = len(changes) - verdicts
+        sys.stdout.write(f"{verdicts} verdicts changed, {charges} rows charged otherwise\n")
         return 0
     if args.check:
         committed = json.loads((out / "results.json").read_text(encoding="utf-8"))

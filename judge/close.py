@@ -24,9 +24,10 @@ case (:func:`pubproof.probe.judge_wire.case_findings`); a capture has no such qu
   close the rule asks for is the one that stops the reading, so a later FIN or RST does
   not excuse an answer.
 
-The verdict comes when the connection ends: a violation of MQTT-4.8.0-1 (with the rule
-the offence broke and the rule's own close obligations, as the probe cites them) for a
-receiver that answered; tolerated when another value of a reading accepts the packet;
+The verdict comes when the connection ends: a violation of MQTT-4.8.0-1 (with the parts
+of the offence's rules that bind a receiver; the parts that bind its sender are what the
+offender broke, the finding's ``provoked``, never the receiver's: :func:`close_charges`)
+for a receiver that answered; tolerated when another value of a reading accepts the packet;
 nothing when nothing shows that the receiver read on. MQTT 3.1
 names no receiver action, so a 3.1 connection is not judged here. Nothing here runs
 before an offence: the connection looks at :attr:`Connection.closing` only once it is set.
@@ -39,9 +40,10 @@ are the model's wire failures judged with the receiver's declared limits
 (:meth:`CloseJudge.offence` with ``limits``) and the link judge's
 (:meth:`CloseJudge.flow_offence`: Receive Maximum exceeded, a Topic Alias it cannot
 resolve, QoS above Maximum QoS, RETAIN without Retain Available). A Server that reads on is
-a violation of MQTT-4.13.1-1; a Client that reads on is tolerated: "When a Client detects a
-Malformed Packet or Protocol Error, and a Reason Code is given in the specification, it
-SHOULD close the Network Connection." (4.13.1).
+a violation of MQTT-4.13.1-1; a Client that reads on is a *deviation* (a SHOULD not
+followed, ``PP50-4.13.1-client-close``): "When a Client detects a Malformed Packet or
+Protocol Error, and a Reason Code is given in the specification, it SHOULD close the
+Network Connection." (4.13.1).
 
 Before closing, the receiver may send DISCONNECT; its Reason Code is judged against *the
 one the model calls for*: the ``reason_code`` of the model's
@@ -52,10 +54,12 @@ table's DISCONNECT action (0x93 Receive Maximum exceeded; 0x82 for an unknown al
 0x9A for Maximum QoS and Retain Available). Where the standard lets the receiver choose,
 the model calls for the most specific code the text names for that fault; section 4.13's
 general codes (0x80 Unspecified error, 0x81 Malformed Packet, 0x82 Protocol Error) in its
-place are *tolerated*, any other code (a success code included) is a *violation* of the
-offence's rule (whose text names the code), and the same code passes
-(:func:`reason_code_verdict`). A receiver that closes without DISCONNECT is not judged on
-a code (it SHOULD send one, it need not).
+place are *tolerated*, any other code (a success code included) is a *deviation* from
+4.13.1's "it SHOULD send a DISCONNECT packet containing the Reason Code"
+(``PP50-4.13.1-disconnect-reason-code``: the statements that name a code say the receiver
+"uses" it, with no MUST), and the same code passes (:func:`reason_code_verdict`). A
+receiver that closes without DISCONNECT is not judged on a code here (the probe, which
+waits for it, calls it a deviation from the same SHOULD).
 """
 
 from __future__ import annotations
@@ -64,11 +68,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pubproof.judge.findings import PASS, TOLERATED, VIOLATION, Finding, Source
+from pubproof.judge.findings import DEVIATION, PASS, TOLERATED, VIOLATION, Finding, Source
 from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import FrameError, PacketType, header_length, type_name
 from pubproof.model import flow_rules, flow_rules50
 from pubproof.model import wire as model_wire
+from pubproof.model.duties import Party, binds_receiver
 from pubproof.model.editions import READINGS, Edition, Limits, resolve_readings
 from pubproof.model.rules import INCOMPLETE, RULES
 from pubproof.model.wire import Failure
@@ -80,6 +85,12 @@ CLOSE_ON_VIOLATION = flow_rules.CLOSE_ON_VIOLATION.id_for(Edition.V311)
 #: [MQTT-4.13.1-1] "When a Server detects a Malformed Packet or Protocol Error, and a Reason
 #: Code is given in the specification, it MUST close the Network Connection."
 CLOSE_WITH_REASON = flow_rules50.CLOSE_WITH_REASON.id_for(Edition.V50)
+#: 4.13.1 "When a Client detects a Malformed Packet or Protocol Error, and a Reason Code is
+#: given in the specification, it SHOULD close the Network Connection."
+CLIENT_SHOULD_CLOSE = flow_rules50.CLIENT_CLOSE.id_for(Edition.V50)
+#: 4.13.1 "In the case of an error in any other packet it SHOULD send a DISCONNECT packet
+#: containing the Reason Code before closing the Network Connection."
+DISCONNECT_REASON = flow_rules50.DISCONNECT_REASON.id_for(Edition.V50)
 #: section 4.13's general Reason Codes: Unspecified error, Malformed Packet, Protocol Error
 GENERAL_CODES = frozenset({0x80, 0x81, 0x82})
 DISCONNECT_TYPE = 14
@@ -151,6 +162,51 @@ def close_rules(rule_id: str, edition: Edition) -> tuple[str, ...]:
     except KeyError:
         also = ()
     return (rule_id, *also, CLOSE_ON_VIOLATION)
+
+
+@dataclass(frozen=True, slots=True)
+class Charges:
+    """What a finding about the receiver of a rejected packet charges it with, and what
+    its sender broke (:mod:`pubproof.model.duties`)."""
+
+    #: the receiver's own duties: the parts of the offence's rules that bind a receiver,
+    #: then the duty to close (3.1.1 [MQTT-4.8.0-1]; 5.0 a Server [MQTT-4.13.1-1], a
+    #: Client the 4.13.1 SHOULD); 3.1 names no receiver action
+    charged: tuple[str, ...]
+    #: the rules the sender broke: the offence's rules that bind a sender
+    provoked: tuple[str, ...]
+    #: MQTT 5.0: the duty to close is a SHOULD (a Client's): not closing is a deviation
+    should: bool = False
+
+    @property
+    def closer(self) -> str | None:
+        """The duty to close, if the edition names one."""
+        return self.charged[-1] if self.charged and self.charged[-1] in _CLOSERS else None
+
+
+_CLOSERS = frozenset({CLOSE_ON_VIOLATION, CLOSE_WITH_REASON, CLIENT_SHOULD_CLOSE})
+_ROLE = {"client": Party.CLIENT, "server": Party.SERVER}
+
+
+def close_charges(rule_id: str, edition: Edition, receiver: str) -> Charges:
+    """The charges against the ``receiver`` ("client" or "server") of a packet that
+    breaks ``rule_id``: of the rules :func:`close_rules` cites, the receiver owes only
+    those that bind a receiver in so many words ("If a Server or Client receives a PUBLISH
+    Packet which has both QoS bits set to 1 it MUST close the Network Connection") and its
+    duty to close; everything else the offence broke, or concerns, binds the end that made
+    the packet (a statement of a role alone, "A Client MUST NOT send...", is broken by that
+    role's sending) and is ``provoked``."""
+    role = _ROLE[receiver]
+    cited = close_rules(rule_id, edition)
+    offence = tuple(r for r in cited if r not in _CLOSERS)
+    own = tuple(r for r in offence if binds_receiver(r, edition, role=role))
+    provoked = tuple(r for r in offence if r not in own)
+    if edition is Edition.V50:
+        closer = CLOSE_WITH_REASON if role is Party.SERVER else CLIENT_SHOULD_CLOSE
+        return Charges((*own, closer), provoked, should=role is Party.CLIENT)
+    if edition is Edition.V311:
+        return Charges((*own, CLOSE_ON_VIOLATION), provoked)
+    return Charges(own, provoked)
 
 
 def _packet_id(data: bytes, at: int) -> int:
@@ -237,7 +293,11 @@ class Offence:
     message: str
     close: bool  # the model says: close (under the connection's readings)
     readings_keep_open: tuple[str, ...]  # "reading=value" under which the packet is fine
-    rules: tuple[str, ...]  # what a finding cites: 4.8.0-1 first
+    rules: tuple[str, ...]  # what a finding charges the receiver with: its close duty first
+    #: what the offender broke (:attr:`Charges.provoked`): never the receiver's
+    provoked: tuple[str, ...] = ()
+    #: MQTT 5.0, a Client receiving: the duty to close is a SHOULD (4.13.1)
+    should_close: bool = False
     owed_before: dict[tuple[str, int | None], int]  # answers owed at the offence
     asked: dict[tuple[str, int | None], Seen] = field(default_factory=dict)
     answered: tuple[Seen, Seen] | None = None  # (request, answer): the first shown
@@ -276,8 +336,7 @@ class CloseJudge:
         exp = expectation(data, edition, readings or {}, limits if edition is Edition.V50 else None)
         if exp.failure is None:
             return  # nothing the model rejects (the codec's own judgement stands alone)
-        cited = close_rules(exp.failure.rule, edition)
-        closer = CLOSE_WITH_REASON if edition is Edition.V50 else CLOSE_ON_VIOLATION
+        charges = close_charges(exp.failure.rule, edition, _receiver(packet.direction))
         offence = self.offences[packet.direction] = Offence(
             offender=packet.direction,
             packet=packet,
@@ -287,7 +346,9 @@ class CloseJudge:
             readings_keep_open=tuple(
                 f"{name}={value}" for name, value, close in exp.alternatives if not close
             ),
-            rules=(closer, *(r for r in cited if r != closer)),
+            rules=_closer_first(charges),
+            provoked=charges.provoked,
+            should_close=charges.should,
             owed_before=_counted(owed),
             edition=edition,
             reason_code=exp.failure.reason_code,
@@ -310,6 +371,7 @@ class CloseJudge:
         receiver read it and went on, where the table owes only the DISCONNECT."""
         if packet.direction in self.offences:
             return
+        charges = close_charges(offence.rule, Edition.V50, _receiver(packet.direction))
         found = self.offences[packet.direction] = Offence(
             offender=packet.direction,
             packet=packet,
@@ -317,7 +379,9 @@ class CloseJudge:
             message=offence.message,
             close=True,
             readings_keep_open=(),
-            rules=(CLOSE_WITH_REASON, offence.rule),
+            rules=_closer_first(charges),
+            provoked=charges.provoked,
+            should_close=charges.should,
             owed_before=_counted(owed),
             edition=Edition.V50,
             reason_code=offence.reason_code,
@@ -377,21 +441,24 @@ class CloseJudge:
                 f"frame {offence.packet.frame}, which the model rejects ({offence.message} "
                 f"[{offence.rule}]): it answered {which}"
             )
-            receiver = "server" if offence.offender == "c2s" else "client"
+            receiver = _receiver(offence.offender)
             closer = offence.rules[0]
             if offence.readings_keep_open:
                 also = " or ".join(offence.readings_keep_open)
                 verdict, message = TOLERATED, f"{what}: as under the reading {also}"
                 rules: tuple[str, ...] = (closer,)
-            elif offence.edition is Edition.V50 and receiver == "client":
-                # [MQTT-4.13.1-1] binds the Server; a Client "SHOULD close" (4.13.1)
-                verdict, rules = TOLERATED, offence.rules
+            elif offence.should_close:
+                # [MQTT-4.13.1-1] binds the Server; "When a Client detects a Malformed
+                # Packet or Protocol Error, and a Reason Code is given in the
+                # specification, it SHOULD close the Network Connection." (4.13.1)
+                verdict, rules = DEVIATION, offence.rules
                 message = f"{what} (5.0: a Server MUST close, a Client SHOULD)"
             else:
                 verdict, message, rules = VIOLATION, what, offence.rules
             finding = Finding(
-                verdict=verdict, rules=rules, message=message, source=Source.CLOSE, role=receiver
-            )
+                verdict=verdict, rules=rules, message=message, source=Source.CLOSE,
+                role=receiver, provoked=offence.provoked,
+            )  # fmt: skip
             found.append((offence, finding))
         return found
 
@@ -403,7 +470,7 @@ class CloseJudge:
         verdict = reason_code_verdict(offence.reason_code, sent)
         if verdict == PASS:
             return None
-        receiver = "server" if offence.offender == "c2s" else "client"
+        receiver = _receiver(offence.offender)
         message = (
             f"answered the {offence.packet.fields['type']} of frame {offence.packet.frame} "
             f"({offence.message} [{offence.rule}]) with DISCONNECT 0x{sent:02X} (frame "
@@ -411,19 +478,34 @@ class CloseJudge:
         )
         if verdict == TOLERATED:
             message += " (a general code of section 4.13 in place of the specific one)"
+        else:
+            message += " (4.13.1: it SHOULD send the Reason Code)"
         return Finding(
-            verdict=verdict, rules=(offence.rule,), message=message, source=Source.CLOSE,
-            role=receiver,
+            verdict=verdict, rules=(DISCONNECT_REASON,), message=message, source=Source.CLOSE,
+            role=receiver, provoked=offence.provoked,
         )  # fmt: skip
 
     @staticmethod
     def evidence(offence: Offence, finding: Finding) -> tuple[Seen, ...]:
         """The packets a finding of :meth:`findings` rests on: the offending packet, then
         the request and the answer that show the receiver read on, or its DISCONNECT."""
-        if finding.rules == (offence.rule,) and offence.disconnect is not None:
+        if finding.rules == (DISCONNECT_REASON,) and offence.disconnect is not None:
             return (offence.packet, offence.disconnect[0])
         assert offence.answered is not None
         return tuple(dict.fromkeys((offence.packet, *offence.answered)))
+
+
+def _receiver(offender: str) -> str:
+    """The role of the end that receives what ``offender`` (a direction) sends."""
+    return "server" if offender == "c2s" else "client"
+
+
+def _closer_first(charges: Charges) -> tuple[str, ...]:
+    """The charges with the duty to close first (the rule a capture's row leads with)."""
+    closer = charges.closer
+    if closer is None:
+        return charges.charged
+    return (closer, *(r for r in charges.charged if r != closer))
 
 
 def _counted(owed: Iterable[tuple[str, int | None]]) -> dict[tuple[str, int | None], int]:
@@ -448,9 +530,11 @@ def disconnect_code(data: bytes) -> int:
 def reason_code_verdict(expected: int, sent: int) -> str:
     """A receiver's DISCONNECT Reason Code against the one the model calls for: ``pass``
     when they are the same, ``tolerated`` for a general code of section 4.13 (0x80, 0x81,
-    0x82) in place of another error code, ``violation`` otherwise."""
+    0x82) in place of another error code, ``deviation`` otherwise: 4.13.1 "it SHOULD send
+    a DISCONNECT packet containing the Reason Code", and no statement of the PUBLISH
+    family makes a receiver's code a MUST (each says the receiver "uses" it)."""
     if sent == expected:
         return PASS
     if sent in GENERAL_CODES and expected >= min(GENERAL_CODES):
         return TOLERATED
-    return VIOLATION
+    return DEVIATION

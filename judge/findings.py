@@ -1,9 +1,12 @@
 """Findings: what a judge says about one end of a connection, and which judge said it.
 
-A finding has a verdict (``pass``, ``tolerated``, ``violation``, ``missing`` for an answer
-owed and never seen, ``error`` when the judging could not be done; the capture pipeline
-also writes ``malformed``), the ids of the rules it rests on (:attr:`Finding.cited` gives
-the registered rule objects), a message, and its ``source``: the judge that produced it.
+A finding has a verdict (``pass``, ``tolerated``, ``deviation`` for a SHOULD not followed,
+``violation`` for a MUST broken, ``missing`` for an answer owed and never seen, ``error``
+when the judging could not be done; the capture pipeline also writes ``malformed``), the
+ids of the rules it charges the judged end with (:attr:`Finding.cited` gives the
+registered rule objects), the ids of the rules the *other* end broke to bring it about
+(``provoked``: a probe's deliberate case, a peer's fault; never the judged end's, see
+:mod:`pubproof.model.duties`), a message, and its ``source``: the judge that produced it.
 Every application (the capture pipeline, the live probe) writes the source beside the
 finding, so a reader never has to guess it from the rule id.
 """
@@ -18,6 +21,9 @@ from pubproof.model.rules import RULES, Rule
 
 PASS = "pass"
 TOLERATED = "tolerated"
+#: a SHOULD (or SHOULD NOT) of the judged end not followed: the text recommends against
+#: what it did but allows it (RFC 2119); never a violation
+DEVIATION = "deviation"
 VIOLATION = "violation"
 MALFORMED = "malformed"
 MISSING = "missing"
@@ -52,7 +58,9 @@ class Finding:
 
     ``role`` names the end judged where the judge knows it ("client", "server", a probe's
     client name); ``evidence`` is the trace the finding rests on, where the judge keeps one
-    (the applications attach their own evidence otherwise)."""
+    (the applications attach their own evidence otherwise); ``provoked``, the rules the
+    other end broke to bring the finding about (reported as what was sent, never charged
+    to the judged end)."""
 
     verdict: str
     rules: tuple[str, ...]
@@ -60,6 +68,7 @@ class Finding:
     source: str
     role: str | None = None
     evidence: tuple[dict[str, Any], ...] = ()
+    provoked: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.source not in Source.ALL:
@@ -80,7 +89,7 @@ class Finding:
         """The same finding citing ``rules`` instead."""
         return Finding(
             verdict=self.verdict, rules=rules, message=self.message, source=self.source,
-            role=self.role, evidence=self.evidence,
+            role=self.role, evidence=self.evidence, provoked=self.provoked,
         )  # fmt: skip
 
 

@@ -297,6 +297,23 @@ CLOSE_WITH_REASON = _flow(
     "When a Server detects a Malformed Packet or Protocol Error, and a Reason Code is given "
     "in the specification, it MUST close the Network Connection.",
 )  # fmt: skip
+CLIENT_CLOSE = _flow(
+    "flow50.close.client-should-close", "PP50-4.13.1-client-close", "4.13.1",
+    "a Malformed Packet or Protocol Error with a Reason Code: the Client should close the "
+    "connection", Strength.SHOULD, C,
+    "When a Client detects a Malformed Packet or Protocol Error, and a Reason Code is given "
+    "in the specification, it SHOULD close the Network Connection.",
+)  # fmt: skip
+DISCONNECT_REASON = _flow(
+    "flow50.close.disconnect-reason-code", "PP50-4.13.1-disconnect-reason-code", "4.13.1",
+    "before closing for a Malformed Packet or Protocol Error, the receiver should send "
+    "DISCONNECT with the Reason Code", Strength.SHOULD, R,
+    "In the case of an error in any other packet it SHOULD send a DISCONNECT packet "
+    "containing the Reason Code before closing the Network Connection. Use Reason Code 0x81 "
+    "(Malformed Packet) or 0x82 (Protocol Error) unless a more specific Reason Code has been "
+    "defined in section 3.2.2.2 - Connect Reason Code or in section 3.14.2.1 - Disconnect "
+    "Reason Code.",
+)  # fmt: skip
 
 # -- what the Server declared in CONNACK (3.2.2.3.4, 3.2.2.3.5) ----------------------------
 # The Server's DISCONNECT for each is 0x9B (QoS not supported) and 0x9A (Retain not

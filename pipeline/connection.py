@@ -27,7 +27,7 @@ from typing import Any, Final, cast
 from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
 from pubproof.judge.ends import C2S, S2C, BothEnds
-from pubproof.judge.findings import TOLERATED, Source
+from pubproof.judge.findings import DEVIATION, TOLERATED, Source
 from pubproof.judge.limits import too_large
 from pubproof.judge.link import as_dict
 from pubproof.judge.link50 import FlowOffence
@@ -182,7 +182,7 @@ class Connection:
         self.closing: CloseJudge | None = None
         self.pings = {C2S: 0, S2C: 0}  # PINGREQs sent c2s, PINGRESPs sent s2c, and so on
         self.flags: set[str] = set()
-        self.packets = self.violations = self.tolerated = 0
+        self.packets = self.violations = self.tolerated = self.deviations = 0
         self.payload = {C2S: 0, S2C: 0}
         self.quarantined = 0  # payload bytes of a connection that is not MQTT
         if self.edition is Edition.V50:
@@ -769,7 +769,7 @@ class Connection:
                 self.trail.entry(s.direction, s.frame, s.offset, dict(s.fields)) for s in shown
             ]
             answer = shown[-1]
-            if finding.verdict != TOLERATED:
+            if finding.verdict not in (TOLERATED, DEVIATION):
                 self.flags.add("violations")
             self._violation(
                 answer.direction,
@@ -780,6 +780,7 @@ class Connection:
                 finding.rules,
                 finding.message,
                 evidence,
+                finding.provoked,
             )
 
     def _connect(self, described: Described) -> None:
@@ -842,6 +843,7 @@ class Connection:
                 finding.rules,
                 finding.message,
                 evidence,
+                finding.provoked,
             )
 
     def _judge5(
@@ -887,6 +889,7 @@ class Connection:
                 finding.rules,
                 finding.message,
                 evidence,
+                finding.provoked,
             )
 
     def _violation(
@@ -899,17 +902,22 @@ class Connection:
         rules: tuple[str, ...],
         message: str,
         evidence: list[dict[str, Any]],
+        provoked: tuple[str, ...] = (),
     ) -> None:
-        """A finding about the end that sends ``direction``, by the judge ``source``."""
+        """A finding about the end that sends ``direction``, by the judge ``source``:
+        ``rules`` are that end's own duties, ``provoked`` what its peer broke to bring the
+        finding about (:mod:`pubproof.model.duties`)."""
         role = "client" if direction == C2S else "server"
         if kind == TOLERATED:
             self.tolerated += 1
+        elif kind == DEVIATION:
+            self.deviations += 1
         else:
             self.violations += 1
         self.sink.violations.append(ViolationRow(
             self.capture, self.id, direction, frame, offset, rules[0] if rules else None,
-            ",".join(rules), kind, source, role, self._endpoint(role), message,
-            json.dumps(evidence, sort_keys=True, ensure_ascii=False),
+            ",".join(rules), ",".join(provoked), kind, source, role, self._endpoint(role),
+            message, json.dumps(evidence, sort_keys=True, ensure_ascii=False),
         ))  # fmt: skip
 
     def _endpoint(self, role: str) -> str:
@@ -962,7 +970,7 @@ class Connection:
             edition, self.clean_session, self.first_frame, self.last_frame, self.frames,
             self.payload[C2S], self.payload[S2C], framed, missing,
             json.dumps(unparsed, sort_keys=True), self.packets, self.violations,
-            self.tolerated, self.closed, status,
+            self.tolerated, self.deviations, self.closed, status,
         )  # fmt: skip
 
 

@@ -28,10 +28,13 @@ th { background: #f3f3f3; } td.n { text-align: right; }
 code, .hex { font-family: ui-monospace, monospace; font-size: 12px; }
 .hex { word-break: break-all; max-width: 28em; }
 .violation, .malformed { background: #fadada; } .tolerated { background: #fff6d6; }
+.deviation { background: #eaf1fb; }
 .bad { color: #a00; font-weight: bold; } .ok { color: #070; font-weight: bold; }
 .evidence td { font-size: 12px; }
 """
-_KIND_COLOURS = {"malformed": "#c0392b", "violation": "#e67e22", "tolerated": "#c9a400"}
+_KIND_COLOURS = {
+    "malformed": "#c0392b", "violation": "#e67e22", "deviation": "#2f6db5", "tolerated": "#c9a400",
+}  # fmt: skip
 
 
 #: the title of an id that no registry holds (the report says so rather than guess)
@@ -220,6 +223,7 @@ def _connections(connections: list[dict[str, Any]]) -> str:
         "packets",
         "violations",
         "tolerated",
+        "deviations",
         "status",
     )
     head = "".join(f"<th>{k}</th>" for k in keys)

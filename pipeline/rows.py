@@ -55,6 +55,9 @@ class ViolationRow(NamedTuple):
     offset: int
     rule: str | None
     rules: str
+    #: what the other end broke to bring the finding about (comma-separated; never the
+    #: judged end's: :mod:`pubproof.model.duties`)
+    provoked: str
     kind: str
     source: str
     role: str
@@ -86,6 +89,8 @@ class ConnectionRow(NamedTuple):
     packets: int
     violations: int
     tolerated: int
+    #: findings of a SHOULD not followed (:data:`pubproof.judge.findings.DEVIATION`)
+    deviations: int
     closed: str | None
     status: str
 

@@ -27,8 +27,8 @@ PACKETS: Columns = (
 VIOLATIONS: Columns = (
     ("capture", "string"), ("connection", "string"), ("direction", "string"),
     ("frame", "long"), ("offset", "long"), ("rule", "string"), ("rules", "string"),
-    ("kind", "string"), ("source", "string"), ("role", "string"), ("endpoint", "string"),
-    ("message", "string"), ("evidence", "string"),
+    ("provoked", "string"), ("kind", "string"), ("source", "string"), ("role", "string"),
+    ("endpoint", "string"), ("message", "string"), ("evidence", "string"),
 )  # fmt: skip
 CONNECTIONS: Columns = (
     ("capture", "string"), ("connection", "string"), ("client", "string"),
@@ -36,7 +36,8 @@ CONNECTIONS: Columns = (
     ("edition", "string"), ("clean_session", "bool"), ("first_frame", "long"),
     ("last_frame", "long"), ("frames", "long"), ("bytes_c2s", "long"), ("bytes_s2c", "long"),
     ("framed_bytes", "long"), ("missing_bytes", "long"), ("unparsed", "string"),
-    ("packets", "long"), ("violations", "long"), ("tolerated", "long"), ("closed", "string"),
+    ("packets", "long"), ("violations", "long"), ("tolerated", "long"),
+    ("deviations", "long"), ("closed", "string"),
     ("status", "string"),
 )  # fmt: skip
 QUARANTINE: Columns = (

@@ -64,8 +64,9 @@ def judge(
     waited = any(e.get("event") == "timeout" for e in view.entries)
     silence = "the broker went silent" if waited else ""
     return conclude(
-        findings, check.rules_for(edition), broker_alive=view.broker_alive, silence=silence
-    )
+        findings, check.rules_for(edition), broker_alive=view.broker_alive, silence=silence,
+        role="server", edition=edition,
+    )  # fmt: skip
 
 
 def probe_findings(view: View) -> list[Finding]:

@@ -2,11 +2,16 @@
 
 A check's judge produces findings; each says one thing about the broker: that it did what
 the model says (``pass``), something the texts permit or leave open (``tolerated``, with the
-variant or reading named), broke a rule (``violation``), or never did something it owes
-(``missing``). A ``missing`` finding becomes ``no-answer`` when the broker showed no sign of
-life after the probe's last wait ran out, and ``violation`` when it did (it answers, just
-not this). The verdict is the worst finding: ``error`` (the probe could not run the check)
-over ``violation`` over ``no-answer`` over ``tolerated`` over ``pass``.
+variant or reading named), did not follow a SHOULD (``deviation``), broke a MUST
+(``violation``), or never did something it owes (``missing``). A ``missing`` finding
+becomes ``no-answer`` when the broker showed no sign of life after the probe's last wait
+ran out, and ``violation`` when it did (it answers, just not this). The verdict is the
+worst finding: ``error`` (the probe could not run the check) over ``violation`` over
+``no-answer`` over ``deviation`` over ``tolerated`` over ``pass``.
+
+A check charges the judged end only with its own duties (:mod:`pubproof.model.duties`):
+the rules the probe broke on purpose to provoke the check, or that bind only the other
+role, are the judgement's ``provoked``, never among its ``rule_verdicts``.
 
 Findings are :class:`pubproof.judge.findings.Finding`: each names the judge that produced
 it (``source``), and a verdict names the judges of its decisive findings.
@@ -18,11 +23,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from pubproof.judge.findings import ERROR, MISSING, PASS, TOLERATED, VIOLATION, Finding, Source
+from pubproof.judge.findings import (
+    DEVIATION,
+    ERROR,
+    MISSING,
+    PASS,
+    TOLERATED,
+    VIOLATION,
+    Finding,
+    Source,
+)
+from pubproof.model.duties import Party, binds_only_others
+from pubproof.model.editions import Edition
 
 NO_ANSWER = "no-answer"
 
-VERDICTS = (PASS, TOLERATED, NO_ANSWER, VIOLATION, ERROR)
+VERDICTS = (PASS, TOLERATED, DEVIATION, NO_ANSWER, VIOLATION, ERROR)
 _RANK = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
 
 
@@ -37,6 +53,8 @@ class Judgement:
     source: str = Source.PROBE
     #: the verdict for each rule judged (:func:`rule_verdicts`), in the order of ``rules``
     rule_verdicts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: the rules the other end (the probe, on purpose) broke to bring the check about
+    provoked: tuple[str, ...] = ()
 
 
 def passed(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
@@ -47,6 +65,11 @@ def passed(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
 def tolerated(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
     """A finding of a variant the texts permit or a reading they leave open."""
     return Finding(verdict=TOLERATED, rules=rules, message=message, source=source)
+
+
+def deviation(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
+    """A finding that the broker did not follow a SHOULD."""
+    return Finding(verdict=DEVIATION, rules=rules, message=message, source=source)
 
 
 def violation(message: str, *rules: str, source: str = Source.CHECK) -> Finding:
@@ -70,29 +93,49 @@ def conclude(
     *,
     broker_alive: bool,
     silence: str = "the broker went silent",
+    role: str | None = None,
+    edition: Edition | None = None,
+    provoked: Sequence[str] = (),
 ) -> Judgement:
-    """The verdict of a check from its findings; ``silence`` heads a no-answer message."""
+    """The verdict of a check from its findings; ``silence`` heads a no-answer message.
+
+    With the judged end's ``role`` ("client" or "server") and the ``edition``, the check's
+    rules that the judged end does not owe are set apart: those ``provoked`` (the rules
+    the probe's case broke, :func:`pubproof.judge.close.close_charges`) or that a finding
+    reports as provoked, unless a finding charges them too, and those that bind only the
+    other role (:func:`pubproof.model.duties.binds_only_others`)."""
     resolved = [
         Finding(
             verdict=VIOLATION if broker_alive else NO_ANSWER, rules=f.rules, message=f.message,
-            source=f.source, role=f.role, evidence=f.evidence,
+            source=f.source, role=f.role, evidence=f.evidence, provoked=f.provoked,
         )
         if f.verdict == MISSING
         else f
         for f in findings
     ]  # fmt: skip
+    charged = {r for f in resolved for r in f.rules}
+    set_apart = _unique([*provoked, *(r for f in resolved for r in f.provoked)])
+    set_apart = [r for r in set_apart if r not in charged]
+    if role is not None and edition is not None:
+        party = Party.CLIENT if role == "client" else Party.SERVER
+        set_apart += [
+            r for r in check_rules
+            if r not in set_apart and r not in charged
+            and binds_only_others(r, edition, role=party)
+        ]  # fmt: skip
+    own_rules = [r for r in check_rules if r not in set_apart]
     if not resolved:
         resolved = [passed("the broker did what the model says")]
     worst = max(_RANK[f.verdict] for f in resolved)
     verdict = VERDICTS[worst]
     decisive = [f for f in resolved if f.verdict == verdict]
-    rules = _unique([*check_rules, *(r for f in decisive for r in f.rules)])
+    rules = _unique([*own_rules, *(r for f in decisive for r in f.rules)])
     message = "; ".join(_unique(f.message for f in decisive))
     if verdict == NO_ANSWER and silence:
         message = f"{silence}: {message}"
     source = ",".join(_unique(f.source for f in decisive))
-    per_rule = rule_verdicts(resolved, check_rules)
-    return Judgement(verdict, tuple(rules), message, source, per_rule)
+    per_rule = rule_verdicts(resolved, own_rules)
+    return Judgement(verdict, tuple(rules), message, source, per_rule, tuple(set_apart))
 
 
 def rule_verdicts(findings: Sequence[Finding], check_rules: Sequence[str]) -> Mapping[str, str]:

@@ -22,6 +22,7 @@ code, .hex { font-family: ui-monospace, monospace; font-size: 12px; }
 p, h2, td { overflow-wrap: anywhere; }
 td code, p code { overflow-wrap: anywhere; word-break: break-all; }
 .pass { background: #dff5df; } .tolerated { background: #fff6d6; }
+.deviation { background: #eaf1fb; } .provoked { color: #666; }
 .violation { background: #fadada; } .no-answer { background: #e6e6f5; }
 .error { background: #f0d0f0; } .case td { font-weight: bold; }
 .event td { color: #555; font-style: italic; }
@@ -68,8 +69,14 @@ def _summary(report: Report) -> str:
 
 
 def _rules(result: CheckResult) -> str:
+    """The rules the implementation owes, each with its verdict, then what pubproof broke
+    on purpose to bring the check about (never the implementation's fault)."""
     listed = [*result.rules, *(r for r in result.rule_verdicts if r not in result.rules)]
-    return " ".join(_rule(rule, result.rule_verdicts.get(rule)) for rule in listed)
+    own = " ".join(_rule(rule, result.rule_verdicts.get(rule)) for rule in listed)
+    if not result.provoked:
+        return own
+    sent = " ".join(f"<code>{escape(rule)}</code>" for rule in result.provoked)
+    return f'{own} <span class="provoked">provoked (sent on purpose): {sent}</span>'
 
 
 def _rule(rule: str, verdict: str | None) -> str:

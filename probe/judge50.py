@@ -20,10 +20,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from pubproof.judge.close import close_rules, expectation, reason_code_verdict
+from pubproof.judge.close import (
+    DISCONNECT_REASON,
+    Charges,
+    close_charges,
+    expectation,
+    reason_code_verdict,
+)
 from pubproof.judge.findings import Finding, Source
 from pubproof.judge.limits import Declared, Negotiated, too_large
 from pubproof.judge.limits import declared as declared_by
@@ -31,7 +37,7 @@ from pubproof.judge.link50 import LinkJudge50
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import FROM_BROKER, TO_BROKER, Entry, is_packet
-from pubproof.probe.findings import error, missing, passed, tolerated, violation
+from pubproof.probe.findings import deviation, error, missing, passed, tolerated, violation
 from pubproof.probe.judge_wire import outcome
 from pubproof.probe.view import View
 
@@ -159,10 +165,12 @@ class CaseExpectation:
     reason_code: int | None
     alternatives: tuple[tuple[str, str, bool], ...] = ()
 
-    @property
-    def rules(self) -> tuple[str, ...]:
-        """The rule the case breaks and the rules that make the broker close."""
-        return () if self.rule is None else close_rules(self.rule, V50)
+    def charges(self, ends: Ends) -> Charges:
+        """What the judged end of ``ends`` owes after the case (its own duties) and what
+        the case broke (:func:`pubproof.judge.close.close_charges`)."""
+        if self.rule is None:
+            return Charges((), ())
+        return close_charges(self.rule, V50, "server" if ends.judged_server else "client")
 
 
 def case_expectation(view: Evidence, index: int, ends: Ends = BROKER_ENDS) -> CaseExpectation:
@@ -237,10 +245,21 @@ def case_findings50(view: View) -> list[Finding]:
     index, entry = found
     client = entry["client"]
     exp = case_expectation(view, index)
+    charges = exp.charges(BROKER_ENDS)
+    return [
+        replace(f, provoked=charges.provoked)
+        for f in _case_findings50(view, index, client, exp, charges.charged)
+    ]
+
+
+def _case_findings50(
+    view: View, index: int, client: str, exp: CaseExpectation, rules: tuple[str, ...]
+) -> list[Finding]:
+    """The findings of :func:`case_findings50`, charging the broker with ``rules``."""
     observed = outcome(view, index, client)
     what = f"{exp.message} [{exp.rule}]" if exp.rule else exp.message
     if observed in ("silent", "unknown") and not view.broker_alive:
-        return [missing(f"no answer after {what}", *exp.rules, source=CLOSE)]
+        return [missing(f"no answer after {what}", *rules, source=CLOSE)]
     closed = observed == "closed"
     did = "closed the connection" if closed else "kept the connection open"
     if observed != "open" and not closed:
@@ -250,8 +269,8 @@ def case_findings50(view: View) -> list[Finding]:
         if named:
             also = " or ".join(named)
             return [tolerated(f"{did} after {what}: as under the reading {also}", source=CLOSE)]
-        return [violation(f"{did} after {what}", *exp.rules, source=CLOSE)]
-    findings = [passed(f"{did} after {what}, as the model says", *exp.rules, source=CLOSE)]
+        return [violation(f"{did} after {what}", *rules, source=CLOSE)]
+    findings = [passed(f"{did} after {what}, as the model says", *rules, source=CLOSE)]
     if closed and exp.reason_code is not None:
         findings.append(reason_code_finding(view, index, client, exp))
     return findings
@@ -261,19 +280,28 @@ def reason_code_finding(
     view: Evidence, index: int, client: str, exp: CaseExpectation, ends: Ends = BROKER_ENDS
 ) -> Finding:
     """The judged end closed after the case: with the DISCONNECT Reason Code the model
-    calls for? (Closing without DISCONNECT is tolerated: 4.13.1 says SHOULD.)"""
+    calls for? 4.13.1: "In the case of an error in any other packet it SHOULD send a
+    DISCONNECT packet containing the Reason Code before closing the Network Connection":
+    closing without it, or with another code than the one the model calls for (a general
+    code of 4.13 aside, tolerated), is a deviation from a SHOULD, never a violation."""
     assert exp.reason_code is not None
+    provoked = exp.charges(ends).provoked
+    rule = DISCONNECT_REASON
     wanted = f"0x{exp.reason_code:02X}"
     disconnect = disconnect_after(view, index, client, ends)
+    found: Finding
     if disconnect is None:
         note = f"without DISCONNECT (it SHOULD send DISCONNECT {wanted}, 4.13.1)"
-        return tolerated(f"closed {note}", *exp.rules, source=CLOSE)
-    code = int(disconnect.get("reason_code", 0))
-    got = f"0x{code:02X}"
-    verdict = reason_code_verdict(exp.reason_code, code)
-    if verdict == "pass":
-        return passed(f"DISCONNECT {got}, as the model says", *exp.rules, source=CLOSE)
-    message = f"DISCONNECT {got} where the model calls for {wanted}"
-    if verdict == "tolerated":
-        return tolerated(f"{message} ({got} names the fault's class)", *exp.rules, source=CLOSE)
-    return violation(message, *exp.rules, source=CLOSE)
+        found = deviation(f"closed {note}", rule, source=CLOSE)
+    else:
+        code = int(disconnect.get("reason_code", 0))
+        got = f"0x{code:02X}"
+        verdict = reason_code_verdict(exp.reason_code, code)
+        message = f"DISCONNECT {got} where the model calls for {wanted}"
+        if verdict == "pass":
+            found = passed(f"DISCONNECT {got}, as the model says", rule, source=CLOSE)
+        elif verdict == "tolerated":
+            found = tolerated(f"{message} ({got} names the fault's class)", rule, source=CLOSE)
+        else:
+            found = deviation(f"{message} (4.13.1: it SHOULD send it)", rule, source=CLOSE)
+    return replace(found, provoked=provoked)

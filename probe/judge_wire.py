@@ -13,7 +13,10 @@ connection open is tolerated.
 
 from __future__ import annotations
 
-from pubproof.judge.close import close_rules, expectation
+from dataclasses import replace
+from typing import Any
+
+from pubproof.judge.close import Expectation, close_charges, expectation
 from pubproof.judge.describe import as_p
 from pubproof.judge.findings import Finding, Source
 from pubproof.judge.packets import PUBLISH_FAMILY
@@ -74,22 +77,35 @@ def case_findings(view: View) -> list[Finding]:
         return []  # the check stopped before its case: the findings say why
     index, entry = found
     exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
-    observed = outcome(view, index, entry["client"])
-    rules = close_rules(exp.failure.rule, view.edition) if exp.failure else ()
+    charges = close_charges(exp.failure.rule, view.edition, "server") if exp.failure else None
+    rules = charges.charged if charges else ()
+    provoked = charges.provoked if charges else ()
+    return [
+        replace(f, provoked=provoked)
+        for f in _case_findings(view, index, entry, exp, rules)
+    ]
+
+
+def _case_findings(
+    view: View, index: int, entry: dict[str, Any], exp: Expectation, rules: tuple[str, ...]
+) -> list[Finding]:
+    """The findings of :func:`case_findings`, charging the broker with ``rules``."""
+    close, alternatives = exp.close, exp.alternatives
     what = f"{exp.failure.message} [{exp.failure.rule}]" if exp.failure else "a valid packet"
+    observed = outcome(view, index, entry["client"])
     if observed in ("silent", "unknown") and not view.broker_alive:
         return [missing(f"no answer after {what}", *rules, source=CLOSE)]
     closed = observed == "closed"
     did = "closed the connection" if closed else "kept the connection open"
     if observed != "open" and not closed:
         did += " (and did not answer PINGREQ)"
-    if closed == exp.close:
+    if closed == close:
         return [passed(f"{did} after {what}, as the model says", *rules, source=CLOSE)]
-    named = [f"{name}={value}" for name, value, close in exp.alternatives if close == closed]
+    named = [f"{name}={value}" for name, value, c in alternatives if c == closed]
     if named:
         also = " or ".join(named)
         return [tolerated(f"{did} after {what}: as under the reading {also}", source=CLOSE)]
-    if exp.close and view.edition is Edition.V31:
+    if close and view.edition is Edition.V31:
         note = "MQTT 3.1 names no receiver action for it"
         return [tolerated(f"{did} after {what}: {note}", *rules, source=CLOSE)]
     return [violation(f"{did} after {what}", *rules, source=CLOSE)]

@@ -8,7 +8,10 @@ from typing import TextIO
 
 from pubproof.probe.report import CheckResult, Report
 
-_MARK = {"pass": "ok", "tolerated": "~", "violation": "!!", "no-answer": "..", "error": "??"}
+_MARK = {
+    "pass": "ok", "tolerated": "~", "deviation": "-", "violation": "!!", "no-answer": "..",
+    "error": "??",
+}  # fmt: skip
 
 
 class Progress:

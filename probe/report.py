@@ -4,13 +4,15 @@
 
     {"target": "mqtt://HOST:PORT", "edition": "3.1.1", "readings": {...},
      "seconds": total, "checks": [{"id", "title", "rules": [...],
-     "rule_verdicts": {rule: verdict, ...}, "verdict", "evidence": [entry, ...], "message",
-     "source", "seconds"}]}
+     "rule_verdicts": {rule: verdict, ...}, "provoked": [...], "verdict",
+     "evidence": [entry, ...], "message", "source", "seconds"}]}
 
 with the entries of :mod:`pubproof.probe.evidence`; ``source`` names the judges of the
 verdict's decisive findings (:class:`pubproof.judge.findings.Source`), comma-separated;
 ``rule_verdicts`` gives a verdict for each rule the check judged
-(:func:`pubproof.probe.findings.rule_verdicts`), the worst of which is ``verdict``.
+(:func:`pubproof.probe.findings.rule_verdicts`), the worst of which is ``verdict``: only
+the rules the implementation owes; ``provoked`` lists the rules pubproof broke on purpose to
+bring the check about (what was sent, never the implementation's fault).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class CheckResult:
     source: str
     seconds: float
     rule_verdicts: Mapping[str, str] = field(default_factory=dict)
+    provoked: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form (see the module docstring)."""
@@ -48,6 +51,7 @@ class CheckResult:
             "title": self.title,
             "rules": list(self.rules),
             "rule_verdicts": dict(self.rule_verdicts),
+            "provoked": list(self.provoked),
             "verdict": self.verdict,
             "evidence": list(self.evidence),
             "message": self.message,
@@ -76,9 +80,11 @@ class Report:
 
     @property
     def clean(self) -> bool:
-        """Every verdict pass or tolerated (or not-applicable: a check the implementation
-        cannot run, such as QoS 2 on a broker without it, is no failure)."""
-        return all(c.verdict in ("pass", "tolerated", NOT_APPLICABLE) for c in self.checks)
+        """Every verdict pass, tolerated or deviation (a SHOULD not followed is no
+        failure), or not-applicable (a check the implementation cannot run, such as QoS 2
+        on a broker without it, is no failure)."""
+        clean = ("pass", "tolerated", "deviation", NOT_APPLICABLE)
+        return all(c.verdict in clean for c in self.checks)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form (see the module docstring)."""

@@ -11,8 +11,10 @@ import pytest
 from pubproof.judge import close
 from pubproof.judge import packets as P
 from pubproof.judge.close import (
+    CLIENT_SHOULD_CLOSE,
     CLOSE_ON_VIOLATION,
     CLOSE_WITH_REASON,
+    DISCONNECT_REASON,
     CloseJudge,
     Seen,
     answer_of,
@@ -80,8 +82,8 @@ def test_close_rules_per_edition() -> None:
     ("expected", "sent", "verdict"),
     [
         (0x94, 0x94, "pass"), (0x94, 0x82, "tolerated"), (0x94, 0x80, "tolerated"),
-        (0x94, 0x81, "tolerated"), (0x94, 0x00, "violation"), (0x94, 0x93, "violation"),
-        (0x81, 0x82, "tolerated"), (0x93, 0x8E, "violation"), (0x95, 0x04, "violation"),
+        (0x94, 0x81, "tolerated"), (0x94, 0x00, "deviation"), (0x94, 0x93, "deviation"),
+        (0x81, 0x82, "tolerated"), (0x93, 0x8E, "deviation"), (0x95, 0x04, "deviation"),
     ],
 )  # fmt: skip
 def test_reason_code_verdict(expected: int, sent: int, verdict: str) -> None:
@@ -122,19 +124,22 @@ def test_a_server_that_reads_on_after_a_5_0_offence() -> None:
     ((offence, finding),) = found
     assert offence.reason_code == 0x94 and offence.edition is V5
     assert finding.verdict == "violation" and finding.role == "server"
-    assert finding.rules[:2] == (CLOSE_WITH_REASON, "PP50-3.3.4-topic-alias-maximum")
+    # the Server owes the close; the alias above the maximum is the Client's fault
+    assert finding.rules == (CLOSE_WITH_REASON,)
+    assert "PP50-3.3.4-topic-alias-maximum" in finding.provoked
     assert [s.frame for s in judge.evidence(offence, finding)] == [5, 6]
-    # a client that reads on: 5.0 binds the Server only
+    # a client that reads on: 5.0 binds the Server only; a Client SHOULD close
     _, found = _judge_wire_offence(S2C, [ack50(4, 9)], limits=limits)
     ((_, finding),) = found
-    assert finding.verdict == "tolerated" and finding.role == "client"
+    assert finding.verdict == "deviation" and finding.role == "client"
+    assert finding.rules == (CLIENT_SHOULD_CLOSE,)
     # within the limits there is no offence at all
     _, found = _judge_wire_offence(C2S, [ack50(4, 9)], limits=Limits(topic_alias_maximum=3))
     assert found == []
 
 
 @pytest.mark.parametrize(
-    ("code", "verdict"), [(0x94, None), (0x82, "tolerated"), (0x00, "violation")]
+    ("code", "verdict"), [(0x94, None), (0x82, "tolerated"), (0x00, "deviation")]
 )
 def test_the_disconnect_reason_code_is_judged(code: int, verdict: str | None) -> None:
     judge, found = _judge_wire_offence(
@@ -144,7 +149,9 @@ def test_the_disconnect_reason_code_is_judged(code: int, verdict: str | None) ->
         assert found == []
         return
     ((offence, finding),) = found
-    assert finding.verdict == verdict and finding.rules == ("PP50-3.3.4-topic-alias-maximum",)
+    # 4.13.1 "it SHOULD send a DISCONNECT packet containing the Reason Code"
+    assert finding.verdict == verdict and finding.rules == (DISCONNECT_REASON,)
+    assert finding.provoked[0] == "PP50-3.3.4-topic-alias-maximum"
     assert finding.source == "close" and finding.role == "server"
     assert f"DISCONNECT 0x{code:02X}" in finding.message and "0x94" in finding.message
     assert offence.answered is None
@@ -161,7 +168,7 @@ def test_a_flow_offence_and_its_disconnect() -> None:
     assert ends.feed(C2S, first) == []
     owed = ends.owed_by(S2C)
     assert ends.feed(C2S, {**first, "packet_id": 2}) and ends.offence is not None
-    for sent, verdict in ((0x93, None), (0x80, "tolerated"), (0x8E, "violation")):
+    for sent, verdict in ((0x93, None), (0x80, "tolerated"), (0x8E, "deviation")):
         judge = CloseJudge()
         offending = seen(C2S, 3, publish50(2))
         judge.flow_offence(offending, ends.offence, owed)
@@ -172,7 +179,8 @@ def test_a_flow_offence_and_its_disconnect() -> None:
             assert found == []
         else:
             ((_, finding),) = found
-            assert finding.verdict == verdict and finding.rules == ("MQTT-3.3.4-7",)
+            assert finding.verdict == verdict and finding.rules == (DISCONNECT_REASON,)
+            assert finding.provoked == ("MQTT-3.3.4-7",)  # the Client's Receive Maximum
 
 
 def test_a_flow_offence_read_on() -> None:
@@ -183,7 +191,7 @@ def test_a_flow_offence_read_on() -> None:
     judge.packet(seen(S2C, 4, later), later)
     judge.packet(seen(C2S, 5, ack50(4, 5)), ack50(4, 5))
     ((_, finding),) = judge.findings()
-    assert finding.role == "client" and finding.verdict == "tolerated"
+    assert finding.role == "client" and finding.verdict == "deviation"
     ping = P.PINGREQ
     judge = CloseJudge()
     judge.flow_offence(seen(C2S, 3, publish50(4)), offence, [])
@@ -191,7 +199,8 @@ def test_a_flow_offence_read_on() -> None:
     judge.packet(seen(S2C, 5, P.PINGRESP), P.PINGRESP)
     ((_, finding),) = judge.findings()
     assert finding.role == "server" and finding.verdict == "violation"
-    assert finding.rules == (CLOSE_WITH_REASON, "PP50-3.3.2-topic-alias-unknown")
+    assert finding.rules == (CLOSE_WITH_REASON,)
+    assert finding.provoked == ("PP50-3.3.2-topic-alias-unknown",)
 
 
 def test_3_1_1_offences_are_judged_as_before() -> None:

@@ -30,11 +30,11 @@ The verdict is a function of the evidence alone (:func:`judge_client`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from pubproof.judge.close import close_rules, expectation
+from pubproof.judge.close import Charges, close_charges, expectation
 from pubproof.judge.describe import as_p
 from pubproof.judge.ends import about_client
 from pubproof.judge.findings import Finding, Source
@@ -48,6 +48,7 @@ from pubproof.probe.evidence import Entry
 from pubproof.probe.findings import (
     Judgement,
     conclude,
+    deviation,
     error,
     missing,
     passed,
@@ -227,8 +228,9 @@ class CaseModel:
 
     close: bool
     what: str  # the fault and its rule, or "a valid packet"
-    rules: tuple[str, ...]  # the rule broken and those that make the receiver close
-    handed: tuple[str, ...]  # the rules a PUBLISH handed to the application breaks (if any)
+    #: the client's own duties after the case and the rules the case broke
+    #: (:func:`pubproof.judge.close.close_charges`)
+    charges: Charges
     alternatives: tuple[tuple[str, str, bool], ...]  # (reading, value, close)
     payload: str | None = None  # 5.0: the case's payload (other messages are not the case's)
     v50: CaseExpectation | None = None  # 5.0: the close judge's expectation (Reason Code)
@@ -242,44 +244,60 @@ def case_model(view: ClientView, index: int) -> CaseModel:
     if view.edition is Edition.V50:
         exp50 = case_expectation(view, index, CLIENT_ENDS)
         what = f"{exp50.message} [{exp50.rule}]" if exp50.rule else exp50.message
-        handed = exp50.rules if exp50.close else ()
         return CaseModel(
-            exp50.close, what, exp50.rules, handed, exp50.alternatives,
+            exp50.close, what, exp50.charges(CLIENT_ENDS), exp50.alternatives,
             entry.get("payload_hex"), exp50,
         )  # fmt: skip
     exp = expectation(bytes.fromhex(entry["hex"]), view.edition, view.readings)
     if exp.failure is None:
-        return CaseModel(exp.close, "a valid packet", (), (), exp.alternatives)
+        return CaseModel(exp.close, "a valid packet", Charges((), ()), exp.alternatives)
     failure = exp.failure
     what = f"{failure.message} [{failure.rule}]"
-    rules = close_rules(failure.rule, view.edition)
-    return CaseModel(exp.close, what, rules, (failure.rule,), exp.alternatives)
+    charges = close_charges(failure.rule, view.edition, "client")
+    return CaseModel(exp.close, what, charges, exp.alternatives)
 
 
 def case_findings(view: ClientView) -> list[Finding]:
     """After the case (a packet the model rejects, or accepts only under a reading): did
     the client close the connection exactly when the model says, and was the message kept
     from its application? MQTT 5.0: and with the DISCONNECT Reason Code the model calls
-    for? [MQTT-4.13.1-1] is worded for a Server ("When a Server detects a Malformed Packet
-    or Protocol Error, and a Reason Code is given in the specification, it MUST close the
-    Network Connection"), while "When a Client detects a Malformed Packet or Protocol Error,
-    and a Reason Code is given in the specification, it SHOULD close the Network
-    Connection" (4.13.1): a 5.0 client that keeps the connection open is *tolerated*, as
-    the close judge of captures has it (3.1.1 binds both ends, [MQTT-4.8.0-1]); the
-    DISCONNECT before the close is a SHOULD (4.13.1). A message handed to the application
-    is a violation in every edition: the packet was never a packet."""
+    for?
+
+    The client is charged with its own duties only (:func:`pubproof.judge.close.
+    close_charges`): the rules the case broke bind pubproof's server, the sender, and are
+    each finding's ``provoked``. In 3.1.1 a receiver MUST close [MQTT-4.8.0-1]; MQTT 3.1
+    names no receiver action (tolerated); in 5.0 [MQTT-4.13.1-1] is worded for a Server
+    ("When a Server detects a Malformed Packet or Protocol Error, and a Reason Code is
+    given in the specification, it MUST close the Network Connection"), while "When a
+    Client detects a Malformed Packet or Protocol Error, and a Reason Code is given in the
+    specification, it SHOULD close the Network Connection" (4.13.1): a 5.0 client that
+    keeps the connection open is a *deviation*, as the close judge of captures has it,
+    and so is its DISCONNECT with another Reason Code (a SHOULD too). A message handed to
+    the application breaks the same duty as reading on (the packet was never a packet):
+    a violation where the client MUST close, a deviation where it SHOULD."""
     found = view.case()
     if found is None:
         return []
     index, entry = found
-    conn = str(entry["client"])
     model = case_model(view, index)
+    return [
+        replace(f, provoked=model.charges.provoked)
+        for f in _case_findings(view, index, entry, model)
+    ]
+
+
+def _case_findings(
+    view: ClientView, index: int, entry: Entry, model: CaseModel
+) -> list[Finding]:
+    """The findings of :func:`case_findings`."""
+    conn = str(entry["client"])
     what = model.what
+    rules = model.charges.charged
     closed = any(
         e.get("event") == "closed" and e.get("client") == conn for e in view.entries[index + 1 :]
     )
     findings: list[Finding] = []
-    if model.handed and entry.get("type") == "PUBLISH":
+    if model.close and entry.get("type") == "PUBLISH":
         got = [
             m for m in view.messages()
             if m["t"] >= entry["t"] and model.payload in (None, m.get("payload_hex"))
@@ -293,13 +311,18 @@ def case_findings(view: ClientView) -> list[Finding]:
             # "The receiver MAY validate that the Payload is of the format indicated") makes
             # handing it on what that receiver does
             keeps = " or ".join(f"{n}={v}" for n, v, close in model.alternatives if not close)
-            findings.append(
-                tolerated(f"{handed}: as under the reading {keeps}", source=Source.CLOSE)
-                if keeps
-                else violation(handed, *model.handed, source=Source.CLOSE)
-            )
+            if keeps:
+                findings.append(
+                    tolerated(f"{handed}: as under the reading {keeps}", source=Source.CLOSE)
+                )
+            elif not rules:  # MQTT 3.1: no receiver action named
+                note = "MQTT 3.1 names no receiver action for it"
+                findings.append(tolerated(f"{handed}: {note}", source=Source.CLOSE))
+            elif model.charges.should:
+                findings.append(deviation(handed, *rules, source=Source.CLOSE))
+            else:
+                findings.append(violation(handed, *rules, source=Source.CLOSE))
     did = "closed the connection" if closed else "kept the connection open"
-    rules = model.rules
     if closed == model.close:
         findings.append(
             passed(f"{did} after {what}, as the model says", *rules, source=Source.CLOSE)
@@ -316,13 +339,11 @@ def case_findings(view: ClientView) -> list[Finding]:
     elif model.close and view.edition is Edition.V31:
         note = "MQTT 3.1 names no receiver action for it"
         findings.append(tolerated(f"{did} after {what}: {note}", *rules, source=Source.CLOSE))
-    elif model.close and view.edition is Edition.V50:
-        # [MQTT-4.13.1-1] binds the Server; "When a Client detects a Malformed Packet or
-        # Protocol Error, and a Reason Code is given in the specification, it SHOULD close
-        # the Network Connection." (4.13.1). The close judge of captures says the same of
-        # a 5.0 Client that reads on (judge.close), and one judge layer gives one verdict
+    elif model.close and model.charges.should:
+        # "When a Client detects a Malformed Packet or Protocol Error, and a Reason Code is
+        # given in the specification, it SHOULD close the Network Connection." (4.13.1)
         note = "5.0: a Server MUST close, a Client SHOULD (4.13.1)"
-        findings.append(tolerated(f"{did} after {what}; {note}", *rules, source=Source.CLOSE))
+        findings.append(deviation(f"{did} after {what}; {note}", *rules, source=Source.CLOSE))
     else:
         findings.append(violation(f"{did} after {what}", *rules, source=Source.CLOSE))
     return findings
@@ -365,8 +386,9 @@ def judge_client(
             NOT_APPLICABLE, tuple(rules), why, Source.PROBE, dict.fromkeys(rules, NOT_APPLICABLE)
         )
     return conclude(
-        findings, rules, broker_alive=view.client_alive, silence="the client went silent"
-    )
+        findings, rules, broker_alive=view.client_alive, silence="the client went silent",
+        role="client", edition=edition,
+    )  # fmt: skip
 
 
 def delivered(view: ClientView, payload: bytes, qos: int, rule: str) -> list[Finding]:

@@ -121,6 +121,7 @@ def run_check(
         source=judgement.source,
         seconds=round(time.monotonic() - started, 3),
         rule_verdicts=dict(judgement.rule_verdicts),
+        provoked=judgement.provoked,
     )
 
 

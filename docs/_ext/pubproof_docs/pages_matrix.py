@@ -30,10 +30,12 @@ from pubproof_docs.rst import heading, indent
 MATRIX_DOC = f"{GENERATED}/matrix"
 STATIC = "_static/matrix"
 COLOURS = {
-    "pass": "#dff5df", "tolerated": "#fff6d6", "violation": "#fadada", "no-answer": "#e6e6f5",
-    "error": "#f0d0f0", "not-applicable": "#eeeeee",
+    "pass": "#dff5df", "tolerated": "#fff6d6", "deviation": "#eaf1fb", "violation": "#fadada",
+    "no-answer": "#e6e6f5", "error": "#f0d0f0", "not-applicable": "#eeeeee",
 }  # fmt: skip
 BAD = ("violation", "no-answer", "error")
+#: a SHOULD not followed: shown apart from what an implementation got wrong
+SHOULD = ("deviation",)
 
 
 def _load(ctx: Context) -> dict[str, Any] | None:
@@ -50,6 +52,7 @@ def _report(data: dict[str, Any]) -> Report:
             id=c["id"], title=c["title"], rules=tuple(c["rules"]), verdict=c["verdict"],
             evidence=tuple(c["evidence"]), message=c["message"], source=c.get("source", ""),
             seconds=c.get("seconds", 0.0), rule_verdicts=c.get("rule_verdicts", {}),
+            provoked=tuple(c.get("provoked", ())),
         )
         for c in data["checks"]
     )  # fmt: skip
@@ -181,11 +184,16 @@ def _summary(data: dict[str, Any]) -> tuple[str, set[str]]:
             mine = [r for r in rows if r["edition"] == edition]
             counted = Counter(r["verdict"] for r in mine)
             bad = sorted({rule for r in mine for rule, v in r["rule_verdicts"].items() if v in BAD})
-            wrong_rules.update(bad)
-            verdicts = ", ".join(f"{n} {v}" for v, n in counted.most_common())
-            parts.append(
-                f"{edition}: {verdicts}; got wrong {', '.join(f'[{r}]' for r in bad) or 'nothing'}"
+            should = sorted(
+                {rule for r in mine for rule, v in r["rule_verdicts"].items() if v in SHOULD}
             )
+            wrong_rules.update(bad, should)
+            verdicts = ", ".join(f"{n} {v}" for v, n in counted.most_common())
+            part = f"{edition}: {verdicts}; got wrong "
+            part += ", ".join(f"[{r}]" for r in bad) or "nothing"
+            if should:
+                part += "; did not follow the SHOULD of " + ", ".join(f"[{r}]" for r in should)
+            parts.append(part)
         lines.append(f"- {head}: " + "; ".join(parts))
     return "\n".join(lines) + "\n", wrong_rules
 
@@ -202,8 +210,11 @@ def matrix_page(ctx: Context) -> str:
         f"{data['date']}: brokers by ``pubproof probe``, client libraries by ``pubproof "
         "probe-client`` (pubproof plays the server), codecs by the vector corpus. Each "
         "verdict comes from the model, with the rule it rests on; each cell links to the "
-        "packet trace it was judged on. A verdict marked * differed between two runs (a "
-        "timing-dependent check) and is not compared in CI. Refresh with "
+        "packet trace it was judged on. An implementation is charged only with its own "
+        "duties: the rules pubproof broke on purpose to provoke a check are listed as "
+        "*provoked* in its trace, never as the implementation's; a SHOULD not followed is a "
+        "*deviation*, shown apart from what it got wrong. A verdict marked * differed "
+        "between two runs (a timing-dependent check) and is not compared in CI. Refresh with "
         "``scripts/probe-matrix`` (see the README).\n"
     )
     summary, wrong = _summary(data)
