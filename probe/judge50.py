@@ -129,26 +129,30 @@ def frame_findings50(view: Evidence, ends: Ends = BROKER_ENDS) -> list[Finding]:
         if entry.get("dir") != ends.judged_dir:
             continue
         data = bytes.fromhex(entry["hex"])
-        who = f"{entry['client']}: the {ends.judged} sent {entry['hex']}"
+        # the reason first, then the packet: a reader sees what went wrong before the hex
+        who = f"{entry['client']}: the {ends.judged}'s {entry.get('type', 'packet')}"
+        sent = f"(sent {entry['hex']})"
         limits = receiver_declared(view, index, ends)
         if data and data[0] >> 4 in (3, 4, 5, 6, 7):
             verdict = model_wire.decode(data, V50, view.readings, limits.wire_limits())
             if verdict.failure is not None:
                 failure = verdict.failure
-                findings.append(violation(f"{who}: {failure.message}", failure.rule, source=WIRE))
+                message = f"{who}: {failure.message} {sent}"
+                findings.append(violation(message, failure.rule, source=WIRE))
             elif "error" in entry or verdict.packets != [packet_fields(entry)]:
-                message = f"{who}: the reference codec and the model disagree"
+                message = f"{who}: the reference codec and the model disagree {sent}"
                 findings.append(error(message, source=WIRE))
         else:
             if "error" in entry:
-                message = f"{who}: a malformed {entry['type']}: {entry['error']}"
+                message = f"{who} is malformed: {entry['error']} {sent}"
                 findings.append(violation(message, source=WIRE))
             # a control packet over the receiver's Maximum Packet Size ([MQTT-3.1.2-24],
             # [MQTT-3.2.2-15])
             negotiated = Negotiated(client=limits, server=limits)
             over = too_large(len(data), direction, negotiated, role=ends.judged)
             if over is not None:
-                findings.append(violation(f"{who}: {over.message}", *over.rules, source=WIRE))
+                message = f"{who}: {over.message} {sent}"
+                findings.append(violation(message, *over.rules, source=WIRE))
     return findings
 
 

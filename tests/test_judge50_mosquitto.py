@@ -251,7 +251,8 @@ def test_a_topic_alias_above_the_broker_s_maximum(port: int) -> None:
 def test_beyond_the_broker_s_receive_maximum(port: int) -> None:
     """The client breaks MQTT-3.3.4-7 on purpose; the model's broker closes with
     DISCONNECT 0x93. mosquitto 2.0.11 refuses the message with PUBREC 0x97 (Quota
-    exceeded) and reads on: the close judge reports it under MQTT-4.13.1-1."""
+    exceeded) and reads on: the close judge reports it under MQTT-4.13.1-1, the client's
+    MQTT-3.3.4-7 as what provoked it."""
     client = Client(port)
     client.send(P.connect("pp-quota", clean=True, edition=V5))
     client.read(until=1)
@@ -267,7 +268,8 @@ def test_beyond_the_broker_s_receive_maximum(port: int) -> None:
     else:
         ((_, finding),) = found
         assert finding.verdict == "violation" and finding.role == "server"
-        assert finding.rules == ("MQTT-4.13.1-1", "MQTT-3.3.4-7")
+        # the broker owes the close; the Receive Maximum is the client's (provoked)
+        assert finding.rules == ("MQTT-4.13.1-1",) and finding.provoked == ("MQTT-3.3.4-7",)
     client.close()
 
 
