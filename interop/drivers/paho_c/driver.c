@@ -16,7 +16,8 @@
  * Alias Maximum, Maximum QoS, Retain Available): a message the library refuses is
  * `publish-refused`, one it sends is judged on the wire. MQTT 5.0: the client's limits and
  * Session Expiry Interval go in CONNECT, Clean Start as the plan says on every connection,
- * each message's properties both ways (the Topic Alias in, none out: it is the library's).
+ * each message's properties both ways (a Topic Alias the plan asks for goes to the
+ * library; one that comes in is not printed: it is the library's business).
  *
  * Lines beside the protocol's (kept as evidence, judged as nothing): `connection-error`
  * (the first connection attempt failed), `publish-failed` (the library reported a message
@@ -193,6 +194,8 @@ static void publish_properties(const json_value *given, MQTTProperties *out)
 		if (pair->type != JSON_ARRAY || pair->count != 2)
 			continue;
 		const json_value *name = &pair->items[0], *value = &pair->items[1];
+		if (name->type != JSON_STRING || value->type != JSON_STRING)
+			continue;
 		add_bytes(out, MQTTPROPERTY_CODE_USER_PROPERTY, name->string, (int)name->length,
 		          value->string, (int)value->length);
 	}
