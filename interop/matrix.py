@@ -12,7 +12,8 @@ codec (:mod:`codec_corpus`), and writes under ``DIR`` (default ``docs/matrix``):
   trace), ``stable`` (false when the runs gave different verdicts); and the codecs'
   disagreements with the corpus, by rule;
 - ``evidence/IMPLEMENTATION-EDITION.json``: each probe's full report (``pubproof probe
-  --json`` shape), the trace of every verdict.
+  --json`` shape), the trace of every verdict, without this machine's paths
+  (:func:`portable`).
 
 ``--rejudge`` contacts nothing: it judges every committed trace again with the model as it
 is now and rewrites the verdicts, per-rule verdicts and messages that changed, printing
@@ -40,6 +41,7 @@ import datetime
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,8 +60,21 @@ PUBPROOF = str(Path(sys.executable).parent / "pubproof")
 #: how often --check re-runs an implementation whose verdicts differ before it reports them
 RETRIES = 2
 #: what CI re-runs: the implementations that start in well under a minute
-FAST = ("mosquitto", "amqtt", "aedes", "paho-mqtt", "mqttjs", "mqtt-packet", "gmqtt-codec",
-        "paho-mqtt-codec", "amqtt-codec")  # fmt: skip
+FAST = ("mosquitto", "amqtt", "aedes", "paho-mqtt", "mqttjs", "paho-c", "mqtt-packet",
+        "gmqtt-codec", "paho-mqtt-codec", "amqtt-codec")  # fmt: skip
+
+
+def portable(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without this machine's paths (a driver's command line, a traceback in its
+    standard error, a message quoting one): the project's folder made relative, the
+    temporary folder written ``<tmp>``, the home folder ``~``. Every string of the report
+    alike, so that a message still reads as its evidence does."""
+    text = json.dumps(report, ensure_ascii=False)
+    for local, shown in ((f"{ROOT}/", ""), (f"{tempfile.gettempdir()}/", "<tmp>/"),
+                         (f"{Path.home()}/", "~/")):  # fmt: skip
+        text = text.replace(json.dumps(local)[1:-1], shown)
+    found: dict[str, Any] = json.loads(text)
+    return found
 
 
 def _probe_broker(name: str, edition: str) -> dict[str, Any]:
@@ -70,14 +85,13 @@ def _probe_broker(name: str, edition: str) -> dict[str, Any]:
         done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
         report: dict[str, Any] = json.loads(done.stdout)
         report["target"] = f"{name} {broker.version}"
-        return report
+        return portable(report)
 
 
 def _probe_client(name: str, edition: str) -> dict[str, Any]:
     argv = [PUBPROOF, "probe-client", "--driver", name, "--json", "--quiet", "--edition", edition]
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=900, cwd=ROOT)
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
+    return portable(json.loads(done.stdout))
 
 
 def implementations(

@@ -27,7 +27,7 @@ def test_the_committed_matrix_is_complete_and_each_verdict_has_its_evidence() ->
     data = _results()
     kinds = {i["implementation"]: i["kind"] for i in data["implementations"]}  # type: ignore[attr-defined]
     assert {"mosquitto", "amqtt", "aedes"} <= {n for n, k in kinds.items() if k == "broker"}
-    clients = {"paho-mqtt", "mosquitto-clients", "mqttjs", "gmqtt"}
+    clients = {"paho-mqtt", "mosquitto-clients", "mqttjs", "gmqtt", "paho-c"}
     assert clients <= {n for n, k in kinds.items() if k == "client"}
     rows = data["results"]
     assert isinstance(rows, list)

@@ -106,12 +106,24 @@ def _node_driver(script: str) -> list[str]:
     return ["node", str(path)]
 
 
+def _paho_c_driver() -> list[str]:
+    """Eclipse Paho C's driver, a C program: itself when built and newer than its sources,
+    else its Python module, which builds it and becomes it (or says why it cannot)."""
+    from pubproof.probe.drivers import paho_c
+
+    folder = interop_folder()
+    if folder is not None and paho_c.built(folder):
+        return [str(paho_c.program(folder))]
+    return _python_driver("paho_c")
+
+
 #: the shipped drivers: name -> its command line
 SHIPPED: dict[str, Callable[[], list[str]]] = {
     "paho-mqtt": lambda: _python_driver("paho_mqtt"),
     "mosquitto-clients": lambda: _python_driver("mosquitto_clients"),
     "mqttjs": lambda: _node_driver("mqttjs.js"),
     "gmqtt": lambda: _python_driver("gmqtt_client"),
+    "paho-c": _paho_c_driver,
 }
 #: the editions each shipped driver's library speaks (of those probe-client judges)
 SPEAKS: dict[str, tuple[str, ...]] = {
@@ -119,6 +131,7 @@ SPEAKS: dict[str, tuple[str, ...]] = {
     "mosquitto-clients": ("3.1.1", "3.1", "5.0"),
     "mqttjs": ("3.1.1", "3.1", "5.0"),
     "gmqtt": ("3.1.1", "5.0"),
+    "paho-c": ("3.1.1", "3.1", "5.0"),
 }
 
 
