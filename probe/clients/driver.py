@@ -69,64 +69,25 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from pubproof.probe.clients.shipped import SHIPPED
 
 PLAN_VARIABLE = "PUBPROOF_PLAN"
 #: how much of the driver's standard error the evidence keeps (its end)
 STDERR_KEPT = 4000
 
 
-def _python_driver(module: str) -> list[str]:
-    return [sys.executable, "-m", f"pubproof.probe.drivers.{module}"]
-
-
-def interop_folder() -> Path | None:
-    """The project's ``interop/`` folder (the node drivers, brokers and codec adapters, with
-    their ``package.json``): ``$PUBPROOF_INTEROP``, else the first ``interop/`` holding a
-    ``package.json`` in the working directory or above it."""
-    given = os.environ.get("PUBPROOF_INTEROP")
-    if given:
-        return Path(given)
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "interop" / "package.json").exists():
-            return folder / "interop"
-    return None
-
-
-def _node_driver(script: str) -> list[str]:
-    folder = interop_folder()
-    path = folder / "drivers" / script if folder else Path("interop/drivers") / script
-    return ["node", str(path)]
-
-
-#: the shipped drivers: name -> its command line
-SHIPPED: dict[str, Callable[[], list[str]]] = {
-    "paho-mqtt": lambda: _python_driver("paho_mqtt"),
-    "mosquitto-clients": lambda: _python_driver("mosquitto_clients"),
-    "mqttjs": lambda: _node_driver("mqttjs.js"),
-    "gmqtt": lambda: _python_driver("gmqtt_client"),
-}
-#: the editions each shipped driver's library speaks (of those probe-client judges)
-SPEAKS: dict[str, tuple[str, ...]] = {
-    "paho-mqtt": ("3.1.1", "3.1", "5.0"),
-    "mosquitto-clients": ("3.1.1", "3.1", "5.0"),
-    "mqttjs": ("3.1.1", "3.1", "5.0"),
-    "gmqtt": ("3.1.1", "5.0"),
-}
-
-
 def command_line(driver: str) -> list[str]:
-    """The command line of a driver: a shipped one by name, else ``driver`` split as a
-    shell would."""
+    """The command line of a driver: a shipped one by name
+    (:data:`~pubproof.probe.clients.shipped.SHIPPED`), else ``driver`` split as a shell
+    would."""
     if driver in SHIPPED:
-        return SHIPPED[driver]()
+        return SHIPPED[driver].command_line()
     return shlex.split(driver)
 
 
