@@ -75,6 +75,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pubproof.probe.clients.local_paths import here
 from pubproof.probe.clients.shipped import SHIPPED
 
 PLAN_VARIABLE = "PUBPROOF_PLAN"
@@ -171,7 +172,8 @@ class Driver:
         """Start the driver (recorded as ``driver-start``); an ``error`` event if it
         cannot be started at all."""
         environment = {**os.environ, PLAN_VARIABLE: json.dumps(self.plan.to_json())}
-        self.record("driver-start", argv=list(self.argv), plan=self.plan.to_json())
+        # the evidence is shared: the recording machine's folders become placeholders
+        self.record("driver-start", argv=here().hide_all(self.argv), plan=self.plan.to_json())
         try:
             self.process = subprocess.Popen(
                 list(self.argv),
@@ -181,7 +183,8 @@ class Driver:
                 env=environment,
             )
         except OSError as failure:
-            self.record("error", message=f"the driver cannot be started: {failure}")
+            message = here().hide(f"the driver cannot be started: {failure}")
+            self.record("error", message=message)
             return
         for target in (self._read_stdout, self._read_stderr):
             thread = threading.Thread(target=target, daemon=True)
@@ -201,9 +204,11 @@ class Driver:
             if isinstance(line, dict) and isinstance(line.get("event"), str):
                 self.lines.append(line)
                 fields = {k: v for k, v in line.items() if k not in ("event", "t", "client")}
+                if line["event"] == "error" and isinstance(fields.get("message"), str):
+                    fields["message"] = here().hide(fields["message"])  # an exception's text
                 self.record("app", what=line["event"], **fields)
             else:
-                self.record("app", what="app-output", text=text[:500])
+                self.record("app", what="app-output", text=here().hide(text[:500]))
 
     def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
@@ -243,6 +248,7 @@ class Driver:
         for thread in self._threads:
             thread.join(1.0)
         stderr = bytes(self._stderr[-STDERR_KEPT:]).decode("utf-8", errors="replace")
+        stderr = here().hide(stderr)
         self.record("driver-exit", status=process.returncode, on_its_own=early, stderr=stderr)
 
     def hello(self) -> dict[str, Any] | None:
