@@ -25,7 +25,6 @@ than QoS 2) and stops it; ``--limits50`` (mosquitto) adds :data:`MOSQUITTO_LIMIT
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -36,8 +35,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
+
+from pubproof.probe.clients.shipped import PROBE_EXTRA, distribution_version, npm_version
 
 HERE = Path(__file__).resolve().parent
 #: Debian installs the broker outside a user's PATH
@@ -150,16 +150,6 @@ def _mosquitto(folder: Path, port: int, config: Sequence[str]) -> Launch:
 # -- amqtt -------------------------------------------------------------------------------------
 
 
-def _distribution_version(name: str) -> Callable[[], str | None]:
-    def version() -> str | None:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
-
-    return version
-
-
 def _amqtt(folder: Path, port: int, config: Sequence[str]) -> Launch:
     _no_config("amqtt", config)
     path = folder / "amqtt.yaml"
@@ -176,11 +166,7 @@ def _amqtt(folder: Path, port: int, config: Sequence[str]) -> Launch:
 
 
 def _aedes_version() -> str | None:
-    manifest = HERE / "node_modules" / "aedes" / "package.json"
-    if shutil.which("node") is None or not manifest.is_file():
-        return None
-    found: str = json.loads(manifest.read_text(encoding="utf-8"))["version"]
-    return found
+    return npm_version("aedes", HERE)() if shutil.which("node") else None
 
 
 def _aedes(folder: Path, port: int, config: Sequence[str]) -> Launch:
@@ -232,12 +218,11 @@ REGISTRY = (
     ),
     Broker(
         name="amqtt", editions=("3.1.1",), max_qos=2, seconds=20.0,
-        install="pip install -e '.[probe]'",
-        version=_distribution_version("amqtt"), launch=_amqtt,
+        install=PROBE_EXTRA, version=distribution_version("amqtt"), launch=_amqtt,
     ),
     Broker(
         name="aedes", editions=("3.1.1", "3.1"), max_qos=2, seconds=20.0,
-        install="node, and npm ci in interop/ (scripts/setup)",
+        install="node, and npm ci in interop/ as scripts/setup does",
         version=_aedes_version, launch=_aedes,
     ),
     Broker(

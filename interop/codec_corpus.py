@@ -25,7 +25,6 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from peer_codecs import (
 
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition, Limits
+from pubproof.probe.clients.shipped import PROBE_EXTRA, distribution_version, npm_version
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -148,37 +148,15 @@ class CorpusCodec:
         return f"{self.name} is not installed ({self.install})" if self.version() is None else None
 
 
-def _npm_version(package: str) -> Callable[[], str | None]:
-    def version() -> str | None:
-        manifest = HERE / "node_modules" / package / "package.json"
-        if not manifest.is_file():
-            return None
-        found: str = json.loads(manifest.read_text(encoding="utf-8"))["version"]
-        return found
-
-    return version
-
-
-def _distribution_version(name: str) -> Callable[[], str | None]:
-    def version() -> str | None:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
-
-    return version
-
-
-PROBE_EXTRA = "pip install -e '.[probe]'"
 REGISTRY = (
     CorpusCodec(name="mqtt-packet", editions=("3.1.1", "5.0"), install="npm ci in interop/",
-                version=_npm_version("mqtt-packet"), make=None),
+                version=npm_version("mqtt-packet", HERE), make=None),
     CorpusCodec(name="paho-mqtt", editions=("3.1.1", "5.0"), install=PROBE_EXTRA,
-                version=_distribution_version("paho-mqtt"), make=paho_codec),
+                version=distribution_version("paho-mqtt"), make=paho_codec),
     CorpusCodec(name="gmqtt", editions=("3.1.1",), install=PROBE_EXTRA,
-                version=_distribution_version("gmqtt"), make=gmqtt_codec),
+                version=distribution_version("gmqtt"), make=gmqtt_codec),
     CorpusCodec(name="amqtt", editions=("3.1.1",), install=PROBE_EXTRA,
-                version=_distribution_version("amqtt"), make=amqtt_codec),
+                version=distribution_version("amqtt"), make=amqtt_codec),
 )  # fmt: skip
 #: the codecs by name
 CODECS: dict[str, CorpusCodec] = {codec.name: codec for codec in REGISTRY}

@@ -114,12 +114,12 @@ def distribution_version(distribution: str) -> Callable[[], str | None]:
     return version
 
 
-def npm_version(package: str) -> Callable[[], str | None]:
-    """The version of an npm package installed in ``interop/node_modules`` (None: not
-    installed, or no ``interop/`` found)."""
+def npm_version(package: str, interop: Path | None = None) -> Callable[[], str | None]:
+    """The version of an npm package installed in ``interop/node_modules`` (``interop``:
+    that folder, else :func:`interop_folder`; None: not installed, or no ``interop/``)."""
 
     def version() -> str | None:
-        folder = interop_folder()
+        folder = interop or interop_folder()
         manifest = folder / "node_modules" / package / "package.json" if folder else None
         if manifest is None or not manifest.is_file():
             return None
