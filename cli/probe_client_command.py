@@ -1,8 +1,8 @@
 """``pubproof probe-client --driver NAME|COMMAND``: judge an MQTT client library against the
 model, pubproof playing the server on loopback.
 
-NAME is a shipped driver (``paho-mqtt``, ``mosquitto-clients``, ``mqttjs``, ``gmqtt``);
-anything else is run as the driver's command line (the driver protocol:
+NAME is a shipped driver (:data:`pubproof.probe.clients.shipped.SHIPPED`, which ``--help``
+lists); anything else is run as the driver's command line (the driver protocol:
 :mod:`pubproof.probe.clients.driver`). Standard output gets a table, or with ``--json``
 the shape of ``pubproof probe --json``, with ``target`` naming the library and its version;
 ``--out DIR`` also writes ``DIR/report.html`` and ``DIR/report.json``. The exit status is
@@ -20,8 +20,8 @@ from pathlib import Path
 from pubproof.codec_commands import Subcommands
 from pubproof.options import add_edition_options, edition_and_readings
 from pubproof.probe.clients.catalog import select
-from pubproof.probe.clients.driver import SHIPPED
 from pubproof.probe.clients.runner import CHECK_SECONDS, probe_client
+from pubproof.probe.clients.shipped import SHIPPED
 from pubproof.probe.progress import Progress
 from pubproof.probe_command import PROBE_EDITIONS, table, write_out
 

@@ -9,8 +9,9 @@ answer is compared with the model's verdict:
 - ``decoded-differently``: both accept, the fields differ (type, topic, payload, QoS,
   packet identifier, DUP, RETAIN; in 5.0 the Reason Code and the properties too).
 
-The codecs, driven as benchmarks/bench_codec.py drives them: the parsers inside paho-mqtt,
-gmqtt and amqtt (Python, in this process) and mqtt-packet (npm, through
+The codecs (:data:`CODECS`, each saying whether it can run here), driven as
+benchmarks/bench_codec.py drives them (the same adapters, :mod:`peer_codecs`): the parsers
+inside paho-mqtt, gmqtt and amqtt (Python, in this process) and mqtt-packet (npm, through
 interop/codecs/mqtt_packet.js). ``python interop/codec_corpus.py`` prints the results as JSON.
 """
 
@@ -18,23 +19,31 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import types
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from importlib.metadata import version
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from peer_codecs import (
+    Bytes,
+    Codec,
+    amqtt_codec,
+    canonical_properties,
+    gmqtt_codec,
+    paho_codec,
+    record_of_p,
+)
+
+from pubproof.model import wire as model_wire
+from pubproof.model.editions import Edition, Limits
+from pubproof.probe.clients.shipped import PROBE_EXTRA, distribution_version, npm_version
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import bench_codec as bench  # noqa: E402  (benchmarks/ is not a package)
-
-from pubproof.model import wire as model_wire  # noqa: E402
-from pubproof.model.editions import Edition, Limits  # noqa: E402
 
 ACCEPTS = "ok"
 
@@ -47,20 +56,17 @@ def vectors(edition: str) -> list[dict[str, Any]]:
 
 
 def _expected(vector: Mapping[str, Any], v5: bool) -> list[Any]:
-    return [bench.record_of_p(p, v5) for p in vector.get("packets") or []]
+    return [record_of_p(p, v5) for p in vector.get("packets") or []]
 
 
 Decode = Callable[[bytes, bool], list[Any]]  # bytes, 5.0? -> records (raises if rejected)
 
 
-def _python_codec(make: Callable[[], Any]) -> Decode:
+def _python_codec(make: Callable[[], Codec]) -> Decode:
     codec = make()
 
     def decode(data: bytes, v5: bool) -> list[Any]:
-        stream = types.SimpleNamespace(
-            data=data, v5=v5, edition=Edition.V50 if v5 else Edition.V311, name="vector"
-        )
-        return list(codec.records(stream))
+        return list(codec.records(Bytes(name="vector", data=data, v5=v5)))
 
     return decode
 
@@ -87,10 +93,10 @@ def _record_of_js(p: Mapping[str, Any], v5: bool) -> Any:
     if p["type"] == "PUBLISH":
         record: tuple[Any, ...] = ("PUBLISH", p["topic"], bytes.fromhex(p["payload_hex"]),
                                    p["qos"], p.get("packet_id"), p["dup"], p["retain"])  # fmt: skip
-        return (*record, None, bench.canonical_properties(properties)) if v5 else record
+        return (*record, None, canonical_properties(properties)) if v5 else record
     record = (p["type"], None, None, None, p.get("packet_id"), None, None)
     if v5:
-        return (*record, p.get("reason_code", 0), bench.canonical_properties(properties))
+        return (*record, p.get("reason_code", 0), canonical_properties(properties))
     return record
 
 
@@ -100,7 +106,7 @@ def _before_failure(vector: Mapping[str, Any], v5: bool) -> list[Any]:
     limits = Limits(**vector["limits"]) if vector.get("limits") else None
     data = bytes.fromhex(vector["hex"])
     verdict = model_wire.decode(data, edition, vector.get("reading"), limits)
-    return [bench.record_of_p(p, v5) for p in verdict.packets]
+    return [record_of_p(p, v5) for p in verdict.packets]
 
 
 def _outcome(
@@ -121,18 +127,39 @@ def _outcome(
 OUT_OF_SCOPE = frozenset({"PP-scope-packet-type"})
 
 
-def _npm_version(package: str) -> str:
-    manifest = HERE / "node_modules" / package / "package.json"
-    found: str = json.loads(manifest.read_text())["version"]
-    return found
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorpusCodec:
+    """A codec the corpus runs against."""
+
+    name: str
+    #: the editions it is judged in (those whose properties it parses)
+    editions: tuple[str, ...]
+    #: what installs it, said when it is missing
+    install: str
+    #: its version here; None when it is not installed
+    version: Callable[[], str | None]
+    #: its adapter (:mod:`peer_codecs`); None: mqtt-packet, run in node
+    make: Callable[[], Codec] | None
+
+    def available(self) -> str | None:
+        """Why the codec cannot run here (naming what installs it), or None."""
+        if self.make is None and shutil.which("node") is None:
+            return f"node is not on PATH ({self.install})"
+        return f"{self.name} is not installed ({self.install})" if self.version() is None else None
 
 
-CODECS: dict[str, tuple[Callable[[], str], tuple[str, ...]]] = {
-    "mqtt-packet": (lambda: _npm_version("mqtt-packet"), ("3.1.1", "5.0")),
-    "paho-mqtt": (lambda: version("paho-mqtt"), ("3.1.1", "5.0")),
-    "gmqtt": (lambda: version("gmqtt"), ("3.1.1",)),
-    "amqtt": (lambda: version("amqtt"), ("3.1.1",)),
-}  # fmt: skip
+REGISTRY = (
+    CorpusCodec(name="mqtt-packet", editions=("3.1.1", "5.0"), install="npm ci in interop/",
+                version=npm_version("mqtt-packet", HERE), make=None),
+    CorpusCodec(name="paho-mqtt", editions=("3.1.1", "5.0"), install=PROBE_EXTRA,
+                version=distribution_version("paho-mqtt"), make=paho_codec),
+    CorpusCodec(name="gmqtt", editions=("3.1.1",), install=PROBE_EXTRA,
+                version=distribution_version("gmqtt"), make=gmqtt_codec),
+    CorpusCodec(name="amqtt", editions=("3.1.1",), install=PROBE_EXTRA,
+                version=distribution_version("amqtt"), make=amqtt_codec),
+)  # fmt: skip
+#: the codecs by name
+CODECS: dict[str, CorpusCodec] = {codec.name: codec for codec in REGISTRY}
 
 
 def run_codec(name: str, edition: str) -> dict[str, Any]:
@@ -142,7 +169,8 @@ def run_codec(name: str, edition: str) -> dict[str, Any]:
     every = vectors(edition)
     batch = [v for v in every if v["rule"] not in OUT_OF_SCOPE]
     results: Iterator[tuple[dict[str, Any], list[Any] | None, str | None]]
-    if name == "mqtt-packet":
+    make = CODECS[name].make
+    if make is None:
         rows = _mqtt_packet_records(batch, v5)
 
         def from_js() -> Iterator[tuple[dict[str, Any], list[Any] | None, str | None]]:
@@ -153,8 +181,6 @@ def run_codec(name: str, edition: str) -> dict[str, Any]:
 
         results = from_js()
     else:
-        make = {"paho-mqtt": bench.paho_codec, "gmqtt": bench.gmqtt_codec,
-                "amqtt": bench.amqtt_codec}[name]  # fmt: skip
         decode = _python_codec(make)
 
         def from_python() -> Iterator[tuple[dict[str, Any], list[Any] | None, str | None]]:
@@ -178,7 +204,7 @@ def run_codec(name: str, edition: str) -> dict[str, Any]:
     by_rule = Counter((str(d["rule"]), d["codec"]) for d in disagreements)
     return {
         "implementation": name,
-        "version": CODECS[name][0](),
+        "version": CODECS[name].version() or "?",
         "edition": edition,
         "vectors": len(batch),
         "out_of_scope": len(every) - len(batch),
@@ -193,8 +219,8 @@ def run_codec(name: str, edition: str) -> dict[str, Any]:
 
 def main() -> int:
     out = []
-    for name, (_, editions) in CODECS.items():
-        for edition in editions:
+    for name, codec in CODECS.items():
+        for edition in codec.editions:
             try:
                 out.append(run_codec(name, edition))
             except Exception as failure:

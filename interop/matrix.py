@@ -31,7 +31,11 @@ hand in ``results.json``, with the verdicts seen (``observed``). ``--check`` re-
 selected implementations and exits 1 when a stable verdict differs from the committed
 ``results.json`` in the first run and in each of ``RETRIES`` re-runs of that implementation
 (a verdict that flips once under load is timing, reported on standard error, not a
-failure).
+failure). ``--check`` also exits 1 when a committed implementation of the selection cannot
+be probed again here (not installed: each is named, with why and what installs it) or when
+a committed verdict has no counterpart in the fresh run, unless it is left out with ``--skip
+NAME...`` (an implementation's name in ``results.json``, e.g. ``rabbitmq`` or
+``mqtt-packet-codec``): a check that probes nothing never passes.
 """
 
 from __future__ import annotations
@@ -41,8 +45,7 @@ import datetime
 import json
 import subprocess
 import sys
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +57,7 @@ import brokers  # noqa: E402
 import codec_corpus as corpus_codecs  # noqa: E402
 
 from pubproof import __version__  # noqa: E402
-from pubproof.probe.clients.driver import SHIPPED, SPEAKS  # noqa: E402
+from pubproof.probe.clients.shipped import SHIPPED  # noqa: E402
 
 PUBPROOF = str(Path(sys.executable).parent / "pubproof")
 #: how often --check re-runs an implementation whose verdicts differ before it reports them
@@ -64,48 +67,62 @@ FAST = ("mosquitto", "amqtt", "aedes", "paho-mqtt", "mqttjs", "paho-c", "mqtt-pa
         "gmqtt-codec", "paho-mqtt-codec", "amqtt-codec")  # fmt: skip
 
 
-def portable(report: dict[str, Any]) -> dict[str, Any]:
-    """The report without this machine's paths (a driver's command line, a traceback in its
-    standard error, a message quoting one): the project's folder made relative, the
-    temporary folder written ``<tmp>``, the home folder ``~``. Every string of the report
-    alike, so that a message still reads as its evidence does."""
-    text = json.dumps(report, ensure_ascii=False)
-    for local, shown in ((f"{ROOT}/", ""), (f"{tempfile.gettempdir()}/", "<tmp>/"),
-                         (f"{Path.home()}/", "~/")):  # fmt: skip
-        text = text.replace(json.dumps(local)[1:-1], shown)
-    found: dict[str, Any] = json.loads(text)
-    return found
-
-
 def _probe_broker(name: str, edition: str) -> dict[str, Any]:
-    with brokers.started(name) as broker:
-        argv = [PUBPROOF, "probe", broker.url, "--json", "--quiet", "--edition", edition]
-        if broker.max_qos < 2:
-            argv += ["--max-qos", str(broker.max_qos)]
+    with brokers.started(name) as running:
+        argv = [PUBPROOF, "probe", running.url, "--json", "--quiet", "--edition", edition]
+        if running.broker.max_qos < 2:
+            argv += ["--max-qos", str(running.broker.max_qos)]
         done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
         report: dict[str, Any] = json.loads(done.stdout)
-        report["target"] = f"{name} {broker.version}"
-        return portable(report)
+        report["target"] = f"{name} {running.version}"
+        return report
 
 
 def _probe_client(name: str, edition: str) -> dict[str, Any]:
     argv = [PUBPROOF, "probe-client", "--driver", name, "--json", "--quiet", "--edition", edition]
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=900, cwd=ROOT)
-    return portable(json.loads(done.stdout))
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def chosen(implementation: str, kind: str, only: Sequence[str], skip: Sequence[str]) -> bool:
+    """Whether the selection (``only``: names to keep, all if empty; ``skip``: names to
+    leave out) holds an implementation, by its name in ``results.json`` (a codec's ends in
+    ``-codec``; ``only`` also takes a codec's own name, as ``--fast`` does)."""
+    names = (implementation, implementation.removesuffix("-codec")) if kind == "codec" else ()
+    return (not only or implementation in only or any(n in only for n in names)) and (
+        implementation not in skip
+    )
+
+
+def candidates(
+    only: Sequence[str], editions: Sequence[str] | None = None, skip: Sequence[str] = ()
+) -> Iterator[tuple[str, str, tuple[str, ...], str | None]]:
+    """(name, kind, editions, why it cannot run here or None) of every broker, client and
+    codec of the selection (``editions``: the editions to keep); a codec's name ends in
+    ``-codec``."""
+    registries = (("broker", brokers.BROKERS), ("client", SHIPPED))
+    entries = [(name, kind, e.editions, e.available) for kind, r in registries
+               for name, e in r.items()]  # fmt: skip
+    entries += [(f"{name}-codec", "codec", c.editions, c.available)
+                for name, c in corpus_codecs.CODECS.items()]  # fmt: skip
+    for name, kind, speaks, available in entries:
+        kept = tuple(e for e in speaks if not editions or e in editions)
+        if kept and chosen(name, kind, only, skip):
+            yield name, kind, kept, available()
 
 
 def implementations(
-    only: list[str], editions: list[str] | None = None
+    only: Sequence[str], editions: Sequence[str] | None = None, skip: Sequence[str] = ()
 ) -> list[tuple[str, str, str]]:
-    """(name, kind, edition) of every probe to run (``only``: names to keep; ``editions``:
-    the editions to keep)."""
-    runs: list[tuple[str, str, str]] = []
-    for name, (_, _, speaks, _) in brokers.BROKERS.items():
-        if brokers.available(name) is None:
-            runs += [(name, "broker", e) for e in speaks]
-    for name in SHIPPED:
-        runs += [(name, "client", e) for e in SPEAKS[name]]
-    return [r for r in runs if (not only or r[0] in only) and (not editions or r[2] in editions)]
+    """(name, kind, edition) of every probe to run: the brokers and clients of the
+    selection that can run here."""
+    return [
+        (name, kind, edition)
+        for name, kind, speaks, why in candidates(only, editions, skip)
+        if kind != "codec" and why is None
+        for edition in speaks
+    ]
 
 
 def _rows(
@@ -128,12 +145,20 @@ def _rows(
 
 
 def run(
-    only: list[str], runs: int, out: Path | None, editions: list[str] | None = None
+    only: Sequence[str],
+    runs: int,
+    out: Path | None,
+    editions: Sequence[str] | None = None,
+    skip: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Run the matrix; write the evidence under ``out`` (if given); the results."""
+    """Run the matrix; write the evidence under ``out`` (if given); the results. What
+    cannot run here is said on standard error and left out."""
     rows: list[dict[str, Any]] = []
     found: dict[str, dict[str, Any]] = {}
-    for name, kind, edition in implementations(only, editions):
+    missing = {name: why for name, _, _, why in candidates(only, editions, skip) if why}
+    for name, why in missing.items():
+        sys.stderr.write(f"not probed here: {name}: {why}\n")
+    for name, kind, edition in implementations(only, editions, skip):
         probe = _probe_broker if kind == "broker" else _probe_client
         reports = [probe(name, edition) for _ in range(runs)]
         target = reports[0]["target"]
@@ -148,10 +173,10 @@ def run(
             text = json.dumps(reports[0], ensure_ascii=False, indent=None)
             (out / "evidence" / f"{name}-{edition}.json").write_text(text + "\n")
     codecs = []
-    for name, (_, codec_editions) in corpus_codecs.CODECS.items():
-        if only and f"{name}-codec" not in only and name not in only:
+    for name, codec in corpus_codecs.CODECS.items():
+        if not chosen(f"{name}-codec", "codec", only, skip) or f"{name}-codec" in missing:
             continue
-        for edition in codec_editions:
+        for edition in codec.editions:
             if editions and edition not in editions:
                 continue
             result = corpus_codecs.run_codec(name, edition)
@@ -225,6 +250,41 @@ def compare(committed: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
                 f"codec {c['implementation']} {c['edition']}: disagreements by rule differ"
             )
     return differences
+
+
+def unprobed(
+    committed: dict[str, Any],
+    fresh: dict[str, Any],
+    only: Sequence[str],
+    editions: Sequence[str],
+    skip: Sequence[str],
+) -> list[str]:
+    """Every committed verdict of the selection that ``fresh`` did not give again: one line
+    per (implementation, edition) that was not probed at all (why, where it cannot run
+    here), one per check missing from a probe that ran, one per codec run missing."""
+    why = {name: reason for name, _, _, reason in candidates(only, editions, skip) if reason}
+    ran = {(r["implementation"], r["edition"]) for r in fresh["results"]}
+    checks = {(r["implementation"], r["edition"], r["check"]) for r in fresh["results"]}
+    lines: list[str] = []
+    for row in committed["results"]:
+        name, edition = row["implementation"], row["edition"]
+        if not chosen(name, row["kind"], only, skip) or (editions and edition not in editions):
+            continue
+        if (name, edition) not in ran:
+            line = f"{name}/{edition}: committed, not probed again: {why.get(name, 'no verdicts')}"
+            if line not in lines:
+                lines.append(line)
+        elif (name, edition, row["check"]) not in checks:
+            lines.append(f"{name}/{edition}/{row['check']}: committed {row['verdict']}, "
+                         "not in this run")  # fmt: skip
+    codecs_ran = {(c["implementation"], c["edition"]) for c in fresh["codecs"]}
+    for c in committed["codecs"]:
+        name, edition = f"{c['implementation']}-codec", c["edition"]
+        if not chosen(name, "codec", only, skip) or (editions and edition not in editions):
+            continue
+        if (c["implementation"], edition) not in codecs_ran:
+            lines.append(f"{name}/{edition}: committed, not run again: {why.get(name, 'no run')}")
+    return lines
 
 
 def rejudge_committed(out: Path, only: list[str], editions: list[str]) -> list[str]:
@@ -301,6 +361,10 @@ def main() -> int:
     parser.add_argument("--fast", action="store_true", help="only what starts in under a minute")
     parser.add_argument("--edition", nargs="+", default=[], help="only these editions")
     parser.add_argument(
+        "--skip", nargs="+", default=[], metavar="NAME",
+        help="leave these implementations out (--check: not probed, not compared)",
+    )  # fmt: skip
+    parser.add_argument(
         "--rejudge", action="store_true",
         help="judge the committed traces again with the current model (nothing contacted)",
     )  # fmt: skip
@@ -316,9 +380,10 @@ def main() -> int:
         charges = len(changes) - verdicts
         sys.stdout.write(f"{verdicts} verdicts changed, {charges} rows charged otherwise\n")
         return 0
+    skip = list(args.skip)
     if args.check:
         committed = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        fresh = run(only, 1, None, editions)
+        fresh = run(only, 1, None, editions, skip)
         differences = compare(committed, fresh)
         for attempt in range(RETRIES):
             # a verdict that differs once may be timing (amqtt's wire.pubrec-length flips
@@ -330,18 +395,23 @@ def main() -> int:
             for line in differences:
                 sys.stderr.write(f"differs (run {attempt + 1}): {line}\n")
             sys.stderr.write(f"re-running {', '.join(again)} (attempt {attempt + 2})\n")
-            rerun = run(again, 1, None, editions)
+            rerun = run(again, 1, None, editions, skip)
             rerun["codecs"] = fresh["codecs"]
             still = {d.split(":")[0] for d in compare(committed, rerun)}
             differences = [
                 d for d in differences if d.startswith("codec ") or d.split(":")[0] in still
             ]
-        for line in differences:
+        gaps = unprobed(committed, fresh, only, editions, skip)
+        for line in [*differences, *gaps]:
             sys.stdout.write(line + "\n")
-        sys.stdout.write(f"{len(fresh['results'])} verdicts re-run, {len(differences)} differ\n")
-        return 1 if differences else 0
-    results = run(only, args.runs, out, editions)
-    narrowed = bool(args.only or editions)
+        sys.stdout.write(
+            f"{len(fresh['results'])} verdicts re-run, {len(differences)} differ, "
+            f"{len(gaps)} committed not re-run" + (" (--skip NAME leaves one out)" if gaps else "")
+            + "\n"
+        )  # fmt: skip
+        return 1 if differences or gaps else 0
+    results = run(only, args.runs, out, editions, skip)
+    narrowed = bool(args.only or editions or skip)
     if narrowed and (out / "results.json").exists():
         committed = json.loads((out / "results.json").read_text(encoding="utf-8"))
         results = merge(committed, results)

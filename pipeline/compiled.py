@@ -12,10 +12,27 @@ of the same name, so nothing else changes.
     python -m pubproof.pipeline.compiled status   # which modules run compiled
     python -m pubproof.pipeline.compiled clean    # remove the compiled modules
 
+Where the modules go is where Python imports the package from (:func:`locate`, a
+:class:`Layout`), in each of the three ways pubproof is installed:
+
+- ``pip install .``: one tree, ``site-packages/pubproof/``;
+- ``pip install -e . --config-settings editable_mode=strict`` (``scripts/setup``): one tree
+  of links, ``build/__editable__.*/pubproof/``;
+- ``pip install -e .``: no tree at all. Each package is imported from its own folder of the
+  checkout (``cli/`` is ``pubproof``, ``pipeline/`` is ``pubproof.pipeline``, as
+  ``pyproject.toml``'s ``package-dir`` maps them), which mypy cannot follow: the build
+  links the packages it reads into one tree in a scratch folder (:func:`stage`) and
+  compiles there, and the modules land beside their sources in the checkout.
+
+Every compiled module imports one library, mypyc's group, named :data:`LIBRARY` and kept in
+``pubproof``'s own folder (never at the top of ``site-packages``, where other mypyc builds,
+mypy's among them, keep theirs).
+
 ``build`` does nothing when the sources, mypy and Python are those of the last build (a
-stamp file next to the modules), and copies the modules from ``~/.cache/pubproof/compiled``
-when they were built before from the same sources (``pip install -e`` drops them). A build
-takes a few minutes (mypy's analysis of the imports, then gcc).
+stamp file in ``pubproof``'s folder), and copies the modules from
+``~/.cache/pubproof/compiled`` when they were built before from the same sources (``pip
+install -e`` drops them). A build takes a few minutes (mypy's analysis of the imports, then
+gcc).
 """
 
 from __future__ import annotations
@@ -30,7 +47,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -60,29 +78,88 @@ COMPILED = (
 #: the environment variable that makes a process import the Python source
 PURE = "PUBPROOF_PURE"
 STAMP = ".pubproof-compiled"
+#: mypyc's group: the one library every compiled module imports (a module of ``pubproof``)
+GROUP = "pubproof.compiled"
+LIBRARY = f"{GROUP}__mypyc"
+#: the packages the build reads: ``pubproof`` itself, and the compiled modules' own with
+#: every layer they may import (``tests/test_layers.py``: the pipeline imports the model,
+#: the reference codec and the judges, nothing else of pubproof)
+PACKAGES = (
+    "pubproof",
+    "pubproof.model",
+    "pubproof.reference",
+    "pubproof.judge",
+    "pubproof.pipeline",
+)
 
 
-def _installed() -> Path:
-    """Where ``pubproof`` is imported from: the folder on ``sys.path`` that holds it (for
-    the editable install, the link tree under ``build/__editable__.*``)."""
-    spec = importlib.util.find_spec("pubproof")
-    assert spec is not None and spec.submodule_search_locations is not None
-    package = Path(next(iter(spec.submodule_search_locations)))
-    return package.parent
+class Unlocatable(Exception):
+    """The installed package is not a set of folders of source files the build can use."""
 
 
-def _source(root: Path, module: str) -> Path:
-    return root.joinpath(*module.split(".")).with_suffix(".py")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Layout:
+    """The folder each package of :data:`PACKAGES` is imported from."""
+
+    folders: Mapping[str, Path]
+
+    def __post_init__(self) -> None:
+        missing = [p for p in PACKAGES if p not in self.folders]
+        if missing:
+            raise ValueError(f"a layout needs the folders of {', '.join(missing)}")
+
+    @property
+    def root(self) -> Path:
+        """``pubproof``'s own folder: the stamp and the group's library are kept there."""
+        return self.folders["pubproof"]
+
+    def folder(self, module: str) -> Path:
+        """The folder of a module (of one of :data:`PACKAGES`)."""
+        return self.folders[module.rpartition(".")[0]]
+
+    def source(self, module: str) -> Path:
+        """The Python source of a module."""
+        return self.folder(module) / f"{module.rpartition('.')[2]}.py"
+
+    def extensions(self, module: str) -> list[Path]:
+        """The compiled files of ``module`` (a module of :data:`COMPILED` or
+        :data:`LIBRARY`)."""
+        return extensions(self.folder(module), module.rpartition(".")[2])
 
 
-def extensions(root: Path, module: str) -> list[Path]:
-    """The compiled files of ``module`` under ``root``."""
-    parts = module.split(".")
-    folder = root.joinpath(*parts[:-1])
+def package_folder(name: str) -> Path | None:
+    """The folder Python imports the package ``name`` from; None when it is not a package
+    of files (a zip, a namespace without folders)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations or spec.origin is None:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return folder if (folder / "__init__.py").is_file() else None
+
+
+def locate(find: Callable[[str], Path | None] = package_folder) -> Layout:
+    """Where the installed package is, in whichever of the three layouts it was installed
+    (``find``: a package's folder, by default Python's own answer). Raises
+    :class:`Unlocatable` saying why it cannot be compiled where it is."""
+    folders = {}
+    for package in PACKAGES:
+        folder = find(package)
+        if folder is None:
+            raise Unlocatable(f"{package} is not imported from a folder of source files")
+        folders[package] = folder
+    layout = Layout(folders=folders)
+    for module in COMPILED:
+        if not layout.source(module).is_file():
+            raise Unlocatable(f"the source of {module} is not at {layout.source(module)}")
+    return layout
+
+
+def extensions(folder: Path, name: str) -> list[Path]:
+    """The compiled files of the module ``name`` in ``folder``."""
     return sorted(
-        folder / f"{parts[-1]}{suffix}"
+        folder / f"{name}{suffix}"
         for suffix in importlib.machinery.EXTENSION_SUFFIXES
-        if (folder / f"{parts[-1]}{suffix}").exists()
+        if (folder / f"{name}{suffix}").exists()
     )
 
 
@@ -120,13 +197,13 @@ def prefer_source() -> None:
         sys.meta_path.insert(0, _SourceFirst())
 
 
-def _fingerprint(root: Path) -> str:
+def _fingerprint(layout: Layout) -> str:
     import mypy.version
 
     digest = hashlib.sha256()
-    digest.update(f"{sys.version}|{mypy.version.__version__}|{COMPILED}".encode())
+    digest.update(f"{sys.version}|{mypy.version.__version__}|{COMPILED}|{GROUP}".encode())
     for module in COMPILED:
-        digest.update(_source(root, module).read_bytes())
+        digest.update(layout.source(module).read_bytes())
     return digest.hexdigest()
 
 
@@ -143,73 +220,108 @@ def missing_tools() -> str | None:
     return None
 
 
-def _built(root: Path) -> list[Path]:
-    """Every compiled module of the package under ``root``, in :data:`COMPILED` or not:
-    one left by a build of a longer list (an older checkout's) would shadow its source
-    and fail to import once its group's library is replaced."""
-    package = root / "pubproof"
+def _built(layout: Layout) -> list[Path]:
+    """Every compiled module in the packages' folders, in :data:`COMPILED` or not: one left
+    by a build of a longer list (an older checkout's) would shadow its source and fail to
+    import once its group's library is replaced."""
     return sorted(
-        path
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES
-        for path in package.rglob(f"*{suffix}")
-        if path.with_name(path.name[: -len(suffix)] + ".py").exists()
+        {
+            path
+            for folder in layout.folders.values()
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES
+            for path in folder.rglob(f"*{suffix}")
+            if path.with_name(path.name[: -len(suffix)] + ".py").exists()
+        }
     )
 
 
-def clean(root: Path) -> None:
-    """Remove every compiled module (the source is used again)."""
-    for path in _built(root):
+def clean(layout: Layout) -> None:
+    """Remove every compiled module and the group's library (the source is used again)."""
+    for path in [*_built(layout), *layout.extensions(LIBRARY)]:
         path.unlink()
-    for path in root.glob("*__mypyc*"):
-        path.unlink()
-    (root / STAMP).unlink(missing_ok=True)
+    (layout.root / STAMP).unlink(missing_ok=True)
 
 
-def build(root: Path, *, force: bool = False) -> int:
-    """Compile :data:`COMPILED` under ``root``; 0 when built, up to date or impossible
-    here (the reason is printed: the source then runs as it is), 1 when a build failed."""
+def _artifacts(layout: Layout) -> dict[str, Path]:
+    """The files of a complete build, by the name the cache keeps them under (the module's
+    dotted name and the file's suffix); empty when a module has none."""
+    found: dict[str, Path] = {}
+    for module in (*COMPILED, LIBRARY):
+        paths = layout.extensions(module)
+        if not paths:
+            return {}
+        found.update({module + path.name[len(module.rpartition(".")[2]) :]: path
+                      for path in paths})  # fmt: skip
+    return found
+
+
+def stage(layout: Layout, work: Path) -> Path:
+    """A tree under ``work`` that holds the packages of :data:`PACKAGES` at their dotted
+    paths, for mypy (which reads a package from one folder tree only): ``pubproof/`` with
+    the files of ``pubproof``'s folder linked one by one, and each subpackage a link to its
+    folder, so that what the compiler writes into a subpackage lands beside its source.
+    Returns ``work``."""
+    top = work / "pubproof"
+    top.mkdir(parents=True)
+    for entry in sorted(layout.root.iterdir()):
+        if entry.is_file() and (entry.suffix == ".py" or entry.name == "py.typed"):
+            (top / entry.name).symlink_to(entry)
+    for package in PACKAGES[1:]:
+        link = work.joinpath(*package.split("."))
+        link.symlink_to(layout.folders[package], target_is_directory=True)
+    return work
+
+
+def build(layout: Layout, *, force: bool = False) -> int:
+    """Compile :data:`COMPILED` where ``layout`` says; 0 when built, up to date or
+    impossible here (the reason is printed: the source then runs as it is), 1 when a build
+    failed."""
     why = missing_tools()
     if why is not None:
         print(f"pubproof: not compiled, the pipeline runs as Python: {why}")
         return 0
-    stamp = root / STAMP
-    fingerprint = _fingerprint(root)
-    built = all(extensions(root, m) for m in COMPILED)
-    if not force and built and stamp.exists() and stamp.read_text() == fingerprint:
+    stamp = layout.root / STAMP
+    fingerprint = _fingerprint(layout)
+    if not force and _artifacts(layout) and stamp.exists() and stamp.read_text() == fingerprint:
         print("pubproof: the compiled pipeline is up to date")
         return 0
-    clean(root)
+    clean(layout)
     cache = _cache() / fingerprint[:24]
     if not force and (cache / STAMP).exists():
-        _copy(cache, root)  # built before from the same sources (pip install -e wipes it)
-        if all(extensions(root, m) for m in COMPILED):
+        _restore(cache, layout)  # built before from the same sources (pip install -e wipes it)
+        if _artifacts(layout):
             print(f"pubproof: the compiled pipeline copied from {cache}")
             return 0
-        clean(root)
-    config = _config_file()
-    paths = [str(_source(root, m).relative_to(root)) for m in COMPILED]
-    with tempfile.TemporaryDirectory(prefix="pubproof-mypyc-") as work:
-        setup = Path(work) / "setup.py"
+        clean(layout)
+    paths = [str(Path(*m.split(".")).with_suffix(".py")) for m in COMPILED]
+    with tempfile.TemporaryDirectory(prefix="pubproof-mypyc-") as scratch:
+        config = _config_file(Path(scratch))
+        work = stage(layout, Path(scratch) / "tree")
+        setup = Path(scratch) / "setup.py"
         setup.write_text(
             "from setuptools import setup\n"
             "from mypyc.build import mypycify\n"
             f"setup(name='pubproof_compiled', ext_modules=mypycify({[*config, *paths]!r}, "
-            f"opt_level='3', target_dir={str(Path(work) / 'c')!r}))\n"
+            f"opt_level='3', group_name={GROUP!r}, target_dir={str(Path(scratch) / 'c')!r}))\n"
         )
         argv = [sys.executable, str(setup), "build_ext", "--inplace"]
-        argv += ["--build-temp", str(Path(work) / "temp")]
-        # run where the package is, so that the modules get their full names and the
-        # extension modules land next to their sources
-        result = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
-    if result.returncode != 0 or not all(extensions(root, m) for m in COMPILED):
+        argv += ["--build-temp", str(Path(scratch) / "temp")]
+        # run in the tree, so that the modules get their full names and land beside their
+        # sources (through the links); the group's library lands in the tree's pubproof/
+        result = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False)
+        library = extensions(work / "pubproof", LIBRARY.rpartition(".")[2])
+        for path in library:
+            shutil.copy2(path, layout.root / path.name)
+    if result.returncode != 0 or not library or not _artifacts(layout):
         print(result.stdout[-4000:] + result.stderr[-4000:], file=sys.stderr)
         print("pubproof: the compiled build FAILED; the pipeline runs as Python", file=sys.stderr)
-        clean(root)
+        clean(layout)
         return 1
     stamp.write_text(fingerprint)
     shutil.rmtree(cache, ignore_errors=True)
-    _copy(root, cache)
-    print(f"pubproof: compiled {len(COMPILED)} pipeline modules with mypyc under {root}")
+    _save(layout, cache)
+    print(f"pubproof: compiled {len(COMPILED)} pipeline modules with mypyc beside their sources "
+          f"({layout.folder(COMPILED[0])})")  # fmt: skip
     return 0
 
 
@@ -220,35 +332,55 @@ def _cache() -> Path:
     return Path(home) / "pubproof" / "compiled"
 
 
-def _copy(source: Path, target: Path) -> None:
-    """The compiled files (and the stamp) from ``source`` to ``target``, same layout."""
-    names = [path.relative_to(source) for m in COMPILED for path in extensions(source, m)]
-    names += [path.relative_to(source) for path in source.glob("*__mypyc*")]
-    names.append(Path(STAMP))
-    for name in names:
-        (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source / name, target / name)
+def _save(layout: Layout, cache: Path) -> None:
+    """The build's files into ``cache``, each under its module's dotted name, and the
+    stamp."""
+    cache.mkdir(parents=True, exist_ok=True)
+    for name, path in _artifacts(layout).items():
+        shutil.copy2(path, cache / name)
+    shutil.copy2(layout.root / STAMP, cache / STAMP)
 
 
-def _config_file() -> list[str]:
-    """The project's mypy configuration, when its ``pyproject.toml`` is at hand."""
-    for folder in (Path.cwd(), *Path(__file__).resolve().parents):
+def _restore(cache: Path, layout: Layout) -> None:
+    """A build kept in ``cache`` (:func:`_save`) back beside the sources."""
+    for module in (*COMPILED, LIBRARY):
+        short = module.rpartition(".")[2]
+        for path in cache.glob(f"{module}.*"):  # the module's name, then its file's suffix
+            shutil.copy2(path, layout.folder(module) / (short + path.name[len(module) :]))
+    shutil.copy2(cache / STAMP, layout.root / STAMP)
+
+
+def _config_file(scratch: Path) -> list[str]:
+    """The project's mypy configuration, when its ``pyproject.toml`` is at hand (the
+    checkout the sources are in, else the working directory's). Without it (``pip install
+    .``), one written in ``scratch`` that lets mypy type as ``Any`` what is not installed:
+    the libraries the pipeline imports only when it uses them (PySpark, pyarrow), which
+    the project's configuration lets it ignore too."""
+    for folder in (*Path(__file__).resolve().parents, Path.cwd()):
         candidate = folder / "pyproject.toml"
         if candidate.exists() and "[tool.mypy]" in candidate.read_text(encoding="utf-8"):
             return ["--config-file", str(candidate)]
-    return []
+    config = scratch / "mypy.ini"
+    config.write_text("[mypy]\nignore_missing_imports = True\n")
+    return ["--config-file", str(config)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``build`` [``--force``], ``status`` or ``clean``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    root = _installed()
     command = args[0] if args else "status"
-    if command == "build":
-        return build(root, force="--force" in args)
-    if command == "clean":
-        clean(root)
-        return 0
+    if command in ("build", "clean"):
+        try:
+            layout = locate()
+        except Unlocatable as why:
+            # one line, no traceback: nothing was touched and the source runs as it is
+            print(f"pubproof: not compiled, the pipeline runs as Python: {why} (install "
+                  "pubproof from its source: pip install -e . or pip install .)")  # fmt: skip
+            return 0
+        if command == "clean":
+            clean(layout)
+            return 0
+        return build(layout, force="--force" in args)
     if command == "status":
         for name, compiled in loaded().items():
             print(f"{name}: {'compiled' if compiled else 'Python'}")

@@ -13,9 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from builds import pure_only
-from conftest import ROOT
+
 from pubproof.judge import close as close_judge
 from pubproof.judge.close import (
     CLIENT_SHOULD_CLOSE,
@@ -36,6 +35,8 @@ from pubproof.model.duties import (
 )
 from pubproof.model.editions import Edition
 from pubproof.probe.findings import VERDICTS, conclude, passed, violation
+
+from conftest import ROOT
 
 V31, V311, V5 = Edition.V31, Edition.V311, Edition.V50
 C, SV, S, R = Party.CLIENT, Party.SERVER, Party.SENDER, Party.RECEIVER

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
+from brokers import BROKERS, started
 
 from pubproof.judge import packets as P
 from pubproof.judge.close import CloseJudge, Seen, shown
@@ -27,20 +27,15 @@ V5 = Edition.V50
 #: what the broker declares in CONNACK (mosquitto.conf)
 RECEIVE_MAXIMUM, TOPIC_ALIAS_MAXIMUM = 3, 5
 
-pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed")
+MISSING = BROKERS["mosquitto"].available()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 
 
 @pytest.fixture(scope="module")
-def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    assert MOSQUITTO is not None
-    folder = tmp_path_factory.mktemp("mosquitto50")
-    number = free_port()
-    config = mosquitto_config(folder, number)
-    with config.open("a", encoding="utf-8") as out:
-        out.write(
-            f"max_inflight_messages {RECEIVE_MAXIMUM}\nmax_topic_alias {TOPIC_ALIAS_MAXIMUM}\n"
-        )
-    yield from run_broker([MOSQUITTO, "-c", str(config)], number, folder / "log")
+def port() -> Iterator[int]:
+    config = (f"max_inflight_messages {RECEIVE_MAXIMUM}", f"max_topic_alias {TOPIC_ALIAS_MAXIMUM}")
+    with started("mosquitto", config) as broker:
+        yield broker.port
 
 
 class Client:

@@ -4,14 +4,20 @@ and every stable verdict must be what the committed results say."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from brokers import BROKERS
 from docs_site import EXT
+
+from pubproof.probe.clients.shipped import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "matrix" / "results.json"
@@ -26,8 +32,8 @@ def _results() -> dict[str, object]:
 def test_the_committed_matrix_is_complete_and_each_verdict_has_its_evidence() -> None:
     data = _results()
     kinds = {i["implementation"]: i["kind"] for i in data["implementations"]}  # type: ignore[attr-defined]
-    assert {"mosquitto", "amqtt", "aedes"} <= {n for n, k in kinds.items() if k == "broker"}
-    clients = {"paho-mqtt", "mosquitto-clients", "mqttjs", "gmqtt", "paho-c"}
+    assert set(BROKERS) <= {n for n, k in kinds.items() if k == "broker"}
+    clients = set(SHIPPED)  # every shipped driver has its place in the matrix
     assert clients <= {n for n, k in kinds.items() if k == "client"}
     rows = data["results"]
     assert isinstance(rows, list)
@@ -101,3 +107,62 @@ def test_every_committed_verdict_is_reproduced_from_its_evidence_alone() -> None
             )
             assert again.verdict == check["verdict"], (path.name, check["id"])
             assert dict(again.rule_verdicts) == check["rule_verdicts"], (path.name, check["id"])
+
+
+def _row(name: str, kind: str, edition: str, check: str, verdict: str = "pass") -> dict[str, Any]:
+    return {"implementation": name, "kind": kind, "edition": edition, "check": check,
+            "verdict": verdict, "stable": True}  # fmt: skip
+
+
+def test_a_committed_implementation_not_probed_again_is_named_never_ignored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--check`` once compared only what it re-ran: a committed implementation that
+    could not be probed here (not installed) passed unseen. :func:`matrix.unprobed` names
+    it with why; ``--skip`` leaves it out on purpose; a check missing from a probe that ran,
+    and a codec not run again, are named too."""
+    import matrix
+
+    gone = dataclasses.replace(
+        BROKERS["aedes"], name="gone", version=lambda: None, install="apt-get install gone"
+    )
+    monkeypatch.setitem(BROKERS, "gone", gone)  # the registry matrix.py reads
+    committed = {
+        "results": [
+            _row("gone", "broker", "3.1.1", "a"), _row("gone", "broker", "3.1.1", "b"),
+            _row("mosquitto", "broker", "3.1.1", "a"), _row("mosquitto", "broker", "3.1.1", "b"),
+            _row("mosquitto", "broker", "5.0", "a"),
+        ],
+        "codecs": [{"implementation": "gmqtt", "edition": "3.1.1", "by_rule": []}],
+    }  # fmt: skip
+    fresh = {"results": [_row("mosquitto", "broker", "3.1.1", "a")], "codecs": []}
+    lines = matrix.unprobed(committed, fresh, [], [], [])
+    assert lines == [
+        "gone/3.1.1: committed, not probed again: gone is not installed (apt-get install gone)",
+        "mosquitto/3.1.1/b: committed pass, not in this run",
+        "mosquitto/5.0: committed, not probed again: no verdicts",
+        "gmqtt-codec/3.1.1: committed, not run again: no run",
+    ]
+    # left out on purpose, or outside the selection (--only, --edition, --fast): not asked
+    skipped = matrix.unprobed(committed, fresh, [], [], ["gone", "gmqtt-codec"])
+    assert not any(line.startswith(("gone", "gmqtt")) for line in skipped)
+    assert matrix.unprobed(committed, fresh, ["mosquitto"], ["3.1.1"], []) == [lines[1]]
+    assert matrix.unprobed(committed, committed, [], [], ["gone", "gmqtt-codec"]) == []
+    assert "gone" not in {n for n, *_ in matrix.implementations([])}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_check_fails_when_a_committed_implementation_cannot_be_probed(tmp_path: Path) -> None:
+    """End to end, without node on PATH: aedes (a committed broker) cannot start, and
+    ``--check`` says so and exits 1; told to ``--skip`` it, it exits 0."""
+    environment = {**os.environ, "PATH": str(tmp_path), "PUBPROOF_INTEROP": str(ROOT / "interop")}
+    argv = [sys.executable, str(ROOT / "interop" / "matrix.py"), "--check", "--only", "aedes"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=environment)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "aedes/3.1.1: committed, not probed again: aedes is not installed" in done.stdout
+    assert "aedes/3.1: committed, not probed again" in done.stdout
+    skipped = subprocess.run([*argv, "--skip", "aedes"], capture_output=True, text=True,
+                             timeout=300, cwd=ROOT, env=environment)  # fmt: skip
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    assert "0 committed not re-run" in skipped.stdout

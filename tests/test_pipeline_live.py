@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
+from brokers import BROKERS, started
 from tshark_decode import Pdu, mqtt_pdus, preferences, tshark
 
 from pubproof.judge import packets as control
@@ -192,12 +192,12 @@ def crafted_sessions(port: int) -> dict[int, tuple[str, list[tuple[str, ...]]]]:
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recording]:
-    assert MOSQUITTO is not None, "mosquitto is not installed (scripts/system-deps installs it)"
+    missing = BROKERS["mosquitto"].available()
+    assert missing is None, missing
     folder = tmp_path_factory.mktemp("live")
-    port = free_port()
-    config = mosquitto_config(folder, port)
     path = folder / "live.pcapng"
-    for _ in run_broker([MOSQUITTO, "-c", str(config)], port, folder / "mosquitto.log"):
+    with started("mosquitto") as broker:
+        port = broker.port
         capture = start_capture(path, port)
         try:
             run_clients(port, folder)

@@ -34,7 +34,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from broker import MOSQUITTO, free_port, run_broker
+from brokers import BROKERS, started
 from live50 import (
     PROPERTY_IDS,
     Pdu5,
@@ -95,15 +95,6 @@ class Recording:
 
 
 # -- recording ------------------------------------------------------------------------------
-
-
-def broker_config(folder: Path, port: int) -> Path:
-    config = folder / "mosquitto.conf"
-    config.write_text(
-        f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-        f"max_topic_alias {BROKER_ALIASES}\n"
-    )
-    return config
 
 
 def run_clients(port: int, folder: Path) -> None:
@@ -220,12 +211,12 @@ def crafted_sessions(port: int) -> dict[int, tuple[str, tuple[str, ...], int]]:
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recording]:
-    assert MOSQUITTO is not None, "mosquitto is not installed (scripts/system-deps installs it)"
+    missing = BROKERS["mosquitto"].available()
+    assert missing is None, missing
     folder = tmp_path_factory.mktemp("live5")
-    port = free_port()
-    config = broker_config(folder, port)
     path = folder / "live5.pcapng"
-    for _ in run_broker([MOSQUITTO, "-c", str(config)], port, folder / "mosquitto.log"):
+    with started("mosquitto", (f"max_topic_alias {BROKER_ALIASES}",)) as broker:
+        port = broker.port
         capture = start_capture(path, port)
         try:
             run_clients(port, folder)

@@ -24,13 +24,8 @@ import pytest
 from pubproof.model.editions import Edition
 from pubproof.probe.clients import rejudge_client
 from pubproof.probe.clients.context import ClientContext
-from pubproof.probe.clients.driver import (
-    SHIPPED,
-    SPEAKS,
-    Message,
-    command_line,
-    interop_folder,
-)
+from pubproof.probe.clients.driver import Message, command_line
+from pubproof.probe.clients.shipped import SHIPPED, interop_folder
 from pubproof.probe.drivers import paho_c
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +64,7 @@ def _driver(interop: Path, plan: dict[str, Any] | str) -> tuple[int, list[dict[s
 def test_the_driver_is_shipped_for_three_editions_and_found_once_built(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert SPEAKS["paho-c"] == ("3.1.1", "3.1", "5.0") and "paho-c" in SHIPPED
+    assert SHIPPED["paho-c"].editions == ("3.1.1", "3.1", "5.0")
     assert paho_c.built(built)
     # a program older than a source: not built (the module rebuilds it before running)
     program = paho_c.program(built)

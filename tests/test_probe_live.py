@@ -8,7 +8,6 @@ evidence, and that the evidence replays through the model consistently with the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
+from brokers import BROKERS, started
 
 from pubproof.judge.close import expectation
 from pubproof.judge.packets import PUBLISH_FAMILY, describe, header_length
@@ -32,31 +31,23 @@ RUN_BOUND = 60.0
 P_KEYS = ("type", "dup", "qos", "retain", "topic", "packet_id", "payload_hex")
 
 
-@pytest.fixture(scope="module")
-def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    if MOSQUITTO is None:
-        pytest.skip("mosquitto is not installed (scripts/system-deps installs it)")
-    folder = tmp_path_factory.mktemp("mosquitto")
-    port = free_port()
-    config = mosquitto_config(folder, port)
-    yield from run_broker([MOSQUITTO, "-c", str(config)], port, folder / "mosquitto.log")
+def _broker(name: str) -> Iterator[int]:
+    """The broker of the registry (interop/brokers.py), started as the matrix starts it."""
+    why = BROKERS[name].available()
+    if why is not None:
+        pytest.skip(why)
+    with started(name) as broker:
+        yield broker.port
 
 
 @pytest.fixture(scope="module")
-def amqtt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    if importlib.util.find_spec("amqtt") is None:
-        pytest.skip("amqtt is not installed (pip install -e '.[probe]')")
-    folder = tmp_path_factory.mktemp("amqtt")
-    port = free_port()
-    config = folder / "amqtt.yaml"
-    config.write_text(
-        "listeners:\n  default:\n    type: tcp\n"
-        f"    bind: 127.0.0.1:{port}\n"
-        "plugins:\n  amqtt.plugins.authentication.AnonymousAuthPlugin:\n"
-        "    allow_anonymous: true\n"
-    )
-    argv = [sys.executable, "-m", "amqtt.scripts.broker_script", "-c", str(config)]
-    yield from run_broker(argv, port, folder / "amqtt.log")
+def mosquitto() -> Iterator[int]:
+    yield from _broker("mosquitto")
+
+
+@pytest.fixture(scope="module")
+def amqtt() -> Iterator[int]:
+    yield from _broker("amqtt")
 
 
 def run_cli(port: int, *args: str) -> tuple[dict[str, Any], str, float]:

@@ -1,11 +1,11 @@
 """``pubproof probe --edition 5.0`` against Debian's mosquitto on loopback, in MQTT 5.0 mode.
 
-The broker runs with the configuration ``scripts/probe-mosquitto --edition 5.0`` writes
-(its 5.0 lines are read from the script, so the two cannot drift). The run must finish in
-bounded time, every verdict must rest on evidence that decodes as recorded and replays to
-the same verdict, every rule id must be one the project knows, and the verdicts must be the
-ones ``docs/probe-results.md`` records for mosquitto in 5.0: a change in the broker, the
-model or the probe shows here.
+The broker runs with the configuration ``scripts/probe-mosquitto --edition 5.0`` gives it
+(``MOSQUITTO_LIMITS50`` of ``interop/brokers.py``, the one way mosquitto is started). The
+run must finish in bounded time, every verdict must rest on evidence that decodes as
+recorded and replays to the same verdict, every rule id must be one the project knows, and
+the verdicts must be the ones ``docs/probe-results.md`` records for mosquitto in 5.0: a
+change in the broker, the model or the probe shows here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broker import MOSQUITTO, free_port, mosquitto_config, run_broker
+from brokers import BROKERS, MOSQUITTO_LIMITS50, started
 
 from pubproof.judge.packets import PUBLISH_FAMILY, describe, header_length
 from pubproof.model import wire as model_wire
@@ -30,7 +30,6 @@ from pubproof.model.rules import RULES
 from pubproof.probe import BY_ID50, VERDICTS, rejudge
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "probe-mosquitto"
 RESULTS = ROOT / "docs" / "probe-results.md"
 V50 = Edition.V50
 #: the whole 5.0 catalog must end well within this (a minute or so, the issue says)
@@ -43,14 +42,6 @@ RUN_BOUND = 60.0
 OUTSIDE_INDEX = frozenset({"MQTT-3.1.2-23", "MQTT-3.2.2-3", "MQTT-3.8.3-3", "MQTT-4.7.3-1"})
 
 
-def config_lines_50() -> list[str]:
-    """The configuration lines the script adds for --edition 5.0."""
-    text = SCRIPT.read_text(encoding="utf-8")
-    match = re.search(r"\*\" --edition 5\.0 \"\*.*?\n\s+printf '([^']*)'", text, re.S)
-    assert match, "scripts/probe-mosquitto sets no 5.0 configuration"
-    return [line for line in match.group(1).split("\\n") if line]
-
-
 def recorded_verdicts() -> dict[str, str]:
     """check id -> mosquitto's 5.0 verdict, from the table of docs/probe-results.md."""
     text = RESULTS.read_text(encoding="utf-8")
@@ -60,15 +51,12 @@ def recorded_verdicts() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def mosquitto50(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    if MOSQUITTO is None:
-        pytest.skip("mosquitto is not installed (scripts/system-deps installs it)")
-    folder = tmp_path_factory.mktemp("mosquitto50")
-    port = free_port()
-    config = mosquitto_config(folder, port)
-    with config.open("a", encoding="utf-8") as out:
-        out.write("".join(line + "\n" for line in config_lines_50()))
-    yield from run_broker([MOSQUITTO, "-c", str(config)], port, folder / "mosquitto.log")
+def mosquitto50() -> Iterator[int]:
+    why = BROKERS["mosquitto"].available()
+    if why is not None:
+        pytest.skip(why)
+    with started("mosquitto", MOSQUITTO_LIMITS50) as broker:
+        yield broker.port
 
 
 def run_cli(port: int, *args: str) -> tuple[dict[str, Any], float]:

@@ -4,7 +4,7 @@ declared the client's own limits (Topic Alias Maximum 4, Maximum Packet Size 102
 its own check Receive Maximum 2). The client must close the connection exactly when the
 model says, with the DISCONNECT Reason Code it calls for, and its application must never
 be handed a PUBLISH the model rejects
-(:func:`pubproof.probe.clients.judge.case_findings50`).
+(:func:`pubproof.probe.clients.judge.case_findings`).
 
 The PUBLISH cases are the broker probe's 5.0 ones (:data:`pubproof.probe.checks50_wire.
 BUILDS`), built with the client's declarations instead of the broker's; the

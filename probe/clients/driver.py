@@ -69,77 +69,26 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from pubproof.probe.clients.local_paths import here
+from pubproof.probe.clients.shipped import SHIPPED
 
 PLAN_VARIABLE = "PUBPROOF_PLAN"
 #: how much of the driver's standard error the evidence keeps (its end)
 STDERR_KEPT = 4000
 
 
-def _python_driver(module: str) -> list[str]:
-    return [sys.executable, "-m", f"pubproof.probe.drivers.{module}"]
-
-
-def interop_folder() -> Path | None:
-    """The project's ``interop/`` folder (the node drivers, brokers and codec adapters, with
-    their ``package.json``): ``$PUBPROOF_INTEROP``, else the first ``interop/`` holding a
-    ``package.json`` in the working directory or above it."""
-    given = os.environ.get("PUBPROOF_INTEROP")
-    if given:
-        return Path(given)
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "interop" / "package.json").exists():
-            return folder / "interop"
-    return None
-
-
-def _node_driver(script: str) -> list[str]:
-    folder = interop_folder()
-    path = folder / "drivers" / script if folder else Path("interop/drivers") / script
-    return ["node", str(path)]
-
-
-def _paho_c_driver() -> list[str]:
-    """Eclipse Paho C's driver, a C program: itself when built and newer than its sources,
-    else its Python module, which builds it and becomes it (or says why it cannot)."""
-    from pubproof.probe.drivers import paho_c
-
-    folder = interop_folder()
-    if folder is not None and paho_c.built(folder):
-        return [str(paho_c.program(folder))]
-    return _python_driver("paho_c")
-
-
-#: the shipped drivers: name -> its command line
-SHIPPED: dict[str, Callable[[], list[str]]] = {
-    "paho-mqtt": lambda: _python_driver("paho_mqtt"),
-    "mosquitto-clients": lambda: _python_driver("mosquitto_clients"),
-    "mqttjs": lambda: _node_driver("mqttjs.js"),
-    "gmqtt": lambda: _python_driver("gmqtt_client"),
-    "paho-c": _paho_c_driver,
-}
-#: the editions each shipped driver's library speaks (of those probe-client judges)
-SPEAKS: dict[str, tuple[str, ...]] = {
-    "paho-mqtt": ("3.1.1", "3.1", "5.0"),
-    "mosquitto-clients": ("3.1.1", "3.1", "5.0"),
-    "mqttjs": ("3.1.1", "3.1", "5.0"),
-    "gmqtt": ("3.1.1", "5.0"),
-    "paho-c": ("3.1.1", "3.1", "5.0"),
-}
-
-
 def command_line(driver: str) -> list[str]:
-    """The command line of a driver: a shipped one by name, else ``driver`` split as a
-    shell would."""
+    """The command line of a driver: a shipped one by name
+    (:data:`~pubproof.probe.clients.shipped.SHIPPED`), else ``driver`` split as a shell
+    would."""
     if driver in SHIPPED:
-        return SHIPPED[driver]()
+        return SHIPPED[driver].command_line()
     return shlex.split(driver)
 
 
@@ -223,7 +172,8 @@ class Driver:
         """Start the driver (recorded as ``driver-start``); an ``error`` event if it
         cannot be started at all."""
         environment = {**os.environ, PLAN_VARIABLE: json.dumps(self.plan.to_json())}
-        self.record("driver-start", argv=list(self.argv), plan=self.plan.to_json())
+        # the evidence is shared: the recording machine's folders become placeholders
+        self.record("driver-start", argv=here().hide_all(self.argv), plan=self.plan.to_json())
         try:
             self.process = subprocess.Popen(
                 list(self.argv),
@@ -233,7 +183,8 @@ class Driver:
                 env=environment,
             )
         except OSError as failure:
-            self.record("error", message=f"the driver cannot be started: {failure}")
+            message = here().hide(f"the driver cannot be started: {failure}")
+            self.record("error", message=message)
             return
         for target in (self._read_stdout, self._read_stderr):
             thread = threading.Thread(target=target, daemon=True)
@@ -253,9 +204,11 @@ class Driver:
             if isinstance(line, dict) and isinstance(line.get("event"), str):
                 self.lines.append(line)
                 fields = {k: v for k, v in line.items() if k not in ("event", "t", "client")}
+                if line["event"] == "error" and isinstance(fields.get("message"), str):
+                    fields["message"] = here().hide(fields["message"])  # an exception's text
                 self.record("app", what=line["event"], **fields)
             else:
-                self.record("app", what="app-output", text=text[:500])
+                self.record("app", what="app-output", text=here().hide(text[:500]))
 
     def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
@@ -295,6 +248,7 @@ class Driver:
         for thread in self._threads:
             thread.join(1.0)
         stderr = bytes(self._stderr[-STDERR_KEPT:]).decode("utf-8", errors="replace")
+        stderr = here().hide(stderr)
         self.record("driver-exit", status=process.returncode, on_its_own=early, stderr=stderr)
 
     def hello(self) -> dict[str, Any] | None:

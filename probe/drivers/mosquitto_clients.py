@@ -39,7 +39,11 @@ LIMITS = {
 }
 
 
-def _version() -> str:
+def library_version() -> str | None:
+    """libmosquitto's version, as ``mosquitto_sub --help`` gives it ("unknown" if it does
+    not); None when ``mosquitto_sub`` is not installed."""
+    if shutil.which("mosquitto_sub") is None:
+        return None
     out = subprocess.run(["mosquitto_sub", "--help"], capture_output=True, text=True, check=False)
     found = _VERSION.search(out.stdout + out.stderr)
     return found.group(1) if found else "unknown"
@@ -90,7 +94,7 @@ def main() -> None:
     if shutil.which("mosquitto_sub") is None:
         say("error", message="mosquitto_sub is not installed (Debian: mosquitto-clients)")
         sys.exit(2)
-    say("hello", library="libmosquitto (mosquitto_sub/mosquitto_pub)", version=_version())
+    say("hello", library="libmosquitto (mosquitto_sub/mosquitto_pub)", version=library_version())
     why = _unsupported(p)
     if why is not None:
         say("unsupported", message=why)

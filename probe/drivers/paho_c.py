@@ -130,7 +130,7 @@ def _last_line(text: str) -> str:
 
 
 def _interop() -> Path:
-    from pubproof.probe.clients.driver import interop_folder
+    from pubproof.probe.clients.shipped import interop_folder
 
     found = interop_folder()
     if found is None:
