@@ -21,7 +21,7 @@ from pubproof.probe.clients.shipped import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "matrix" / "results.json"
-VERDICTS = {"pass", "tolerated", "violation", "no-answer", "error", "not-applicable"}
+VERDICTS = {"pass", "tolerated", "deviation", "violation", "no-answer", "error", "not-applicable"}
 
 
 def _results() -> dict[str, object]:
@@ -41,7 +41,10 @@ def test_the_committed_matrix_is_complete_and_each_verdict_has_its_evidence() ->
         mine = [r for r in rows if r["implementation"] == client and r["edition"] == "3.1.1"]
         assert len(mine) >= 30, client
     for row in rows:
-        assert row["verdict"] in VERDICTS and row["rules"] and row["rule_verdicts"], row["check"]
+        assert row["verdict"] in VERDICTS, row["check"]
+        # a row names the implementation's own duties it judged, or (a check whose rules
+        # all bind the other end, judged under a reading) what pubproof sent on purpose
+        assert (row["rules"] and row["rule_verdicts"]) or row["provoked"], row["check"]
         path, anchor = row["evidence"].split("#")
         report = json.loads((RESULTS.parent / path).read_text(encoding="utf-8"))
         check = next(c for c in report["checks"] if c["id"] == anchor)
