@@ -100,10 +100,11 @@ def conclude(
     """The verdict of a check from its findings; ``silence`` heads a no-answer message.
 
     With the judged end's ``role`` ("client" or "server") and the ``edition``, the check's
-    rules that the judged end does not owe are set apart: those ``provoked`` (the rules
+    rules that the judged end does not owe are not judged: those ``provoked`` (the rules
     the probe's case broke, :func:`pubproof.judge.close.close_charges`) or that a finding
-    reports as provoked, unless a finding charges them too, and those that bind only the
-    other role (:func:`pubproof.model.duties.binds_only_others`)."""
+    reports as provoked, unless a finding charges them too (the judgement's ``provoked``),
+    and those that bind only the other role (:func:`pubproof.model.duties.
+    binds_only_others`: a Server's duty in a check of a Client, left out)."""
     resolved = [
         Finding(
             verdict=VIOLATION if broker_alive else NO_ANSWER, rules=f.rules, message=f.message,
@@ -116,14 +117,14 @@ def conclude(
     charged = {r for f in resolved for r in f.rules}
     set_apart = _unique([*provoked, *(r for f in resolved for r in f.provoked)])
     set_apart = [r for r in set_apart if r not in charged]
+    others: list[str] = []  # rules of the check that bind only the other role: not judged
     if role is not None and edition is not None:
         party = Party.CLIENT if role == "client" else Party.SERVER
-        set_apart += [
+        others = [
             r for r in check_rules
-            if r not in set_apart and r not in charged
-            and binds_only_others(r, edition, role=party)
+            if r not in charged and binds_only_others(r, edition, role=party)
         ]  # fmt: skip
-    own_rules = [r for r in check_rules if r not in set_apart]
+    own_rules = [r for r in check_rules if r not in set_apart and r not in others]
     if not resolved:
         resolved = [passed("the broker did what the model says")]
     worst = max(_RANK[f.verdict] for f in resolved)

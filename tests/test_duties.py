@@ -176,7 +176,7 @@ def test_conclude_sets_apart_what_the_probe_broke_and_the_other_roles_rules() ->
         ("MQTT-4.13.1-1", CLIENT_SHOULD_CLOSE), broker_alive=True, role="client", edition=V5,
     )  # fmt: skip
     assert "MQTT-4.13.1-1" not in judged.rule_verdicts
-    assert "MQTT-4.13.1-1" in judged.provoked
+    assert "MQTT-4.13.1-1" not in judged.provoked  # nobody broke it: it is not the client's
 
 
 @pure_only
@@ -228,3 +228,24 @@ def test_no_client_is_charged_with_a_server_only_rule() -> None:
         assert isinstance(verdicts, dict)
         charged = {r for r, v in verdicts.items() if v not in (PASS, "not-applicable")}
         assert "MQTT-4.13.1-1" not in charged, row["check"]
+
+
+def test_a_5_0_client_closing_with_disconnect_0x00_after_a_malformed_packet() -> None:
+    """Eclipse Paho C answers a PUBLISH whose Property Length runs past the packet with
+    DISCONNECT 0x00 and closes (the committed evidence of the matrix): it closed, as a
+    Client SHOULD, and did not send the Reason Code 4.13.1 says it SHOULD send. That is a
+    deviation, never a violation, and never of the Server's MQTT-4.13.1-1."""
+    from pubproof.probe.clients import rejudge_client
+
+    report = json.loads(
+        (Path(ROOT) / "docs" / "matrix" / "evidence" / "paho-c-5.0.json").read_text("utf-8")
+    )
+    check = next(c for c in report["checks"]
+                 if c["id"] == "wire.receive-property-length-past-packet")  # fmt: skip
+    judged = rejudge_client(check["id"], check["evidence"], V5, report["readings"])
+    assert judged.verdict == DEVIATION, judged.message
+    assert dict(judged.rule_verdicts) == {
+        CLIENT_SHOULD_CLOSE: PASS, DISCONNECT_REASON: DEVIATION,
+    }  # fmt: skip
+    assert judged.provoked == ("PP50-2.2.2-property-length",)
+    assert "DISCONNECT 0x00" in judged.message
