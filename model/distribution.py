@@ -52,6 +52,7 @@ from pubproof.model.distribution_rules import cite
 from pubproof.model.distribution_state import (
     NEVER,
     ClockOutcome,
+    CompleteOutcome,
     ConnectOutcome,
     DisconnectOutcome,
     DistributionError,
@@ -90,7 +91,25 @@ from pubproof.model.topic_filters import (
     filter_problem,
     name_problem,
     parse_shared,
+    subscription_matches,
 )
+
+__all__ = [
+    "ClockOutcome",
+    "CompleteOutcome",
+    "ConnectOutcome",
+    "DisconnectOutcome",
+    "DistributionError",
+    "DistributionModel",
+    "FilterOutcome",
+    "PublishOutcome",
+    "Session",
+    "SessionStatus",
+    "SharedDelivery",
+    "SubscribeOutcome",
+    "UnsubscribeOutcome",
+    "delivery_rules",
+]
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 
@@ -150,11 +169,22 @@ class DistributionModel:
             rules=rules,
         )
 
+    def _shared_kept(self, session: Session) -> tuple[str, ...]:
+        """5.0: the QoS 2 copies of Shared Subscriptions under way to a member that
+        reconnects are completed to it [MQTT-4.8.2-4]."""
+        kept = [
+            c for c in session.under_way.values() if c.qos == 2 and _shared_copy(c, self.edition)
+        ]
+        return (self._id(D50.SHARED_QOS2_SAME_CLIENT),) if kept else ()
+
     def _end(self, session: Session) -> tuple[Copy, ...]:
         """The session ends: it and everything it held go, its Shared Subscriptions lose
         it ("Sessions are also detached from the Shared Subscription when they terminate",
         4.8.2), and the retained store keeps what it has [MQTT-3.1.2-7]."""
-        dropped = (*session.pending, *session.under_way.values())
+        # a QoS 2 copy of a Shared Subscription under way goes with the session: "the Server
+        # MUST NOT send the Application Message to any other subscribed Client"
+        # [MQTT-4.8.2-5] (the oracle does not re-route QoS 1 ones either: "SHOULD", unmodelled)
+        dropped = (*session.pending, *session.optional, *session.under_way.values())
         del self.sessions[session.client_id]
         for topic_filter, members in list(self.shared.items()):
             members.pop(session.client_id, None)
@@ -233,7 +263,7 @@ class DistributionModel:
             optional=tuple(existing.optional),
             resend=tuple(existing.under_way.values()),
             dropped=dropped,
-            rules=tuple(rules),
+            rules=tuple(rules) + self._shared_kept(existing),
         )
 
     def disconnect(
@@ -311,11 +341,18 @@ class DistributionModel:
         for topic_filter, options in requests:
             # [MQTT-3.8.4-4] "as if it had received a sequence of multiple SUBSCRIBE packets"
             outcomes.append(self._subscribe_one(session, topic_filter, options, ident))
+        # [MQTT-3.8.4-1] a SUBACK for every SUBSCRIBE; [MQTT-3.8.4-2] with its packet
+        # identifier; [MQTT-3.9.3-1] codes in the order of the filters; [MQTT-3.9.3-2] from
+        # the edition's table (subscriptions.SUBACK_CODES)
+        suback = [D.SUBACK_SENT, D.SUBACK_PACKET_ID, D.SUBACK_ORDER]
+        suback += [D50.SUBACK_GRANTED_OR_FAILURE, D50.SUBACK_CODES] if self.edition is V50 else []
+        suback += [D.SUBACK_CODES_311] if self.edition is not V50 else []
         return SubscribeOutcome(
             client_id=client_id,
             packet_id=packet_id,
             codes=tuple(o.code for o in outcomes),
             filters=tuple(outcomes),
+            rules=tuple(self._id(r) for r in suback),
         )
 
     def _subscribe_one(
@@ -366,6 +403,8 @@ class DistributionModel:
             # Subscription" (dict order keeps its place: the flow is not interrupted)
             session.subscriptions[topic_filter] = subscription
         rules = [*sequence]
+        if self.edition is V50:
+            rules.append(self._id(D50.SUBSCRIPTION_IDENTIFIER_STORED))
         if existed:
             rules.append(self._id(D50.REPLACE if self.edition is V50 else D.REPLACE_311))
         send, trail = retained_on_subscribe(subscription, existed, self.edition)
@@ -493,16 +532,17 @@ class DistributionModel:
                 optional += extra
         shared = []
         for topic_filter, members in self.shared.items():
-            offer = self._shared(message, topic_filter, members)
-            if offer is None:
+            found = self._shared(message, topic_filter, members)
+            if found is None:
                 continue
+            offer, made = found
             shared.append(offer)
-            chosen = self.sessions[offer.chosen]
-            kept, extra = self._dispatch(
-                chosen, message, offer.shapes[offer.chosen], (self._id(D50.SHARED_ONE_MEMBER),)
-            )
-            copies += kept
-            optional += extra
+            for client_id, shape in made.items():
+                kept, extra = self._dispatch(
+                    self.sessions[client_id], message, shape, (self._id(D50.SHARED_ONE_MEMBER),)
+                )
+                copies += kept
+                optional += extra
         return PublishOutcome(
             message=message,
             retained=change,
@@ -530,22 +570,41 @@ class DistributionModel:
 
     def _shared(
         self, message: Message, topic_filter: str, members: Mapping[str, Subscription]
-    ) -> SharedDelivery | None:
-        shapes: dict[str, Shape] = {}
-        for client_id, subscription in members.items():
-            found, _ = subscription_copy(
-                message, client_id, subscription, self.edition, self.readings
-            )
-            if found is None:
-                return None  # the filter does not match (the same for every member)
-            shapes[client_id] = found.shape
+    ) -> tuple[SharedDelivery, dict[str, Shape]] | None:
+        """A Shared Subscription's delivery of ``message``, and the copies its members'
+        walks of the subscription graph made (only the chosen member's, since every other
+        one ends at "another member")."""
+        order = list(members)
+        if not subscription_matches(topic_filter, message.topic, self.edition, self.readings):
+            return None
         # the oracle's choice: the first member (in joining order) that is connected, else the
         # first; "the Server implementation is free to choose" (4.8.2), so any is allowed
-        order = list(members)
         chosen = next((c for c in order if self.sessions[c].connected), order[0])
-        return SharedDelivery(
-            topic_filter=topic_filter, members=tuple(order), chosen=chosen, shapes=shapes
+        allowed: dict[str, Shape] = {}
+        made: dict[str, Shape] = {}
+        for client_id, subscription in members.items():
+            # what the member would get if chosen: the judge accepts any [MQTT-4.8.2-3]
+            own, _ = subscription_copy(
+                message, client_id, subscription, self.edition, self.readings
+            )
+            if own is not None:
+                allowed[client_id] = own.shape
+            # what its walk gives it now: every member but the chosen one ends at "another
+            # member" (PP50-4.8.2-one-member)
+            now, _ = subscription_copy(
+                message,
+                client_id,
+                subscription,
+                self.edition,
+                self.readings,
+                other_member=client_id != chosen,
+            )
+            if now is not None:
+                made[client_id] = now.shape
+        offer = SharedDelivery(
+            topic_filter=topic_filter, members=tuple(order), chosen=chosen, shapes=allowed
         )
+        return offer, made
 
     # -- sending, and time -----------------------------------------------------------------
 
@@ -569,14 +628,22 @@ class DistributionModel:
             session.under_way[copy.copy_id] = copy
         return copy, copy.expiry_interval_at(self.now, self.readings.get("expiry-rounding", "down"))
 
-    def complete(self, client_id: str, copy_id: int) -> Copy:
-        """The flow of a QoS 1 or 2 copy completed (PUBACK, PUBCOMP, or an error Reason
-        Code: then the message is discarded and offered to no other member [MQTT-4.8.2-6])."""
+    def complete(self, client_id: str, copy_id: int, reason_code: int = 0) -> CompleteOutcome:
+        """The flow of a QoS 1 or 2 copy completed (PUBACK or PUBCOMP), or ended with a
+        PUBACK or PUBREC Reason Code of 0x80 or more (5.0): then it is acknowledged and never
+        re-sent [MQTT-4.4.0-2], and a Shared Subscription's message is discarded, offered to
+        no other member [MQTT-4.8.2-6]."""
         session = self._session(client_id)
         try:
-            return session.under_way.pop(copy_id)
+            copy = session.under_way.pop(copy_id)
         except KeyError:
             raise DistributionError(f"copy {copy_id} is not under way to {client_id!r}") from None
+        rules: tuple[str, ...] = ()
+        if self.edition is V50 and reason_code >= 0x80:
+            rules = (flow_rules50.NO_RESEND_AFTER_ERROR.id_for(V50),)
+            if _shared_copy(copy, self.edition):
+                rules += (self._id(D50.SHARED_ERROR_ACK),)
+        return CompleteOutcome(copy=copy, rules=rules)
 
     def advance(self, milliseconds: int) -> ClockOutcome:
         """The clock moves on: copies, retained messages and sessions expire."""
@@ -604,13 +671,24 @@ class DistributionModel:
                 # Connection is closed and the Session Expiry Interval has passed"
                 ended.append(session.client_id)
                 dropped += self._end(session)
+        retained = tuple(self.retained.expire(self.now, boundary))
+        rules = [self._id(D50.EXPIRED_NOT_SENT)] if expired else []
+        rules += [flow_rules50.EXPIRE_SESSION.id_for(V50)] if ended else []
+        if any(c.qos == 2 and _shared_copy(c, self.edition) for c in dropped):
+            rules.append(self._id(D50.SHARED_QOS2_NO_OTHER))
+        rules += [i for change in retained for i in change.rule_ids if i not in rules]
         return ClockOutcome(
             now=self.now,
             expired=tuple(expired),
             ended=tuple(ended),
             dropped=tuple(dropped),
-            retained=tuple(self.retained.expire(self.now, boundary)),
+            retained=retained,
+            rules=tuple(rules),
         )
+
+
+def _shared_copy(copy: Copy, edition: Edition) -> bool:
+    return any(parse_shared(f, edition) is not None for f in copy.topic_filters)
 
 
 def delivery_rules(delivery: Delivery) -> tuple[str, ...]:

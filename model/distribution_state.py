@@ -16,16 +16,18 @@ rules that decided; :mod:`.distribution` produces them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pubproof.model.forwarding import Delivery, Shape
+from pubproof.model.distribution_rules50 import SHARED_ONE_MEMBER
+from pubproof.model.forwarding import Delivery, Problem, Shape
 from pubproof.model.messages import Copy, Message
 from pubproof.model.retained import RetainedChange
 from pubproof.model.subscriptions import Subscription
 
 #: 5.0: "If the Session Expiry Interval is 0xFFFFFFFF (UINT_MAX), the Session does not expire."
 NEVER = 0xFFFF_FFFF
+ONE_MEMBER = SHARED_ONE_MEMBER.id_for(SHARED_ONE_MEMBER.editions[0])
 
 
 class DistributionError(ValueError):
@@ -76,6 +78,14 @@ class DisconnectOutcome:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CompleteOutcome:
+    """A copy's flow completed (or ended with an error Reason Code)."""
+
+    copy: Copy
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FilterOutcome:
     """What one topic filter of a SUBSCRIBE came to."""
 
@@ -94,6 +104,7 @@ class SubscribeOutcome:
     codes: tuple[int, ...]  # in the order of the filters [MQTT-3.9.3-1]; () if closed
     filters: tuple[FilterOutcome, ...]
     closed: str | None = None  # the rule for which the server closes the connection instead
+    rules: tuple[str, ...] = ()  # the SUBACK's own rules (sent, identifier, order, codes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,6 +127,28 @@ class SharedDelivery:
     chosen: str
     shapes: Mapping[str, Shape]  # the copy each member would get (its own grant)
 
+    def judge(self, observed: Mapping[str, Sequence[Shape]]) -> list[Problem]:
+        """Whether the copies each member got (by client identifier) are what the text
+        allows: one member, any of them, gets one copy of its own shape: "sent to one and
+        only one of the Sessions", at that member's granted QoS [MQTT-4.8.2-3]."""
+        got = {c: list(s) for c, s in observed.items() if s and c in self.members}
+        strangers = sorted(c for c, s in observed.items() if s and c not in self.members)
+        if strangers:
+            return [Problem(rule_id=ONE_MEMBER, message=f"copies to non-members {strangers}")]
+        if len(got) != 1 or len(next(iter(got.values()), [])) != 1:
+            counts = {c: len(s) for c, s in got.items()}
+            return [Problem(rule_id=ONE_MEMBER, message=f"not one copy to one member: {counts}")]
+        ((member, (shape,)),) = got.items()
+        if shape.seen() != self.shapes[member].seen():
+            return [
+                Problem(
+                    rule_id="MQTT-4.8.2-3",
+                    message=f"{member!r} got {shape.seen()}, "
+                    f"its subscription gives {self.shapes[member].seen()}",
+                )
+            ]
+        return []
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PublishOutcome:
@@ -135,3 +168,4 @@ class ClockOutcome:
     ended: tuple[str, ...]  # sessions that expired [MQTT-4.1.0-2]
     dropped: tuple[Copy, ...]  # what the expired sessions held
     retained: tuple[RetainedChange, ...]  # retained messages that expired
+    rules: tuple[str, ...] = ()

@@ -51,6 +51,7 @@ from pubproof.model.editions import Edition
 from pubproof.model.messages import Message
 from pubproof.model.subscriptions import RetainHandling, Subscription
 from pubproof.model.topic_filters import reading, subscription_matches
+from pubproof.model.trace import PublishP
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 R = rules_by_edition
@@ -282,6 +283,14 @@ class Shape:
     def seen(self) -> tuple[int, bool, tuple[int, ...]]:
         return self.qos, self.retain, self.subscription_identifiers
 
+    @classmethod
+    def from_p(cls, packet: PublishP) -> Shape:
+        """What can be seen of a PUBLISH a server sent, in the trace form."""
+        ids = packet.get("properties", {}).get("subscription_identifiers", [])
+        return cls(
+            qos=packet["qos"], retain=packet["retain"], subscription_identifiers=tuple(sorted(ids))
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Case:
@@ -463,9 +472,11 @@ def session_delivery(
     ``message`` (None when no subscription of it makes a copy)."""
     candidates = []
     for subscription in subscriptions:
-        if subscription.shared:
-            continue
-        found, _ = subscription_copy(message, client_id, subscription, edition, readings)
+        # a Shared Subscription's copy is the group's, given to one member (the model's
+        # ``SharedDelivery``): here the "shared" question excludes it
+        found, _ = subscription_copy(
+            message, client_id, subscription, edition, readings, other_member=True
+        )
         if found is not None:
             candidates.append(found)
     ask = {"any-copy": lambda cs: bool(cs), "overlap": lambda cs: len(cs) > 1}

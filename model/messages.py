@@ -237,6 +237,8 @@ def _props_p(props: Properties) -> PublishProps:
         out["user_properties"] = [[n, v] for n, v in props.user_properties]
     if props.content_type is not None:
         out["content_type"] = props.content_type
+    if props.topic_alias is not None:  # never, for a forwarded copy [MQTT-3.3.2-7]
+        out["topic_alias"] = props.topic_alias
     return out
 
 

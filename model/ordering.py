@@ -82,3 +82,9 @@ def ordering_problems(
         if before is None or before.message.seq < copy.message.seq:
             last[key] = copy
     return problems
+
+
+def ordering_rules(edition: Edition) -> tuple[str, str]:
+    """The ids of the two ordering rules in ``edition``: every topic Ordered by default,
+    and the order kept on an Ordered Topic."""
+    return cite(D.ORDERED_BY_DEFAULT, edition), cite(D.ORDER_PER_PUBLISHER, edition)
