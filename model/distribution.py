@@ -344,7 +344,7 @@ class DistributionModel:
         # [MQTT-3.8.4-1] a SUBACK for every SUBSCRIBE; [MQTT-3.8.4-2] with its packet
         # identifier; [MQTT-3.9.3-1] codes in the order of the filters; [MQTT-3.9.3-2] from
         # the edition's table (subscriptions.SUBACK_CODES)
-        suback = [D.SUBACK_SENT, D.SUBACK_PACKET_ID, D.SUBACK_ORDER]
+        suback = [D.SUBACK_SENT, D.SUBACK_PACKET_ID, D.ACK_PACKET_ID, D.SUBACK_ORDER]
         suback += [D50.SUBACK_GRANTED_OR_FAILURE, D50.SUBACK_CODES] if self.edition is V50 else []
         suback += [D.SUBACK_CODES_311] if self.edition is not V50 else []
         return SubscribeOutcome(
@@ -435,7 +435,10 @@ class DistributionModel:
         session = self._session(client_id)
         if not session.connected:
             raise DistributionError(f"client {client_id!r} is not connected")
-        if not topic_filters:
+        refused = self._id(D.UNSUBSCRIBE_NOT_EMPTY) if not topic_filters else None
+        if any("\ud800" <= c <= "\udfff" for f in topic_filters for c in f):
+            refused = self._id(D.UNSUBSCRIBE_UTF8)  # [MQTT-3.10.3-1] not a UTF-8 string
+        if refused is not None:
             return UnsubscribeOutcome(
                 client_id=client_id,
                 packet_id=packet_id,
@@ -443,19 +446,8 @@ class DistributionModel:
                 deleted=(),
                 buffered=(),
                 rules=(),
-                closed=self._id(D.UNSUBSCRIBE_NOT_EMPTY),
+                closed=refused,
             )
-        for topic_filter in topic_filters:
-            if any("\ud800" <= c <= "\udfff" for c in topic_filter):
-                return UnsubscribeOutcome(
-                    client_id=client_id,
-                    packet_id=packet_id,
-                    codes=(),
-                    deleted=(),
-                    buffered=(),
-                    rules=(),
-                    closed=self._id(D.UNSUBSCRIBE_UTF8),
-                )
         codes, deleted = [], []
         for topic_filter in topic_filters:  # [MQTT-3.10.4-6] one after another
             # [MQTT-3.10.4-1] "compared character-by-character with the current set of Topic
@@ -484,6 +476,7 @@ class DistributionModel:
                 D.UNSUBSCRIBE_STOP,
                 D.UNSUBSCRIBE_COMPLETE,
                 D.UNSUBACK_SENT,
+                D.ACK_PACKET_ID,
                 D.UNSUBACK_EVEN_IF_NONE,
                 D.UNSUBSCRIBE_SEQUENCE,
             )
@@ -614,7 +607,9 @@ class DistributionModel:
 
     def send(self, client_id: str, copy_id: int | None = None) -> tuple[Copy, int | None]:
         """The server starts sending a copy (the first owed, or ``copy_id``): it is no longer
-        subject to expiry; QoS 1 and 2 stay under way until :meth:`complete`. Returns the
+        subject to expiry ([MQTT-3.3.2-5] "has not managed to start onward delivery"; QoS 2:
+        [MQTT-4.3.3-7] "MUST NOT apply Message expiry if a PUBLISH packet has been sent");
+        QoS 1 and 2 stay under way until :meth:`complete`. Returns the
         copy and (5.0) the Message Expiry Interval it carries [MQTT-3.3.2-6]."""
         session = self._session(client_id)
         if not session.connected:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from pubproof.model.editions import Edition, Passage, Reading, ReadingError
+from pubproof.model.editions import Edition, Passage, Reading, resolve_in
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 ALL = (V31, V311, V50)
@@ -332,21 +332,4 @@ def resolve_distribution_readings(
     """Every distribution reading that applies to ``edition``, with ``chosen`` overriding
     the defaults (an unknown name, a reading of another edition or an unknown value is a
     ``ReadingError``)."""
-    resolved = {
-        r.name: r.defaults[edition] for r in DISTRIBUTION_READINGS.values() if r.applies_to(edition)
-    }
-    for name, value in (chosen or {}).items():
-        reading = DISTRIBUTION_READINGS.get(name)
-        if reading is None:
-            known = ", ".join(DISTRIBUTION_READINGS)
-            raise ReadingError(f"unknown distribution reading {name!r} (known: {known})")
-        if not reading.applies_to(edition):
-            editions = ", ".join(e.value for e in reading.defaults)
-            raise ReadingError(
-                f"reading {name!r} applies to edition {editions}, not {edition.value}"
-            )
-        if value not in reading.values:
-            values = ", ".join(reading.values)
-            raise ReadingError(f"reading {name!r} has no value {value!r} (values: {values})")
-        resolved[name] = value
-    return resolved
+    return resolve_in(DISTRIBUTION_READINGS, edition, chosen, "distribution reading")

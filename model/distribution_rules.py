@@ -398,6 +398,16 @@ SUBACK_SENT = dist(
     s311("3.8.4", "When the Server receives a SUBSCRIBE Packet from a Client, the Server MUST "
          "respond with a SUBACK Packet [MQTT-3.8.4-1]."),
 )  # fmt: skip
+ACK_PACKET_ID = dist(
+    "dist.ack.packet-id",
+    "a SUBACK and an UNSUBACK carry the packet identifier of their SUBSCRIBE and UNSUBSCRIBE",
+    {V311: "MQTT-2.3.1-7", V50: "MQTT-2.2.1-6"}, M, SV,
+    s311("2.3.1", "Similarly SUBACK and UNSUBACK MUST contain the Packet Identifier that was "
+         "used in the corresponding SUBSCRIBE and UNSUBSCRIBE Packet respectively "
+         "[MQTT-2.3.1-7]."),
+    s50("2.2.1", "A SUBACK and UNSUBACK MUST contain the Packet Identifier that was used in "
+        "the corresponding SUBSCRIBE and UNSUBSCRIBE packet respectively [MQTT-2.2.1-6]."),
+)  # fmt: skip
 SUBACK_PACKET_ID = dist(
     "dist.suback.packet-id", "the SUBACK carries the SUBSCRIBE's packet identifier",
     {V311: "MQTT-3.8.4-2", V50: "MQTT-3.8.4-2"}, M, SV,

@@ -248,6 +248,13 @@ EXPIRY_REDUCED = dist50(
     "Interval set to the received value minus the time that the Application Message has "
     "been waiting in the Server [MQTT-3.3.2-6].", reading="expiry-rounding",
 )  # fmt: skip
+NO_EXPIRY_AFTER_SEND = dist50(
+    "dist50.forward.no-expiry-after-send",
+    "QoS 2: once the PUBLISH has been sent, Message Expiry no longer applies",
+    "MQTT-4.3.3-7", MN, Binds.SENDER, "4.3.3",
+    "In the QoS 2 delivery protocol, the sender ... MUST NOT apply Message expiry if a PUBLISH "
+    "packet has been sent [MQTT-4.3.3-7].",
+)  # fmt: skip
 RESPONSE_TOPIC = dist50(
     "dist50.forward.response-topic", "the Response Topic goes unaltered",
     "MQTT-3.3.2-15", M, SV, "3.3.2.3.5",

@@ -187,6 +187,7 @@ DISPATCH_GRAPH: Mapping[str, Node] = graph(
             v50=(
                 D50.DUP_FORWARDED,
                 D50.EXPIRED_NOT_SENT,
+                D50.NO_EXPIRY_AFTER_SEND,
                 D50.EXPIRY_REDUCED,
                 D50.PAYLOAD_FORMAT,
                 D50.RESPONSE_TOPIC,

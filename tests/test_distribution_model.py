@@ -382,6 +382,30 @@ def test_when_the_server_takes_ownership() -> None:
         ownership_point(2)
 
 
+def test_acknowledgements_echo_the_packet_identifier() -> None:
+    # [MQTT-2.3.1-7] (5.0 [MQTT-2.2.1-6]) "SUBACK and UNSUBACK MUST contain the Packet
+    # Identifier that was used in the corresponding SUBSCRIBE and UNSUBSCRIBE Packet"
+    for edition, rule in ((V311, "MQTT-2.3.1-7"), (V50, "MQTT-2.2.1-6")):
+        model = DistributionModel(edition)
+        model.connect("c", clean=True)
+        out = model.subscribe("c", 4242, [("t", Q1)])
+        gone = model.unsubscribe("c", 77, ["t"])
+        assert (out.packet_id, gone.packet_id) == (4242, 77)
+        assert rule in out.rules and rule in gone.rules
+
+
+def test_a_qos2_copy_once_sent_does_not_expire() -> None:
+    # [MQTT-4.3.3-7] "MUST NOT apply Message expiry if a PUBLISH packet has been sent"
+    model = DistributionModel(V50)
+    model.connect("c", clean=True)
+    model.subscribe("c", 1, [("t", SubscriptionOptions(qos=2))])
+    (copy,) = model.publish(pub(qos=2, properties=Properties(message_expiry_interval=1))).copies
+    assert "MQTT-4.3.3-7" in copy.rules
+    model.send("c")
+    assert model.advance(60_000).expired == ()
+    assert model.complete("c", copy.copy_id).copy is copy
+
+
 def test_the_clock_is_explicit() -> None:
     model = DistributionModel(V50)
     model.connect("c", clean=True)
