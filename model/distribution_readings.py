@@ -287,12 +287,12 @@ INVALID_FILTER = _reading(
         "close": "a protocol violation (5.0: a Malformed Packet): close the connection",
         "refuse": "refuse that subscription with a failure code, keep the connection",
     },
-    dict.fromkeys(ALL, "close"),
+    {V311: "close", V50: "close"},
     "The rules bind the client, and the text names no answer: 3.1.1 closes on any protocol "
     "violation unless stated otherwise [MQTT-4.8.0-1]; 5.0 keeps its failure code 0x8F "
     "(Topic Filter invalid) for a filter that 'is correctly formed but is not allowed for "
     "this Client', so a filter that is not correctly formed is a Malformed Packet. MQTT 3.1 "
-    "has no failure return code at all.",
+    "has no failure return code at all, so it is not a reading there: the model closes.",
     Passage(
         source="MQTT 3.1.1 section 4.8",
         text="Unless stated otherwise, if either the Server or Client encounters a protocol "
