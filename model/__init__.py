@@ -6,8 +6,13 @@
 - :mod:`~pubproof.model.wire`: the wire format, decoded and encoded rule by rule
 - :mod:`~pubproof.model.trace`: ``P``, the packet evidence format shared by every output
 - :mod:`~pubproof.model.vectors`: the vector corpus, generated from the model
+- :mod:`~pubproof.model.distribution`: the server's distribution across sessions (topic
+  filters, subscriptions, the retained store, forwarding, queues, ordering), with its rules
+  (:mod:`~pubproof.model.distribution_rules`) and readings
 """
 
+from pubproof.model import distribution_rules as distribution_rules
+from pubproof.model import distribution_rules50 as distribution_rules50
 from pubproof.model import flow_rules as flow_rules
 from pubproof.model import flow_rules50 as flow_rules50
 from pubproof.model import wire_rules as wire_rules

@@ -356,11 +356,21 @@ def resolve_readings(edition: Edition, chosen: Mapping[str, str] | None = None) 
     The result names every applicable reading, so that an output can say exactly which
     pair (edition, readings) it used.
     """
-    resolved = {r.name: r.defaults[edition] for r in READINGS.values() if r.applies_to(edition)}
+    return resolve_in(READINGS, edition, chosen)
+
+
+def resolve_in(
+    table: Mapping[str, Reading],
+    edition: Edition,
+    chosen: Mapping[str, str] | None = None,
+    what: str = "reading",
+) -> dict[str, str]:
+    """``resolve_readings`` over another table of readings (``what`` names it in errors)."""
+    resolved = {r.name: r.defaults[edition] for r in table.values() if r.applies_to(edition)}
     for name, value in (chosen or {}).items():
-        reading = READINGS.get(name)
+        reading = table.get(name)
         if reading is None:
-            raise ReadingError(f"unknown reading {name!r} (known: {', '.join(READINGS)})")
+            raise ReadingError(f"unknown {what} {name!r} (known: {', '.join(table)})")
         if not reading.applies_to(edition):
             editions = ", ".join(e.value for e in reading.defaults)
             raise ReadingError(

@@ -48,6 +48,10 @@ class Kind(enum.Enum):
     #: a rule of the flows (:mod:`pubproof.model.flow_rules`): broken by a sequence of
     #: packets (an answer missing, a packet out of turn), never by the bytes of one
     FLOW = "flow"
+    #: a rule of distribution (:mod:`pubproof.model.distribution_rules`): what a server does
+    #: with a message across sessions (subscriptions, topic filters, the retained store,
+    #: forwarding, queues, ordering), broken by what it sends to whom, never by one flow
+    DISTRIBUTION = "distribution"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,20 +118,23 @@ class RuleRegistry(Mapping[str, Rule]):
     ``by_id(rule_id, edition)`` is exact.
 
     The registry holds the wire rules (what the codec and the model's decoder judge, by
-    key: the mapping itself, which the corpus, the docs and the proofs enumerate) and the
+    key: the mapping itself, which the corpus, the docs and the proofs enumerate), the
     flow rules (``Kind.FLOW``, :mod:`pubproof.model.flow_rules`: what the flow tables and
-    the judges cite, by key: :meth:`flow`, all of them: :meth:`flows`). Both are found by
-    id alike, so a finding cites either as an object.
+    the judges cite, by key: :meth:`flow`, all of them: :meth:`flows`) and the distribution
+    rules (``Kind.DISTRIBUTION``, :mod:`pubproof.model.distribution_rules`: what the
+    distribution model cites, by key: :meth:`distribution`, all of them:
+    :meth:`distributions`). All are found by id alike, so a finding cites any as an object.
     """
 
     def __init__(self) -> None:
         self._by_key: dict[str, Rule] = {}
         self._flows: dict[str, Rule] = {}
+        self._distribution: dict[str, Rule] = {}
         self._by_id: dict[str, Rule] = {}
         self._by_edition_id: dict[tuple[Edition, str], Rule] = {}
 
     def add(self, rule: Rule) -> Rule:
-        if rule.key in self._by_key or rule.key in self._flows:
+        if rule.key in self._by_key or rule.key in self._flows or rule.key in self._distribution:
             raise ValueError(f"duplicate rule key {rule.key!r}")
         for edition, rule_id in rule.ids.items():
             other = self._by_edition_id.get((edition, rule_id))
@@ -144,6 +151,8 @@ class RuleRegistry(Mapping[str, Rule]):
                 self._by_id[rule_id] = rule
         if rule.kind is Kind.FLOW:
             self._flows[rule.key] = rule
+        elif rule.kind is Kind.DISTRIBUTION:
+            self._distribution[rule.key] = rule
         else:
             self._by_key[rule.key] = rule
         return rule
@@ -155,6 +164,14 @@ class RuleRegistry(Mapping[str, Rule]):
     def flows(self) -> tuple[Rule, ...]:
         """Every flow rule, in the order registered."""
         return tuple(self._flows.values())
+
+    def distribution(self, key: str) -> Rule:
+        """The distribution rule registered under ``key``."""
+        return self._distribution[key]
+
+    def distributions(self) -> tuple[Rule, ...]:
+        """Every distribution rule, in the order registered."""
+        return tuple(self._distribution.values())
 
     def __getitem__(self, key: str) -> Rule:
         return self._by_key[key]
