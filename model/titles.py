@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from pubproof.model.editions import Edition
 from pubproof.model.normative_index import table_a, table_b
 from pubproof.model.rules import RULES
 
@@ -35,14 +36,43 @@ class Title:
     source: Source
 
 
-def title(rule_id: str) -> Title | None:
+def title(rule_id: str, edition: Edition | None = None) -> Title | None:
     """The line the registry (or, for an id only cited in ``also``, the normative index)
-    gives ``rule_id``, or None when neither holds it."""
-    try:
-        return Title(text=RULES.by_id(rule_id).title, source=Source.REGISTRY)
-    except KeyError:
-        pass
-    entry = table_a().get(rule_id) or table_b().get(rule_id)
+    gives ``rule_id`` in ``edition``, or None when neither holds it.
+
+    Without an edition, 3.1.1 (and 3.1) come first, whole: the registry's rules of those
+    editions, then Table A's paraphrase of an id they cite only in ``also``; the 5.0
+    registry and Table B only after, since 5.0 numbers its statements afresh (5.0's
+    MQTT-4.7.1-1 is about '#', 3.1.1's about wildcards in a topic name)."""
+    if edition is not None:
+        found = _registered(rule_id, (edition,))
+        if found is not None:
+            return found
+        table = table_b() if edition is Edition.V50 else table_a()
+        entry = table.get(rule_id)
+        return Title(text=entry.paraphrase, source=Source.INDEX) if entry else None
+    found = _registered(rule_id, (Edition.V311, Edition.V31))
+    if found is not None:
+        return found
+    entry = table_a().get(rule_id)
     if entry is not None:
         return Title(text=entry.paraphrase, source=Source.INDEX)
+    found = _registered(rule_id, (Edition.V50,))
+    if found is not None:
+        return found
+    entry = table_b().get(rule_id)
+    if entry is not None:
+        return Title(text=entry.paraphrase, source=Source.INDEX)
+    try:  # a project id with no edition of its own in the look-ups above
+        return Title(text=RULES.by_id(rule_id).title, source=Source.REGISTRY)
+    except KeyError:
+        return None
+
+
+def _registered(rule_id: str, editions: tuple[Edition, ...]) -> Title | None:
+    for edition in editions:
+        try:
+            return Title(text=RULES.by_id(rule_id, edition).title, source=Source.REGISTRY)
+        except KeyError:
+            continue
     return None
