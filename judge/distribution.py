@@ -1,0 +1,850 @@
+"""The distribution judge: what a server did with the messages it took ownership of, judged
+across its links by the distribution model.
+
+Theory of operation
+-------------------
+The judge is fed the events of several links of one server, in time order
+(:mod:`.distribution_events`), and drives one :class:`~pubproof.model.distribution.
+DistributionModel` per edition with what they show: a CONNACK that accepts a CONNECT
+connects the client's session (with its clean flag and, in 5.0, its Session Expiry
+Interval), a link that closes disconnects it, a SUBACK applies the SUBSCRIBE it answers
+(with the QoS the server granted, which it may lower), an UNSUBACK its UNSUBSCRIBE, and a
+PUBLISH from a client becomes a message when the server takes ownership of it: QoS 0 on
+receipt, QoS 1 when it sends a PUBACK that accepts it, QoS 2 when it sends the PUBREC
+(:data:`pubproof.model.messages.OWNERSHIP`). The model then says which copies each session
+is owed. The clock is the events' time, in whole milliseconds (Message Expiry).
+
+Each PUBLISH the server sends a client is matched to a copy the model owes that client's
+session (same topic name, with the link's Topic Alias resolved, and payload; the first
+owed), which the model then counts as sent, and its acknowledgement completes it. What is
+judged:
+
+- per copy: its 5.0 properties are the message's, unchanged [MQTT-3.3.2-4] [MQTT-3.3.2-15]
+  [MQTT-3.3.2-16] [MQTT-3.3.2-17] [MQTT-3.3.2-18] [MQTT-3.3.2-20], its Message Expiry
+  Interval reduced by the time the message waited [MQTT-3.3.2-6], no copy sent after it
+  expired [MQTT-3.3.2-5]; a retained message sent for a new subscription has RETAIN 1 and
+  the QoS the model gives [MQTT-3.3.1-8] [MQTT-3.8.4-6]; a copy of nothing any client
+  published to a subscribed topic is a finding where the judge sees every link from the
+  start (``complete``);
+- per message and session, when the judgement ends (:meth:`DistributionJudge.finish`): the
+  copies seen are a set the text allows (:meth:`pubproof.model.forwarding.Delivery.judge`:
+  one copy at the maximum QoS of the matching subscriptions, or one per subscription,
+  QoS no higher than granted, RETAIN as forwarded, the Subscription Identifiers); a
+  Shared Subscription's message went to one member [MQTT-4.8.2-3]; a copy the model still
+  owes a connected session is ``missing``;
+- per session, the order of the copies sent [MQTT-4.6.0-6] (:func:`pubproof.model.ordering.
+  ordering_problems`).
+
+What the links cannot show is never a finding. A subscription (SUBSCRIBE to SUBACK) or a
+connection (CONNECT to CONNACK) that changed while a message was in flight (received, not
+yet owned) leaves that message's copies to that session open either way: they are not
+judged for presence or number. Every finding names the rule, the role ``server``, the
+source ``distribution`` and its evidence: the events of the links involved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from pubproof.judge.distribution_events import C2S, S2C, Event
+from pubproof.judge.findings import MISSING, VIOLATION, Finding, Source
+from pubproof.model import distribution_rules as D
+from pubproof.model import distribution_rules50 as D50
+from pubproof.model import flow_rules, flow_rules50
+from pubproof.model.distribution import DistributionError, DistributionModel
+from pubproof.model.distribution_rules import cite
+from pubproof.model.editions import Edition
+from pubproof.model.forwarding import Delivery, Shape, subscription_copy
+from pubproof.model.messages import Cause, Copy, Message, Properties, Publication
+from pubproof.model.ordering import ordering_problems
+from pubproof.model.subscriptions import RetainHandling, ServerConfig, SubscriptionOptions
+from pubproof.model.topic_filters import subscription_matches
+from pubproof.model.trace import PublishProps
+
+V50 = Edition.V50
+#: a PUBLISH's properties a server forwards unchanged, with the rule that says so (5.0)
+FORWARDED = (
+    ("payload_format_indicator", D50.PAYLOAD_FORMAT),
+    ("response_topic", D50.RESPONSE_TOPIC),
+    ("correlation_data_hex", D50.CORRELATION_DATA),
+    ("user_properties", D50.USER_PROPERTY_ORDER),
+    ("content_type", D50.CONTENT_TYPE),
+)
+#: QoS 2, the receiver of a PUBLISH until its PUBREL: "It MUST NOT cause duplicate messages
+#: to be delivered to any onward recipients" (3.1.1 [MQTT-4.3.3-2], 5.0 [MQTT-4.3.3-10])
+QOS2_ONCE = {False: flow_rules.QOS2_RECEIVER.id_for(Edition.V311),
+             True: flow_rules50.QOS2_UNTIL_PUBREL.id_for(Edition.V50)}  # fmt: skip
+#: the Message Expiry Interval a copy carries may be off by this many seconds from the
+#: model's, which counts the wait on the links' clock, not the server's
+EXPIRY_SLACK = 1
+
+
+@dataclass(slots=True)
+class _Link:
+    """One link: whose it is, and what is under way on it."""
+
+    conn: str
+    client_id: str | None = None
+    edition: Edition | None = None
+    clean: bool = True
+    session_expiry: int = 0
+    connected: bool = False
+    aliases: dict[str, dict[int, str]] = field(default_factory=lambda: {C2S: {}, S2C: {}})
+    subscribing: dict[int, Event] = field(default_factory=dict)  # packet id -> SUBSCRIBE
+    unsubscribing: dict[int, Event] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[Edition, str] | None:
+        """Its session's key, once its CONNECT is seen."""
+        if self.edition is None or self.client_id is None:
+            return None
+        return self.edition, self.client_id
+
+
+@dataclass(slots=True)
+class _Flows:
+    """What is under way between one session and the server, across its links (a session
+    that outlives a link resumes its flows on the next [MQTT-4.4.0-1])."""
+
+    #: QoS 1 and 2 PUBLISH received and not yet owned: packet id -> (PUBLISH, re-sent)
+    inbound: dict[int, tuple[Event, int]] = field(default_factory=dict)
+    #: QoS 2 messages owned, their PUBREL not yet received: packet id -> message seq
+    released: dict[int, int] = field(default_factory=dict)
+    #: copies sent and not yet acknowledged: packet id -> copy id
+    outbound: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Message:
+    """A message the server took ownership of, and what was seen of its copies."""
+
+    message: Message
+    edition: Edition
+    received: Event  # the publisher's PUBLISH
+    owned: Event  # the event at which the server took ownership
+    deliveries: dict[str, Delivery]  # client identifier -> what its session is owed
+    shared: tuple[Any, ...]
+    #: QoS 1: how often the publisher sent it again before the PUBACK ("at least once": the
+    #: server may take each as a new message, so as many more copies are allowed)
+    resent: int = 0
+    #: QoS 2: the publisher's PUBREL reached the server. Until then a server of Method A
+    #: (store the message, deliver on PUBREL) has not taken it, so no copy is owed for
+    #: certain; one of Method B (deliver on PUBLISH) may already have sent its copies
+    released: bool = True
+    uncertain: set[str] = field(default_factory=set)  # sessions that changed meanwhile
+    seen: dict[str, list[tuple[Shape, Event]]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Change:
+    """A change to a session's subscriptions or connection, between two events."""
+
+    client_id: str
+    since: float
+    until: float | None = None
+
+
+class DistributionJudge:
+    """One server's distribution, judged across its links.
+
+    ``complete``: the judge sees every link of the server from the server's start (a probe,
+    ``serve``, ``explore``), so a copy of a message no link showed is a finding; a
+    capture, which may start late and miss links, passes False."""
+
+    def __init__(
+        self,
+        readings: Mapping[str, str] | None = None,
+        *,
+        config: ServerConfig | None = None,
+        complete: bool = True,
+    ) -> None:
+        self.readings = dict(readings or {})
+        self.config = config or ServerConfig()
+        self.complete = complete
+        self.models: dict[Edition, DistributionModel] = {}
+        self.links: dict[str, _Link] = {}
+        self.messages: dict[tuple[Edition, int], _Message] = {}
+        self.flows: dict[tuple[Edition, str], _Flows] = {}
+        #: retained copies the server may leave out (a QoS 0 retained message it MAY discard,
+        #: [MQTT-3.3.1-7]): (edition, copy id)
+        self.may_miss: set[tuple[Edition, int]] = set()
+        #: the messages the retained store held and no longer holds, with the rules of the
+        #: change that ended each: (edition, seq) -> rule ids
+        self.displaced: dict[tuple[Edition, int], tuple[str, ...]] = {}
+        self.sent: dict[tuple[Edition, str], list[Copy]] = {}
+        self.changes: list[_Change] = []
+        self.evidence: dict[str, list[Event]] = {}  # conn -> its distribution events
+        self.findings: list[Finding] = []
+        self.now = 0.0
+
+    # -- the model of each edition, and its clock -------------------------------------------
+
+    def _model(self, edition: Edition) -> DistributionModel:
+        model = self.models.get(edition)
+        if model is None:
+            model = self.models[edition] = DistributionModel(edition, self.readings, self.config)
+        return model
+
+    def _advance(self, t: float) -> None:
+        self.now = max(self.now, t)
+        for model in self.models.values():
+            moved = round(self.now * 1000) - model.now
+            if moved > 0:
+                model.advance(moved)
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> None:
+        """One event, in time order."""
+        self._advance(event.t)
+        link = self.links.setdefault(event.conn, _Link(event.conn))
+        if event.packet is None:
+            self._closed(link, event)
+            return
+        handler = _HANDLERS.get((event.direction, event.type or ""))
+        if handler is not None:
+            self.evidence.setdefault(event.conn, []).append(event)
+            handler(self, link, event)
+
+    def feed_all(self, events: Iterable[Event]) -> list[Finding]:
+        """Every event, then :meth:`finish`."""
+        for event in events:
+            self.feed(event)
+        return self.finish()
+
+    def _connect(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        link.client_id = str(packet.get("client_id", ""))
+        level = packet.get("level")
+        link.edition = {3: Edition.V31, 4: Edition.V311, 5: V50}.get(int(level or 4))
+        link.clean = bool(packet.get("clean_start", packet.get("clean_session", True)))
+        props = packet.get("properties") or {}
+        link.session_expiry = int(props.get("session_expiry_interval", 0))
+        link.aliases = {C2S: {}, S2C: {}}
+        if link.client_id:
+            self.changes.append(_Change(client_id=link.client_id, since=event.t))
+
+    def _connack(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        code = int(packet.get("reason_code", packet.get("return_code", 0)))
+        self._settle(link.client_id, event.t)
+        if code != 0 or link.client_id is None or link.edition is None or link.connected:
+            return
+        model = self._model(link.edition)
+        try:
+            model.connect(
+                link.client_id, clean=link.clean,
+                session_expiry_interval=link.session_expiry if link.edition is V50 else 0,
+            )  # fmt: skip
+        except DistributionError:
+            return
+        link.connected = True
+        if link.clean:  # a new session: nothing of the old one is under way
+            self.flows.pop((link.edition, link.client_id), None)
+        # another link of the same client was taken over [MQTT-3.1.4-2]
+        for other in self.links.values():
+            if other is not link and other.client_id == link.client_id and other.connected:
+                other.connected = False
+
+    def _closed(self, link: _Link, event: Event) -> None:
+        if not link.connected or link.client_id is None or link.edition is None:
+            return
+        # a copy still owed when a link closes may have been cut off by the close; a
+        # session that outlives the link keeps it for the next one (the model's queue)
+        link.connected = False
+        self.evidence.setdefault(event.conn, []).append(event)
+        with contextlib.suppress(DistributionError):
+            self._model(link.edition).disconnect(link.client_id)
+
+    def _disconnect(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        expiry = (packet.get("properties") or {}).get("session_expiry_interval")
+        if not link.connected or link.client_id is None or link.edition is None:
+            return
+        link.connected = False
+        with contextlib.suppress(DistributionError):
+            self._model(link.edition).disconnect(
+                link.client_id, session_expiry_interval=None if expiry is None else int(expiry)
+            )
+
+    # -- subscriptions -----------------------------------------------------------------------
+
+    def _subscribe(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        link.subscribing[int(packet.get("packet_id", 0))] = event
+        if link.client_id:
+            self.changes.append(_Change(client_id=link.client_id, since=event.t))
+
+    def _suback(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        asked = link.subscribing.pop(int(packet.get("packet_id", 0)), None)
+        self._settle(link.client_id, event.t)
+        if asked is None or not link.connected or link.client_id is None or link.edition is None:
+            return
+        request = asked.packet or {}
+        codes = packet.get("reason_codes", packet.get("granted", []))
+        wanted = list(request.get("subscriptions", []))
+        requests: list[tuple[str, SubscriptionOptions]] = []
+        for item, code in zip(wanted, codes, strict=False):
+            if not isinstance(code, int) or code > 2:
+                continue  # refused: no subscription (its code is the SUBACK judge's)
+            requests.append((
+                str(item["filter"]),
+                SubscriptionOptions(
+                    qos=min(code, int(item.get("qos", 0))),
+                    no_local=bool(item.get("no_local", False)),
+                    retain_as_published=bool(item.get("retain_as_published", False)),
+                    retain_handling=RetainHandling(int(item.get("retain_handling", 0))),
+                ),
+            ))  # fmt: skip
+        if not requests:
+            return
+        ident = request.get("subscription_identifier")
+        try:
+            outcome = self._model(link.edition).subscribe(
+                link.client_id, int(packet.get("packet_id", 0)), requests,
+                subscription_identifier=int(ident) if ident else None,
+            )  # fmt: skip
+        except DistributionError:
+            return
+        for each in outcome.filters:
+            self.may_miss.update((link.edition, copy_id) for copy_id in each.may_miss)
+
+    def _unsubscribe(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        link.unsubscribing[int(packet.get("packet_id", 0))] = event
+        if link.client_id:
+            self.changes.append(_Change(client_id=link.client_id, since=event.t))
+
+    def _unsuback(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        asked = link.unsubscribing.pop(int(packet.get("packet_id", 0)), None)
+        self._settle(link.client_id, event.t)
+        if asked is None or not link.connected or link.client_id is None or link.edition is None:
+            return
+        filters = [str(f) for f in (asked.packet or {}).get("filters", [])]
+        try:
+            self._model(link.edition).unsubscribe(
+                link.client_id, int(packet.get("packet_id", 0)), filters
+            )
+        except DistributionError:
+            return
+
+    def _settle(self, client_id: str | None, t: float) -> None:
+        """The change a client's link asked for has been answered at ``t``."""
+        for change in self.changes:
+            if change.client_id == client_id and change.until is None:
+                change.until = t
+
+    # -- publications in ---------------------------------------------------------------------
+
+    def _topic(self, link: _Link, direction: str, packet: Mapping[str, Any]) -> str | None:
+        """The topic name of a PUBLISH on ``link``, its Topic Alias resolved through the
+        link's map of that direction (5.0: each receiver keeps its own, 3.3.2.3.4)."""
+        topic = str(packet.get("topic") or "")
+        alias = (packet.get("properties") or {}).get("topic_alias")
+        if alias is None:
+            return topic or None
+        aliases = link.aliases[direction]
+        if topic:
+            aliases[int(alias)] = topic
+            return topic
+        return aliases.get(int(alias))
+
+    def _session_flows(self, link: _Link) -> _Flows:
+        key = link.key
+        assert key is not None
+        return self.flows.setdefault(key, _Flows())
+
+    def _publish_in(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        if not link.connected or link.key is None:
+            return
+        topic = self._topic(link, C2S, packet)
+        if topic is None:
+            return  # an alias with no mapping: the link judge's
+        qos = int(packet.get("qos", 0))
+        resolved = Event(t=event.t, conn=event.conn, direction=C2S,
+                         packet={**packet, "topic": topic}, origin=event.origin)  # fmt: skip
+        if qos == 0:
+            self._own(link, resolved, resolved)
+            return
+        flows = self._session_flows(link)
+        packet_id = int(packet.get("packet_id") or 0)
+        if qos == 2 and packet_id in flows.released:
+            return  # [MQTT-4.3.3-2] the same message until its PUBREL: no second one
+        waiting = flows.inbound.get(packet_id)
+        if waiting is not None:
+            flows.inbound[packet_id] = (waiting[0], waiting[1] + 1)  # sent again, not owned
+            return
+        flows.inbound[packet_id] = (resolved, 0)
+
+    def _ack_in(self, link: _Link, event: Event) -> None:
+        """A PUBACK or PUBREC the server sends: it takes ownership (unless 5.0's Reason
+        Code refuses the message: 0x80 or more)."""
+        packet = event.packet or {}
+        if link.key is None:
+            return
+        flows = self._session_flows(link)
+        packet_id = int(packet.get("packet_id") or 0)
+        waiting = flows.inbound.get(packet_id)
+        if waiting is None or waiting[0].packet is None:
+            return
+        received, resent = waiting
+        qos = int((received.packet or {}).get("qos", 0))
+        if event.type != ("PUBACK" if qos == 1 else "PUBREC"):
+            return
+        del flows.inbound[packet_id]
+        if int(packet.get("reason_code", 0)) >= 0x80:
+            return  # refused: the server never took it
+        seq = self._own(link, received, event, resent=resent if qos == 1 else 0)
+        if qos == 2 and seq is not None:
+            flows.released[packet_id] = seq
+            self.messages[link.edition, seq].released = False  # type: ignore[index]
+
+    def _pubrel_in(self, link: _Link, event: Event) -> None:
+        """The publisher's PUBREL: a PUBLISH with that packet identifier is a new message
+        from now on."""
+        if link.key is not None:
+            packet_id = int((event.packet or {}).get("packet_id") or 0)
+            seq = self._session_flows(link).released.pop(packet_id, None)
+            record = None if seq is None else self.messages.get((link.key[0], seq))
+            if record is not None:
+                record.released = True
+
+    def _own(
+        self, link: _Link, received: Event, owned: Event, *, resent: int = 0
+    ) -> int | None:
+        """The server took ownership of a message: the model's outcome; its ``seq``."""
+        assert link.edition is not None and link.client_id is not None
+        packet = received.packet or {}
+        model = self._model(link.edition)
+        try:
+            publication = Publication(
+                publisher=link.client_id,
+                topic=str(packet["topic"]),
+                payload=bytes.fromhex(str(packet.get("payload_hex", ""))),
+                qos=int(packet.get("qos", 0)),
+                retain=bool(packet.get("retain", False)),
+                properties=Properties.from_p(cast(PublishProps, packet.get("properties") or {})),
+            )
+            outcome = model.publish(publication)
+        except (DistributionError, ValueError):
+            return None  # a topic name or property the wire judges reject
+        message = outcome.message
+        record = _Message(
+            message=message, edition=link.edition, received=received, owned=owned,
+            deliveries={d.client_id: d for d in outcome.deliveries}, shared=outcome.shared,
+            resent=resent,
+        )  # fmt: skip
+        kept = outcome.retained
+        if kept is not None and kept.before is not None and kept.after is not kept.before:
+            # the retained message this one replaced or deleted: never sent for a new
+            # subscription again
+            self.displaced[link.edition, kept.before.seq] = kept.rule_ids
+        for change in self.changes:
+            # a subscription or connection that changed while the message was in flight
+            if change.since <= owned.t and (change.until is None or change.until >= received.t):
+                record.uncertain.add(change.client_id)
+        self.messages[link.edition, message.seq] = record
+        return message.seq
+
+    # -- copies out ----------------------------------------------------------------------------
+
+    def _publish_out(self, link: _Link, event: Event) -> None:
+        packet = event.packet or {}
+        if link.edition is None or link.client_id is None:
+            return
+        topic = self._topic(link, S2C, packet)
+        if topic is None:
+            return
+        packet_id = packet.get("packet_id")
+        flows = self._session_flows(link)
+        if packet_id is not None and int(packet_id) in flows.outbound:
+            return  # a re-send of a copy under way (its DUP is the flows' to judge)
+        model = self._model(link.edition)
+        session = model.sessions.get(link.client_id)
+        payload = str(packet.get("payload_hex", ""))
+        pool = () if session is None else (*session.pending, *session.optional)
+        owed = next((c for c in pool if _same(c.message, topic, payload)), None)
+        if owed is None and self._forwarded_early(link.edition, topic, payload, event):
+            pool = () if session is None else (*session.pending, *session.optional)
+            owed = next((c for c in pool if _same(c.message, topic, payload)), None)
+        if owed is None:
+            self._unowed(link, event, topic, payload)
+            return
+        try:
+            copy, expiry = model.send(link.client_id, owed.copy_id)
+        except DistributionError:
+            return
+        if packet_id is not None and copy.qos > 0:
+            flows.outbound[int(packet_id)] = copy.copy_id
+        self.sent.setdefault((link.edition, link.client_id), []).append(copy)
+        record = self.messages.get((link.edition, copy.message.seq))
+        shape = Shape.from_p(packet)  # type: ignore[arg-type]
+        if record is not None and copy.cause is Cause.LIVE:
+            record.seen.setdefault(link.client_id, []).append((shape, event))
+        if copy.cause is Cause.RETAINED:
+            self._judge_retained_copy(copy, shape, event, record)
+        if link.edition is V50:
+            self._judge_properties(copy, packet, expiry, event, record)
+
+    def _forwarded_early(self, edition: Edition, topic: str, payload: str, event: Event) -> bool:
+        """A copy of a message the server has not acknowledged yet: it took ownership no
+        later than now (a server may forward before its PUBACK or PUBREC goes out); the
+        message becomes the model's at this event."""
+        for (flows_edition, client_id), flows in self.flows.items():
+            if flows_edition is not edition:
+                continue
+            for packet_id, (received, resent) in list(flows.inbound.items()):
+                packet = received.packet or {}
+                if (packet.get("topic"), packet.get("payload_hex")) != (topic, payload):
+                    continue
+                publisher = next(
+                    (k for k in self.links.values()
+                     if k.key == (edition, client_id) and k.conn == received.conn), None,
+                )  # fmt: skip
+                if publisher is None:
+                    continue
+                del flows.inbound[packet_id]
+                qos = int(packet.get("qos", 0))
+                seq = self._own(publisher, received, event, resent=resent if qos == 1 else 0)
+                if qos == 2 and seq is not None:
+                    flows.released[packet_id] = seq
+                    self.messages[edition, seq].released = False
+                return seq is not None
+        return False
+
+    def _unowed(self, link: _Link, event: Event, topic: str, payload: str) -> None:
+        """A PUBLISH to a client that the model owes it no copy of: another copy of a message
+        it was owed (for the delivery's judgement), a copy sent after its message expired, a
+        copy its subscriptions exclude (No Local), or a copy of nothing that was published."""
+        assert link.edition is not None and link.client_id is not None
+        packet = event.packet or {}
+        shape = Shape.from_p(packet)  # type: ignore[arg-type]
+        model = self._model(link.edition)
+        session = model.sessions.get(link.client_id)
+        for record in reversed(list(self.messages.values())):
+            if record.edition is not link.edition or not _same(record.message, topic, payload):
+                continue
+            expires = record.message.expires_at
+            if expires is not None and event.t * 1000 > expires + EXPIRY_SLACK * 1000:
+                # [MQTT-3.3.2-5] "If the Message Expiry Interval has passed and the Server has
+                # not managed to start onward delivery to a matching subscriber, then it MUST
+                # delete the copy of the message for that subscriber"
+                self._found(
+                    VIOLATION, D50.EXPIRED_NOT_SENT, link.edition,
+                    f"{link.client_id}: a copy of message {record.message.seq} on {topic!r} "
+                    "was sent after its Message Expiry Interval had passed",
+                    (record.received, record.owned, event),
+                )  # fmt: skip
+                return
+            if link.client_id in record.deliveries:
+                record.seen.setdefault(link.client_id, []).append((shape, event))
+                return
+            if link.client_id in record.uncertain:
+                return  # its subscriptions changed while the message was in flight
+            gone = self.displaced.get((link.edition, record.message.seq))
+            if shape.retain and gone:
+                self._found(
+                    VIOLATION, None, link.edition,
+                    f"{link.client_id}: got message {record.message.seq} on {topic!r} as the "
+                    "retained message, which a later message had replaced or deleted",
+                    (record.received, record.owned, event),
+                    rule_ids=gone,
+                )  # fmt: skip
+                return
+            excluded = self._excluded(record.message, link.client_id, session, link.edition)
+            if excluded is not None:
+                self._found(
+                    VIOLATION, None, link.edition,
+                    f"{link.client_id}: got a copy of message {record.message.seq} on "
+                    f"{topic!r}, which {excluded[1]}",
+                    (record.received, record.owned, event),
+                    rule_id=excluded[0],
+                )  # fmt: skip
+            elif self.complete and not shape.retain:
+                # a live copy to a session no subscription of which matched when the server
+                # took the message: "it MUST add the message to the Session state of every
+                # Client that has a matching Subscription" [MQTT-4.5.0-1], and only those
+                subscribed = self._subscribed(link, topic)
+                self._found(
+                    VIOLATION, D.TO_MATCHING_SESSIONS if subscribed else D.TOPIC_MATCHES_FILTER,
+                    link.edition,
+                    f"{link.client_id}: got a copy of message {record.message.seq} on "
+                    f"{topic!r}, though "
+                    + ("it subscribed only after the server took the message" if subscribed
+                       else "none of its subscriptions matches it"),
+                    (record.received, record.owned, event),
+                )  # fmt: skip
+            return
+        if self.complete and not self._subscribed(link, topic):
+            self._found(
+                VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
+                f"{link.client_id}: a PUBLISH on {topic!r}, which matches none of its "
+                "subscriptions and no client published",
+                (event,),
+            )  # fmt: skip
+
+    def _subscribed(self, link: _Link, topic: str) -> bool:
+        """Whether a subscription of ``link``'s session now matches ``topic``."""
+        assert link.edition is not None and link.client_id is not None
+        session = self._model(link.edition).sessions.get(link.client_id)
+        return session is not None and any(
+            subscription_matches(f, topic, link.edition, self.readings)
+            for f in session.subscriptions
+        )
+
+    def _excluded(
+        self, message: Message, client_id: str, session: Any, edition: Edition
+    ) -> tuple[str, str] | None:
+        """Why the model gave a session with a matching subscription no copy of ``message``
+        (the rule of the outcome its walk ended at, e.g. No Local [MQTT-3.8.3-3]), or None
+        when none of its subscriptions matches."""
+        if session is None:
+            return None
+        for subscription in session.subscriptions.values():
+            found, trail = subscription_copy(
+                message, client_id, subscription, edition, self.readings, other_member=True
+            )
+            if found is None and trail and trail[-1].rule_ids:
+                why = f"its subscription {subscription.topic_filter!r} excludes ({trail[-1].key})"
+                return trail[-1].rule_ids[0], why
+        return None
+
+    def _ack_out(self, link: _Link, event: Event) -> None:
+        """The client acknowledges a copy (PUBACK, PUBCOMP; 5.0 a PUBREC with an error
+        Reason Code ends the flow too)."""
+        packet = event.packet or {}
+        packet_id = int(packet.get("packet_id") or 0)
+        if link.edition is None or link.client_id is None:
+            return
+        flows = self._session_flows(link)
+        copy_id = flows.outbound.get(packet_id)
+        if copy_id is None:
+            return
+        code = int(packet.get("reason_code", 0))
+        if event.type == "PUBREC" and code < 0x80:
+            return  # the QoS 2 flow goes on to PUBCOMP
+        del flows.outbound[packet_id]
+        with contextlib.suppress(DistributionError):
+            self._model(link.edition).complete(link.client_id, copy_id, code)
+
+    # -- judging copies --------------------------------------------------------------------------
+
+    def _judge_retained_copy(
+        self, copy: Copy, shape: Shape, event: Event, record: _Message | None
+    ) -> None:
+        edition = self._edition_of(event)
+        expected = (copy.qos, copy.retain)
+        if (shape.qos, shape.retain) == expected:
+            return
+        rule = D.RETAIN_FLAG_NEW if shape.retain != copy.retain else D.MIN_QOS
+        rule50 = D50.RETAIN_FLAG_SUBSCRIBE if shape.retain != copy.retain else D.MIN_QOS
+        self._found(
+            VIOLATION, rule50 if edition is V50 else rule, edition,
+            f"{copy.client_id}: the retained message on {copy.topic!r}, sent for a new "
+            f"subscription, came with QoS {shape.qos} and RETAIN {int(shape.retain)}; the "
+            f"model gives QoS {copy.qos} and RETAIN {int(copy.retain)}",
+            (*((record.received,) if record else ()), event),
+        )  # fmt: skip
+
+    def _judge_properties(
+        self,
+        copy: Copy,
+        packet: Mapping[str, Any],
+        expiry: int | None,
+        event: Event,
+        record: _Message | None,
+    ) -> None:
+        """5.0: the copy's properties are the message's, its expiry reduced."""
+        sent = packet.get("properties") or {}
+        expected = copy.to_p(copy.message.received_at)["properties"]
+        where = (*((record.received,) if record else ()), event)
+        for key, rule in FORWARDED:
+            if sent.get(key) != expected.get(key):
+                self._found(
+                    VIOLATION, rule, V50,
+                    f"{copy.client_id}: the copy of message {copy.message.seq} has {key} "
+                    f"{sent.get(key)!r}; the message had {expected.get(key)!r}",
+                    where,
+                )  # fmt: skip
+        received = copy.message.publication.properties.message_expiry_interval
+        got = sent.get("message_expiry_interval")
+        if received is None or expiry is None:
+            return
+        # the model counts the wait from the moment it saw the server take the message,
+        # never before the server did: a value below the model's is the server's clock; one
+        # above it (beyond a second's rounding) was not reduced [MQTT-3.3.2-6]
+        if got is None or int(got) > expiry + EXPIRY_SLACK:
+            waited = (event.t * 1000 - copy.message.received_at) / 1000
+            self._found(
+                VIOLATION, D50.EXPIRY_REDUCED, V50,
+                f"{copy.client_id}: the copy of message {copy.message.seq} carries Message "
+                f"Expiry Interval {got!r}; received {received} s, it waited about "
+                f"{waited:.1f} s, so at most {expiry} is right",
+                where,
+            )  # fmt: skip
+
+    def _edition_of(self, event: Event) -> Edition:
+        link = self.links.get(event.conn)
+        return link.edition if link and link.edition else Edition.V311
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def finish(self) -> list[Finding]:
+        """Judge every message's copies and every session's order; the findings so far."""
+        for record in self.messages.values():
+            self._judge_deliveries(record)
+        for (edition, client_id), copies in self.sent.items():
+            for problem in ordering_problems(copies, edition, self.readings, self.config):
+                self._found(VIOLATION, None, edition, f"{client_id}: {problem.message}", (),
+                            rule_id=problem.rule_id)  # fmt: skip
+        self._judge_missing()
+        return list(self.findings)
+
+    def _judge_deliveries(self, record: _Message) -> None:
+        for client_id, delivery in record.deliveries.items():
+            seen = record.seen.get(client_id, [])
+            if client_id in record.uncertain:
+                continue
+            if not seen:
+                continue  # missing copies: _judge_missing, from what the model still owes
+            shapes = [shape for shape, _ in seen]
+            twice = [s for i, s in enumerate(shapes) if s.qos == 2 and s in shapes[:i]]
+            if twice and record.message.qos == 2:
+                # QoS 2 is exactly once: the publisher's duplicates before its PUBREL "MUST
+                # NOT cause duplicate messages to be delivered to any onward recipients"
+                self._found(
+                    VIOLATION, None, record.edition,
+                    f"{client_id}: got message {record.message.seq} on "
+                    f"{record.message.topic!r} (QoS 2) {1 + len(twice)} times",
+                    (record.received, record.owned, *(e for _, e in seen)),
+                    rule_id=QOS2_ONCE[record.edition is V50],
+                )  # fmt: skip
+            problems = delivery.judge(_first_copies(shapes, record.resent))
+            for problem in problems:
+                self._found(
+                    VIOLATION, None, record.edition,
+                    f"{client_id}: message {record.message.seq} on {record.message.topic!r} "
+                    f"(QoS {record.message.qos}): {problem.message}",
+                    (record.received, record.owned, *(e for _, e in seen)),
+                    rule_id=problem.rule_id,
+                )  # fmt: skip
+        for offer in record.shared:
+            observed = {c: [s for s, _ in record.seen.get(c, [])] for c in offer.members}
+            if any(c in record.uncertain for c in offer.members):
+                continue
+            for problem in offer.judge(observed):
+                self._found(
+                    VIOLATION, None, record.edition,
+                    f"message {record.message.seq} on {record.message.topic!r}, Shared "
+                    f"Subscription {offer.topic_filter!r}: {problem.message}",
+                    (record.received, record.owned),
+                    rule_id=problem.rule_id,
+                )  # fmt: skip
+
+    def _judge_missing(self) -> None:
+        """What the model still owes a session whose link is open at the end: missing."""
+        for link in self.links.values():
+            if not link.connected or link.client_id is None or link.edition is None:
+                continue
+            session = self._model(link.edition).sessions.get(link.client_id)
+            if session is None:
+                continue
+            for copy in session.pending:
+                if (link.edition, copy.copy_id) in self.may_miss:
+                    continue  # a QoS 0 retained message the server MAY discard [MQTT-3.3.1-7]
+                record = self.messages.get((link.edition, copy.message.seq))
+                if record is not None and link.client_id in record.uncertain:
+                    continue
+                if record is not None and not record.released:
+                    continue  # QoS 2 without its PUBREL: a Method A server owes nothing yet
+                rule = (
+                    (D50.RETAIN_HANDLING_0 if link.edition is V50 else D.RETAIN_ON_SUBSCRIBE)
+                    if copy.cause is Cause.RETAINED
+                    else D.TO_MATCHING_SESSIONS
+                )
+                why = (
+                    "the retained message owed to its new subscription"
+                    if copy.cause is Cause.RETAINED
+                    else f"a copy at QoS {copy.qos} for {', '.join(copy.topic_filters)}"
+                )
+                self._found(
+                    MISSING, rule, link.edition,
+                    f"{link.client_id}: never got message {copy.message.seq} on "
+                    f"{copy.topic!r} ({why})",
+                    (*((record.received, record.owned) if record else ()),),
+                )  # fmt: skip
+
+    def _found(
+        self,
+        verdict: str,
+        rule: Any,
+        edition: Edition,
+        message: str,
+        events: tuple[Event, ...],
+        *,
+        rule_id: str | None = None,
+        rule_ids: tuple[str, ...] = (),
+    ) -> None:
+        ids = rule_ids or ((rule_id,) if rule_id else (cite(rule, edition),))
+        self.findings.append(
+            Finding(
+                verdict=verdict, rules=ids, message=message, source=Source.DISTRIBUTION,
+                role="server", evidence=tuple(e.evidence() for e in events),
+            )
+        )  # fmt: skip
+
+
+def _first_copies(shapes: list[Shape], resent: int) -> list[Shape]:
+    """The copies of a message that count for its delivery: a copy at QoS 1 is delivered
+    "at least once", so more of the same are one; a QoS 1 message its publisher sent
+    ``resent`` more times before the PUBACK may have been taken as that many more messages;
+    QoS 2 duplicates are judged apart (exactly once), and count once here too."""
+    kept: list[Shape] = []
+    extra: dict[Shape, int] = {}
+    for shape in shapes:
+        if shape in kept and (shape.qos >= 1 or extra.get(shape, 0) < resent):
+            extra[shape] = extra.get(shape, 0) + 1
+            continue
+        kept.append(shape)
+    return kept
+
+
+def _same(message: Message, topic: str, payload_hex: str) -> bool:
+    """Whether a PUBLISH with ``topic`` and ``payload_hex`` is a copy of ``message``."""
+    return message.topic == topic and message.publication.payload.hex() == payload_hex
+
+
+_HANDLERS = {
+    (C2S, "CONNECT"): DistributionJudge._connect,
+    (S2C, "CONNACK"): DistributionJudge._connack,
+    (C2S, "DISCONNECT"): DistributionJudge._disconnect,
+    (C2S, "SUBSCRIBE"): DistributionJudge._subscribe,
+    (S2C, "SUBACK"): DistributionJudge._suback,
+    (C2S, "UNSUBSCRIBE"): DistributionJudge._unsubscribe,
+    (S2C, "UNSUBACK"): DistributionJudge._unsuback,
+    (C2S, "PUBLISH"): DistributionJudge._publish_in,
+    (C2S, "PUBREL"): DistributionJudge._pubrel_in,
+    (S2C, "PUBACK"): DistributionJudge._ack_in,
+    (S2C, "PUBREC"): DistributionJudge._ack_in,
+    (S2C, "PUBLISH"): DistributionJudge._publish_out,
+    (C2S, "PUBACK"): DistributionJudge._ack_out,
+    (C2S, "PUBREC"): DistributionJudge._ack_out,
+    (C2S, "PUBCOMP"): DistributionJudge._ack_out,
+}
+
+
+def judge_events(
+    events: Iterable[Event],
+    readings: Mapping[str, str] | None = None,
+    *,
+    config: ServerConfig | None = None,
+    complete: bool = True,
+) -> list[Finding]:
+    """The distribution findings of a server's events, in time order."""
+    return DistributionJudge(readings, config=config, complete=complete).feed_all(events)
