@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -269,29 +269,37 @@ PUBLISH_ORDER: tuple[int, ...] = (0x01, 0x02, 0x23, 0x08, 0x09, 0x26, 0x0B, 0x03
 ACK_ORDER: tuple[int, ...] = (0x1F, 0x26)
 
 
-def _check_table() -> None:
-    """What no single row can see: the table as a whole."""
+def check_table(
+    rows: Sequence[PropertyRow], publish_order: Sequence[int], ack_order: Sequence[int]
+) -> None:
+    """What no single row can see: the table as a whole (run on this module's at import).
+    :class:`TableError` when a value is in two rows, the rows are out of the standard's
+    order, the acknowledgements differ, or an order is not one of its packet's properties."""
     for what, values in (
-        ("identifier", [p.identifier for p in PROPERTIES]),
-        ("name", [p.name for p in PROPERTIES]),
-        ("key", [p.key for p in PROPERTIES]),
+        ("identifier", [p.identifier for p in rows]),
+        ("name", [p.name for p in rows]),
+        ("key", [p.key for p in rows]),
     ):
         if len(set(values)) != len(values):
             raise TableError(f"a {what} appears in two rows")
-    if [p.identifier for p in PROPERTIES] != sorted(BY_IDENTIFIER):
+    if [p.identifier for p in rows] != sorted(p.identifier for p in rows):
         raise TableError("the rows are not in the standard's order (by identifier)")
+
+    def carried(packet: str) -> list[int]:
+        return [p.identifier for p in rows if packet in p.packets]
+
     for ack in ACKS[1:]:
-        if of(ack) != of(ACKS[0]):
+        if carried(ack) != carried(ACKS[0]):
             raise TableError(f"{ack} and {ACKS[0]} do not have the same properties")
     for name, order, packet in (
-        ("PUBLISH_ORDER", PUBLISH_ORDER, "PUBLISH"),
-        ("ACK_ORDER", ACK_ORDER, ACKS[0]),
+        ("PUBLISH_ORDER", publish_order, "PUBLISH"),
+        ("ACK_ORDER", ack_order, ACKS[0]),
     ):
-        if len(set(order)) != len(order) or set(order) != identifiers(packet):
+        if sorted(order) != carried(packet):
             raise TableError(f"{name} is not an order of exactly {packet}'s properties")
 
 
-_check_table()
+check_table(PROPERTIES, PUBLISH_ORDER, ACK_ORDER)
 
 __all__ = [
     "ACKS",
@@ -305,6 +313,7 @@ __all__ = [
     "DataType",
     "PropertyRow",
     "TableError",
+    "check_table",
     "identifiers",
     "of",
 ]
