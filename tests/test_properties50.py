@@ -514,3 +514,39 @@ def test_the_judges_table_of_every_packet() -> None:
 
 def test_the_module_documents_the_order_as_pubproofs_choice() -> None:
     assert table.__doc__ is not None and "pubproof's choice" in table.__doc__
+
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "mqtt5-wire.md"
+
+
+def test_the_wire_guides_property_table() -> None:
+    """docs/guides/mqtt5-wire.md lists the properties of PUBLISH and the acknowledgements
+    by hand, with what the contract adds (ranges, repeats): its identifiers, names, types
+    and packets are the table's."""
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("### Properties", 1)[1].split("\n\n", 2)[1]
+    found = {}
+    for line in section.splitlines()[2:]:
+        identifier, name, kind, carried, repeat = (c.strip() for c in line.strip("|").split("|"))
+        found[int(identifier, 16)] = (name, kind.split(",")[0], carried, repeat)
+    expected = {}
+    for p in _publish_and_acks():
+        publish, ack = "PUBLISH" in p.packets, ACKS[0] in p.packets
+        carried = "both" if publish and ack else "PUBLISH" if publish else "acknowledgements"
+        repeatable = bool({"PUBLISH", *ACKS} & set(p.repeatable_in))
+        expected[p.identifier] = (p.name, p.type.title, carried, repeatable)
+    assert {i: (n, k, c) for i, (n, k, c, _) in found.items()} == {
+        i: (n, k, c) for i, (n, k, c, _) in expected.items()
+    }
+    for identifier, (*_, repeat) in found.items():
+        assert repeat.startswith("repeatable") == expected[identifier][3], identifier
+
+
+def test_the_wire_guide_states_the_encoders_order() -> None:
+    text = " ".join(GUIDE.read_text(encoding="utf-8").split())
+    stated = text.split("Properties are written in one fixed order: ", 1)[1]
+    publish, ack = stated.split("; in an acknowledgement, ", 1)
+    for order, sentence in ((PUBLISH_ORDER, publish), (ACK_ORDER, ack)):
+        # "the User Properties": the name less its "y" finds the plural too
+        at = [sentence.index(BY_IDENTIFIER[i].name.removesuffix("y")) for i in order]
+        assert at == sorted(at)
