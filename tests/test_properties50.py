@@ -527,8 +527,8 @@ def test_the_wire_guides_property_table() -> None:
     section = text.split("### Properties", 1)[1].split("\n\n", 2)[1]
     found = {}
     for line in section.splitlines()[2:]:
-        identifier, name, kind, carried, repeat = (c.strip() for c in line.strip("|").split("|"))
-        found[int(identifier, 16)] = (name, kind.split(",")[0], carried, repeat)
+        hexa, name, kind, carried, repeat = (c.strip() for c in line.strip("|").split("|"))
+        found[int(hexa, 16)] = (name, kind.split(",")[0], carried, repeat)
     expected = {}
     for p in _publish_and_acks():
         publish, ack = "PUBLISH" in p.packets, ACKS[0] in p.packets
