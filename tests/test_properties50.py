@@ -11,10 +11,7 @@ sections that describe each property in each packet (its table of contents).
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -48,6 +45,8 @@ from pubproof.reference import (
     encode,
     to_p,
 )
+
+from conftest import load_benchmark
 
 #: Table 2-4 - Properties: Dec | Hex | Name (usage) | Type | Packet / Will Properties
 TABLE_2_4 = """
@@ -461,20 +460,10 @@ def test_the_proofs_tables() -> None:
     assert (pfi_symbolic.PFI, pfi_symbolic.MEI) == (0x01, 0x02)
 
 
-def _bench_codec() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_codec.py"
-    spec = importlib.util.spec_from_file_location("bench_codec", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_codec"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_benchmarks_writer() -> None:
     """The benchmark's independent writer of 5.0 streams gives the encoders' bytes for
     packets with every property of PUBLISH and of an acknowledgement."""
-    bench = _bench_codec()
+    bench = load_benchmark("bench_codec")
     packets: list[Publish | PubAck] = [
         Publish(topic="a", qos=1, packet_id=9, payload=b"x", properties=_every_publish_property()),
         PubAck(packet_id=1, reason_code=0x10,
