@@ -56,13 +56,14 @@ from pubproof.model import distribution_rules50 as D50
 from pubproof.model import flow_rules, flow_rules50
 from pubproof.model.distribution import DistributionError, DistributionModel
 from pubproof.model.distribution_rules import cite
-from pubproof.model.editions import Edition
+from pubproof.model.editions import READINGS, Edition
 from pubproof.model.forwarding import Delivery, Shape, subscription_copy
 from pubproof.model.messages import Cause, Copy, Message, Properties, Publication
 from pubproof.model.ordering import ordering_problems
 from pubproof.model.subscriptions import RetainHandling, ServerConfig, SubscriptionOptions
 from pubproof.model.topic_filters import subscription_matches
 from pubproof.model.trace import PublishProps
+from pubproof.reference import InvalidPacket, encode, from_p
 
 V50 = Edition.V50
 #: a PUBLISH's properties a server forwards unchanged, with the rule that says so (5.0)
@@ -91,6 +92,8 @@ class _Link:
     edition: Edition | None = None
     clean: bool = True
     session_expiry: int = 0
+    #: 5.0: the client's Maximum Packet Size (CONNECT), None for no limit
+    maximum_packet_size: int | None = None
     connected: bool = False
     aliases: dict[str, dict[int, str]] = field(default_factory=lambda: {C2S: {}, S2C: {}})
     subscribing: dict[int, Event] = field(default_factory=dict)  # packet id -> SUBSCRIBE
@@ -223,6 +226,8 @@ class DistributionJudge:
         link.clean = bool(packet.get("clean_start", packet.get("clean_session", True)))
         props = packet.get("properties") or {}
         link.session_expiry = int(props.get("session_expiry_interval", 0))
+        limit = props.get("maximum_packet_size")
+        link.maximum_packet_size = None if limit is None else int(limit)
         link.aliases = {C2S: {}, S2C: {}}
         if link.client_id:
             self.changes.append(_Change(client_id=link.client_id, since=event.t))
@@ -763,6 +768,8 @@ class DistributionJudge:
                     continue
                 if record is not None and not record.released:
                     continue  # QoS 2 without its PUBREL: a Method A server owes nothing yet
+                if _too_large(copy, link, self.readings):
+                    continue  # [MQTT-3.1.2-25] discarded, as if it had been sent
                 rule = (
                     (D50.RETAIN_HANDLING_0 if link.edition is V50 else D.RETAIN_ON_SUBSCRIBE)
                     if copy.cause is Cause.RETAINED
@@ -798,6 +805,23 @@ class DistributionJudge:
                 role="server", evidence=tuple(e.evidence() for e in events),
             )
         )  # fmt: skip
+
+
+def _too_large(copy: Copy, link: _Link, readings: Mapping[str, str]) -> bool:
+    """5.0: whether the copy, as the server would send it (no Topic Alias), is larger than
+    the client's Maximum Packet Size: "Where a Packet is too large to send, the Server MUST
+    discard it without sending it and then behave as if it had completed sending that
+    Application Message" [MQTT-3.1.2-25]."""
+    limit = link.maximum_packet_size
+    if limit is None or link.edition is not V50:
+        return False
+    packet = copy.to_p(copy.message.received_at, packet_id=1 if copy.qos else None)
+    try:
+        wire = {k: v for k, v in readings.items() if k in READINGS}
+        size = len(encode(from_p(packet), edition=V50, readings=wire))
+    except (InvalidPacket, ValueError):
+        return False
+    return size > limit
 
 
 def _first_copies(shapes: list[Shape], resent: int) -> list[Shape]:

@@ -42,12 +42,14 @@ class Server:
         self.events.append(Event(t=self.t, conn=conn, direction=direction, packet=packet))
 
     def connect(self, conn: str, client_id: str | None = None, *, clean: bool = True,
-                expiry: int = 0) -> None:  # fmt: skip
+                expiry: int = 0, maximum_packet_size: int | None = None) -> None:  # fmt: skip
         packet: dict[str, Any] = {"type": "CONNECT", "client_id": client_id or conn,
                                   "level": self.level}  # fmt: skip
         if self.level == V50:
             packet["clean_start"] = clean
             packet["properties"] = {"session_expiry_interval": expiry} if expiry else {}
+            if maximum_packet_size is not None:
+                packet["properties"]["maximum_packet_size"] = maximum_packet_size
         else:
             packet["clean_session"] = clean
         self._at(conn, C2S, packet)
@@ -312,6 +314,20 @@ def test_5_0_no_local() -> None:
     assert server.judge() == []
     server.deliver("me", "n", b"own", 1)
     assert rules(server.judge()) == {(VIOLATION, "MQTT-3.8.3-3")}
+
+
+def test_5_0_a_copy_over_the_clients_maximum_packet_size_is_discarded() -> None:
+    """[MQTT-3.1.2-25] "Where a Packet is too large to send, the Server MUST discard it
+    without sending it and then behave as if it had completed sending that Application
+    Message": not missing. A small one stays owed."""
+    server = Server(level=V50)
+    server.connect("sub", maximum_packet_size=64)
+    server.subscribe("sub", ("m", 1))
+    server.connect("pub")
+    server.publish("pub", "m", b"L" * 100, 1)
+    assert server.judge() == []
+    server.publish("pub", "m", b"small", 1)
+    assert rules(server.judge()) == {(MISSING, "MQTT-4.5.0-1")}
 
 
 def test_the_order_of_one_publishers_messages_is_kept() -> None:
