@@ -46,108 +46,36 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pubproof.judge.distribution_events import C2S, S2C, Event
-from pubproof.judge.findings import MISSING, VIOLATION, Finding, Source
+from pubproof.judge.distribution_records import (
+    EXPIRY_SLACK,
+    Change,
+    Flows,
+    Link,
+    MessageRecord,
+    Report,
+)
+from pubproof.judge.distribution_verdicts import (
+    judge_deliveries,
+    judge_missing,
+    judge_properties,
+    judge_retained_copy,
+)
+from pubproof.judge.findings import VIOLATION, Finding
 from pubproof.model import distribution_rules as D
 from pubproof.model import distribution_rules50 as D50
-from pubproof.model import flow_rules, flow_rules50
 from pubproof.model.distribution import DistributionError, DistributionModel
-from pubproof.model.distribution_rules import cite
-from pubproof.model.editions import READINGS, Edition
-from pubproof.model.forwarding import Delivery, Shape, subscription_copy
+from pubproof.model.editions import Edition
+from pubproof.model.forwarding import Shape, subscription_copy
 from pubproof.model.messages import Cause, Copy, Message, Properties, Publication
 from pubproof.model.ordering import ordering_problems
 from pubproof.model.subscriptions import RetainHandling, ServerConfig, SubscriptionOptions
 from pubproof.model.topic_filters import subscription_matches
 from pubproof.model.trace import PublishProps
-from pubproof.reference import InvalidPacket, encode, from_p
 
 V50 = Edition.V50
-#: a PUBLISH's properties a server forwards unchanged, with the rule that says so (5.0)
-FORWARDED = (
-    ("payload_format_indicator", D50.PAYLOAD_FORMAT),
-    ("response_topic", D50.RESPONSE_TOPIC),
-    ("correlation_data_hex", D50.CORRELATION_DATA),
-    ("user_properties", D50.USER_PROPERTY_ORDER),
-    ("content_type", D50.CONTENT_TYPE),
-)
-#: QoS 2, the receiver of a PUBLISH until its PUBREL: "It MUST NOT cause duplicate messages
-#: to be delivered to any onward recipients" (3.1.1 [MQTT-4.3.3-2], 5.0 [MQTT-4.3.3-10])
-QOS2_ONCE = {False: flow_rules.QOS2_RECEIVER.id_for(Edition.V311),
-             True: flow_rules50.QOS2_UNTIL_PUBREL.id_for(Edition.V50)}  # fmt: skip
-#: the Message Expiry Interval a copy carries may be off by this many seconds from the
-#: model's, which counts the wait on the links' clock, not the server's
-EXPIRY_SLACK = 1
-
-
-@dataclass(slots=True)
-class _Link:
-    """One link: whose it is, and what is under way on it."""
-
-    conn: str
-    client_id: str | None = None
-    edition: Edition | None = None
-    clean: bool = True
-    session_expiry: int = 0
-    #: 5.0: the client's Maximum Packet Size (CONNECT), None for no limit
-    maximum_packet_size: int | None = None
-    connected: bool = False
-    aliases: dict[str, dict[int, str]] = field(default_factory=lambda: {C2S: {}, S2C: {}})
-    subscribing: dict[int, Event] = field(default_factory=dict)  # packet id -> SUBSCRIBE
-    unsubscribing: dict[int, Event] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[Edition, str] | None:
-        """Its session's key, once its CONNECT is seen."""
-        if self.edition is None or self.client_id is None:
-            return None
-        return self.edition, self.client_id
-
-
-@dataclass(slots=True)
-class _Flows:
-    """What is under way between one session and the server, across its links (a session
-    that outlives a link resumes its flows on the next [MQTT-4.4.0-1])."""
-
-    #: QoS 1 and 2 PUBLISH received and not yet owned: packet id -> (PUBLISH, re-sent)
-    inbound: dict[int, tuple[Event, int]] = field(default_factory=dict)
-    #: QoS 2 messages owned, their PUBREL not yet received: packet id -> message seq
-    released: dict[int, int] = field(default_factory=dict)
-    #: copies sent and not yet acknowledged: packet id -> copy id
-    outbound: dict[int, int] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class _Message:
-    """A message the server took ownership of, and what was seen of its copies."""
-
-    message: Message
-    edition: Edition
-    received: Event  # the publisher's PUBLISH
-    owned: Event  # the event at which the server took ownership
-    deliveries: dict[str, Delivery]  # client identifier -> what its session is owed
-    shared: tuple[Any, ...]
-    #: QoS 1: how often the publisher sent it again before the PUBACK ("at least once": the
-    #: server may take each as a new message, so as many more copies are allowed)
-    resent: int = 0
-    #: QoS 2: the publisher's PUBREL reached the server. Until then a server of Method A
-    #: (store the message, deliver on PUBREL) has not taken it, so no copy is owed for
-    #: certain; one of Method B (deliver on PUBLISH) may already have sent its copies
-    released: bool = True
-    uncertain: set[str] = field(default_factory=set)  # sessions that changed meanwhile
-    seen: dict[str, list[tuple[Shape, Event]]] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class _Change:
-    """A change to a session's subscriptions or connection, between two events."""
-
-    client_id: str
-    since: float
-    until: float | None = None
 
 
 class DistributionJudge:
@@ -163,24 +91,27 @@ class DistributionJudge:
         *,
         config: ServerConfig | None = None,
         complete: bool = True,
+        passes: bool = False,
     ) -> None:
         self.readings = dict(readings or {})
+        self.report = Report(passes=passes)
         self.config = config or ServerConfig()
         self.complete = complete
         self.models: dict[Edition, DistributionModel] = {}
-        self.links: dict[str, _Link] = {}
-        self.messages: dict[tuple[Edition, int], _Message] = {}
-        self.flows: dict[tuple[Edition, str], _Flows] = {}
+        self.links: dict[str, Link] = {}
+        self.messages: dict[tuple[Edition, int], MessageRecord] = {}
+        self.flows: dict[tuple[Edition, str], Flows] = {}
         #: retained copies the server may leave out (a QoS 0 retained message it MAY discard,
         #: [MQTT-3.3.1-7]): (edition, copy id)
         self.may_miss: set[tuple[Edition, int]] = set()
         #: the messages the retained store held and no longer holds, with the rules of the
         #: change that ended each: (edition, seq) -> rule ids
         self.displaced: dict[tuple[Edition, int], tuple[str, ...]] = {}
+        #: retained messages a new subscription matched but is not sent (5.0 Retain
+        #: Handling 1 on an existing subscription, 2): (edition, client, seq) -> rule ids
+        self.withheld: dict[tuple[Edition, str, int], tuple[str, ...]] = {}
         self.sent: dict[tuple[Edition, str], list[Copy]] = {}
-        self.changes: list[_Change] = []
-        self.evidence: dict[str, list[Event]] = {}  # conn -> its distribution events
-        self.findings: list[Finding] = []
+        self.changes: list[Change] = []
         self.now = 0.0
 
     # -- the model of each edition, and its clock -------------------------------------------
@@ -193,23 +124,25 @@ class DistributionJudge:
 
     def _advance(self, t: float) -> None:
         self.now = max(self.now, t)
-        for model in self.models.values():
+        for edition, model in self.models.items():
             moved = round(self.now * 1000) - model.now
             if moved > 0:
-                model.advance(moved)
+                for copy in model.advance(moved).expired:
+                    record = self.messages.get((edition, copy.message.seq))
+                    if record is not None:
+                        record.expired.add(copy.client_id)
 
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, event: Event) -> None:
         """One event, in time order."""
         self._advance(event.t)
-        link = self.links.setdefault(event.conn, _Link(event.conn))
+        link = self.links.setdefault(event.conn, Link(event.conn))
         if event.packet is None:
             self._closed(link, event)
             return
         handler = _HANDLERS.get((event.direction, event.type or ""))
         if handler is not None:
-            self.evidence.setdefault(event.conn, []).append(event)
             handler(self, link, event)
 
     def feed_all(self, events: Iterable[Event]) -> list[Finding]:
@@ -218,7 +151,7 @@ class DistributionJudge:
             self.feed(event)
         return self.finish()
 
-    def _connect(self, link: _Link, event: Event) -> None:
+    def _connect(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         link.client_id = str(packet.get("client_id", ""))
         level = packet.get("level")
@@ -230,9 +163,9 @@ class DistributionJudge:
         link.maximum_packet_size = None if limit is None else int(limit)
         link.aliases = {C2S: {}, S2C: {}}
         if link.client_id:
-            self.changes.append(_Change(client_id=link.client_id, since=event.t))
+            self.changes.append(Change(client_id=link.client_id, since=event.t))
 
-    def _connack(self, link: _Link, event: Event) -> None:
+    def _connack(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         code = int(packet.get("reason_code", packet.get("return_code", 0)))
         self._settle(link.client_id, event.t)
@@ -254,17 +187,16 @@ class DistributionJudge:
             if other is not link and other.client_id == link.client_id and other.connected:
                 other.connected = False
 
-    def _closed(self, link: _Link, event: Event) -> None:
+    def _closed(self, link: Link, event: Event) -> None:
         if not link.connected or link.client_id is None or link.edition is None:
             return
         # a copy still owed when a link closes may have been cut off by the close; a
         # session that outlives the link keeps it for the next one (the model's queue)
         link.connected = False
-        self.evidence.setdefault(event.conn, []).append(event)
         with contextlib.suppress(DistributionError):
             self._model(link.edition).disconnect(link.client_id)
 
-    def _disconnect(self, link: _Link, event: Event) -> None:
+    def _disconnect(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         expiry = (packet.get("properties") or {}).get("session_expiry_interval")
         if not link.connected or link.client_id is None or link.edition is None:
@@ -277,13 +209,13 @@ class DistributionJudge:
 
     # -- subscriptions -----------------------------------------------------------------------
 
-    def _subscribe(self, link: _Link, event: Event) -> None:
+    def _subscribe(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         link.subscribing[int(packet.get("packet_id", 0))] = event
         if link.client_id:
-            self.changes.append(_Change(client_id=link.client_id, since=event.t))
+            self.changes.append(Change(client_id=link.client_id, since=event.t))
 
-    def _suback(self, link: _Link, event: Event) -> None:
+    def _suback(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         asked = link.subscribing.pop(int(packet.get("packet_id", 0)), None)
         self._settle(link.client_id, event.t)
@@ -315,16 +247,23 @@ class DistributionJudge:
             )  # fmt: skip
         except DistributionError:
             return
+        model = self._model(link.edition)
         for each in outcome.filters:
             self.may_miss.update((link.edition, copy_id) for copy_id in each.may_miss)
+            if each.code > 2 or each.retained:
+                continue
+            for message in model.retained.matching(each.topic_filter):
+                # a retained message this subscription is not sent (Retain Handling)
+                key = (link.edition, link.client_id, message.seq)
+                self.withheld[key] = each.rule_ids
 
-    def _unsubscribe(self, link: _Link, event: Event) -> None:
+    def _unsubscribe(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         link.unsubscribing[int(packet.get("packet_id", 0))] = event
         if link.client_id:
-            self.changes.append(_Change(client_id=link.client_id, since=event.t))
+            self.changes.append(Change(client_id=link.client_id, since=event.t))
 
-    def _unsuback(self, link: _Link, event: Event) -> None:
+    def _unsuback(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         asked = link.unsubscribing.pop(int(packet.get("packet_id", 0)), None)
         self._settle(link.client_id, event.t)
@@ -346,7 +285,7 @@ class DistributionJudge:
 
     # -- publications in ---------------------------------------------------------------------
 
-    def _topic(self, link: _Link, direction: str, packet: Mapping[str, Any]) -> str | None:
+    def _topic(self, link: Link, direction: str, packet: Mapping[str, Any]) -> str | None:
         """The topic name of a PUBLISH on ``link``, its Topic Alias resolved through the
         link's map of that direction (5.0: each receiver keeps its own, 3.3.2.3.4)."""
         topic = str(packet.get("topic") or "")
@@ -359,12 +298,12 @@ class DistributionJudge:
             return topic
         return aliases.get(int(alias))
 
-    def _session_flows(self, link: _Link) -> _Flows:
+    def _session_flows(self, link: Link) -> Flows:
         key = link.key
         assert key is not None
-        return self.flows.setdefault(key, _Flows())
+        return self.flows.setdefault(key, Flows())
 
-    def _publish_in(self, link: _Link, event: Event) -> None:
+    def _publish_in(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         if not link.connected or link.key is None:
             return
@@ -387,7 +326,7 @@ class DistributionJudge:
             return
         flows.inbound[packet_id] = (resolved, 0)
 
-    def _ack_in(self, link: _Link, event: Event) -> None:
+    def _ack_in(self, link: Link, event: Event) -> None:
         """A PUBACK or PUBREC the server sends: it takes ownership (unless 5.0's Reason
         Code refuses the message: 0x80 or more)."""
         packet = event.packet or {}
@@ -410,7 +349,7 @@ class DistributionJudge:
             flows.released[packet_id] = seq
             self.messages[link.edition, seq].released = False  # type: ignore[index]
 
-    def _pubrel_in(self, link: _Link, event: Event) -> None:
+    def _pubrel_in(self, link: Link, event: Event) -> None:
         """The publisher's PUBREL: a PUBLISH with that packet identifier is a new message
         from now on."""
         if link.key is not None:
@@ -421,7 +360,7 @@ class DistributionJudge:
                 record.released = True
 
     def _own(
-        self, link: _Link, received: Event, owned: Event, *, resent: int = 0
+        self, link: Link, received: Event, owned: Event, *, resent: int = 0
     ) -> int | None:
         """The server took ownership of a message: the model's outcome; its ``seq``."""
         assert link.edition is not None and link.client_id is not None
@@ -440,7 +379,7 @@ class DistributionJudge:
         except (DistributionError, ValueError):
             return None  # a topic name or property the wire judges reject
         message = outcome.message
-        record = _Message(
+        record = MessageRecord(
             message=message, edition=link.edition, received=received, owned=owned,
             deliveries={d.client_id: d for d in outcome.deliveries}, shared=outcome.shared,
             resent=resent,
@@ -450,6 +389,12 @@ class DistributionJudge:
             # the retained message this one replaced or deleted: never sent for a new
             # subscription again
             self.displaced[link.edition, kept.before.seq] = kept.rule_ids
+        for session in model.sessions.values():
+            if session.client_id in record.deliveries:
+                continue
+            excluded = self._excluded(message, session.client_id, session, link.edition)
+            if excluded is not None:
+                record.excluded[session.client_id] = excluded
         for change in self.changes:
             # a subscription or connection that changed while the message was in flight
             if change.since <= owned.t and (change.until is None or change.until >= received.t):
@@ -459,7 +404,7 @@ class DistributionJudge:
 
     # -- copies out ----------------------------------------------------------------------------
 
-    def _publish_out(self, link: _Link, event: Event) -> None:
+    def _publish_out(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         if link.edition is None or link.client_id is None:
             return
@@ -493,9 +438,9 @@ class DistributionJudge:
         if record is not None and copy.cause is Cause.LIVE:
             record.seen.setdefault(link.client_id, []).append((shape, event))
         if copy.cause is Cause.RETAINED:
-            self._judge_retained_copy(copy, shape, event, record)
+            judge_retained_copy(self.report, link.edition, copy, shape, event, record)
         if link.edition is V50:
-            self._judge_properties(copy, packet, expiry, event, record)
+            judge_properties(self.report, copy, packet, expiry, event, record)
 
     def _forwarded_early(self, edition: Edition, topic: str, payload: str, event: Event) -> bool:
         """A copy of a message the server has not acknowledged yet: it took ownership no
@@ -523,7 +468,7 @@ class DistributionJudge:
                 return seq is not None
         return False
 
-    def _unowed(self, link: _Link, event: Event, topic: str, payload: str) -> None:
+    def _unowed(self, link: Link, event: Event, topic: str, payload: str) -> None:
         """A PUBLISH to a client that the model owes it no copy of: another copy of a message
         it was owed (for the delivery's judgement), a copy sent after its message expired, a
         copy its subscriptions exclude (No Local), or a copy of nothing that was published."""
@@ -540,7 +485,7 @@ class DistributionJudge:
                 # [MQTT-3.3.2-5] "If the Message Expiry Interval has passed and the Server has
                 # not managed to start onward delivery to a matching subscriber, then it MUST
                 # delete the copy of the message for that subscriber"
-                self._found(
+                self.report.found(
                     VIOLATION, D50.EXPIRED_NOT_SENT, link.edition,
                     f"{link.client_id}: a copy of message {record.message.seq} on {topic!r} "
                     "was sent after its Message Expiry Interval had passed",
@@ -552,9 +497,19 @@ class DistributionJudge:
                 return
             if link.client_id in record.uncertain:
                 return  # its subscriptions changed while the message was in flight
+            kept = self.withheld.get((link.edition, link.client_id, record.message.seq))
+            if shape.retain and kept:
+                self.report.found(
+                    VIOLATION, None, link.edition,
+                    f"{link.client_id}: got the retained message {record.message.seq} on "
+                    f"{topic!r}, which its subscription's Retain Handling withholds",
+                    (record.received, event),
+                    rule_ids=tuple(i for i in kept if "3.3.1" in i) or kept,
+                )  # fmt: skip
+                return
             gone = self.displaced.get((link.edition, record.message.seq))
             if shape.retain and gone:
-                self._found(
+                self.report.found(
                     VIOLATION, None, link.edition,
                     f"{link.client_id}: got message {record.message.seq} on {topic!r} as the "
                     "retained message, which a later message had replaced or deleted",
@@ -564,7 +519,7 @@ class DistributionJudge:
                 return
             excluded = self._excluded(record.message, link.client_id, session, link.edition)
             if excluded is not None:
-                self._found(
+                self.report.found(
                     VIOLATION, None, link.edition,
                     f"{link.client_id}: got a copy of message {record.message.seq} on "
                     f"{topic!r}, which {excluded[1]}",
@@ -576,7 +531,7 @@ class DistributionJudge:
                 # took the message: "it MUST add the message to the Session state of every
                 # Client that has a matching Subscription" [MQTT-4.5.0-1], and only those
                 subscribed = self._subscribed(link, topic)
-                self._found(
+                self.report.found(
                     VIOLATION, D.TO_MATCHING_SESSIONS if subscribed else D.TOPIC_MATCHES_FILTER,
                     link.edition,
                     f"{link.client_id}: got a copy of message {record.message.seq} on "
@@ -587,14 +542,14 @@ class DistributionJudge:
                 )  # fmt: skip
             return
         if self.complete and not self._subscribed(link, topic):
-            self._found(
+            self.report.found(
                 VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
                 f"{link.client_id}: a PUBLISH on {topic!r}, which matches none of its "
                 "subscriptions and no client published",
                 (event,),
             )  # fmt: skip
 
-    def _subscribed(self, link: _Link, topic: str) -> bool:
+    def _subscribed(self, link: Link, topic: str) -> bool:
         """Whether a subscription of ``link``'s session now matches ``topic``."""
         assert link.edition is not None and link.client_id is not None
         session = self._model(link.edition).sessions.get(link.client_id)
@@ -620,7 +575,7 @@ class DistributionJudge:
                 return trail[-1].rule_ids[0], why
         return None
 
-    def _ack_out(self, link: _Link, event: Event) -> None:
+    def _ack_out(self, link: Link, event: Event) -> None:
         """The client acknowledges a copy (PUBACK, PUBCOMP; 5.0 a PUBREC with an error
         Reason Code ends the flow too)."""
         packet = event.packet or {}
@@ -638,205 +593,33 @@ class DistributionJudge:
         with contextlib.suppress(DistributionError):
             self._model(link.edition).complete(link.client_id, copy_id, code)
 
-    # -- judging copies --------------------------------------------------------------------------
-
-    def _judge_retained_copy(
-        self, copy: Copy, shape: Shape, event: Event, record: _Message | None
-    ) -> None:
-        edition = self._edition_of(event)
-        expected = (copy.qos, copy.retain)
-        if (shape.qos, shape.retain) == expected:
-            return
-        rule = D.RETAIN_FLAG_NEW if shape.retain != copy.retain else D.MIN_QOS
-        rule50 = D50.RETAIN_FLAG_SUBSCRIBE if shape.retain != copy.retain else D.MIN_QOS
-        self._found(
-            VIOLATION, rule50 if edition is V50 else rule, edition,
-            f"{copy.client_id}: the retained message on {copy.topic!r}, sent for a new "
-            f"subscription, came with QoS {shape.qos} and RETAIN {int(shape.retain)}; the "
-            f"model gives QoS {copy.qos} and RETAIN {int(copy.retain)}",
-            (*((record.received,) if record else ()), event),
-        )  # fmt: skip
-
-    def _judge_properties(
-        self,
-        copy: Copy,
-        packet: Mapping[str, Any],
-        expiry: int | None,
-        event: Event,
-        record: _Message | None,
-    ) -> None:
-        """5.0: the copy's properties are the message's, its expiry reduced."""
-        sent = packet.get("properties") or {}
-        expected = copy.to_p(copy.message.received_at)["properties"]
-        where = (*((record.received,) if record else ()), event)
-        for key, rule in FORWARDED:
-            if sent.get(key) != expected.get(key):
-                self._found(
-                    VIOLATION, rule, V50,
-                    f"{copy.client_id}: the copy of message {copy.message.seq} has {key} "
-                    f"{sent.get(key)!r}; the message had {expected.get(key)!r}",
-                    where,
-                )  # fmt: skip
-        received = copy.message.publication.properties.message_expiry_interval
-        got = sent.get("message_expiry_interval")
-        if received is None or expiry is None:
-            return
-        # the model counts the wait from the moment it saw the server take the message,
-        # never before the server did: a value below the model's is the server's clock; one
-        # above it (beyond a second's rounding) was not reduced [MQTT-3.3.2-6]
-        if got is None or int(got) > expiry + EXPIRY_SLACK:
-            waited = (event.t * 1000 - copy.message.received_at) / 1000
-            self._found(
-                VIOLATION, D50.EXPIRY_REDUCED, V50,
-                f"{copy.client_id}: the copy of message {copy.message.seq} carries Message "
-                f"Expiry Interval {got!r}; received {received} s, it waited about "
-                f"{waited:.1f} s, so at most {expiry} is right",
-                where,
-            )  # fmt: skip
-
-    def _edition_of(self, event: Event) -> Edition:
-        link = self.links.get(event.conn)
-        return link.edition if link and link.edition else Edition.V311
-
-    # -- the end -----------------------------------------------------------------------------------
+    # -- the end -----------------------------------------------------------------------------
 
     def finish(self) -> list[Finding]:
-        """Judge every message's copies and every session's order; the findings so far."""
+        """Judge every message's copies, every session's order and what is still owed; the
+        findings."""
+        report = self.report
         for record in self.messages.values():
-            self._judge_deliveries(record)
+            judge_deliveries(report, record)
         for (edition, client_id), copies in self.sent.items():
             for problem in ordering_problems(copies, edition, self.readings, self.config):
-                self._found(VIOLATION, None, edition, f"{client_id}: {problem.message}", (),
-                            rule_id=problem.rule_id)  # fmt: skip
-        self._judge_missing()
-        return list(self.findings)
-
-    def _judge_deliveries(self, record: _Message) -> None:
-        for client_id, delivery in record.deliveries.items():
-            seen = record.seen.get(client_id, [])
-            if client_id in record.uncertain:
-                continue
-            if not seen:
-                continue  # missing copies: _judge_missing, from what the model still owes
-            shapes = [shape for shape, _ in seen]
-            twice = [s for i, s in enumerate(shapes) if s.qos == 2 and s in shapes[:i]]
-            if twice and record.message.qos == 2:
-                # QoS 2 is exactly once: the publisher's duplicates before its PUBREL "MUST
-                # NOT cause duplicate messages to be delivered to any onward recipients"
-                self._found(
-                    VIOLATION, None, record.edition,
-                    f"{client_id}: got message {record.message.seq} on "
-                    f"{record.message.topic!r} (QoS 2) {1 + len(twice)} times",
-                    (record.received, record.owned, *(e for _, e in seen)),
-                    rule_id=QOS2_ONCE[record.edition is V50],
-                )  # fmt: skip
-            problems = delivery.judge(_first_copies(shapes, record.resent))
-            for problem in problems:
-                self._found(
-                    VIOLATION, None, record.edition,
-                    f"{client_id}: message {record.message.seq} on {record.message.topic!r} "
-                    f"(QoS {record.message.qos}): {problem.message}",
-                    (record.received, record.owned, *(e for _, e in seen)),
-                    rule_id=problem.rule_id,
-                )  # fmt: skip
-        for offer in record.shared:
-            observed = {c: [s for s, _ in record.seen.get(c, [])] for c in offer.members}
-            if any(c in record.uncertain for c in offer.members):
-                continue
-            for problem in offer.judge(observed):
-                self._found(
-                    VIOLATION, None, record.edition,
-                    f"message {record.message.seq} on {record.message.topic!r}, Shared "
-                    f"Subscription {offer.topic_filter!r}: {problem.message}",
-                    (record.received, record.owned),
-                    rule_id=problem.rule_id,
-                )  # fmt: skip
-
-    def _judge_missing(self) -> None:
-        """What the model still owes a session whose link is open at the end: missing."""
-        for link in self.links.values():
-            if not link.connected or link.client_id is None or link.edition is None:
-                continue
-            session = self._model(link.edition).sessions.get(link.client_id)
-            if session is None:
-                continue
-            for copy in session.pending:
-                if (link.edition, copy.copy_id) in self.may_miss:
-                    continue  # a QoS 0 retained message the server MAY discard [MQTT-3.3.1-7]
-                record = self.messages.get((link.edition, copy.message.seq))
-                if record is not None and link.client_id in record.uncertain:
-                    continue
-                if record is not None and not record.released:
-                    continue  # QoS 2 without its PUBREL: a Method A server owes nothing yet
-                if _too_large(copy, link, self.readings):
-                    continue  # [MQTT-3.1.2-25] discarded, as if it had been sent
-                rule = (
-                    (D50.RETAIN_HANDLING_0 if link.edition is V50 else D.RETAIN_ON_SUBSCRIBE)
-                    if copy.cause is Cause.RETAINED
-                    else D.TO_MATCHING_SESSIONS
-                )
-                why = (
-                    "the retained message owed to its new subscription"
-                    if copy.cause is Cause.RETAINED
-                    else f"a copy at QoS {copy.qos} for {', '.join(copy.topic_filters)}"
-                )
-                self._found(
-                    MISSING, rule, link.edition,
-                    f"{link.client_id}: never got message {copy.message.seq} on "
-                    f"{copy.topic!r} ({why})",
-                    (*((record.received, record.owned) if record else ()),),
-                )  # fmt: skip
-
-    def _found(
-        self,
-        verdict: str,
-        rule: Any,
-        edition: Edition,
-        message: str,
-        events: tuple[Event, ...],
-        *,
-        rule_id: str | None = None,
-        rule_ids: tuple[str, ...] = (),
-    ) -> None:
-        ids = rule_ids or ((rule_id,) if rule_id else (cite(rule, edition),))
-        self.findings.append(
-            Finding(
-                verdict=verdict, rules=ids, message=message, source=Source.DISTRIBUTION,
-                role="server", evidence=tuple(e.evidence() for e in events),
-            )
+                report.found(VIOLATION, None, edition, f"{client_id}: {problem.message}", (),
+                             rule_id=problem.rule_id)  # fmt: skip
+        judge_missing(
+            report, self.links.values(), self.models, self.messages, self.may_miss,
+            self.readings,
         )  # fmt: skip
-
-
-def _too_large(copy: Copy, link: _Link, readings: Mapping[str, str]) -> bool:
-    """5.0: whether the copy, as the server would send it (no Topic Alias), is larger than
-    the client's Maximum Packet Size: "Where a Packet is too large to send, the Server MUST
-    discard it without sending it and then behave as if it had completed sending that
-    Application Message" [MQTT-3.1.2-25]."""
-    limit = link.maximum_packet_size
-    if limit is None or link.edition is not V50:
-        return False
-    packet = copy.to_p(copy.message.received_at, packet_id=1 if copy.qos else None)
-    try:
-        wire = {k: v for k, v in readings.items() if k in READINGS}
-        size = len(encode(from_p(packet), edition=V50, readings=wire))
-    except (InvalidPacket, ValueError):
-        return False
-    return size > limit
-
-
-def _first_copies(shapes: list[Shape], resent: int) -> list[Shape]:
-    """The copies of a message that count for its delivery: a copy at QoS 1 is delivered
-    "at least once", so more of the same are one; a QoS 1 message its publisher sent
-    ``resent`` more times before the PUBACK may have been taken as that many more messages;
-    QoS 2 duplicates are judged apart (exactly once), and count once here too."""
-    kept: list[Shape] = []
-    extra: dict[Shape, int] = {}
-    for shape in shapes:
-        if shape in kept and (shape.qos >= 1 or extra.get(shape, 0) < resent):
-            extra[shape] = extra.get(shape, 0) + 1
-            continue
-        kept.append(shape)
-    return kept
+        for (edition, client_id, seq), ids in self.withheld.items():
+            withheld = self.messages.get((edition, seq))
+            if withheld is None or any(s.retain for s, _ in withheld.seen.get(client_id, [])):
+                continue
+            report.passed(
+                edition,
+                f"{client_id}: the retained message {seq} on {withheld.message.topic!r} was "
+                "not sent, as its subscription's Retain Handling says",
+                ids, (),
+            )  # fmt: skip
+        return list(report.findings)
 
 
 def _same(message: Message, topic: str, payload_hex: str) -> bool:
@@ -869,6 +652,9 @@ def judge_events(
     *,
     config: ServerConfig | None = None,
     complete: bool = True,
+    passes: bool = False,
 ) -> list[Finding]:
-    """The distribution findings of a server's events, in time order."""
-    return DistributionJudge(readings, config=config, complete=complete).feed_all(events)
+    """The distribution findings of a server's events, in time order (``passes``: also what
+    it did as the model says)."""
+    judge = DistributionJudge(readings, config=config, complete=complete, passes=passes)
+    return judge.feed_all(events)
