@@ -45,6 +45,7 @@ source ``distribution`` and its evidence: the events of the links involved.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -113,6 +114,7 @@ class DistributionJudge:
         self.sent: dict[tuple[Edition, str], list[Copy]] = {}
         self.changes: list[Change] = []
         self.now = 0.0
+        self.fed = 0  # events fed so far
 
     # -- the model of each edition, and its clock -------------------------------------------
 
@@ -136,6 +138,8 @@ class DistributionJudge:
 
     def feed(self, event: Event) -> None:
         """One event, in time order."""
+        self.fed += 1
+        event = dataclasses.replace(event, order=self.fed)
         self._advance(event.t)
         link = self.links.setdefault(event.conn, Link(event.conn))
         if event.packet is None:
@@ -163,12 +167,12 @@ class DistributionJudge:
         link.maximum_packet_size = None if limit is None else int(limit)
         link.aliases = {C2S: {}, S2C: {}}
         if link.client_id:
-            self.changes.append(Change(client_id=link.client_id, since=event.t))
+            self.changes.append(Change(client_id=link.client_id, since=event.order))
 
     def _connack(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         code = int(packet.get("reason_code", packet.get("return_code", 0)))
-        self._settle(link.client_id, event.t)
+        self._settle(link.client_id, event.order)
         if code != 0 or link.client_id is None or link.edition is None or link.connected:
             return
         model = self._model(link.edition)
@@ -213,12 +217,12 @@ class DistributionJudge:
         packet = event.packet or {}
         link.subscribing[int(packet.get("packet_id", 0))] = event
         if link.client_id:
-            self.changes.append(Change(client_id=link.client_id, since=event.t))
+            self.changes.append(Change(client_id=link.client_id, since=event.order))
 
     def _suback(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         asked = link.subscribing.pop(int(packet.get("packet_id", 0)), None)
-        self._settle(link.client_id, event.t)
+        self._settle(link.client_id, event.order)
         if asked is None or not link.connected or link.client_id is None or link.edition is None:
             return
         request = asked.packet or {}
@@ -261,12 +265,12 @@ class DistributionJudge:
         packet = event.packet or {}
         link.unsubscribing[int(packet.get("packet_id", 0))] = event
         if link.client_id:
-            self.changes.append(Change(client_id=link.client_id, since=event.t))
+            self.changes.append(Change(client_id=link.client_id, since=event.order))
 
     def _unsuback(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         asked = link.unsubscribing.pop(int(packet.get("packet_id", 0)), None)
-        self._settle(link.client_id, event.t)
+        self._settle(link.client_id, event.order)
         if asked is None or not link.connected or link.client_id is None or link.edition is None:
             return
         filters = [str(f) for f in (asked.packet or {}).get("filters", [])]
@@ -277,11 +281,11 @@ class DistributionJudge:
         except DistributionError:
             return
 
-    def _settle(self, client_id: str | None, t: float) -> None:
+    def _settle(self, client_id: str | None, order: int) -> None:
         """The change a client's link asked for has been answered at ``t``."""
         for change in self.changes:
             if change.client_id == client_id and change.until is None:
-                change.until = t
+                change.until = order
 
     # -- publications in ---------------------------------------------------------------------
 
@@ -311,8 +315,7 @@ class DistributionJudge:
         if topic is None:
             return  # an alias with no mapping: the link judge's
         qos = int(packet.get("qos", 0))
-        resolved = Event(t=event.t, conn=event.conn, direction=C2S,
-                         packet={**packet, "topic": topic}, origin=event.origin)  # fmt: skip
+        resolved = dataclasses.replace(event, packet={**packet, "topic": topic})
         if qos == 0:
             self._own(link, resolved, resolved)
             return
@@ -397,7 +400,9 @@ class DistributionJudge:
                 record.excluded[session.client_id] = excluded
         for change in self.changes:
             # a subscription or connection that changed while the message was in flight
-            if change.since <= owned.t and (change.until is None or change.until >= received.t):
+            if change.since <= owned.order and (
+                change.until is None or change.until >= received.order
+            ):
                 record.uncertain.add(change.client_id)
         self.messages[link.edition, message.seq] = record
         return message.seq

@@ -42,6 +42,9 @@ class Event:
     packet: Mapping[str, Any] | None = None
     #: where it came from, for the evidence (a capture's frame, a probe's entry)
     origin: Mapping[str, Any] = field(default_factory=dict)
+    #: its place among the events the judge was fed (the judge numbers them): two events
+    #: of one instant are still in the order seen
+    order: int = 0
 
     def __post_init__(self) -> None:
         if self.direction not in (C2S, S2C):

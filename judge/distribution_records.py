@@ -113,8 +113,8 @@ class Change:
     """A change to a session's subscriptions or connection, between two events."""
 
     client_id: str
-    since: float
-    until: float | None = None
+    since: int  # the order of the request's event
+    until: int | None = None  # the order of its answer's, once seen
 
 
 class Report:
