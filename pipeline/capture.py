@@ -103,10 +103,18 @@ def _build(kind: Any, values: dict[str, Any]) -> Any:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Interface:
-    """A capture interface: its link type and snapshot length."""
+    """A capture interface: its link type, snapshot length and how its timestamps count
+    (``units`` per second, and pcapng's ``if_tsoffset``: seconds to add)."""
 
     linktype: int
     snaplen: int
+    units: int = 1_000_000
+    offset: int = 0
+
+    def time(self, stamp: int) -> float:
+        """A timestamp of this interface (a whole number of its units) in seconds since
+        the epoch."""
+        return stamp / self.units + self.offset
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _by_fields(self)
@@ -175,6 +183,7 @@ class Record:
     caplen: int
     origlen: int
     data: bytes
+    time: float = 0.0  # seconds since the epoch, as the capture stamped it
 
 
 # -- planning ---------------------------------------------------------------------------
@@ -386,7 +395,9 @@ class _PcapWalker(_Walker):
         snaplen, network = struct.unpack_from(self.endian + "II", self.mm, 16)
         self.snaplen = snaplen
         # the upper bits of the link-type field may carry FCS information
-        self.interfaces = (Interface(linktype=network & 0x0FFFFFFF, snaplen=snaplen),)
+        self.interfaces = (
+            Interface(linktype=network & 0x0FFFFFFF, snaplen=snaplen, units=self.fraction),
+        )
         return 24, 24
 
     def step(self, pos: int, result: Plan) -> tuple[int, bool] | _Resync | None:
@@ -623,9 +634,30 @@ def _block_header(
     return block_type, length, endian
 
 
+#: the options of an Interface Description Block that say how its timestamps count
+_IF_TSRESOL, _IF_TSOFFSET, _OPT_END = 9, 14, 0
+
+
 def _interface(mm: mmap.mmap | bytes, pos: int, endian: str) -> Interface:
     linktype, _, snaplen = struct.unpack_from(endian + "HHI", mm, pos + 8)
-    return Interface(linktype=linktype, snaplen=snaplen)
+    length = struct.unpack_from(endian + "I", mm, pos + 4)[0]
+    units, offset = 1_000_000, 0  # microseconds, no offset: the format's defaults
+    at, end = pos + 16, pos + length - 4
+    while at + 4 <= end:
+        code, size = struct.unpack_from(endian + "HH", mm, at)
+        if code == _OPT_END:
+            break
+        if at + 4 + size > end:
+            break  # a damaged option: the defaults stand
+        if code == _IF_TSRESOL and size >= 1:
+            # "the most significant bit ... 0: the remaining bits indicate the resolution
+            # of the timestamp as a negative power of 10 ... 1: a negative power of 2"
+            value = mm[at + 4]
+            units = 2 ** (value & 0x7F) if value & 0x80 else 10 ** (value & 0x7F)
+        elif code == _IF_TSOFFSET and size >= 8:
+            offset = struct.unpack_from(endian + "q", mm, at + 4)[0]
+        at += 4 + size + (-size % 4)
+    return Interface(linktype=linktype, snaplen=snaplen, units=max(units, 1), offset=offset)
 
 
 # -- reading ----------------------------------------------------------------------------
@@ -639,8 +671,8 @@ def read_split(split: Split) -> Iterator[Record | Problem]:
 
 
 #: a packet record as a plain tuple: (frame, link type, captured length, original length,
-#: data), the fields of :class:`Record` in order (the engines read millions of them)
-RawRecord = tuple[int, int, int, int, bytes]
+#: data, time), the fields of :class:`Record` in order (the engines read millions of them)
+RawRecord = tuple[int, int, int, int, bytes, float]
 
 
 def read_frames(
@@ -676,20 +708,24 @@ def _release(mm: mmap.mmap, start: int, end: int) -> None:
 
 
 def _read_pcap(mm: mmap.mmap, split: Split, skip: Container[bytes] | None) -> Iterator[RawRecord]:
-    unpack = struct.Struct(split.endian + "8xII").unpack_from
-    linktype = split.interfaces[0].linktype
+    unpack = struct.Struct(split.endian + "IIII").unpack_from
+    interface = split.interfaces[0]
+    linktype = interface.linktype
+    units = float(interface.units)
     if linktype != ETHERNET:
         skip = None
     pos, frame, end = split.start, split.first_frame, split.end
     released = pos
-    caplen: int  # typed: machine integers in the compiled loop (once per record)
+    seconds: int  # typed: machine integers in the compiled loop (once per record)
+    fraction: int
+    caplen: int
     origlen: int
     while pos < end:
-        caplen, origlen = unpack(mm, pos)
+        seconds, fraction, caplen, origlen = unpack(mm, pos)
         start = pos + 16
         pos = start + caplen
         if skip is None or segment_key_at(mm, start, caplen) not in skip:
-            yield frame, linktype, caplen, origlen, mm[start:pos]
+            yield frame, linktype, caplen, origlen, mm[start:pos], seconds + fraction / units
         frame += 1
         if pos - released > RELEASE_BYTES:
             _release(mm, released, pos)
@@ -716,11 +752,11 @@ def _read_pcapng(
         if end - pos >= _EPB_HEAD_BYTES:
             # an Enhanced Packet Block, nearly every block of a capture, in one unpacking:
             # the plan's walk has checked every block of the split (length and trailer)
-            block_type, length, iface, _, _, caplen, origlen = head(mm, pos)
+            block_type, length, iface, high, low, caplen, origlen = head(mm, pos)
             if block_type == _EPB and length >= 32:  # shorter: the general way's problem
                 record = _packet_record(
                     mm, pos, length, pos + 28, iface, caplen, origlen, interfaces, split,
-                    frame, skip,
+                    frame, skip, high << 32 | low,
                 )  # fmt: skip
                 if record is not None:
                     yield record
@@ -761,12 +797,17 @@ def _packet_block(
     iface: int  # typed: machine integers in the compiled reader (once per block)
     caplen: int
     origlen: int
+    high: int
+    low: int
+    stamp = -1  # a Simple Packet Block has no timestamp
     if block_type == _EPB:
-        iface, _, _, caplen, origlen = _U32X5[endian].unpack_from(mm, pos + 8)
+        iface, high, low, caplen, origlen = _U32X5[endian].unpack_from(mm, pos + 8)
         start = pos + 28
+        stamp = high << 32 | low
     elif block_type == _PB:
-        iface, _, _, _, caplen, origlen = struct.unpack_from(endian + "HHIIII", mm, pos + 8)
+        iface, _, high, low, caplen, origlen = struct.unpack_from(endian + "HHIIII", mm, pos + 8)
         start = pos + 28
+        stamp = high << 32 | low
     else:  # Simple Packet Block: interface 0, the captured length is implied
         iface = 0
         origlen = struct.unpack_from(endian + "I", mm, pos + 8)[0]
@@ -775,7 +816,7 @@ def _packet_block(
             caplen = min(caplen, interfaces[0].snaplen)
         start = pos + 12
     return _packet_record(
-        mm, pos, length, start, iface, caplen, origlen, interfaces, split, frame, skip
+        mm, pos, length, start, iface, caplen, origlen, interfaces, split, frame, skip, stamp
     )
 
 
@@ -791,9 +832,11 @@ def _packet_record(
     split: Split,
     frame: int,
     skip: Container[bytes] | None,
+    stamp: int = -1,
 ) -> RawRecord | Problem | None:
     """:func:`_packet_block`'s answer for the block at ``pos`` (``length`` bytes) whose
-    data start at ``start``."""
+    data start at ``start``; ``stamp``: its timestamp in its interface's units (-1: none,
+    a Simple Packet Block: its time is then 0)."""
     if iface >= len(interfaces):
         return Problem(
             capture=split.capture,
@@ -812,7 +855,9 @@ def _packet_record(
             offset=pos,
             length=length,
         )
-    linktype = interfaces[iface].linktype
+    interface = interfaces[iface]
+    linktype = interface.linktype
     if skip is not None and linktype == ETHERNET and segment_key_at(mm, start, caplen) in skip:
         return None
-    return frame, linktype, caplen, origlen, mm[start : start + caplen]
+    time = interface.time(stamp) if stamp >= 0 else 0.0
+    return frame, linktype, caplen, origlen, mm[start : start + caplen], time

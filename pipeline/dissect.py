@@ -54,6 +54,7 @@ class Segment(NamedTuple):
     flags: int
     payload: bytes  # the captured part of the payload
     payload_len: int  # the payload the segment carried (more when the snapshot cut it)
+    time: float = 0.0  # when the capture saw it: seconds since the epoch
 
 
 #: builds a Segment from a tuple of its fields in C: the named tuple's own ``__new__`` is a
@@ -77,8 +78,8 @@ _TCP_FIXED_UNPACK: Final = _TCP_FIXED.unpack_from
 _SEGMENT: Final = Segment
 
 
-def dissect(linktype: int, data: bytes) -> Segment | str:
-    """The TCP segment in one frame, or the reason there is none."""
+def dissect(linktype: int, data: bytes, time: float = 0.0) -> Segment | str:
+    """The TCP segment in one frame (captured at ``time``), or the reason there is none."""
     if linktype == ETHERNET and len(data) >= 54:
         # the common case first: Ethernet, IPv4 without options, TCP, not a fragment
         # (typed: machine integers in the compiled build, not objects compared)
@@ -93,8 +94,8 @@ def dissect(linktype: int, data: bytes) -> Segment | str:
                 return "bad-header"
             if fragment & 0x3FFF:  # More Fragments, or a fragment offset
                 return "ip-fragment"
-            return _ipv4_tcp(data, total)
-    return _dissect(linktype, data)
+            return _ipv4_tcp(data, total, time)
+    return _dissect(linktype, data, time)
 
 
 def segment_key(linktype: int, data: bytes) -> bytes | None:
@@ -134,8 +135,8 @@ def _key(head: bytes, size: int) -> bytes | None:
     return head[26:38]
 
 
-def _ipv4_tcp(data: bytes, total: int) -> Segment | str:
-    """Ethernet + a 20-byte IPv4 header + TCP: the same answer as ``_ipv4(data, 14)``."""
+def _ipv4_tcp(data: bytes, total: int, time: float) -> Segment | str:
+    """Ethernet + a 20-byte IPv4 header + TCP: the same answer as ``_ipv4(data, 14, ...)``."""
     key = data[26:38]
     endpoints = _ENDPOINTS.get(key)
     if endpoints is None:
@@ -154,10 +155,10 @@ def _ipv4_tcp(data: bytes, total: int) -> Segment | str:
         return "truncated-header"
     src, sport, dst, dport = endpoints
     payload = data[34 + header : end]
-    return _new(_SEGMENT, (src, sport, dst, dport, seq, data[47], payload, end - 34 - header))
+    return _new(_SEGMENT, (src, sport, dst, dport, seq, data[47], payload, end - 34 - header, time))
 
 
-def _dissect(linktype: int, data: bytes) -> Segment | str:
+def _dissect(linktype: int, data: bytes, time: float) -> Segment | str:
     size = len(data)
     if linktype == ETHERNET:
         if size < 14:
@@ -169,15 +170,15 @@ def _dissect(linktype: int, data: bytes) -> Segment | str:
                 return "truncated-header"
             ethertype = data[start + 2] << 8 | data[start + 3]
             start += 4
-        return _by_ethertype(ethertype, data, start)
+        return _by_ethertype(ethertype, data, start, time)
     if linktype == LINUX_SLL:
         if size < 16:
             return "truncated-header"
-        return _by_ethertype(data[14] << 8 | data[15], data, 16)
+        return _by_ethertype(data[14] << 8 | data[15], data, 16, time)
     if linktype == LINUX_SLL2:
         if size < 20:
             return "truncated-header"
-        return _by_ethertype(data[0] << 8 | data[1], data, 20)
+        return _by_ethertype(data[0] << 8 | data[1], data, 20, time)
     if linktype in (NULL, LOOP):
         if size < 4:
             return "truncated-header"
@@ -185,27 +186,29 @@ def _dissect(linktype: int, data: bytes) -> Segment | str:
         if family > 0xFFFF:  # written in the other byte order
             family = struct.unpack_from("<I" if linktype == LOOP else ">I", data)[0]
         if family == 2:
-            return _ipv4(data, 4)
+            return _ipv4(data, 4, time)
         if family in _AF_INET6:
-            return _ipv6(data, 4)
+            return _ipv6(data, 4, time)
         return "not-ip"
     if linktype in (RAW, RAW_IPV4, RAW_IPV6):
         if size < 1:
             return "truncated-header"
         version = data[0] >> 4
-        return _ipv4(data, 0) if version == 4 else _ipv6(data, 0) if version == 6 else "not-ip"
+        if version == 4:
+            return _ipv4(data, 0, time)
+        return _ipv6(data, 0, time) if version == 6 else "not-ip"
     return "unsupported-link-type"
 
 
-def _by_ethertype(ethertype: int, data: bytes, start: int) -> Segment | str:
+def _by_ethertype(ethertype: int, data: bytes, start: int, time: float) -> Segment | str:
     if ethertype == _ETH_IPV4:
-        return _ipv4(data, start)
+        return _ipv4(data, start, time)
     if ethertype == _ETH_IPV6:
-        return _ipv6(data, start)
+        return _ipv6(data, start, time)
     return "not-ip"
 
 
-def _ipv4(data: bytes, start: int) -> Segment | str:
+def _ipv4(data: bytes, start: int, time: float) -> Segment | str:
     if len(data) < start + 20:
         return "truncated-header"
     first = data[start]
@@ -222,10 +225,10 @@ def _ipv4(data: bytes, start: int) -> Segment | str:
         return "not-tcp"
     src = _v4(data[start + 12 : start + 16])
     dst = _v4(data[start + 16 : start + 20])
-    return _tcp(data, start + header, start + total, src, dst)
+    return _tcp(data, start + header, start + total, src, dst, time)
 
 
-def _ipv6(data: bytes, start: int) -> Segment | str:
+def _ipv6(data: bytes, start: int, time: float) -> Segment | str:
     if len(data) < start + 40:
         return "truncated-header"
     if data[start] >> 4 != 6:
@@ -247,7 +250,7 @@ def _ipv6(data: bytes, start: int) -> Segment | str:
             return "not-tcp"
     src = _v6(data[start + 8 : start + 24])
     dst = _v6(data[start + 24 : start + 40])
-    return _tcp(data, pos, end, src, dst)
+    return _tcp(data, pos, end, src, dst, time)
 
 
 _V6_TEXT: dict[bytes, str] = {}  # IPv6 addresses seen lately, as text (bounded)
@@ -267,7 +270,7 @@ def _v4(raw: bytes) -> str:
     return f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}"
 
 
-def _tcp(data: bytes, start: int, end: int, src: str, dst: str) -> Segment | str:
+def _tcp(data: bytes, start: int, end: int, src: str, dst: str, time: float) -> Segment | str:
     if len(data) < start + 20:
         return "truncated-header"
     sport, dport, seq = struct.unpack_from(">HHI", data, start)
@@ -278,4 +281,6 @@ def _tcp(data: bytes, start: int, end: int, src: str, dst: str) -> Segment | str
         return "truncated-header"
     payload_len = end - start - header
     payload = bytes(data[start + header : end])  # the captured part (snaplen) only
-    return _new(_SEGMENT, (src, sport, dst, dport, seq, data[start + 13], payload, payload_len))
+    return _new(
+        _SEGMENT, (src, sport, dst, dport, seq, data[start + 13], payload, payload_len, time)
+    )

@@ -139,8 +139,8 @@ def keyed_frames(split: Split, count: int = 1, partition: int = 0) -> Iterator[K
             if quarantine:
                 yield QUARANTINE_GROUP, record.frame, problem_row(record)
             continue
-        frame, linktype, caplen, _, data = record
-        result = dissect(linktype, data)
+        frame, linktype, caplen, _, data, time = record
+        result = dissect(linktype, data, time)
         if isinstance(result, str):
             if not quarantine:
                 continue

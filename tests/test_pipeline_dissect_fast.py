@@ -34,7 +34,7 @@ def frames(draw: st.DrawFn) -> bytes:
 
 @given(frames())
 def test_fast_path_equals_the_general_path(frame: bytes) -> None:
-    assert D.dissect(D.ETHERNET, frame) == D._dissect(D.ETHERNET, frame)
+    assert D.dissect(D.ETHERNET, frame, 1.5) == D._dissect(D.ETHERNET, frame, 1.5)
 
 
 def test_remembered_endpoints_stay_bounded() -> None:
@@ -61,7 +61,7 @@ def test_segment_key_names_the_segments_endpoints(frame: bytes) -> None:
     """A frame with a key is a segment whose endpoints the key's 12 bytes give, so a
     reader may pass over it by its key alone (``keyed_frames`` of one partition)."""
     raw = D.segment_key(D.ETHERNET, frame)
-    segment = D._dissect(D.ETHERNET, frame)
+    segment = D._dissect(D.ETHERNET, frame, 0.0)
     if raw is not None:
         assert not isinstance(segment, str), segment
         assert len(raw) == 12

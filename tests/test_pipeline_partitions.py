@@ -84,10 +84,10 @@ def test_a_share_dissects_few_of_the_others_frames(
     calls = 0
     dissect = source.dissect  # type: ignore[attr-defined]
 
-    def counting(linktype: int, data: bytes) -> Any:
+    def counting(linktype: int, data: bytes, time: float = 0.0) -> Any:
         nonlocal calls
         calls += 1
-        return dissect(linktype, data)
+        return dissect(linktype, data, time)
 
     monkeypatch.setattr(source, "dissect", counting)
     plan = max(planned, key=lambda p: (p.frames, -len(p.splits)))  # few splits
