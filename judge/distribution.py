@@ -40,18 +40,37 @@ connection (CONNECT to CONNACK) that changed while a message was in flight (rece
 yet owned) leaves that message's copies to that session open either way: they are not
 judged for presence or number. Every finding names the rule, the role ``server``, the
 source ``distribution`` and its evidence: the events of the links involved.
+
+A capture (``capture``) shows less than a probe: a link may start before it (its CONNECT
+unseen: whose session, and what it subscribed to, is unknown), lose traffic (a ``lost``
+event), or still be open at its end. Its judgement (:mod:`.distribution_capture`) finds
+only what the events prove: a copy to a link whose session is known whole (its CONNECT
+seen, a new session, nothing lost) on a topic none of its subscriptions matches; a copy
+still owed at the end only when the session was sent a later message that the order of
+4.6 puts after it. The rest is counted, by reason, in the :class:`.Ledger`, which says
+what became of every PUBLISH in and out.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from pubproof.judge.distribution_capture import (
+    PATIENCE,
+    judge_owed,
+    order_key,
+    owed_at_end,
+    session_outcomes,
+)
 from pubproof.judge.distribution_events import C2S, S2C, Event
+from pubproof.judge.distribution_ledger import Ledger, unknown
 from pubproof.judge.distribution_records import (
     EXPIRY_SLACK,
+    FORWARDED,
     Change,
     Flows,
     Link,
@@ -84,7 +103,8 @@ class DistributionJudge:
 
     ``complete``: the judge sees every link of the server from the server's start (a probe,
     ``serve``, ``explore``), so a copy of a message no link showed is a finding; a
-    capture, which may start late and miss links, passes False."""
+    capture, which may start late and miss links, passes False, and ``capture`` True
+    (what it cannot show is unknown, never a finding: see the module's docstring)."""
 
     def __init__(
         self,
@@ -93,7 +113,33 @@ class DistributionJudge:
         config: ServerConfig | None = None,
         complete: bool = True,
         passes: bool = False,
+        capture: bool = False,
+        patience: float = PATIENCE,
     ) -> None:
+        if capture and complete:
+            raise ValueError("a capture never shows every link from the server's start")
+        self.capture = capture
+        #: a capture's: seconds a link stays open after a copy is owed, past which a copy
+        #: not sent is missing (:mod:`.distribution_capture`)
+        self.patience = patience
+        #: when each copy became owed: (edition, copy id) -> the event (the message taken,
+        #: the SUBACK, the CONNACK of a resumed session)
+        self.owed_at: dict[tuple[Edition, int], Event] = {}
+        #: the copies sent: (edition, seq, client) of each, and per session and order key
+        #: the latest message sent with its event (:func:`.distribution_capture.order_key`)
+        self.sent_keys: set[tuple[Edition, int, str]] = set()
+        self.latest: dict[tuple[Any, ...], tuple[int, Event]] = {}
+        self.messages_of: dict[int, int] = {}  # a copy's event order -> its message's seq
+        #: what became of each copy owed that was not sent: (edition, seq, client) -> outcome
+        self.copy_outcomes: dict[tuple[Edition, int, str], str] = {}
+        self.ledger = Ledger()
+        #: the event of the first copy of each message to each session: (edition, client,
+        #: seq) -> event
+        self.copy_events: dict[tuple[Edition, str, int], Event] = {}
+        #: the message of each copy the model made: (edition, copy id) -> seq
+        self.copy_messages: dict[tuple[Edition, int], int] = {}
+        #: a capture's: each PUBLISH's payload length (its payload is a digest)
+        self.sizes: dict[tuple[Edition, int], int] = {}
         self.readings = dict(readings or {})
         self.report = Report(passes=passes)
         self.config = config or ServerConfig()
@@ -101,6 +147,8 @@ class DistributionJudge:
         self.models: dict[Edition, DistributionModel] = {}
         self.links: dict[str, Link] = {}
         self.messages: dict[tuple[Edition, int], MessageRecord] = {}
+        #: the messages by what a copy shows of them: (edition, topic, payload) -> records
+        self.by_content: dict[tuple[Edition, str, str], list[MessageRecord]] = {}
         self.flows: dict[tuple[Edition, str], Flows] = {}
         #: retained copies the server may leave out (a QoS 0 retained message it MAY discard,
         #: [MQTT-3.3.1-7]): (edition, copy id)
@@ -143,7 +191,10 @@ class DistributionJudge:
         self._advance(event.t)
         link = self.links.setdefault(event.conn, Link(event.conn))
         if event.packet is None:
-            self._closed(link, event)
+            if event.lost:
+                self._lost(link, event)
+            else:
+                self._closed(link, event)
             return
         handler = _HANDLERS.get((event.direction, event.type or ""))
         if handler is not None:
@@ -166,8 +217,19 @@ class DistributionJudge:
         limit = props.get("maximum_packet_size")
         link.maximum_packet_size = None if limit is None else int(limit)
         link.aliases = {C2S: {}, S2C: {}}
+        link.whole = link.lossy = False
         if link.client_id:
             self.changes.append(Change(client_id=link.client_id, since=event.order))
+
+    def _lost(self, link: Link, event: Event) -> None:
+        """A capture lost some of the link's traffic: what it held is unknown (a Topic
+        Alias mapped anew, an acknowledgement, a subscription), so the session is no
+        longer known whole, and nothing still owed it is missing for certain."""
+        link.lossy = True
+        link.whole = False
+        link.aliases = {C2S: {}, S2C: {}}
+        if link.key is not None:
+            self._session_flows(link).inbound.clear()  # their PUBACK or PUBREC may be lost
 
     def _connack(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
@@ -177,13 +239,16 @@ class DistributionJudge:
             return
         model = self._model(link.edition)
         try:
-            model.connect(
+            resumed = model.connect(
                 link.client_id, clean=link.clean,
                 session_expiry_interval=link.session_expiry if link.edition is V50 else 0,
             )  # fmt: skip
         except DistributionError:
             return
+        for copy in (*resumed.owed, *resumed.optional):
+            self.owed_at[link.edition, copy.copy_id] = event
         link.connected = True
+        link.whole = self.capture and not link.lossy and not packet.get("session_present")
         if link.clean:  # a new session: nothing of the old one is under way
             self.flows.pop((link.edition, link.client_id), None)
         # another link of the same client was taken over [MQTT-3.1.4-2]
@@ -197,8 +262,23 @@ class DistributionJudge:
         # a copy still owed when a link closes may have been cut off by the close; a
         # session that outlives the link keeps it for the next one (the model's queue)
         link.connected = False
-        with contextlib.suppress(DistributionError):
-            self._model(link.edition).disconnect(link.client_id)
+        self._ended(link, event, None)
+
+    def _ended(self, link: Link, event: Event, expiry: int | None) -> None:
+        """The link's session disconnects (``expiry``: 5.0 DISCONNECT's Session Expiry
+        Interval); on a capture, what a session that ends with it was still owed is
+        judged (:func:`.distribution_capture.judge_owed`)."""
+        assert link.edition is not None and link.client_id is not None
+        model = self._model(link.edition)
+        session = model.sessions.get(link.client_id)
+        pending = () if session is None else tuple(session.pending)
+        optional = () if session is None else tuple(session.optional)
+        try:
+            model.disconnect(link.client_id, session_expiry_interval=expiry)
+        except DistributionError:
+            return
+        if self.capture and link.client_id not in model.sessions:
+            judge_owed(self, link, link.edition, link.client_id, event, pending, optional)
 
     def _disconnect(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
@@ -206,10 +286,7 @@ class DistributionJudge:
         if not link.connected or link.client_id is None or link.edition is None:
             return
         link.connected = False
-        with contextlib.suppress(DistributionError):
-            self._model(link.edition).disconnect(
-                link.client_id, session_expiry_interval=None if expiry is None else int(expiry)
-            )
+        self._ended(link, event, None if expiry is None else int(expiry))
 
     # -- subscriptions -----------------------------------------------------------------------
 
@@ -254,6 +331,8 @@ class DistributionJudge:
         model = self._model(link.edition)
         for each in outcome.filters:
             self.may_miss.update((link.edition, copy_id) for copy_id in each.may_miss)
+            for copy in each.retained:
+                self.owed_at[link.edition, copy.copy_id] = event
             if each.code > 2 or each.retained:
                 continue
             for message in model.retained.matching(each.topic_filter):
@@ -309,24 +388,34 @@ class DistributionJudge:
 
     def _publish_in(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
+        ledger = self.ledger
         if not link.connected or link.key is None:
+            ledger.received(
+                event, unknown("session-before-capture") if link.client_id is None else "refused"
+            )
             return
         topic = self._topic(link, C2S, packet)
         if topic is None:
+            ledger.received(event, unknown("topic-unknown"))
             return  # an alias with no mapping: the link judge's
         qos = int(packet.get("qos", 0))
         resolved = dataclasses.replace(event, packet={**packet, "topic": topic})
         if qos == 0:
-            self._own(link, resolved, resolved)
+            ledger.received(event)
+            if self._own(link, resolved, resolved) is None:
+                ledger.decided(event, "invalid")
             return
         flows = self._session_flows(link)
         packet_id = int(packet.get("packet_id") or 0)
         if qos == 2 and packet_id in flows.released:
+            ledger.received(event, "again")
             return  # [MQTT-4.3.3-2] the same message until its PUBREL: no second one
         waiting = flows.inbound.get(packet_id)
         if waiting is not None:
+            ledger.received(event, "again")
             flows.inbound[packet_id] = (waiting[0], waiting[1] + 1)  # sent again, not owned
             return
+        ledger.received(event)
         flows.inbound[packet_id] = (resolved, 0)
 
     def _ack_in(self, link: Link, event: Event) -> None:
@@ -346,8 +435,11 @@ class DistributionJudge:
             return
         del flows.inbound[packet_id]
         if int(packet.get("reason_code", 0)) >= 0x80:
+            self.ledger.decided(received, "refused")
             return  # refused: the server never took it
         seq = self._own(link, received, event, resent=resent if qos == 1 else 0)
+        if seq is None:
+            self.ledger.decided(received, "invalid")
         if qos == 2 and seq is not None:
             flows.released[packet_id] = seq
             self.messages[link.edition, seq].released = False  # type: ignore[index]
@@ -382,6 +474,12 @@ class DistributionJudge:
         except (DistributionError, ValueError):
             return None  # a topic name or property the wire judges reject
         message = outcome.message
+        self.ledger.taken(received, (link.edition, message.seq))
+        for copy in (*outcome.copies, *outcome.optional):
+            self.owed_at[link.edition, copy.copy_id] = owned
+        size = packet.get("payload_size")
+        if size is not None:
+            self.sizes[link.edition, message.seq] = int(size)
         record = MessageRecord(
             message=message, edition=link.edition, received=received, owned=owned,
             deliveries={d.client_id: d for d in outcome.deliveries}, shared=outcome.shared,
@@ -405,21 +503,30 @@ class DistributionJudge:
             ):
                 record.uncertain.add(change.client_id)
         self.messages[link.edition, message.seq] = record
+        self.by_content.setdefault(
+            (link.edition, message.topic, message.publication.payload.hex()), []
+        ).append(record)
         return message.seq
 
     # -- copies out ----------------------------------------------------------------------------
 
     def _publish_out(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
+        ledger = self.ledger
         if link.edition is None or link.client_id is None:
+            ledger.sent(event, unknown("session-before-capture"))
             return
         topic = self._topic(link, S2C, packet)
         if topic is None:
+            ledger.sent(event, unknown("topic-unknown"))
             return
         packet_id = packet.get("packet_id")
         flows = self._session_flows(link)
         if packet_id is not None and int(packet_id) in flows.outbound:
-            return  # a re-send of a copy under way (its DUP is the flows' to judge)
+            # a re-send of a copy under way (its DUP is the flows' to judge)
+            seq = self.copy_messages.get((link.edition, flows.outbound[int(packet_id)]))
+            ledger.sent(event, "resend", None if seq is None else (link.edition, seq))
+            return
         model = self._model(link.edition)
         session = model.sessions.get(link.client_id)
         payload = str(packet.get("payload_hex", ""))
@@ -429,23 +536,37 @@ class DistributionJudge:
             pool = () if session is None else (*session.pending, *session.optional)
             owed = next((c for c in pool if _same(c.message, topic, payload)), None)
         if owed is None:
-            self._unowed(link, event, topic, payload)
+            outcome, key = self._unowed(link, event, topic, payload)
+            ledger.sent(event, outcome, key)
             return
         try:
             copy, expiry = model.send(link.client_id, owed.copy_id)
         except DistributionError:
+            ledger.sent(event, "unowed")
             return
+        key = (link.edition, copy.message.seq)
+        self.copy_messages[link.edition, copy.copy_id] = copy.message.seq
+        self.copy_events.setdefault((link.edition, link.client_id, copy.message.seq), event)
+        self.sent_keys.add((link.edition, copy.message.seq, link.client_id))
+        self.messages_of[event.order] = copy.message.seq
+        if copy.cause is Cause.LIVE:
+            latest = (link.edition, link.client_id, *order_key(copy))
+            if self.latest.get(latest, (-1,))[0] < copy.message.seq:
+                self.latest[latest] = (copy.message.seq, event)
         if packet_id is not None and copy.qos > 0:
             flows.outbound[int(packet_id)] = copy.copy_id
         self.sent.setdefault((link.edition, link.client_id), []).append(copy)
-        record = self.messages.get((link.edition, copy.message.seq))
+        record = self.messages.get(key)
         shape = Shape.from_p(packet)  # type: ignore[arg-type]
         if record is not None and copy.cause is Cause.LIVE:
             record.seen.setdefault(link.client_id, []).append((shape, event))
         if copy.cause is Cause.RETAINED:
             judge_retained_copy(self.report, link.edition, copy, shape, event, record)
+        changed = None
         if link.edition is V50:
             judge_properties(self.report, copy, packet, expiry, event, record)
+            changed = forwarded_changed(copy, packet)
+        ledger.sent(event, "copy", key, changed)
 
     def _forwarded_early(self, edition: Edition, topic: str, payload: str, event: Event) -> bool:
         """A copy of a message the server has not acknowledged yet: it took ownership no
@@ -473,18 +594,21 @@ class DistributionJudge:
                 return seq is not None
         return False
 
-    def _unowed(self, link: Link, event: Event, topic: str, payload: str) -> None:
+    def _unowed(
+        self, link: Link, event: Event, topic: str, payload: str
+    ) -> tuple[str, tuple[Edition, int] | None]:
         """A PUBLISH to a client that the model owes it no copy of: another copy of a message
         it was owed (for the delivery's judgement), a copy sent after its message expired, a
-        copy its subscriptions exclude (No Local), or a copy of nothing that was published."""
+        copy its subscriptions exclude (No Local), or a copy of nothing that was published.
+        Its outcome for the ledger, and the message it is a copy of."""
         assert link.edition is not None and link.client_id is not None
         packet = event.packet or {}
         shape = Shape.from_p(packet)  # type: ignore[arg-type]
         model = self._model(link.edition)
         session = model.sessions.get(link.client_id)
-        for record in reversed(list(self.messages.values())):
-            if record.edition is not link.edition or not _same(record.message, topic, payload):
-                continue
+        whole = self.complete or link.whole
+        for record in reversed(self.by_content.get((link.edition, topic, payload), [])):
+            key = (link.edition, record.message.seq)
             expires = record.message.expires_at
             if expires is not None and event.t * 1000 > expires + EXPIRY_SLACK * 1000:
                 # [MQTT-3.3.2-5] "If the Message Expiry Interval has passed and the Server has
@@ -496,12 +620,13 @@ class DistributionJudge:
                     "was sent after its Message Expiry Interval had passed",
                     (record.received, record.owned, event),
                 )  # fmt: skip
-                return
+                return "unowed", key
             if link.client_id in record.deliveries:
                 record.seen.setdefault(link.client_id, []).append((shape, event))
-                return
+                return "again", key
             if link.client_id in record.uncertain:
-                return  # its subscriptions changed while the message was in flight
+                # its subscriptions changed while the message was in flight
+                return unknown("subscription-changing"), key
             kept = self.withheld.get((link.edition, link.client_id, record.message.seq))
             if shape.retain and kept:
                 self.report.found(
@@ -511,7 +636,7 @@ class DistributionJudge:
                     (record.received, event),
                     rule_ids=tuple(i for i in kept if "3.3.1" in i) or kept,
                 )  # fmt: skip
-                return
+                return "unowed", key
             gone = self.displaced.get((link.edition, record.message.seq))
             if shape.retain and gone:
                 self.report.found(
@@ -521,7 +646,7 @@ class DistributionJudge:
                     (record.received, record.owned, event),
                     rule_ids=gone,
                 )  # fmt: skip
-                return
+                return "unowed", key
             excluded = self._excluded(record.message, link.client_id, session, link.edition)
             if excluded is not None:
                 self.report.found(
@@ -531,28 +656,52 @@ class DistributionJudge:
                     (record.received, record.owned, event),
                     rule_id=excluded[0],
                 )  # fmt: skip
-            elif self.complete and not shape.retain:
-                # a live copy to a session no subscription of which matched when the server
-                # took the message: "it MUST add the message to the Session state of every
-                # Client that has a matching Subscription" [MQTT-4.5.0-1], and only those
-                subscribed = self._subscribed(link, topic)
-                self.report.found(
-                    VIOLATION, D.TO_MATCHING_SESSIONS if subscribed else D.TOPIC_MATCHES_FILTER,
-                    link.edition,
-                    f"{link.client_id}: got a copy of message {record.message.seq} on "
-                    f"{topic!r}, though "
-                    + ("it subscribed only after the server took the message" if subscribed
-                       else "none of its subscriptions matches it"),
-                    (record.received, record.owned, event),
-                )  # fmt: skip
-            return
-        if self.complete and not self._subscribed(link, topic):
+                return "unowed", key
+            if not whole or shape.retain:
+                return self._unseen(link, "session-before-capture"), key
+            # a live copy to a session no subscription of which matched when the server
+            # took the message: "it MUST add the message to the Session state of every
+            # Client that has a matching Subscription" [MQTT-4.5.0-1], and only those
+            subscribed = self._subscribed(link, topic)
+            if subscribed and self.capture:
+                # a capture cannot tell which of the two the server took first
+                return unknown("subscription-changing"), key
             self.report.found(
-                VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
-                f"{link.client_id}: a PUBLISH on {topic!r}, which matches none of its "
-                "subscriptions and no client published",
-                (event,),
+                VIOLATION, D.TO_MATCHING_SESSIONS if subscribed else D.TOPIC_MATCHES_FILTER,
+                link.edition,
+                f"{link.client_id}: got a copy of message {record.message.seq} on "
+                f"{topic!r}, though "
+                + ("it subscribed only after the server took the message" if subscribed
+                   else "none of its subscriptions matches it"),
+                (record.received, record.owned, event),
             )  # fmt: skip
+            return "unowed", key
+        if not whole:
+            return self._unseen(link, "publication-unseen"), None
+        if self._subscribed(link, topic) or (self.capture and self._asked(link, topic)):
+            return unknown("publication-unseen"), None
+        self.report.found(
+            VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
+            f"{link.client_id}: a PUBLISH on {topic!r}, which matches none of its "
+            "subscriptions" + ("" if self.capture else " and no client published"),
+            (event,),
+        )  # fmt: skip
+        return "unowed", None
+
+    def _unseen(self, link: Link, why: str) -> str:
+        """The outcome of a copy that the events cannot judge: the link lost traffic, or
+        ``why``."""
+        return unknown("capture-lost" if link.lossy else why)
+
+    def _asked(self, link: Link, topic: str) -> bool:
+        """Whether a SUBSCRIBE of ``link`` still unanswered asks for a filter that matches
+        ``topic`` (a server may send its copies before the SUBACK)."""
+        assert link.edition is not None
+        return any(
+            subscription_matches(str(item.get("filter")), topic, link.edition, self.readings)
+            for asked in link.subscribing.values()
+            for item in (asked.packet or {}).get("subscriptions", [])
+        )
 
     def _subscribed(self, link: Link, topic: str) -> bool:
         """Whether a subscription of ``link``'s session now matches ``topic``."""
@@ -579,6 +728,23 @@ class DistributionJudge:
                 why = f"its subscription {subscription.topic_filter!r} excludes ({trail[-1].key})"
                 return trail[-1].rule_ids[0], why
         return None
+
+    def _inversion(self, edition: Edition, client_id: str, text: str) -> tuple[Event, ...]:
+        """The evidence of an ordering problem: the copies of its two messages to the
+        session (the one received first, then the one sent first)."""
+        found = _INVERSION.match(text)
+        if found is None:
+            return ()
+        shown = []
+        for seq in (int(found.group(2)), int(found.group(1))):
+            record = self.messages.get((edition, seq))
+            if record is not None:
+                shown.append(record.received)
+        for seq in (int(found.group(2)), int(found.group(1))):
+            event = self.copy_events.get((edition, client_id, seq))
+            if event is not None:
+                shown.append(event)
+        return tuple(shown)
 
     def _ack_out(self, link: Link, event: Event) -> None:
         """The client acknowledges a copy (PUBACK, PUBCOMP; 5.0 a PUBREC with an error
@@ -608,12 +774,18 @@ class DistributionJudge:
             judge_deliveries(report, record)
         for (edition, client_id), copies in self.sent.items():
             for problem in ordering_problems(copies, edition, self.readings, self.config):
-                report.found(VIOLATION, None, edition, f"{client_id}: {problem.message}", (),
+                report.found(VIOLATION, None, edition, f"{client_id}: {problem.message}",
+                             self._inversion(edition, client_id, problem.message),
                              rule_id=problem.rule_id)  # fmt: skip
-        judge_missing(
-            report, self.links.values(), self.models, self.messages, self.may_miss,
-            self.readings,
-        )  # fmt: skip
+        missing: set[tuple[Edition, int, str]] = set()
+        if self.capture:
+            owed_at_end(self)
+        else:
+            missing = judge_missing(
+                report, self.links.values(), self.models, self.messages, self.may_miss,
+                self.readings,
+            )  # fmt: skip
+        session_outcomes(self, missing)
         for (edition, client_id, seq), ids in self.withheld.items():
             withheld = self.messages.get((edition, seq))
             if withheld is None or any(s.retain for s, _ in withheld.seen.get(client_id, [])):
@@ -625,6 +797,19 @@ class DistributionJudge:
                 ids, (),
             )  # fmt: skip
         return list(report.findings)
+
+
+#: what an ordering problem says: "message LATER ... was sent after message EARLIER, ..."
+_INVERSION = re.compile(r"^message (\d+) .* was sent after message (\d+),")
+
+
+def forwarded_changed(copy: Copy, packet: Mapping[str, Any]) -> bool:
+    """5.0: whether a copy's properties that the server forwards unchanged (Payload Format
+    Indicator, Response Topic, Correlation Data, User Properties, Content Type) are not
+    the message's."""
+    sent = packet.get("properties") or {}
+    expected = copy.to_p(copy.message.received_at)["properties"]
+    return any(sent.get(key) != expected.get(key) for key, _ in FORWARDED)
 
 
 def _same(message: Message, topic: str, payload_hex: str) -> bool:

@@ -11,7 +11,8 @@ probe's evidence), so that a finding can show its evidence across the links. The
 is the trace form ``P`` (PUBLISH and its acknowledgements) or the description of a
 control packet (:mod:`pubproof.judge.packets`): CONNECT with its ``client_id`` and clean
 flag, SUBSCRIBE with its ``subscriptions``, SUBACK with ``granted`` (3.x) or
-``reason_codes`` (5.0), and so on. An event without a packet says that the link closed.
+``reason_codes`` (5.0), and so on. An event without a packet says that the link closed,
+or (``lost``, a capture's) that the capture lost some of the link's traffic there.
 
 A probe's evidence names its links by the probe's client names and its directions
 ``to-broker`` and ``from-broker`` (``to-client`` and ``from-client`` for the client probe,
@@ -45,8 +46,12 @@ class Event:
     #: its place among the events the judge was fed (the judge numbers them): two events
     #: of one instant are still in the order seen
     order: int = 0
+    #: no packet: the capture lost some of the link's traffic here (a gap), not a close
+    lost: bool = False
 
     def __post_init__(self) -> None:
+        if self.lost and self.packet is not None:
+            raise ValueError("a lost event has no packet")
         if self.direction not in (C2S, S2C):
             raise ValueError(f"a direction is {C2S!r} or {S2C!r}, not {self.direction!r}")
         if self.t != self.t or self.t < 0:  # NaN or before the clock starts
@@ -62,11 +67,11 @@ class Event:
         ``closed`` event), with the fields of its origin that say where it was seen."""
         entry: dict[str, Any] = {"conn": self.conn, "t": round(self.t, 6)}
         if self.packet is None:
-            entry["event"] = "closed"
+            entry["event"] = "lost" if self.lost else "closed"
         else:
             entry["dir"] = self.direction
             entry.update({k: v for k, v in self.packet.items() if k not in ("dir", "client")})
-        for key in ("frame", "index", "client", "hex"):
+        for key in ("frame", "offset", "index", "client", "hex"):
             if key in self.origin:
                 entry.setdefault(key, self.origin[key])
         return entry

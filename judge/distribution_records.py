@@ -58,6 +58,12 @@ class Link:
     #: 5.0: the client's Maximum Packet Size (CONNECT), None for no limit
     maximum_packet_size: int | None = None
     connected: bool = False
+    #: a capture's: the link's CONNECT and accepting CONNACK were seen, for a new session
+    #: (Session Present 0), and nothing of it was lost since: every subscription of its
+    #: session is known
+    whole: bool = False
+    #: a capture's: the capture lost part of the link's traffic since its CONNECT
+    lossy: bool = False
     aliases: dict[str, dict[int, str]] = field(default_factory=lambda: {C2S: {}, S2C: {}})
     subscribing: dict[int, Event] = field(default_factory=dict)  # packet id -> SUBSCRIBE
     unsubscribing: dict[int, Event] = field(default_factory=dict)

@@ -209,8 +209,10 @@ def judge_missing(
     messages: Mapping[tuple[Edition, int], MessageRecord],
     may_miss: set[tuple[Edition, int]],
     readings: Mapping[str, str],
-) -> None:
-    """What the model still owes a session whose link is open at the end: missing."""
+) -> set[tuple[Edition, int, str]]:
+    """What the model still owes a session whose link is open at the end: missing. The
+    (edition, seq, client) of each copy found missing."""
+    missing: set[tuple[Edition, int, str]] = set()
     for link in links:
         if not link.connected or link.client_id is None or link.edition is None:
             continue
@@ -254,6 +256,8 @@ def judge_missing(
                 f"{copy.topic!r} ({why})",
                 (*((record.received, record.owned) if record else ()),),
             )  # fmt: skip
+            missing.add((link.edition, copy.message.seq, link.client_id))
+    return missing
 
 
 def too_large(copy: Copy, link: Link, readings: Mapping[str, str]) -> bool:

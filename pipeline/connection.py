@@ -53,6 +53,7 @@ from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
+from pubproof.pipeline.tap import Tap
 from pubproof.pipeline.trail import Recent, Trail
 from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.common import Section, Whole5
@@ -185,6 +186,7 @@ class Connection:
         self.packets = self.violations = self.tolerated = self.deviations = 0
         self.payload = {C2S: 0, S2C: 0}
         self.quarantined = 0  # payload bytes of a connection that is not MQTT
+        self._tap_start()
         if self.edition is Edition.V50:
             self._become5()
 
@@ -255,6 +257,7 @@ class Connection:
         return None
 
     def _process(self, frame: int, segment: Segment, c2s: bool) -> None:
+        self.at, self.now = frame, segment.time  # what the tap stamps its events with
         direction = C2S if c2s else S2C
         stream = self.streams[direction]
         payload = segment.payload
@@ -291,6 +294,8 @@ class Connection:
             seq = (segment.seq + 1) & SEQ_MASK
         else:
             seq = segment.seq
+        if segment.flags & (RST | FIN):
+            self.close_at = (frame, segment.time)
         if segment.flags & RST:
             self.closed = "rst"
         elif segment.flags & FIN:
@@ -333,6 +338,7 @@ class Connection:
         for event in stream.take():
             if isinstance(event, Gap):
                 self.flags.add("gaps")
+                self.tap.lost(direction, self.at, self.now)
                 self.judge = None  # the lost bytes could have answered anything
                 if self.declared is not None:  # ... or mapped an alias anew
                     self.declared.forget_aliases(direction)
@@ -431,6 +437,8 @@ class Connection:
                     "PUBLISH", dup, qos, retain, topic, packet_id, payload_len, None, None,
                     self.edition_value, None, None, None,
                 ))  # fmt: skip
+                self.tap.publish(direction, self.at, self.now, frame, offset, dup, qos, retain,
+                                 topic, packet_id, payload, None)  # fmt: skip
                 if packet_id is not None and self.judge is not None:  # QoS 0: not judged
                     start = len(data) - payload_len
                     head = data[start : start + _EVIDENCE_PAYLOAD]
@@ -452,6 +460,7 @@ class Connection:
                     name, None, None, None, None, packet_id, None, None, None,
                     self.edition_value, None, None, None,
                 ))  # fmt: skip
+                self.tap.ack(direction, self.at, self.now, frame, offset, name, packet_id, None)
                 if self.judge is not None:
                     fields = {"type": name, "packet_id": packet_id}
                     self._judge(direction, frame, offset, name, packet_id, fields, fields, None,
@@ -486,6 +495,7 @@ class Connection:
             self.edition_value, described.reason_code, described.topic_alias,
             described.properties,
         ))  # fmt: skip
+        self._tap_described(direction, frame, offset, data, described, described.topic)
         self._described(direction, frame, offset, kind, data, framed, described, None)
 
     def _packet5(
@@ -544,6 +554,8 @@ class Connection:
                     "PUBLISH", dup, qos, retain, topic, packet_id,
                     payload_len, None, None, V50_VALUE, None, alias, text,
                 ))  # fmt: skip
+                self.tap.publish(direction, self.at, self.now, frame, offset, dup, qos, retain,
+                                 topic, packet_id, payload, text)  # fmt: skip
                 judge = self.judge
                 if judge is not None and (
                     packet_id is not None  # QoS 1 and 2: their flows
@@ -612,6 +624,7 @@ class Connection:
                     name, None, None, None, None, packet_id, None, None, None,
                     V50_VALUE, code, None, text,
                 ))  # fmt: skip
+                self.tap.ack(direction, self.at, self.now, frame, offset, name, packet_id, code)
                 if self.judge is not None:
                     if fields is None:
                         fields = {"type": name, "packet_id": packet_id, "reason_code": code,
@@ -650,6 +663,7 @@ class Connection:
             error.rule if error else None, error.kind if error else None,
             V50_VALUE, described.reason_code, described.topic_alias, described.properties,
         ))  # fmt: skip
+        self._tap_described(direction, frame, offset, data, described, topic)
         if not PUBLISH <= kind <= PUBCOMP:  # the codec judges the PUBLISH family's size
             role = "client" if direction == C2S else "server"
             big = too_large(len(data), direction, negotiated, role=role)
@@ -782,6 +796,45 @@ class Connection:
                 evidence,
                 finding.provoked,
             )
+
+    # -- the cross-connection stage's events (:mod:`.tap`) --------------------------------
+
+    def _tap_start(self) -> None:
+        """The connection's :class:`~pubproof.pipeline.tap.Tap`, and what it stamps events
+        with: the frame being processed and its capture time, and where the link closed."""
+        server = f"{self.server[0]}:{self.server[1]}"
+        self.tap = Tap(self.capture, server, self.id, self.sink.events)
+        self.at, self.now = 0, 0.0
+        self.close_at: tuple[int, float] | None = None
+
+    def _tap_described(
+        self,
+        direction: str,
+        frame: int,
+        offset: int,
+        data: bytes,
+        described: Described,
+        topic: str | None,
+    ) -> None:
+        """A packet the general way described, to the tap (none with an error, or on a
+        connection whose protocol level no model covers)."""
+        if described.error is not None or self.edition is None:
+            return
+        name = described.type
+        if name == "PUBLISH":
+            size = described.payload_len or 0
+            payload = data[len(data) - size :] if size else b""
+            self.tap.publish(
+                direction, self.at, self.now, frame, offset, bool(described.dup),
+                described.qos or 0, bool(described.retain), topic, described.packet_id,
+                payload, described.properties,
+            )  # fmt: skip
+        elif name in FLOW_TYPES:
+            assert described.packet_id is not None
+            self.tap.ack(direction, self.at, self.now, frame, offset, name, described.packet_id,
+                         described.reason_code)  # fmt: skip
+        else:
+            self.tap.control(direction, self.at, self.now, frame, offset, described.fields)
 
     def _connect(self, described: Described) -> None:
         fields = described.fields
@@ -942,6 +995,8 @@ class Connection:
             self.streams[direction].finish(self.last_frame)
             self._events(direction)
             self.framers[direction].finish()
+        if self.closed is not None and self.close_at is not None:
+            self.tap.closed(*self.close_at)
         self._closing_findings()
         self.sink.connections.append(self._row())
 

@@ -109,6 +109,68 @@ class QuarantineRow(NamedTuple):
     detail: str
 
 
+class EventRow(NamedTuple):
+    """A row of ``events``: one packet the distribution judge reads, or a link's own event
+    (``lost``, ``closed``), as a connection's :class:`~pubproof.pipeline.tap.Tap` writes
+    it for the cross-connection stage (a scratch table: removed once that stage is done).
+    Built as a plain tuple in this order."""
+
+    capture: str
+    server: str
+    #: a PUBLISH's topic name (an acknowledgement's: its PUBLISH's); null for the rest
+    topic: str | None
+    t: float  # capture time, non-decreasing along the connection
+    at_frame: int  # the frame that completed the packet
+    connection: str
+    seq: int  # its place among the connection's events
+    frame: int  # the frame that carried its last byte (as in ``packets``)
+    offset: int
+    direction: str
+    type: str
+    qos: int | None
+    dup: bool | None
+    retain: bool | None
+    packet_id: int | None
+    code: int | None  # CONNACK's return code, a 5.0 Reason Code
+    digest: str | None  # a PUBLISH's payload digest (:func:`.tap.digest`)
+    size: int | None  # a PUBLISH's payload length
+    detail: str | None  # a control packet's fields, a 5.0 PUBLISH's properties (JSON)
+    skew: float  # seconds added to keep ``t`` non-decreasing (frames out of time order)
+
+
+class DeliveryRow(NamedTuple):
+    """A row of ``deliveries``: one message a server received (``direction`` ``in``) or
+    one copy it sent (``out``), as the cross-connection stage followed it."""
+
+    capture: str
+    server: str
+    topic: str
+    direction: str  # "in": a message received; "out": a copy sent
+    connection: str  # the publisher's (in) or the subscriber's (out)
+    client_id: str | None
+    frame: int
+    offset: int
+    time: float  # capture time of the packet
+    qos: int
+    dup: bool
+    retain: bool
+    packet_id: int | None
+    payload_digest: str
+    payload_len: int
+    #: the message: its publisher's connection and frame (for a copy of no message seen:
+    #: null)
+    in_connection: str | None
+    in_frame: int | None
+    #: 5.0: whether a copy's properties differ from the message's; null otherwise
+    properties_changed: bool | None
+    latency: float | None  # a copy: seconds from its message's PUBLISH
+    #: what became of it: a message ``delivered``, ``no-subscriber``, ``missing``,
+    #: ``refused``, or ``unknown:<why>``; a copy ``copy``, ``again`` (another copy of a
+    #: message the session had), ``unowed`` (a finding), or ``unknown:<why>``
+    outcome: str
+    copies: int | None  # a message: the copies of it seen
+
+
 @dataclass(slots=True)
 class Sink:
     """Rows of each table, as tuples in column order (see :mod:`.tables`)."""
@@ -117,10 +179,11 @@ class Sink:
     violations: list[tuple[Any, ...]] = field(default_factory=list)
     connections: list[tuple[Any, ...]] = field(default_factory=list)
     quarantine: list[tuple[Any, ...]] = field(default_factory=list)
+    events: list[tuple[Any, ...]] = field(default_factory=list)
 
     def drain(self) -> Iterable[tuple[str, tuple[Any, ...]]]:
         """Every row so far, tagged with its table; the sink is empty afterwards."""
-        for name in ("packets", "violations", "connections", "quarantine"):
+        for name in ("packets", "violations", "connections", "quarantine", "events"):
             rows: list[tuple[Any, ...]] = getattr(self, name)
             for row in rows:
                 yield name, row

@@ -22,7 +22,7 @@ from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.reconcile import check as check_reconciliation
 from pubproof.pipeline.reconcile import reconcile
 from pubproof.pipeline.source import inputs, plans
-from pubproof.pipeline.tables import TABLES
+from pubproof.pipeline.tables import OUTPUTS
 
 ENGINES = ("spark", "python")
 
@@ -146,7 +146,7 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
     check_reconciliation(result)
     return Result(
         out=job.out,
-        tables={t: os.path.join(job.out, t) for t in TABLES},
+        tables={t: os.path.join(job.out, t) for t in OUTPUTS},
         report=report,
         reconciliation=result,
         seconds=time.monotonic() - started,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-#: column types: "string", "long" (int64), "int" (int32), "bool"
+#: column types: "string", "long" (int64), "int" (int32), "bool", "double"
 Columns = tuple[tuple[str, str], ...]
 
 PACKETS: Columns = (
@@ -45,6 +45,24 @@ QUARANTINE: Columns = (
     ("reason", "string"), ("connection", "string"), ("offset", "long"), ("bytes", "long"),
     ("detail", "string"),
 )  # fmt: skip
+#: the cross-connection stage's input (a scratch table, removed when it is done): see
+#: :class:`pubproof.pipeline.rows.EventRow`
+EVENTS: Columns = (
+    ("capture", "string"), ("server", "string"), ("topic", "string"), ("t", "double"),
+    ("at_frame", "long"), ("connection", "string"), ("seq", "long"), ("frame", "long"),
+    ("offset", "long"), ("direction", "string"), ("type", "string"), ("qos", "int"),
+    ("dup", "bool"), ("retain", "bool"), ("packet_id", "int"), ("code", "int"),
+    ("digest", "string"), ("size", "long"), ("detail", "string"), ("skew", "double"),
+)  # fmt: skip
+DELIVERIES: Columns = (
+    ("capture", "string"), ("server", "string"), ("topic", "string"),
+    ("direction", "string"), ("connection", "string"), ("client_id", "string"),
+    ("frame", "long"), ("offset", "long"), ("time", "double"), ("qos", "int"),
+    ("dup", "bool"), ("retain", "bool"), ("packet_id", "int"),
+    ("payload_digest", "string"), ("payload_len", "long"), ("in_connection", "string"),
+    ("in_frame", "long"), ("properties_changed", "bool"), ("latency", "double"),
+    ("outcome", "string"), ("copies", "long"),
+)  # fmt: skip
 SUMMARY: Columns = (
     ("role", "string"), ("endpoint", "string"), ("rule", "string"), ("kind", "string"),
     ("count", "long"), ("connections", "long"), ("example_capture", "string"),
@@ -54,8 +72,10 @@ SUMMARY: Columns = (
 
 TABLES: Mapping[str, Columns] = MappingProxyType({
     "packets": PACKETS, "violations": VIOLATIONS, "connections": CONNECTIONS,
-    "quarantine": QUARANTINE, "summary": SUMMARY,
+    "quarantine": QUARANTINE, "summary": SUMMARY, "deliveries": DELIVERIES, "events": EVENTS,
 })  # fmt: skip
+#: the tables a check leaves under its output directory (``events`` is scratch)
+OUTPUTS = ("packets", "violations", "connections", "quarantine", "summary", "deliveries")
 
 #: the sort order of each table (all columns break ties, so the order is total)
 SORT_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType({
@@ -65,6 +85,11 @@ SORT_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "connections": ("capture", "connection"),
     "quarantine": ("capture", "frame", "reason", "connection", "offset"),
     "summary": ("role", "endpoint", "rule", "kind"),
+    # a server's events without a topic first (its sessions: CONNECT, SUBSCRIBE, ...),
+    # then each topic's, in time order: what the cross-connection stage reads in one pass
+    "events": ("capture", "server", "topic", "t", "at_frame", "connection", "seq"),
+    "deliveries": ("capture", "server", "topic", "in_connection", "in_frame", "direction",
+                   "connection", "frame", "offset"),
 })  # fmt: skip
 
 
@@ -87,7 +112,10 @@ def arrow_schema(table: str) -> Any:
     """The pyarrow schema of ``table``."""
     import pyarrow as pa
 
-    types = {"string": pa.string(), "long": pa.int64(), "int": pa.int32(), "bool": pa.bool_()}
+    types = {
+        "string": pa.string(), "long": pa.int64(), "int": pa.int32(), "bool": pa.bool_(),
+        "double": pa.float64(),
+    }  # fmt: skip
     return pa.schema([pa.field(name, types[kind], nullable=True) for name, kind in TABLES[table]])
 
 
@@ -100,5 +128,6 @@ def spark_schema(table: str) -> Any:
         "long": T.LongType(),
         "int": T.IntegerType(),
         "bool": T.BooleanType(),
+        "double": T.DoubleType(),
     }
     return T.StructType([T.StructField(name, kinds[kind], True) for name, kind in TABLES[table]])

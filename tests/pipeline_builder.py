@@ -259,9 +259,9 @@ class Outcome:
 
 def read_tables(out: str) -> dict[str, list[dict[str, object]]]:
     from pubproof.pipeline.output import read
-    from pubproof.pipeline.tables import TABLES
+    from pubproof.pipeline.tables import OUTPUTS
 
-    return {name: read(out, name) for name in TABLES}
+    return {name: read(out, name) for name in OUTPUTS}
 
 
 def run_check(
