@@ -69,7 +69,6 @@ from pubproof.judge.distribution_capture import (
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_ledger import Ledger, unknown
 from pubproof.judge.distribution_records import (
-    EXPIRY_SLACK,
     FORWARDED,
     Change,
     Flows,
@@ -77,6 +76,7 @@ from pubproof.judge.distribution_records import (
     MessageRecord,
     Report,
 )
+from pubproof.judge.distribution_unowed import excluded, unowed
 from pubproof.judge.distribution_verdicts import (
     judge_deliveries,
     judge_missing,
@@ -84,15 +84,12 @@ from pubproof.judge.distribution_verdicts import (
     judge_retained_copy,
 )
 from pubproof.judge.findings import VIOLATION, Finding
-from pubproof.model import distribution_rules as D
-from pubproof.model import distribution_rules50 as D50
 from pubproof.model.distribution import DistributionError, DistributionModel
 from pubproof.model.editions import Edition
-from pubproof.model.forwarding import Shape, subscription_copy
+from pubproof.model.forwarding import Shape
 from pubproof.model.messages import Cause, Copy, Message, Properties, Publication
 from pubproof.model.ordering import ordering_problems
 from pubproof.model.subscriptions import RetainHandling, ServerConfig, SubscriptionOptions
-from pubproof.model.topic_filters import subscription_matches
 from pubproof.model.trace import PublishProps
 
 V50 = Edition.V50
@@ -454,9 +451,7 @@ class DistributionJudge:
             if record is not None:
                 record.released = True
 
-    def _own(
-        self, link: Link, received: Event, owned: Event, *, resent: int = 0
-    ) -> int | None:
+    def _own(self, link: Link, received: Event, owned: Event, *, resent: int = 0) -> int | None:
         """The server took ownership of a message: the model's outcome; its ``seq``."""
         assert link.edition is not None and link.client_id is not None
         packet = received.packet or {}
@@ -493,9 +488,9 @@ class DistributionJudge:
         for session in model.sessions.values():
             if session.client_id in record.deliveries:
                 continue
-            excluded = self._excluded(message, session.client_id, session, link.edition)
-            if excluded is not None:
-                record.excluded[session.client_id] = excluded
+            barred = excluded(self, message, session.client_id, session, link.edition)
+            if barred is not None:
+                record.excluded[session.client_id] = barred
         for change in self.changes:
             # a subscription or connection that changed while the message was in flight
             if change.since <= owned.order and (
@@ -536,7 +531,7 @@ class DistributionJudge:
             pool = () if session is None else (*session.pending, *session.optional)
             owed = next((c for c in pool if _same(c.message, topic, payload)), None)
         if owed is None:
-            outcome, key = self._unowed(link, event, topic, payload)
+            outcome, key = unowed(self, link, event, topic, payload)
             ledger.sent(event, outcome, key)
             return
         try:
@@ -593,141 +588,6 @@ class DistributionJudge:
                     self.messages[edition, seq].released = False
                 return seq is not None
         return False
-
-    def _unowed(
-        self, link: Link, event: Event, topic: str, payload: str
-    ) -> tuple[str, tuple[Edition, int] | None]:
-        """A PUBLISH to a client that the model owes it no copy of: another copy of a message
-        it was owed (for the delivery's judgement), a copy sent after its message expired, a
-        copy its subscriptions exclude (No Local), or a copy of nothing that was published.
-        Its outcome for the ledger, and the message it is a copy of."""
-        assert link.edition is not None and link.client_id is not None
-        packet = event.packet or {}
-        shape = Shape.from_p(packet)  # type: ignore[arg-type]
-        model = self._model(link.edition)
-        session = model.sessions.get(link.client_id)
-        whole = self.complete or link.whole
-        for record in reversed(self.by_content.get((link.edition, topic, payload), [])):
-            key = (link.edition, record.message.seq)
-            expires = record.message.expires_at
-            if expires is not None and event.t * 1000 > expires + EXPIRY_SLACK * 1000:
-                # [MQTT-3.3.2-5] "If the Message Expiry Interval has passed and the Server has
-                # not managed to start onward delivery to a matching subscriber, then it MUST
-                # delete the copy of the message for that subscriber"
-                self.report.found(
-                    VIOLATION, D50.EXPIRED_NOT_SENT, link.edition,
-                    f"{link.client_id}: a copy of message {record.message.seq} on {topic!r} "
-                    "was sent after its Message Expiry Interval had passed",
-                    (record.received, record.owned, event),
-                )  # fmt: skip
-                return "unowed", key
-            if link.client_id in record.deliveries:
-                record.seen.setdefault(link.client_id, []).append((shape, event))
-                return "again", key
-            if link.client_id in record.uncertain:
-                # its subscriptions changed while the message was in flight
-                return unknown("subscription-changing"), key
-            kept = self.withheld.get((link.edition, link.client_id, record.message.seq))
-            if shape.retain and kept:
-                self.report.found(
-                    VIOLATION, None, link.edition,
-                    f"{link.client_id}: got the retained message {record.message.seq} on "
-                    f"{topic!r}, which its subscription's Retain Handling withholds",
-                    (record.received, event),
-                    rule_ids=tuple(i for i in kept if "3.3.1" in i) or kept,
-                )  # fmt: skip
-                return "unowed", key
-            gone = self.displaced.get((link.edition, record.message.seq))
-            if shape.retain and gone:
-                self.report.found(
-                    VIOLATION, None, link.edition,
-                    f"{link.client_id}: got message {record.message.seq} on {topic!r} as the "
-                    "retained message, which a later message had replaced or deleted",
-                    (record.received, record.owned, event),
-                    rule_ids=gone,
-                )  # fmt: skip
-                return "unowed", key
-            excluded = self._excluded(record.message, link.client_id, session, link.edition)
-            if excluded is not None:
-                self.report.found(
-                    VIOLATION, None, link.edition,
-                    f"{link.client_id}: got a copy of message {record.message.seq} on "
-                    f"{topic!r}, which {excluded[1]}",
-                    (record.received, record.owned, event),
-                    rule_id=excluded[0],
-                )  # fmt: skip
-                return "unowed", key
-            if not whole or shape.retain:
-                return self._unseen(link, "session-before-capture"), key
-            # a live copy to a session no subscription of which matched when the server
-            # took the message: "it MUST add the message to the Session state of every
-            # Client that has a matching Subscription" [MQTT-4.5.0-1], and only those
-            subscribed = self._subscribed(link, topic)
-            if subscribed and self.capture:
-                # a capture cannot tell which of the two the server took first
-                return unknown("subscription-changing"), key
-            self.report.found(
-                VIOLATION, D.TO_MATCHING_SESSIONS if subscribed else D.TOPIC_MATCHES_FILTER,
-                link.edition,
-                f"{link.client_id}: got a copy of message {record.message.seq} on "
-                f"{topic!r}, though "
-                + ("it subscribed only after the server took the message" if subscribed
-                   else "none of its subscriptions matches it"),
-                (record.received, record.owned, event),
-            )  # fmt: skip
-            return "unowed", key
-        if not whole:
-            return self._unseen(link, "publication-unseen"), None
-        if self._subscribed(link, topic) or (self.capture and self._asked(link, topic)):
-            return unknown("publication-unseen"), None
-        self.report.found(
-            VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
-            f"{link.client_id}: a PUBLISH on {topic!r}, which matches none of its "
-            "subscriptions" + ("" if self.capture else " and no client published"),
-            (event,),
-        )  # fmt: skip
-        return "unowed", None
-
-    def _unseen(self, link: Link, why: str) -> str:
-        """The outcome of a copy that the events cannot judge: the link lost traffic, or
-        ``why``."""
-        return unknown("capture-lost" if link.lossy else why)
-
-    def _asked(self, link: Link, topic: str) -> bool:
-        """Whether a SUBSCRIBE of ``link`` still unanswered asks for a filter that matches
-        ``topic`` (a server may send its copies before the SUBACK)."""
-        assert link.edition is not None
-        return any(
-            subscription_matches(str(item.get("filter")), topic, link.edition, self.readings)
-            for asked in link.subscribing.values()
-            for item in (asked.packet or {}).get("subscriptions", [])
-        )
-
-    def _subscribed(self, link: Link, topic: str) -> bool:
-        """Whether a subscription of ``link``'s session now matches ``topic``."""
-        assert link.edition is not None and link.client_id is not None
-        session = self._model(link.edition).sessions.get(link.client_id)
-        return session is not None and any(
-            subscription_matches(f, topic, link.edition, self.readings)
-            for f in session.subscriptions
-        )
-
-    def _excluded(
-        self, message: Message, client_id: str, session: Any, edition: Edition
-    ) -> tuple[str, str] | None:
-        """Why the model gave a session with a matching subscription no copy of ``message``
-        (the rule of the outcome its walk ended at, e.g. No Local [MQTT-3.8.3-3]), or None
-        when none of its subscriptions matches."""
-        if session is None:
-            return None
-        for subscription in session.subscriptions.values():
-            found, trail = subscription_copy(
-                message, client_id, subscription, edition, self.readings, other_member=True
-            )
-            if found is None and trail and trail[-1].rule_ids:
-                why = f"its subscription {subscription.topic_filter!r} excludes ({trail[-1].key})"
-                return trail[-1].rule_ids[0], why
-        return None
 
     def _inversion(self, edition: Edition, client_id: str, text: str) -> tuple[Event, ...]:
         """The evidence of an ordering problem: the copies of its two messages to the

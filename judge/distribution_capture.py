@@ -30,49 +30,24 @@ message's outcome into the ledger (:mod:`.distribution_ledger`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import Any
 
 from pubproof.judge.distribution_events import Event
-from pubproof.judge.distribution_ledger import Ledger, outcome_of, unknown
-from pubproof.judge.distribution_records import Link, MessageRecord, Report
+from pubproof.judge.distribution_ledger import outcome_of, unknown
+from pubproof.judge.distribution_records import CopyKey, JudgeState, Link, MessageRecord
 from pubproof.judge.distribution_verdicts import too_large
 from pubproof.judge.findings import MISSING, TOLERATED
 from pubproof.model import distribution_rules as D
 from pubproof.model import distribution_rules50 as D50
-from pubproof.model.distribution import DistributionModel
 from pubproof.model.editions import Edition
 from pubproof.model.messages import Cause, Copy
 from pubproof.model.ordering import ordered_topic
-from pubproof.model.subscriptions import ServerConfig
 from pubproof.model.topic_filters import parse_shared
 
 V50 = Edition.V50
 #: the default patience, in seconds (:func:`settle`)
 PATIENCE = 10.0
-#: what the ledger's per-session outcome keys are: (edition, message seq, client identifier)
-CopyKey = tuple[Edition, int, str]
-
-
-class DistributionJudge(Protocol):
-    """What these functions read and write of the judge
-    (:class:`pubproof.judge.distribution.DistributionJudge`)."""
-
-    readings: dict[str, str]
-    config: ServerConfig
-    report: Report
-    ledger: Ledger
-    patience: float
-    now: float
-    models: dict[Edition, DistributionModel]
-    links: dict[str, Link]
-    messages: dict[tuple[Edition, int], MessageRecord]
-    may_miss: set[tuple[Edition, int]]
-    owed_at: dict[tuple[Edition, int], Event]
-    latest: dict[tuple[Any, ...], tuple[int, Event]]
-    messages_of: dict[int, int]
-    sent_keys: set[CopyKey]
-    copy_outcomes: dict[CopyKey, str]
 
 
 def order_key(copy: Copy) -> tuple[str, str, int, int]:
@@ -81,7 +56,7 @@ def order_key(copy: Copy) -> tuple[str, str, int, int]:
     return copy.message.publisher, copy.topic, copy.message.qos, copy.qos
 
 
-def ordered(judge: DistributionJudge, edition: Edition, copy: Copy) -> bool:
+def ordered(judge: JudgeState, edition: Edition, copy: Copy) -> bool:
     """Whether ``copy`` takes part in the order of 4.6 whatever the readings: forwarded
     live, on an Ordered Topic, and (5.0) for Non-shared Subscriptions only."""
     if copy.cause is not Cause.LIVE:
@@ -91,7 +66,7 @@ def ordered(judge: DistributionJudge, edition: Edition, copy: Copy) -> bool:
     return ordered_topic(copy.topic, edition, judge.readings, judge.config)
 
 
-def _later(judge: DistributionJudge, edition: Edition, client_id: str, copy: Copy) -> Event | None:
+def _later(judge: JudgeState, edition: Edition, client_id: str, copy: Copy) -> Event | None:
     """The event of a copy sent to the session of a message that the order puts after
     ``copy``'s, if any."""
     if not ordered(judge, edition, copy):
@@ -103,7 +78,7 @@ def _later(judge: DistributionJudge, edition: Edition, client_id: str, copy: Cop
 
 
 def _missing(
-    judge: DistributionJudge,
+    judge: JudgeState,
     edition: Edition,
     client_id: str,
     copy: Copy,
@@ -129,7 +104,7 @@ def _missing(
 
 
 def judge_owed(
-    judge: DistributionJudge,
+    judge: JudgeState,
     link: Link | None,
     edition: Edition,
     client_id: str,
@@ -204,7 +179,7 @@ def judge_owed(
             )
 
 
-def owed_at_end(judge: DistributionJudge) -> None:
+def owed_at_end(judge: JudgeState) -> None:
     """Every session's copies still owed when the capture ends (:func:`judge_owed`)."""
     connected: dict[tuple[Edition, str], Link] = {}
     for each in judge.links.values():
@@ -216,7 +191,7 @@ def owed_at_end(judge: DistributionJudge) -> None:
             judge_owed(judge, link, edition, client_id, None, session.pending, session.optional)
 
 
-def session_outcomes(judge: DistributionJudge, missing: set[Any]) -> None:
+def session_outcomes(judge: JudgeState, missing: set[Any]) -> None:
     """Each message's outcome in the ledger, from its copies': sent (``delivered``), the
     decisions of :func:`judge_owed` (or, without a capture, ``missing`` where
     :func:`~pubproof.judge.distribution_verdicts.judge_missing` found it), expired, left

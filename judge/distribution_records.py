@@ -17,16 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pubproof.judge.distribution_events import C2S, S2C, Event
+from pubproof.judge.distribution_ledger import Ledger
 from pubproof.judge.findings import PASS, Finding, Source
 from pubproof.model import distribution_rules50 as D50
 from pubproof.model import flow_rules, flow_rules50
+from pubproof.model.distribution import DistributionModel
 from pubproof.model.distribution_rules import cite
 from pubproof.model.editions import Edition
 from pubproof.model.forwarding import Delivery, Shape
 from pubproof.model.messages import Message
+from pubproof.model.subscriptions import ServerConfig
 
 V50 = Edition.V50
 #: a PUBLISH's properties a server forwards unchanged, with the rule that says so (5.0)
@@ -44,6 +47,8 @@ QOS2_ONCE = {False: flow_rules.QOS2_RECEIVER.id_for(Edition.V311),
 #: the Message Expiry Interval a copy carries may be off by this many seconds from the
 #: model's, which counts the wait on the links' clock, not the server's
 EXPIRY_SLACK = 1
+#: a copy owed to one session: (edition, message seq, client identifier)
+CopyKey = tuple[Edition, int, str]
 
 
 @dataclass(slots=True)
@@ -161,3 +166,32 @@ class Report:
         if self.passes:
             ids = tuple(dict.fromkeys(rule_ids))
             self.found(PASS, None, edition, message, events, rule_ids=ids or ("",))
+
+
+class JudgeState(Protocol):
+    """What the judge's helper modules (:mod:`.distribution_capture`,
+    :mod:`.distribution_unowed`) read and write of the judge
+    (:class:`pubproof.judge.distribution.DistributionJudge`)."""
+
+    readings: dict[str, str]
+    config: ServerConfig
+    report: Report
+    ledger: Ledger
+    patience: float
+    now: float
+    models: dict[Edition, DistributionModel]
+    links: dict[str, Link]
+    messages: dict[tuple[Edition, int], MessageRecord]
+    may_miss: set[tuple[Edition, int]]
+    owed_at: dict[tuple[Edition, int], Event]
+    latest: dict[tuple[Any, ...], tuple[int, Event]]
+    messages_of: dict[int, int]
+    sent_keys: set[CopyKey]
+    copy_outcomes: dict[CopyKey, str]
+    complete: bool
+    capture: bool
+    by_content: dict[tuple[Edition, str, str], list[MessageRecord]]
+    withheld: dict[tuple[Edition, str, int], tuple[str, ...]]
+    displaced: dict[tuple[Edition, int], tuple[str, ...]]
+
+    def _model(self, edition: Edition) -> DistributionModel: ...

@@ -69,6 +69,7 @@ def judge_retained_copy(
         (*((record.received,) if record else ()), event),
     )  # fmt: skip
 
+
 def judge_properties(
     report: Report,
     copy: Copy,
@@ -116,6 +117,7 @@ def judge_properties(
         )  # fmt: skip
     _properties_passed(report, copy, checked, before, where)
 
+
 def _properties_passed(
     report: Report, copy: Copy, checked: list[str], before: int, where: tuple[Event, ...]
 ) -> None:
@@ -126,6 +128,7 @@ def _properties_passed(
             "properties as received (its Message Expiry Interval reduced)",
             tuple(checked), where,
         )  # fmt: skip
+
 
 def judge_deliveries(report: Report, record: MessageRecord) -> None:
     """Each session's copies of one message against what the text allows; the sessions
@@ -201,6 +204,7 @@ def judge_deliveries(report: Report, record: MessageRecord) -> None:
                 (record.received, record.owned),
                 rule_id=problem.rule_id,
             )  # fmt: skip
+
 
 def judge_missing(
     report: Report,
