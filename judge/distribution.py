@@ -85,7 +85,8 @@ from pubproof.judge.distribution_verdicts import (
 )
 from pubproof.judge.findings import VIOLATION, Finding
 from pubproof.model.distribution import DistributionError, DistributionModel
-from pubproof.model.editions import Edition
+from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
+from pubproof.model.editions import READINGS, Edition
 from pubproof.model.forwarding import Shape
 from pubproof.model.messages import Cause, Copy, Message, Properties, Publication
 from pubproof.model.ordering import ordering_problems
@@ -166,7 +167,9 @@ class DistributionJudge:
     def _model(self, edition: Edition) -> DistributionModel:
         model = self.models.get(edition)
         if model is None:
-            model = self.models[edition] = DistributionModel(edition, self.readings, self.config)
+            # the readings chosen for the edition (a capture's may name another edition's)
+            chosen = {k: v for k, v in self.readings.items() if _applies(k, edition)}
+            model = self.models[edition] = DistributionModel(edition, chosen, self.config)
         return model
 
     def _advance(self, t: float) -> None:
@@ -661,6 +664,13 @@ class DistributionJudge:
 
 #: what an ordering problem says: "message LATER ... was sent after message EARLIER, ..."
 _INVERSION = re.compile(r"^message (\d+) .* was sent after message (\d+),")
+
+
+def _applies(name: str, edition: Edition) -> bool:
+    """Whether the reading ``name`` applies to ``edition`` (an unknown name is kept, for
+    the model to refuse)."""
+    reading = READINGS.get(name) or DISTRIBUTION_READINGS.get(name)
+    return reading is None or reading.applies_to(edition)
 
 
 def forwarded_changed(copy: Copy, packet: Mapping[str, Any]) -> bool:

@@ -87,7 +87,8 @@ SEQ_MASK: Final = 0xFFFFFFFF
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
-    """What the job was asked: MQTT ports, TLS ports, a forced edition, readings."""
+    """What the job was asked: MQTT ports, TLS ports, a forced edition, readings, the
+    cross-connection stage's patience."""
 
     ports: frozenset[int] = frozenset({1883})
     tls_ports: frozenset[int] = frozenset({8883})
@@ -95,6 +96,10 @@ class Config:
     readings: tuple[tuple[str, str], ...] = ()
     window_bytes: int = WINDOW_BYTES
     window_segments: int = WINDOW_SEGMENTS
+    #: the cross-connection stage's patience: seconds a link stays open after a copy is
+    #: owed, past which a copy not sent is missing (:mod:`pubproof.judge.distribution_capture`,
+    #: whose ``PATIENCE`` this is: the per-connection stage does not import the judge)
+    patience: float = 10.0
 
 
 class Tracker:
@@ -295,7 +300,7 @@ class Connection:
         else:
             seq = segment.seq
         if segment.flags & (RST | FIN):
-            self.close_at = (frame, segment.time)
+            self.tap.close_at = (frame, segment.time)
         if segment.flags & RST:
             self.closed = "rst"
         elif segment.flags & FIN:
@@ -801,11 +806,10 @@ class Connection:
 
     def _tap_start(self) -> None:
         """The connection's :class:`~pubproof.pipeline.tap.Tap`, and what it stamps events
-        with: the frame being processed and its capture time, and where the link closed."""
+        with: the frame being processed and its capture time."""
         server = f"{self.server[0]}:{self.server[1]}"
         self.tap = Tap(self.capture, server, self.id, self.sink.events)
         self.at, self.now = 0, 0.0
-        self.close_at: tuple[int, float] | None = None
 
     def _tap_described(
         self,
@@ -995,8 +999,8 @@ class Connection:
             self.streams[direction].finish(self.last_frame)
             self._events(direction)
             self.framers[direction].finish()
-        if self.closed is not None and self.close_at is not None:
-            self.tap.closed(*self.close_at)
+        if self.closed is not None:
+            self.tap.closed()
         self._closing_findings()
         self.sink.connections.append(self._row())
 

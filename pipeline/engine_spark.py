@@ -61,7 +61,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pubproof.pipeline import shuffle, spark_daemon, staging
+from pubproof.pipeline import servers_spark, shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Config, Tracker
 from pubproof.pipeline.engine_python import collector_tuned, track
@@ -74,7 +74,9 @@ from pubproof.pipeline.staging import STAGE_RUN_ROWS
 from pubproof.pipeline.summary import EXAMPLE_COLUMNS, EXAMPLE_ORDER, GROUP, summarize
 from pubproof.pipeline.tables import SORT_KEYS, spark_schema
 
-ROW_TABLES = ("packets", "violations", "connections", "quarantine")
+ROW_TABLES = ("packets", "violations", "connections", "quarantine", "events")
+#: the tables written from staged runs (``events`` is the cross-connection stage's input)
+WRITTEN = ("packets", "violations", "connections", "quarantine", "deliveries")
 #: how the frames reach their connection's task (see the module's docstring)
 READS = ("scan", "shuffle")
 #: tables of at most this many rows are merged by the driver (one core, memory bounded by
@@ -385,8 +387,9 @@ def run(
     progress: Progress | None = None,
     driver_rows: int | None = None,
     read: str | None = None,
-) -> float:
-    """Write every table under ``out``; return Spark's start-up time in seconds.
+) -> tuple[float, dict[str, int]]:
+    """Write every table under ``out``; return Spark's start-up time in seconds, and the
+    cross-connection stage's figures (:mod:`.servers_spark`).
 
     One Spark job runs the whole pipeline: read the splits, shuffle by 4-tuple with a
     secondary sort, track every connection, and write each partition's rows as staged
@@ -421,7 +424,12 @@ def run(
     try:
         staged = _pipeline(spark.sparkContext, plans, config, out, count, progress, read, arrow)
         rows = _stage_the_rest(out, staged, plans, count, arrow)
-        for table in ROW_TABLES:
+        # the cross-connection stage: its runs numbered after the driver's (partition count)
+        figures, rows["deliveries"], found = servers_spark.run(
+            spark.sparkContext, _settings(config), out, count, count + 1, arrow
+        )
+        rows["violations"] += found
+        for table in WRITTEN:
             _table(spark, out, table, rows[table] <= limit)
         _summary(spark, out, rows["violations"] <= limit)
     finally:
@@ -430,7 +438,7 @@ def run(
             # stopped here, not by the JVM's shutdown hooks as the process exits (on a
             # cluster those race the executors' own shutdown and log errors)
             spark.stop()
-    return startup
+    return startup, figures
 
 
 def _pipeline(

@@ -366,6 +366,12 @@ def _cut(active: Sequence[_Run]) -> list[Any]:
     return pieces
 
 
+def sorted_table(table: str, data: Any) -> Any:
+    """``data`` (an Arrow table of ``table``'s columns) in the table's order
+    (:func:`_sorted_table`)."""
+    return _sorted_table(table, data)
+
+
 def _sorted_table(table: str, data: Any) -> Any:
     """``data`` (an Arrow table) stably sorted on ``table``'s key, nulls first.
 

@@ -7,12 +7,18 @@ engine wrote it) and from the driver's own header walk (``frames_in``), which no
 touches: a frame a worker dropped or counted twice shows as a difference. ``unreadable``
 names every capture of which not one frame could be read, and why (the command then
 exits non-zero: nothing is read silently as nothing).
+
+``distribution`` accounts for every message a server received: each PUBLISH a client sent
+(a sound packet of a known edition, in ``packets``) is a ``deliveries`` row ``in`` with
+its outcome (delivered, judged undeliverable, missing, or unknown with its reason:
+:mod:`pubproof.judge.distribution_ledger`), each PUBLISH a server sent a row ``out``; the
+counts of the two tables must agree.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pubproof.pipeline.capture import Plan
@@ -23,8 +29,11 @@ class ReconciliationError(RuntimeError):
     """The counts do not add up: the job must fail loudly."""
 
 
-def reconcile(out: str, plans: Sequence[Plan]) -> dict[str, Any]:
-    """The reconciliation of the tables in ``out`` against the plans."""
+def reconcile(
+    out: str, plans: Sequence[Plan], figures: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """The reconciliation of the tables in ``out`` against the plans (``figures``: the
+    cross-connection stage's own counts)."""
     frames_in = sum(p.frames for p in plans)
     used = tcp = framed_declared = missing = connections = 0
     unparsed: dict[str, int] = {}
@@ -56,9 +65,16 @@ def reconcile(out: str, plans: Sequence[Plan]) -> dict[str, Any]:
             by_reason[reason] = by_reason.get(reason, 0) + frames
             quarantined_bytes[reason] = quarantined_bytes.get(reason, 0) + (size or 0)
     framed = packets = 0
-    for batch in batches(out, "packets", ("length",)):
+    published = {"c2s": 0, "s2c": 0}  # sound PUBLISH packets of a known edition
+    for batch in batches(out, "packets", ("length", "type", "direction", "error_rule", "edition")):
         packets += len(batch["length"])
         framed += sum(batch["length"])
+        for kind, way, error, edition in zip(
+            batch["type"], batch["direction"], batch["error_rule"], batch["edition"], strict=True
+        ):
+            if kind == "PUBLISH" and error is None and edition is not None:
+                published[way] += 1
+    distribution = _distribution(out, published, figures or {})
     kinds: dict[str, int] = {}
     for batch in batches(out, "violations", ("kind",)):
         for kind in batch["kind"]:
@@ -75,7 +91,7 @@ def reconcile(out: str, plans: Sequence[Plan]) -> dict[str, Any]:
     frames_ok = frames_in == used + quarantined
     bytes_ok = tcp == framed + sum(unparsed.values()) and framed == framed_declared
     return {
-        "ok": frames_ok and bytes_ok,
+        "ok": frames_ok and bytes_ok and distribution["ok"],
         "captures": len(plans),
         "capture_bytes": sum(p.size for p in plans),
         "frames_in": frames_in,
@@ -94,6 +110,38 @@ def reconcile(out: str, plans: Sequence[Plan]) -> dict[str, Any]:
         "packets": packets,
         "findings_by_kind": dict(sorted(kinds.items())),
         "unreadable": unreadable,
+        "distribution": distribution,
+    }
+
+
+def _distribution(
+    out: str, published: Mapping[str, int], figures: Mapping[str, int]
+) -> dict[str, Any]:
+    """What became of every message in and copy out (the ``deliveries`` table), against
+    the PUBLISH packets of ``packets``."""
+    ins: dict[str, int] = {}
+    outs: dict[str, int] = {}
+    for batch in batches(out, "deliveries", ("direction", "outcome")):
+        for way, outcome in zip(batch["direction"], batch["outcome"], strict=True):
+            counts = ins if way == "in" else outs
+            counts[outcome] = counts.get(outcome, 0) + 1
+    messages_in, copies_out = sum(ins.values()), sum(outs.values())
+    unknowns = {k.partition(":")[2]: n for k, n in ins.items() if k.startswith("unknown:")}
+    unknown_copies = {k.partition(":")[2]: n for k, n in outs.items() if k.startswith("unknown:")}
+    return {
+        "ok": messages_in == published["c2s"] and copies_out == published["s2c"],
+        "servers": figures.get("servers", 0),
+        "topics": figures.get("topics", 0),
+        "events": figures.get("events", 0),
+        "events_out_of_time_order": figures.get("events_out_of_time_order", 0),
+        "publish_in": published["c2s"],
+        "publish_out": published["s2c"],
+        "messages_in": messages_in,
+        "messages_by_outcome": dict(sorted(ins.items())),
+        "messages_unknown_by_reason": dict(sorted(unknowns.items())),
+        "copies_out": copies_out,
+        "copies_by_outcome": dict(sorted(outs.items())),
+        "copies_unknown_by_reason": dict(sorted(unknown_copies.items())),
     }
 
 
@@ -135,6 +183,12 @@ def check(result: dict[str, Any]) -> None:
         problems.append(
             f"tcp_payload_bytes {result['tcp_payload_bytes']} != bytes_framed "
             f"{result['bytes_framed']} + bytes_unparsed {result['bytes_unparsed']}"
+        )
+    spread = result.get("distribution", {})
+    if spread and not spread.get("ok", True):
+        problems.append(
+            f"PUBLISH packets in {spread['publish_in']} != messages in {spread['messages_in']}"
+            f" or out {spread['publish_out']} != copies out {spread['copies_out']}"
         )
     if not problems:
         problems.append("the packets table and the connections' framed bytes disagree")

@@ -115,11 +115,11 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
             if progress is not None:
                 progress.advance(size, frames)
 
-        engine_python.run(planned, job.config, job.out, on_split=advance)
+        figures = engine_python.run(planned, job.config, job.out, on_split=advance)
     elif job.engine == "spark":
         from pubproof.pipeline import engine_spark
 
-        startup = engine_spark.run(
+        startup, figures = engine_spark.run(
             planned,
             job.config,
             job.out,
@@ -133,7 +133,7 @@ def check(job: Job, *, progress: Progress | None = None, spark: Any = None) -> R
         raise ValueError(f"unknown engine {job.engine!r} (known: {', '.join(ENGINES)})")
     if progress is not None:
         progress.done()
-    result = reconcile(job.out, planned)
+    result = reconcile(job.out, planned, figures)
     result["engine"] = job.engine
     result["edition"] = job.config.edition.value if job.config.edition else "from CONNECT"
     result["ports"] = sorted(job.config.ports)

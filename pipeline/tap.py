@@ -71,7 +71,7 @@ class Tap:
     """One connection's distribution events, appended to ``rows`` (the sink's ``events``)
     as tuples in the columns of :data:`pubproof.pipeline.tables.EVENTS`."""
 
-    __slots__ = ("capture", "connection", "flows", "last", "rows", "seq", "server")
+    __slots__ = ("capture", "close_at", "connection", "flows", "last", "rows", "seq", "server")
 
     def __init__(self, capture: str, server: str, connection: str, rows: list[Any]) -> None:
         self.capture = capture
@@ -83,6 +83,8 @@ class Tap:
         #: per direction of a PUBLISH, its packet identifier -> topic name, while its flow
         #: is under way (its acknowledgements are routed to its topic)
         self.flows: dict[str, dict[int, str | None]] = {C2S: {}, S2C: {}}
+        #: where the link ended: the frame of its latest FIN or RST, and its time
+        self.close_at: tuple[int, float] | None = None
 
     def _row(
         self,
@@ -192,8 +194,11 @@ class Tap:
         self._row(direction, at, t, at, 0, LOST, None, None, None, None, None, None, None,
                   None, None)  # fmt: skip
 
-    def closed(self, at: int, t: float) -> None:
-        """The link ended (a FIN or RST)."""
+    def closed(self) -> None:
+        """The link ended (at its latest FIN or RST, :attr:`close_at`)."""
+        if self.close_at is None:
+            return
+        at, t = self.close_at
         self._row(C2S, at, t, at, 0, CLOSED, None, None, None, None, None, None, None, None,
                   None)  # fmt: skip
 

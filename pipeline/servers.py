@@ -1,0 +1,337 @@
+"""The cross-connection stage: every message followed from its publisher through the server
+to each subscriber, by the distribution judge, server by server and topic by topic.
+
+Rules / theory of operation
+---------------------------
+The per-connection stage writes, per connection, the packets the distribution judge reads
+(:mod:`.tap`: the ``events`` scratch table). This stage reads them sorted by (capture,
+server, topic, time, ...), with each server's events of no topic first (its sessions:
+CONNECT, CONNACK, SUBSCRIBE, SUBACK, UNSUBSCRIBE, UNSUBACK, DISCONNECT, and the links'
+``lost`` and ``closed``), and judges each (capture, server, topic) apart: a fresh
+:class:`~pubproof.judge.distribution.DistributionJudge` (``capture`` mode) is fed the
+topic's events (its PUBLISH packets both ways and their acknowledgements) merged, in time
+order, with the session events of the connections that matter to the topic (those with
+events on it, those with a topic filter that may match it, and any other connection of
+the same client identifier). One server is never mixed with another, nor one capture with
+another: each has its own clock.
+
+Why a topic alone is enough: everything the judge decides of a message depends on the
+sessions and their subscriptions (which are all here), on other messages of the same topic
+only (the retained message, the order of 4.6, which is per topic), and on the flows of the
+packet identifiers its copies use (whose acknowledgements carry the topic of their
+PUBLISH, :mod:`.tap`). So the judgement of a topic is a function of its rows and its
+server's sessions, whichever task makes it: both engines, any number of partitions and any
+split of the input give the same tables.
+
+Partitioning: a (capture, server, topic) belongs to partition
+``crc32(capture NUL server NUL topic) mod N`` (:func:`partition_of`); a partition's task
+judges its topics and needs every session event of their servers, which every task reads
+(they are few: a handful per connection). What must be co-located is therefore one
+topic's events of one server and that server's session events; the work scales with the
+number of servers and topics.
+
+Output, per topic judged: the ``deliveries`` rows (each PUBLISH in and out, with what
+became of it: :mod:`pubproof.judge.distribution_ledger`) and the distribution findings as
+``violations`` rows (``source`` ``distribution``, ``role`` ``server``, reported at the
+last packet of their evidence, which is a trace across the connections involved). A
+PUBLISH whose topic name is unknown (a 5.0 Topic Alias with no mapping seen) is counted
+by partition 0, never judged.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from pubproof.judge.distribution import DistributionJudge
+from pubproof.judge.distribution_capture import PATIENCE
+from pubproof.judge.distribution_events import C2S, S2C, Event
+from pubproof.judge.distribution_ledger import unknown
+from pubproof.judge.findings import PASS, Finding, Source
+from pubproof.pipeline.rows import DeliveryRow, ViolationRow
+from pubproof.pipeline.tables import EVENTS, index
+from pubproof.pipeline.tap import CLOSED, LOST
+
+_E = index(EVENTS)
+CAPTURE, SERVER, TOPIC, T = _E["capture"], _E["server"], _E["topic"], _E["t"]
+AT, CONNECTION, SEQ, FRAME = _E["at_frame"], _E["connection"], _E["seq"], _E["frame"]
+OFFSET, DIRECTION, TYPE, QOS = _E["offset"], _E["direction"], _E["type"], _E["qos"]
+DUP, RETAIN, PACKET_ID, CODE = _E["dup"], _E["retain"], _E["packet_id"], _E["code"]
+DIGEST, SIZE, DETAIL, SKEW = _E["digest"], _E["size"], _E["detail"], _E["skew"]
+#: the order the judge is fed a server's events in (within one capture and server)
+ORDER: Final = (T, AT, CONNECTION, SEQ)
+
+
+def order(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A row's place in time: capture time, the frame that completed it, its connection
+    and its place on the connection."""
+    return row[T], row[AT], row[CONNECTION], row[SEQ]
+
+
+def partition_of(capture: str, server: str, topic: str, count: int) -> int:
+    """Which of ``count`` partitions judges the topic ``topic`` of ``server`` in
+    ``capture`` (the same in every process)."""
+    key = f"{capture}\x00{server}\x00{topic}".encode()
+    return zlib.crc32(key) % count
+
+
+def may_match(topic_filter: str, topic: str) -> bool:
+    """Whether ``topic_filter`` may match ``topic`` under any edition and reading (a
+    Shared Subscription's filter without its share name; ``$`` topics matched like any
+    other): more than the judge's match, never less, so that no session a topic needs is
+    left out."""
+    if topic_filter.startswith("$share/"):
+        parts = topic_filter.split("/", 2)
+        topic_filter = parts[2] if len(parts) == 3 else ""
+    wanted, names = topic_filter.split("/"), topic.split("/")
+    for i, level in enumerate(wanted):
+        if level == "#":
+            return True
+        if i >= len(names):
+            return False
+        if level != "+" and level != names[i]:
+            return False
+    return len(wanted) == len(names)
+
+
+class _Server:
+    """One server's session events (its rows without a topic), by connection, with each
+    connection's topic filters and client identifier."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[tuple[Any, ...]]] = {}
+        self.filters: dict[str, set[str]] = {}
+        self.client: dict[str, str] = {}
+        self.by_client: dict[str, set[str]] = {}
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        conn = row[CONNECTION]
+        self.rows.setdefault(conn, []).append(row)
+        kind, detail = row[TYPE], row[DETAIL]
+        if detail is None or kind not in ("CONNECT", "SUBSCRIBE", "UNSUBSCRIBE"):
+            return
+        fields = json.loads(detail)
+        if kind == "CONNECT":
+            client = str(fields.get("client_id") or "")
+            self.client[conn] = client
+            self.by_client.setdefault(client, set()).add(conn)
+        elif kind == "SUBSCRIBE":
+            wanted = fields.get("subscriptions") or []
+            self.filters.setdefault(conn, set()).update(str(w.get("filter")) for w in wanted)
+        else:
+            self.filters.setdefault(conn, set()).update(str(f) for f in fields.get("filters", []))
+
+    def relevant(self, topic: str, seen: Iterable[str]) -> set[str]:
+        """The connections whose session events the judgement of ``topic`` needs."""
+        chosen = set(seen)
+        for conn, filters in self.filters.items():
+            if conn not in chosen and any(may_match(f, topic) for f in filters):
+                chosen.add(conn)
+        for conn in list(chosen):
+            client = self.client.get(conn)
+            if client:
+                chosen.update(self.by_client.get(client, ()))
+        return chosen
+
+
+class Stage:
+    """The cross-connection stage over the rows of ``events`` in its sort order: partition
+    ``partition`` of ``count``'s share of the topics. Its output: :attr:`deliveries` and
+    :attr:`violations` (row tuples of those tables) and :attr:`figures` (counts for the
+    reconciliation, each made by exactly one partition)."""
+
+    def __init__(
+        self,
+        readings: Mapping[str, str] | None = None,
+        *,
+        patience: float = PATIENCE,
+        count: int = 1,
+        partition: int = 0,
+        flush: Callable[[Stage], None] | None = None,
+    ) -> None:
+        self.readings = dict(readings or {})
+        #: called after each topic judged (to hand the rows on, say)
+        self.flush = flush
+        self.patience = patience
+        self.count, self.partition = count, partition
+        self.deliveries: list[tuple[Any, ...]] = []
+        self.violations: list[tuple[Any, ...]] = []
+        self.figures: Counter[str] = Counter()
+
+    def run(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Judge every topic of this partition in ``rows`` (sorted as ``events`` is)."""
+        server: _Server | None = None
+        key: tuple[str, str] | None = None
+        topic_key: tuple[str, str, str] | None = None
+        group: list[tuple[Any, ...]] = []
+        mine = self.partition == 0  # the counts of a server's own rows
+        for row in rows:
+            here = (row[CAPTURE], row[SERVER])
+            if here != key:
+                if topic_key is not None:
+                    self._topic(topic_key, group, server)
+                    topic_key, group = None, []
+                key, server = here, _Server()
+                if mine:
+                    self.figures["servers"] += 1
+            assert server is not None
+            topic = row[TOPIC]
+            if topic is None:
+                server.add(row)
+                if mine:
+                    self._count(row)
+                    if row[TYPE] == "PUBLISH":
+                        self._unrouted(row)
+                continue
+            this = (row[CAPTURE], row[SERVER], topic)
+            if this != topic_key:
+                if topic_key is not None:
+                    self._topic(topic_key, group, server)
+                topic_key, group = this, []
+            group.append(row)
+        if topic_key is not None:
+            self._topic(topic_key, group, server)
+
+    def _count(self, row: tuple[Any, ...]) -> None:
+        self.figures["events"] += 1
+        if row[SKEW]:
+            self.figures["events_out_of_time_order"] += 1
+
+    def _unrouted(self, row: tuple[Any, ...]) -> None:
+        """A PUBLISH whose topic name is unknown (a Topic Alias no mapping seen stands
+        for): counted, never judged."""
+        incoming = row[DIRECTION] == C2S
+        self.deliveries.append(_delivery(
+            row, "", None, "in" if incoming else "out", unknown("topic-unknown"),
+            row if incoming else None, None, 0 if incoming else None,
+        ))  # fmt: skip
+
+    def _topic(
+        self, key: tuple[str, str, str], rows: list[tuple[Any, ...]], server: _Server | None
+    ) -> None:
+        capture, address, topic = key
+        if partition_of(capture, address, topic, self.count) != self.partition:
+            return
+        assert server is not None
+        self.figures["topics"] += 1
+        for row in rows:
+            self._count(row)
+        needed = server.relevant(topic, {row[CONNECTION] for row in rows})
+        sessions = [server.rows[c] for c in sorted(needed) if c in server.rows]
+        fed = list(heapq.merge(rows, *sessions, key=order))
+        judge = DistributionJudge(
+            self.readings, complete=False, capture=True, patience=self.patience
+        )
+        for row in fed:
+            judge.feed(_event(row))
+        findings = judge.finish()
+        self._deliveries(judge, fed, topic)
+        for finding in findings:
+            if finding.verdict != PASS:
+                self.violations.append(_violation(capture, address, finding))
+        if self.flush is not None:
+            self.flush(self)
+
+    def _deliveries(self, judge: DistributionJudge, fed: list[tuple[Any, ...]], topic: str) -> None:
+        """The ``deliveries`` rows of one topic, from the judge's ledger."""
+        ledger = judge.ledger
+        copies: Counter[int] = Counter()  # copies out per message, by its event order
+        for out in ledger.outs:
+            entry = None if out.message is None else ledger.messages.get(out.message)
+            if entry is not None and out.outcome in ("copy", "again"):
+                copies[entry.event.order] += 1
+        for entry in ledger.ins:
+            row = fed[entry.event.order - 1]
+            client = judge.links[row[CONNECTION]].client_id
+            self.deliveries.append(_delivery(
+                row, topic, client, "in", entry.outcome, row, None, copies[entry.event.order],
+            ))  # fmt: skip
+        for out in ledger.outs:
+            row = fed[out.event.order - 1]
+            client = judge.links[row[CONNECTION]].client_id
+            entry = None if out.message is None else ledger.messages.get(out.message)
+            message = None if entry is None else fed[entry.event.order - 1]
+            self.deliveries.append(_delivery(
+                row, topic, client, "out", out.outcome, message, out.changed, None,
+            ))  # fmt: skip
+
+
+def _delivery(
+    row: tuple[Any, ...],
+    topic: str,
+    client: str | None,
+    direction: str,
+    outcome: str,
+    message: tuple[Any, ...] | None,
+    changed: bool | None,
+    copies: int | None,
+) -> tuple[Any, ...]:
+    latency = None
+    if direction == "out" and message is not None:
+        latency = round(row[T] - message[T], 6)
+    return DeliveryRow(
+        row[CAPTURE], row[SERVER], topic, direction, row[CONNECTION], client, row[FRAME],
+        row[OFFSET], row[T], row[QOS], bool(row[DUP]), bool(row[RETAIN]), row[PACKET_ID],
+        row[DIGEST] or "", row[SIZE] or 0,
+        None if message is None else message[CONNECTION],
+        None if message is None else message[FRAME], changed, latency, outcome, copies,
+    )  # fmt: skip
+
+
+def _event(row: tuple[Any, ...]) -> Event:
+    """A row as the judge's event (a PUBLISH's payload is its digest; its length beside)."""
+    kind = row[TYPE]
+    origin = {"frame": row[FRAME], "offset": row[OFFSET]}
+    direction = row[DIRECTION]
+    if kind == LOST:
+        return Event(t=row[T], conn=row[CONNECTION], direction=direction, lost=True,
+                     origin=origin)  # fmt: skip
+    if kind == CLOSED:
+        return Event(t=row[T], conn=row[CONNECTION], origin=origin)
+    packet: dict[str, Any]
+    if kind == "PUBLISH":
+        packet = {
+            "type": kind, "dup": bool(row[DUP]), "qos": row[QOS], "retain": bool(row[RETAIN]),
+            "topic": row[TOPIC] or "", "packet_id": row[PACKET_ID],
+            "payload_hex": row[DIGEST] or "", "payload_size": row[SIZE],
+        }  # fmt: skip
+        if row[DETAIL] is not None:
+            packet["properties"] = json.loads(row[DETAIL])
+    elif kind in ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP"):
+        packet = {"type": kind, "packet_id": row[PACKET_ID]}
+        if row[CODE] is not None:
+            packet["reason_code"] = row[CODE]
+    else:
+        packet = json.loads(row[DETAIL])
+    return Event(t=row[T], conn=row[CONNECTION], direction=direction, packet=packet,
+                 origin=origin)  # fmt: skip
+
+
+#: a PUBLISH's fields in an event's evidence, as the capture's evidence names them
+_RENAMED: Final = {"payload_hex": "payload_digest", "payload_size": "payload_len"}
+
+
+def _violation(capture: str, server: str, finding: Finding) -> tuple[Any, ...]:
+    """A distribution finding as a ``violations`` row, at the last packet of its evidence
+    (the copy, or the later event, that shows it)."""
+    evidence = [{_RENAMED.get(k, k): v for k, v in entry.items()} for entry in finding.evidence]
+    at = next((e for e in reversed(evidence) if "frame" in e), None)
+    connection = str(at["conn"]) if at else f"{capture}:{server}"
+    direction = str(at.get("dir", S2C)) if at else S2C
+    rules = finding.rules
+    return ViolationRow(
+        capture, connection, direction, int(at["frame"]) if at else 0,
+        int(at.get("offset", 0)) if at else 0, rules[0] if rules else None, ",".join(rules),
+        ",".join(finding.provoked), finding.verdict, Source.DISTRIBUTION, "server", server,
+        finding.message, json.dumps(evidence, sort_keys=True, ensure_ascii=False),
+    )  # fmt: skip
+
+
+def rows_of_batches(batches: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    """Row tuples of Arrow record batches (in ``events``' columns)."""
+    for batch in batches:
+        yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
