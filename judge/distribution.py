@@ -62,33 +62,28 @@ from typing import Any, cast
 from pubproof.judge.distribution_capture import (
     PATIENCE,
     judge_owed,
-    order_key,
     owed_at_end,
     session_outcomes,
 )
+from pubproof.judge.distribution_copies import excluded, publish_out
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_ledger import Ledger, unknown
 from pubproof.judge.distribution_records import (
-    FORWARDED,
     Change,
     Flows,
     Link,
     MessageRecord,
     Report,
 )
-from pubproof.judge.distribution_unowed import excluded, unowed
 from pubproof.judge.distribution_verdicts import (
     judge_deliveries,
     judge_missing,
-    judge_properties,
-    judge_retained_copy,
 )
 from pubproof.judge.findings import VIOLATION, Finding
 from pubproof.model.distribution import DistributionError, DistributionModel
 from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
 from pubproof.model.editions import READINGS, Edition
-from pubproof.model.forwarding import Shape
-from pubproof.model.messages import Cause, Copy, Message, Properties, Publication
+from pubproof.model.messages import Copy, Properties, Publication
 from pubproof.model.ordering import ordering_problems
 from pubproof.model.subscriptions import RetainHandling, ServerConfig, SubscriptionOptions
 from pubproof.model.trace import PublishProps
@@ -508,90 +503,6 @@ class DistributionJudge:
 
     # -- copies out ----------------------------------------------------------------------------
 
-    def _publish_out(self, link: Link, event: Event) -> None:
-        packet = event.packet or {}
-        ledger = self.ledger
-        if link.edition is None or link.client_id is None:
-            ledger.sent(event, unknown("session-before-capture"))
-            return
-        topic = self._topic(link, S2C, packet)
-        if topic is None:
-            ledger.sent(event, unknown("topic-unknown"))
-            return
-        packet_id = packet.get("packet_id")
-        flows = self._session_flows(link)
-        if packet_id is not None and int(packet_id) in flows.outbound:
-            # a re-send of a copy under way (its DUP is the flows' to judge)
-            seq = self.copy_messages.get((link.edition, flows.outbound[int(packet_id)]))
-            ledger.sent(event, "resend", None if seq is None else (link.edition, seq))
-            return
-        model = self._model(link.edition)
-        session = model.sessions.get(link.client_id)
-        payload = str(packet.get("payload_hex", ""))
-        pool = () if session is None else (*session.pending, *session.optional)
-        owed = next((c for c in pool if _same(c.message, topic, payload)), None)
-        if owed is None and self._forwarded_early(link.edition, topic, payload, event):
-            pool = () if session is None else (*session.pending, *session.optional)
-            owed = next((c for c in pool if _same(c.message, topic, payload)), None)
-        if owed is None:
-            outcome, key = unowed(self, link, event, topic, payload)
-            ledger.sent(event, outcome, key)
-            return
-        try:
-            copy, expiry = model.send(link.client_id, owed.copy_id)
-        except DistributionError:
-            ledger.sent(event, "unowed")
-            return
-        key = (link.edition, copy.message.seq)
-        self.copy_messages[link.edition, copy.copy_id] = copy.message.seq
-        self.copy_events.setdefault((link.edition, link.client_id, copy.message.seq), event)
-        self.sent_keys.add((link.edition, copy.message.seq, link.client_id))
-        self.messages_of[event.order] = copy.message.seq
-        if copy.cause is Cause.LIVE:
-            latest = (link.edition, link.client_id, *order_key(copy))
-            if self.latest.get(latest, (-1,))[0] < copy.message.seq:
-                self.latest[latest] = (copy.message.seq, event)
-        if packet_id is not None and copy.qos > 0:
-            flows.outbound[int(packet_id)] = copy.copy_id
-        self.sent.setdefault((link.edition, link.client_id), []).append(copy)
-        record = self.messages.get(key)
-        shape = Shape.from_p(packet)  # type: ignore[arg-type]
-        if record is not None and copy.cause is Cause.LIVE:
-            record.seen.setdefault(link.client_id, []).append((shape, event))
-        if copy.cause is Cause.RETAINED:
-            judge_retained_copy(self.report, link.edition, copy, shape, event, record)
-        changed = None
-        if link.edition is V50:
-            judge_properties(self.report, copy, packet, expiry, event, record)
-            changed = forwarded_changed(copy, packet)
-        ledger.sent(event, "copy", key, changed)
-
-    def _forwarded_early(self, edition: Edition, topic: str, payload: str, event: Event) -> bool:
-        """A copy of a message the server has not acknowledged yet: it took ownership no
-        later than now (a server may forward before its PUBACK or PUBREC goes out); the
-        message becomes the model's at this event."""
-        for (flows_edition, client_id), flows in self.flows.items():
-            if flows_edition is not edition:
-                continue
-            for packet_id, (received, resent) in list(flows.inbound.items()):
-                packet = received.packet or {}
-                if (packet.get("topic"), packet.get("payload_hex")) != (topic, payload):
-                    continue
-                publisher = next(
-                    (k for k in self.links.values()
-                     if k.key == (edition, client_id) and k.conn == received.conn), None,
-                )  # fmt: skip
-                if publisher is None:
-                    continue
-                del flows.inbound[packet_id]
-                qos = int(packet.get("qos", 0))
-                seq = self._own(publisher, received, event, resent=resent if qos == 1 else 0)
-                if qos == 2 and seq is not None:
-                    flows.released[packet_id] = seq
-                    self.messages[edition, seq].released = False
-                return seq is not None
-        return False
-
     def _inversion(self, edition: Edition, client_id: str, text: str) -> tuple[Event, ...]:
         """The evidence of an ordering problem: the copies of its two messages to the
         session (the one received first, then the one sent first)."""
@@ -673,20 +584,6 @@ def _applies(name: str, edition: Edition) -> bool:
     return reading is None or reading.applies_to(edition)
 
 
-def forwarded_changed(copy: Copy, packet: Mapping[str, Any]) -> bool:
-    """5.0: whether a copy's properties that the server forwards unchanged (Payload Format
-    Indicator, Response Topic, Correlation Data, User Properties, Content Type) are not
-    the message's."""
-    sent = packet.get("properties") or {}
-    expected = copy.to_p(copy.message.received_at)["properties"]
-    return any(sent.get(key) != expected.get(key) for key, _ in FORWARDED)
-
-
-def _same(message: Message, topic: str, payload_hex: str) -> bool:
-    """Whether a PUBLISH with ``topic`` and ``payload_hex`` is a copy of ``message``."""
-    return message.topic == topic and message.publication.payload.hex() == payload_hex
-
-
 _HANDLERS = {
     (C2S, "CONNECT"): DistributionJudge._connect,
     (S2C, "CONNACK"): DistributionJudge._connack,
@@ -699,7 +596,7 @@ _HANDLERS = {
     (C2S, "PUBREL"): DistributionJudge._pubrel_in,
     (S2C, "PUBACK"): DistributionJudge._ack_in,
     (S2C, "PUBREC"): DistributionJudge._ack_in,
-    (S2C, "PUBLISH"): DistributionJudge._publish_out,
+    (S2C, "PUBLISH"): publish_out,
     (C2S, "PUBACK"): DistributionJudge._ack_out,
     (C2S, "PUBREC"): DistributionJudge._ack_out,
     (C2S, "PUBCOMP"): DistributionJudge._ack_out,

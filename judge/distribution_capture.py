@@ -43,7 +43,7 @@ from pubproof.model import distribution_rules50 as D50
 from pubproof.model.editions import Edition
 from pubproof.model.messages import Cause, Copy
 from pubproof.model.ordering import ordered_topic
-from pubproof.model.topic_filters import parse_shared
+from pubproof.model.topic_filters import parse_shared, subscription_matches
 
 V50 = Edition.V50
 #: the default patience, in seconds (:func:`settle`)
@@ -220,4 +220,20 @@ def session_outcomes(judge: JudgeState, missing: set[Any]) -> None:
                 if any(c in record.uncertain for c in offer.members) else "session-ended"
             )  # fmt: skip
         entry.sessions = sessions
-        entry.outcome = outcome_of(sessions, "no-subscriber")
+        entry.outcome = outcome_of(
+            sessions,
+            unknown("other-edition") if _elsewhere(judge, record) else "no-subscriber",
+        )
+
+
+def _elsewhere(judge: JudgeState, record: MessageRecord) -> bool:
+    """Whether a session of another edition's model has a subscription that matches the
+    message (its copies are then not this model's to judge)."""
+    topic = record.message.topic
+    return any(
+        subscription_matches(f, topic, edition, judge.readings)
+        for edition, model in judge.models.items()
+        if edition is not record.edition
+        for session in model.sessions.values()
+        for f in session.subscriptions
+    )

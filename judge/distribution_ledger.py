@@ -26,7 +26,10 @@ the events cannot show. The reasons a capture gives (:data:`UNKNOWN`):
   server may have sent it later);
 - ``capture-lost``: the capture lost part of the link's traffic (a gap): the copy may
   have been in it;
-- ``topic-unknown``: a 5.0 PUBLISH whose Topic Alias no mapping seen stands for.
+- ``topic-unknown``: a 5.0 PUBLISH whose Topic Alias no mapping seen stands for;
+- ``other-edition``: a message owed to (or a copy that may be of a message of) sessions
+  of another edition of the protocol on the same server: the distribution model is one
+  per edition, so a message that crosses editions is not judged.
 
 Each copy out is a ``copy`` of a message (the first), ``again`` (a further copy of a
 message the session had: the judge counts them), ``resend`` (a re-send of a copy under
@@ -46,6 +49,7 @@ from pubproof.model.editions import Edition
 UNKNOWN = (
     "session-before-capture", "publication-unseen", "subscription-changing",
     "not-acknowledged", "not-released", "capture-ended", "capture-lost", "topic-unknown",
+    "other-edition",
 )  # fmt: skip
 #: the outcomes of a message that say it could not be delivered, and why
 UNDELIVERABLE = ("no-subscriber", "refused", "invalid", "expired", "too-large", "session-ended")

@@ -15,7 +15,7 @@ changed between a request and its answer, which leaves a message in flight meanw
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,7 +28,7 @@ from pubproof.model.distribution import DistributionModel
 from pubproof.model.distribution_rules import cite
 from pubproof.model.editions import Edition
 from pubproof.model.forwarding import Delivery, Shape
-from pubproof.model.messages import Message
+from pubproof.model.messages import Copy, Message
 from pubproof.model.subscriptions import ServerConfig
 
 V50 = Edition.V50
@@ -170,7 +170,7 @@ class Report:
 
 class JudgeState(Protocol):
     """What the judge's helper modules (:mod:`.distribution_capture`,
-    :mod:`.distribution_unowed`) read and write of the judge
+    :mod:`.distribution_copies`) read and write of the judge
     (:class:`pubproof.judge.distribution.DistributionJudge`)."""
 
     readings: dict[str, str]
@@ -194,4 +194,15 @@ class JudgeState(Protocol):
     withheld: dict[tuple[Edition, str, int], tuple[str, ...]]
     displaced: dict[tuple[Edition, int], tuple[str, ...]]
 
+    flows: dict[tuple[Edition, str], Flows]
+    sent: dict[tuple[Edition, str], list[Copy]]
+    copy_events: dict[tuple[Edition, str, int], Event]
+    copy_messages: dict[tuple[Edition, int], int]
+
     def _model(self, edition: Edition) -> DistributionModel: ...
+
+    def _topic(self, link: Link, direction: str, packet: Mapping[str, Any]) -> str | None: ...
+
+    def _session_flows(self, link: Link) -> Flows: ...
+
+    def _own(self, link: Link, received: Event, owned: Event, *, resent: int = 0) -> int | None: ...

@@ -27,13 +27,13 @@ from pubproof.judge.distribution_records import (
     MessageRecord,
     Report,
 )
-from pubproof.judge.findings import MISSING, TOLERATED, VIOLATION
+from pubproof.judge.findings import DEVIATION, MISSING, TOLERATED, VIOLATION
 from pubproof.model import distribution_rules as D
 from pubproof.model import distribution_rules50 as D50
 from pubproof.model.distribution import DistributionModel, delivery_rules
 from pubproof.model.distribution_rules import cite
 from pubproof.model.editions import READINGS, Edition
-from pubproof.model.forwarding import Shape
+from pubproof.model.forwarding import Delivery, Shape
 from pubproof.model.messages import Cause, Copy
 from pubproof.reference import InvalidPacket, encode, from_p
 
@@ -170,12 +170,13 @@ def judge_deliveries(report: Report, record: MessageRecord) -> None:
                     "says", delivery_rules(delivery), where,
                 )  # fmt: skip
         for problem in problems:
+            verdict, rule_id = _retain_only(delivery, counted) or (VIOLATION, problem.rule_id)
             report.found(
-                VIOLATION, None, record.edition,
+                verdict, None, record.edition,
                 f"{client_id}: message {record.message.seq} on {record.message.topic!r} "
                 f"(QoS {record.message.qos}): {problem.message}",
                 (record.received, record.owned, *(e for _, e in seen)),
-                rule_id=problem.rule_id,
+                rule_id=rule_id,
             )  # fmt: skip
     for client_id, (rule_id, why) in record.excluded.items():
         if client_id not in record.seen and client_id not in record.uncertain:
@@ -204,6 +205,27 @@ def judge_deliveries(report: Report, record: MessageRecord) -> None:
                 (record.received, record.owned),
                 rule_id=problem.rule_id,
             )  # fmt: skip
+
+
+def _retain_only(delivery: Delivery, counted: list[Shape]) -> tuple[str, str] | None:
+    """When the one copy seen is the one the text allows but for its RETAIN flag: the
+    verdict and the rule of RETAIN on a forwarded copy (3.1.1 [MQTT-3.3.1-9]: RETAIN 0 on
+    an established subscription; 5.0 [MQTT-3.3.1-12] [MQTT-3.3.1-13]: as Retain As
+    Published says; 3.1: a SHOULD), not of its QoS."""
+    shapes = {s.seen() for s in counted}
+    if len(shapes) != 1:
+        return None
+    ((qos, retain, ids),) = shapes
+    single = {(s.qos, s.subscription_identifiers): s.retain for s in delivery.single_copies()}
+    if (qos, ids) not in single or single[qos, ids] == retain:
+        return None
+    edition = delivery.edition
+    if edition is V50:
+        rule = D50.RETAIN_AS_PUBLISHED_1 if single[qos, ids] else D50.RETAIN_AS_PUBLISHED_0
+        return VIOLATION, cite(rule, edition)
+    if edition is Edition.V31:
+        return DEVIATION, cite(D.RETAIN_FLAG_LIVE_31, edition)
+    return VIOLATION, cite(D.RETAIN_FLAG_LIVE, edition)
 
 
 def judge_missing(

@@ -21,6 +21,7 @@ from pipeline_builder import (
     run_check,
 )
 
+from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
 
 
@@ -52,6 +53,10 @@ def _run(
 
 
 FIRST = 6  # the frame of the first packet after CONNECT (4) and CONNACK (5)
+#: the client subscribes to every topic first (the server's PUBLISH packets are then copies
+#: the cross-connection stage cannot judge without their messages, not copies to a session
+#: that never subscribed, which it would find), shifting what follows by two frames
+SUBSCRIBED = (("c2s", control.subscribe(1, [("#", 2)])), ("s2c", control.suback(1, [2])))
 
 
 @pytest.mark.parametrize(
@@ -107,6 +112,7 @@ def test_unsupported_protocol_level_is_framed_not_judged(tmp_path: Path) -> None
 def test_unsound_fixed_header_stops_the_direction(tmp_path: Path) -> None:
     outcome, offsets = _run(
         tmp_path,
+        *SUBSCRIBED,
         ("c2s", bytes((0x00, 0x02, 1, 2))),
         ("c2s", publish("x")),
         ("s2c", publish("still", b"framed")),
@@ -115,7 +121,7 @@ def test_unsound_fixed_header_stops_the_direction(tmp_path: Path) -> None:
     assert (row["rule"], row["kind"], row["offset"]) == (
         "PP311-2.2.1-reserved-type",
         "malformed",
-        offsets[0],
+        offsets[2],
     )
     unparsed = json.loads(str(outcome.tables["connections"][0]["unparsed"]))
     assert unparsed == {"after-malformed": 4 + len(publish("x"))}
@@ -143,6 +149,7 @@ def test_flow_violation_pubrel_before_pubrec(tmp_path: Path) -> None:
 def test_flow_findings_about_the_server(tmp_path: Path) -> None:
     outcome, offsets = _run(
         tmp_path,
+        *SUBSCRIBED,
         ("s2c", ack("PUBACK", 44)),  # nobody awaits it: tolerated by the tables
         ("s2c", publish("f", b"1", qos=1, packet_id=3)),
         ("s2c", publish("f", b"1", qos=1, packet_id=3)),  # re-sent with DUP 0
@@ -152,8 +159,8 @@ def test_flow_findings_about_the_server(tmp_path: Path) -> None:
         for r in outcome.tables["violations"]
     ]
     assert rows == [
-        ("tolerated", "MQTT-3.3.4-1", "server", FIRST, offsets[0]),
-        ("violation", "MQTT-3.3.1-1", "server", FIRST + 2, offsets[2]),
+        ("tolerated", "MQTT-3.3.4-1", "server", FIRST + 2, offsets[2]),
+        ("violation", "MQTT-3.3.1-1", "server", FIRST + 4, offsets[4]),
     ]
     assert {r["endpoint"] for r in outcome.tables["violations"]} == {"10.0.0.2:1883"}
 
@@ -161,6 +168,7 @@ def test_flow_findings_about_the_server(tmp_path: Path) -> None:
 def test_a_correct_qos2_flow_has_no_findings(tmp_path: Path) -> None:
     outcome, _ = _run(
         tmp_path,
+        *SUBSCRIBED,
         ("c2s", publish("q", b"1", qos=2, packet_id=1)),
         ("s2c", ack("PUBREC", 1)),
         ("c2s", ack("PUBREL", 1)),
@@ -173,7 +181,11 @@ def test_a_correct_qos2_flow_has_no_findings(tmp_path: Path) -> None:
         ("s2c", mqtt(0xD0, b"")),
     )
     assert outcome.tables["violations"] == []
-    assert len(outcome.tables["packets"]) == 12
+    assert len(outcome.tables["packets"]) == 14
+    # the message went back to its publisher, which subscribed: one copy at QoS 2
+    assert [(r["direction"], r["outcome"]) for r in outcome.tables["deliveries"]] == [
+        ("in", "delivered"), ("out", "copy"),
+    ]  # fmt: skip
 
 
 def test_an_unanswered_publish_is_no_finding(tmp_path: Path) -> None:

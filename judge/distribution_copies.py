@@ -1,10 +1,14 @@
-"""The distribution judge's copies that nobody was owed: what each one is, and which are
-findings.
+"""The distribution judge's copies: each PUBLISH a server sends a client, matched to a
+copy the model owes, judged as it is sent; and the copies that nobody was owed.
 
 Theory of operation
 -------------------
-A PUBLISH a server sends a client that matches no copy the model owes that client's
-session (:meth:`~pubproof.judge.distribution.DistributionJudge._publish_out`) is, by the
+:func:`publish_out` matches a PUBLISH to the first copy the model owes the client's
+session with the same topic name (its Topic Alias resolved) and payload, which the model
+then counts as sent: a retained copy's RETAIN and QoS, a 5.0 copy's properties (and, on a
+capture, its DUP) are judged at once, the rest when the judgement ends. A copy of a
+message whose PUBACK or PUBREC is not seen yet shows the server took it already
+(``_forwarded_early``). A PUBLISH that matches no copy owed (:func:`unowed`) is, by the
 message it shows (same topic name and payload): a copy sent after its message expired
 [MQTT-3.3.2-5]; another copy of a message the session was owed (counted by the
 delivery's judgement); a copy to a session whose subscriptions changed while the message
@@ -21,18 +25,125 @@ is left open too: a capture cannot tell which of the two the server took first.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from pubproof.judge.distribution_events import Event
+from pubproof.judge.distribution_capture import order_key
+from pubproof.judge.distribution_events import S2C, Event
 from pubproof.judge.distribution_ledger import unknown
-from pubproof.judge.distribution_records import EXPIRY_SLACK, JudgeState, Link
+from pubproof.judge.distribution_records import EXPIRY_SLACK, FORWARDED, JudgeState, Link
+from pubproof.judge.distribution_verdicts import judge_properties, judge_retained_copy
 from pubproof.judge.findings import VIOLATION
 from pubproof.model import distribution_rules as D
 from pubproof.model import distribution_rules50 as D50
+from pubproof.model.distribution import DistributionError
 from pubproof.model.editions import Edition
 from pubproof.model.forwarding import Shape, subscription_copy
-from pubproof.model.messages import Message
+from pubproof.model.messages import Cause, Copy, Message
 from pubproof.model.topic_filters import subscription_matches
+
+V50 = Edition.V50
+
+
+def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
+    """A PUBLISH the server sends a client: matched to a copy the model owes its session
+    (the first owed with the same topic name and payload), judged as it is sent, and
+    written in the ledger; or what :func:`unowed` makes of it."""
+    packet = event.packet or {}
+    ledger = judge.ledger
+    if link.edition is None or link.client_id is None:
+        ledger.sent(event, unknown("session-before-capture"))
+        return
+    topic = judge._topic(link, S2C, packet)
+    if topic is None:
+        ledger.sent(event, unknown("topic-unknown"))
+        return
+    packet_id = packet.get("packet_id")
+    flows = judge._session_flows(link)
+    if packet_id is not None and int(packet_id) in flows.outbound:
+        # a re-send of a copy under way (its DUP is the flows' to judge)
+        seq = judge.copy_messages.get((link.edition, flows.outbound[int(packet_id)]))
+        ledger.sent(event, "resend", None if seq is None else (link.edition, seq))
+        return
+    model = judge._model(link.edition)
+    session = model.sessions.get(link.client_id)
+    payload = str(packet.get("payload_hex", ""))
+    pool = () if session is None else (*session.pending, *session.optional)
+    owed = next((c for c in pool if _same(c.message, topic, payload)), None)
+    if owed is None and _forwarded_early(judge, link.edition, topic, payload, event):
+        pool = () if session is None else (*session.pending, *session.optional)
+        owed = next((c for c in pool if _same(c.message, topic, payload)), None)
+    if owed is None:
+        outcome, key = unowed(judge, link, event, topic, payload)
+        ledger.sent(event, outcome, key)
+        return
+    try:
+        copy, expiry = model.send(link.client_id, owed.copy_id)
+    except DistributionError:
+        ledger.sent(event, "unowed")
+        return
+    key = (link.edition, copy.message.seq)
+    judge.copy_messages[link.edition, copy.copy_id] = copy.message.seq
+    judge.copy_events.setdefault((link.edition, link.client_id, copy.message.seq), event)
+    judge.sent_keys.add((link.edition, copy.message.seq, link.client_id))
+    judge.messages_of[event.order] = copy.message.seq
+    if copy.cause is Cause.LIVE:
+        latest = (link.edition, link.client_id, *order_key(copy))
+        if judge.latest.get(latest, (-1,))[0] < copy.message.seq:
+            judge.latest[latest] = (copy.message.seq, event)
+    if packet_id is not None and copy.qos > 0:
+        flows.outbound[int(packet_id)] = copy.copy_id
+    judge.sent.setdefault((link.edition, link.client_id), []).append(copy)
+    record = judge.messages.get(key)
+    shape = Shape.from_p(packet)  # type: ignore[arg-type]
+    if record is not None and copy.cause is Cause.LIVE:
+        record.seen.setdefault(link.client_id, []).append((shape, event))
+    if copy.cause is Cause.RETAINED:
+        judge_retained_copy(judge.report, link.edition, copy, shape, event, record)
+    changed = None
+    if link.edition is V50:
+        judge_properties(judge.report, copy, packet, expiry, event, record)
+        changed = forwarded_changed(copy, packet)
+        if judge.capture and packet.get("dup"):
+            # [MQTT-3.3.1-3] a first transmission has DUP 0 "determined solely by
+            # whether the outgoing PUBLISH packet is a retransmission" (3.x: the link
+            # judge's, on a capture's clean session)
+            judge.report.found(
+                VIOLATION, D50.DUP_FORWARDED, V50,
+                f"{link.client_id}: the first copy of message {copy.message.seq} on "
+                f"{topic!r} has DUP 1",
+                (*((record.received,) if record else ()), event),
+            )  # fmt: skip
+    ledger.sent(event, "copy", key, changed)
+
+
+def _forwarded_early(
+    judge: JudgeState, edition: Edition, topic: str, payload: str, event: Event
+) -> bool:
+    """A copy of a message the server has not acknowledged yet: it took ownership no
+    later than now (a server may forward before its PUBACK or PUBREC goes out); the
+    message becomes the model's at this event."""
+    for (flows_edition, client_id), flows in judge.flows.items():
+        if flows_edition is not edition:
+            continue
+        for packet_id, (received, resent) in list(flows.inbound.items()):
+            packet = received.packet or {}
+            if (packet.get("topic"), packet.get("payload_hex")) != (topic, payload):
+                continue
+            publisher = next(
+                (k for k in judge.links.values()
+                 if k.key == (edition, client_id) and k.conn == received.conn), None,
+            )  # fmt: skip
+            if publisher is None:
+                continue
+            del flows.inbound[packet_id]
+            qos = int(packet.get("qos", 0))
+            seq = judge._own(publisher, received, event, resent=resent if qos == 1 else 0)
+            if qos == 2 and seq is not None:
+                flows.released[packet_id] = seq
+                judge.messages[edition, seq].released = False
+            return seq is not None
+    return False
 
 
 def unowed(
@@ -48,8 +159,17 @@ def unowed(
     model = judge._model(link.edition)
     session = model.sessions.get(link.client_id)
     whole = judge.complete or link.whole
+    # a capture's copy whose message may be another edition's (the same topic name and
+    # payload), which this edition's model does not know: nothing here can tell
+    elsewhere = judge.capture and any(
+        (edition, topic, payload) in judge.by_content
+        for edition in judge.models
+        if edition is not link.edition
+    )
     for record in reversed(judge.by_content.get((link.edition, topic, payload), [])):
         key = (link.edition, record.message.seq)
+        if elsewhere:
+            return unknown("other-edition"), key
         expires = record.message.expires_at
         if expires is not None and event.t * 1000 > expires + EXPIRY_SLACK * 1000:
             # [MQTT-3.3.2-5] "If the Message Expiry Interval has passed and the Server has
@@ -117,6 +237,8 @@ def unowed(
             (record.received, record.owned, event),
         )  # fmt: skip
         return "unowed", key
+    if elsewhere:
+        return unknown("other-edition"), None
     if not whole:
         return _unseen(link, "publication-unseen"), None
     if subscribed(judge, link, topic) or (judge.capture and asked(judge, link, topic)):
@@ -172,3 +294,17 @@ def excluded(
             why = f"its subscription {subscription.topic_filter!r} excludes ({trail[-1].key})"
             return trail[-1].rule_ids[0], why
     return None
+
+
+def forwarded_changed(copy: Copy, packet: Mapping[str, Any]) -> bool:
+    """5.0: whether a copy's properties that the server forwards unchanged (Payload Format
+    Indicator, Response Topic, Correlation Data, User Properties, Content Type) are not
+    the message's."""
+    sent = packet.get("properties") or {}
+    expected = copy.to_p(copy.message.received_at)["properties"]
+    return any(sent.get(key) != expected.get(key) for key, _ in FORWARDED)
+
+
+def _same(message: Message, topic: str, payload_hex: str) -> bool:
+    """Whether a PUBLISH with ``topic`` and ``payload_hex`` is a copy of ``message``."""
+    return message.topic == topic and message.publication.payload.hex() == payload_hex
