@@ -56,6 +56,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -125,6 +126,10 @@ class DistributionJudge:
         self.messages_of: dict[int, int] = {}  # a copy's event order -> its message's seq
         #: what became of each copy owed that was not sent: (edition, seq, client) -> outcome
         self.copy_outcomes: dict[tuple[Edition, int, str], str] = {}
+        self.published: Counter[tuple[str, str]] = Counter()
+        #: the changes to each topic's retained message: their edition and time (a server
+        #: keeps one retained message per topic, the models one per edition)
+        self.retained_changes: dict[str, list[tuple[Edition, float]]] = {}
         self.ledger = Ledger()
         #: the event of the first copy of each message to each session: (edition, client,
         #: seq) -> event
@@ -385,6 +390,8 @@ class DistributionJudge:
         packet = event.packet or {}
         ledger = self.ledger
         if not link.connected or link.key is None:
+            # seen, never followed: a copy of the same topic and payload is ambiguous
+            self.published[str(packet.get("topic") or ""), str(packet.get("payload_hex", ""))] += 1
             ledger.received(
                 event, unknown("session-before-capture") if link.client_id is None else "refused"
             )
@@ -395,7 +402,9 @@ class DistributionJudge:
             return  # an alias with no mapping: the link judge's
         qos = int(packet.get("qos", 0))
         resolved = dataclasses.replace(event, packet={**packet, "topic": topic})
+        content = (topic, str(packet.get("payload_hex", "")))
         if qos == 0:
+            self.published[content] += 1
             ledger.received(event)
             if self._own(link, resolved, resolved) is None:
                 ledger.decided(event, "invalid")
@@ -410,6 +419,7 @@ class DistributionJudge:
             ledger.received(event, "again")
             flows.inbound[packet_id] = (waiting[0], waiting[1] + 1)  # sent again, not owned
             return
+        self.published[content] += 1
         ledger.received(event)
         flows.inbound[packet_id] = (resolved, 0)
 
@@ -479,6 +489,8 @@ class DistributionJudge:
             resent=resent,
         )  # fmt: skip
         kept = outcome.retained
+        if kept is not None and publication.retain:
+            self.retained_changes.setdefault(message.topic, []).append((link.edition, owned.t))
         if kept is not None and kept.before is not None and kept.after is not kept.before:
             # the retained message this one replaced or deleted: never sent for a new
             # subscription again

@@ -128,10 +128,13 @@ def judge_owed(
         if record is not None and not record.released:
             judge.copy_outcomes[key] = unknown("not-released")
             continue
+        if copy.cause is Cause.RETAINED and _replaced_elsewhere(judge, edition, copy, record):
+            judge.copy_outcomes[key] = unknown("other-edition")
+            continue
         if link is not None and too_large(copy, link, judge.readings):
             judge.copy_outcomes[key] = "too-large"
             continue
-        if link is None or not link.connected:
+        if link is None or (end is None and not link.connected):
             judge.copy_outcomes.setdefault(key, unknown("capture-ended"))  # queued
             continue
         if link.lossy:
@@ -177,6 +180,21 @@ def judge_owed(
             judge.copy_outcomes[key] = (
                 "session-ended" if end is not None else unknown("capture-ended")
             )
+
+
+def _replaced_elsewhere(
+    judge: JudgeState, edition: Edition, copy: Copy, record: MessageRecord | None
+) -> bool:
+    """Whether a client of another edition changed the retained message of the copy's
+    topic after this one was retained and before the copy was owed (the server keeps one,
+    the models one each)."""
+    since = -1.0 if record is None else record.owned.t
+    owed = judge.owed_at.get((edition, copy.copy_id))
+    until = judge.now if owed is None else owed.t
+    return any(
+        other is not edition and since <= t <= until
+        for other, t in judge.retained_changes.get(copy.topic, ())
+    )
 
 
 def owed_at_end(judge: JudgeState) -> None:

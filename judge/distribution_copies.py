@@ -25,7 +25,7 @@ is left open too: a capture cannot tell which of the two the server took first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pubproof.judge.distribution_capture import order_key
@@ -69,10 +69,10 @@ def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
     session = model.sessions.get(link.client_id)
     payload = str(packet.get("payload_hex", ""))
     pool = () if session is None else (*session.pending, *session.optional)
-    owed = next((c for c in pool if _same(c.message, topic, payload)), None)
+    owed = _owed(pool, topic, payload, packet)
     if owed is None and _forwarded_early(judge, link.edition, topic, payload, event):
         pool = () if session is None else (*session.pending, *session.optional)
-        owed = next((c for c in pool if _same(c.message, topic, payload)), None)
+        owed = _owed(pool, topic, payload, packet)
     if owed is None:
         outcome, key = unowed(judge, link, event, topic, payload)
         ledger.sent(event, outcome, key)
@@ -166,10 +166,13 @@ def unowed(
         for edition in judge.models
         if edition is not link.edition
     )
+    # ... or of a PUBLISH that was seen but never became a message the judge follows
+    known = sum(len(judge.by_content.get((e, topic, payload), ())) for e in judge.models)
+    ambiguous = judge.capture and judge.published[topic, payload] > known
     for record in reversed(judge.by_content.get((link.edition, topic, payload), [])):
         key = (link.edition, record.message.seq)
-        if elsewhere:
-            return unknown("other-edition"), key
+        if elsewhere or ambiguous:
+            return unknown("other-edition" if elsewhere else "ambiguous"), key
         expires = record.message.expires_at
         if expires is not None and event.t * 1000 > expires + EXPIRY_SLACK * 1000:
             # [MQTT-3.3.2-5] "If the Message Expiry Interval has passed and the Server has
@@ -303,6 +306,24 @@ def forwarded_changed(copy: Copy, packet: Mapping[str, Any]) -> bool:
     sent = packet.get("properties") or {}
     expected = copy.to_p(copy.message.received_at)["properties"]
     return any(sent.get(key) != expected.get(key) for key, _ in FORWARDED)
+
+
+def _owed(
+    pool: Iterable[Copy], topic: str, payload_hex: str, packet: Mapping[str, Any]
+) -> Copy | None:
+    """The copy owed that a PUBLISH with ``topic`` and ``payload_hex`` is: the first owed
+    with that topic and payload, unless several messages have them (the same payload
+    published twice, by two clients, say), when it is the first whose QoS, RETAIN and
+    (5.0) forwarded properties are the PUBLISH's, if one is: a server need not send the
+    copies of two publishers' messages in the order it took them."""
+    candidates = [c for c in pool if _same(c.message, topic, payload_hex)]
+    if len(candidates) < 2:
+        return candidates[0] if candidates else None
+    qos, retain = packet.get("qos"), bool(packet.get("retain"))
+    for copy in candidates:
+        if (copy.qos, copy.retain) == (qos, retain) and not forwarded_changed(copy, packet):
+            return copy
+    return next((c for c in candidates if not forwarded_changed(c, packet)), candidates[0])
 
 
 def _same(message: Message, topic: str, payload_hex: str) -> bool:

@@ -29,7 +29,10 @@ the events cannot show. The reasons a capture gives (:data:`UNKNOWN`):
 - ``topic-unknown``: a 5.0 PUBLISH whose Topic Alias no mapping seen stands for;
 - ``other-edition``: a message owed to (or a copy that may be of a message of) sessions
   of another edition of the protocol on the same server: the distribution model is one
-  per edition, so a message that crosses editions is not judged.
+  per edition, so a message that crosses editions is not judged;
+- ``ambiguous``: a copy whose topic name and payload are also those of a PUBLISH the
+  judge could not take as a message (from a session it does not know, refused, never
+  acknowledged): which of them it copies is unknown.
 
 Each copy out is a ``copy`` of a message (the first), ``again`` (a further copy of a
 message the session had: the judge counts them), ``resend`` (a re-send of a copy under
@@ -49,7 +52,7 @@ from pubproof.model.editions import Edition
 UNKNOWN = (
     "session-before-capture", "publication-unseen", "subscription-changing",
     "not-acknowledged", "not-released", "capture-ended", "capture-lost", "topic-unknown",
-    "other-edition",
+    "other-edition", "ambiguous",
 )  # fmt: skip
 #: the outcomes of a message that say it could not be delivered, and why
 UNDELIVERABLE = ("no-subscriber", "refused", "invalid", "expired", "too-large", "session-ended")

@@ -15,6 +15,7 @@ changed between a request and its answer, which leaves a message in flight meanw
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -177,6 +178,10 @@ class JudgeState(Protocol):
     config: ServerConfig
     report: Report
     ledger: Ledger
+    #: a capture's: how many PUBLISH packets clients sent with each topic name and payload
+    #: (re-sends of one message once)
+    published: Counter[tuple[str, str]]
+    retained_changes: dict[str, list[tuple[Edition, float]]]
     patience: float
     now: float
     models: dict[Edition, DistributionModel]

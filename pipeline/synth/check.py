@@ -11,10 +11,17 @@ a flow fault), each naming the model's rule ids; no finding may point anywhere e
 Rule ids a finding names beyond the model's (a finer reading of the same statement, such
 as [MQTT-2.3.1-4] for a server's identifier) are reported as notes, not failures.
 Tolerated findings are not violations and are not compared.
+
+The distribution findings (``source`` ``distribution``) are compared apart
+(:func:`compare_distribution`): each distribution fault the broker injected
+(:mod:`.broker`) must give exactly one finding of its kind naming its rule, on a
+connection of its subscriber's client address, and no other distribution finding may
+exist (tolerated ones included: the synthetic broker takes no MAY).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,7 +60,7 @@ def compare_violations(
     result = Comparison()
     at: dict[tuple[str, int], list[Mapping[str, Any]]] = defaultdict(list)
     for row in violations:
-        if row["kind"] in VIOLATION_KINDS:
+        if row["kind"] in VIOLATION_KINDS and row.get("source") != "distribution":
             at[(str(row["direction"]), int(row["frame"]))].append(row)
     injected = {(str(r["direction"]), int(r["frame"])): r for r in expected["injected"]}
     if len(injected) != len(expected["injected"]):
@@ -122,3 +129,43 @@ def compare_reconciliation(
         elif theirs not in reconciliation:
             problems.append(f"reconciliation.json has no {theirs}")
     return problems
+
+
+def client_of(connection: str) -> str:
+    """The client end of a connection id (``CAPTURE:ADDRESS:PORT-SERVER:PORT#N``), as
+    ``address:port`` with the address in its canonical form (IPv6 unbracketed)."""
+    left = connection.rsplit("#", 1)[0].rsplit("-", 1)[0]
+    rest, port = left.rsplit(":", 1)
+    address = rest[rest.rindex("[") + 1:-1] if rest.endswith("]") else rest.rsplit(":", 1)[1]
+    return endpoint(address, port)
+
+
+def endpoint(address: str, port: object) -> str:
+    """``address:port`` with the address canonical (``fd00::0:13`` is ``fd00::13``)."""
+    return f"{ipaddress.ip_address(address)}:{port}"
+
+
+def compare_distribution(
+    expected: Mapping[str, Any], violations: Iterable[Mapping[str, Any]]
+) -> Comparison:
+    """The pipeline's distribution findings against the injected distribution faults
+    (see the module docstring)."""
+    result = Comparison()
+    wanted: Counter[tuple[str, str, str]] = Counter()
+    for record in expected.get("distribution", []):
+        if record["source"] == "distribution":
+            address, _, port = str(record["subscriber"]).rpartition(":")
+            wanted[(endpoint(address, port), record["rule"], record["kind"])] += 1
+    found: Counter[tuple[str, str, str]] = Counter()
+    for row in violations:
+        if row.get("source") != "distribution":
+            continue
+        client = client_of(str(row["connection"]))
+        found[(client, str(row["rule"]), str(row["kind"]))] += 1
+    for key in sorted(set(wanted) | set(found)):
+        if wanted[key] != found[key]:
+            result.problems.append(
+                f"distribution: {key[2]} {key[1]} for client {key[0]}: found {found[key]}, "
+                f"expected {wanted[key]}"
+            )
+    return result

@@ -32,6 +32,7 @@ injected on 3.1.1 connections only (a connection that carries one is 3.1.1 whate
 from __future__ import annotations
 
 import argparse
+import enum
 import hashlib
 import json
 import random
@@ -45,8 +46,11 @@ from typing import Any, Literal
 from pubproof.judge import packets as control
 from pubproof.judge.packets import type_name
 from pubproof.model.editions import Edition
+from pubproof.pipeline.synth.broker import Broker, Clock, Copy, DistFault, Member, Subscription
+from pubproof.pipeline.synth.broker import Message as Taken
+from pubproof.pipeline.synth.broker import matches as filter_matches
 from pubproof.pipeline.synth.faults import Fault, checked_wire_fault, flow_findings
-from pubproof.pipeline.synth.mqtt5 import Session5
+from pubproof.pipeline.synth.mqtt5 import CLIENT_DECLARES, Session5
 from pubproof.pipeline.synth.pcapwrite import (
     C2S,
     LINKTYPE_ETHERNET,
@@ -57,7 +61,8 @@ from pubproof.pipeline.synth.pcapwrite import (
     Segment,
     TcpConnection,
 )
-from pubproof.reference import PubAck, PubComp, Publish, PubRec, PubRel, encode
+from pubproof.reference import Publish, encode
+from pubproof.reference.packets import ACK_CLASSES
 
 #: topic names: ASCII, deep, long and multi-byte UTF-8 (2-, 3- and 4-byte sequences)
 TOPICS = (
@@ -72,6 +77,14 @@ TOPICS = (
     "a",
     "deep/" + "/".join(f"level{n}" for n in range(20)),
 )
+#: the topic filters a connection subscribes to (one or two of them, each at a QoS drawn
+#: from 0 to 2): wildcards of both kinds, exact names, and one that matches everything
+FILTERS = (
+    "#", "sensors/#", "sensors/+", "+/+/room-12", "fleet/+/gps", "home/#", "capteurs/#",
+    "センサー/+/3", "emoji/+/launch", "a", "+/humidity/#", "deep/#", "传感器/+",
+)  # fmt: skip
+#: copies a connection sends at most in one turn (the rest in its next turns)
+DELIVER_MOST = 256
 START_NS = 1_700_000_000 * 1_000_000_000
 
 
@@ -117,14 +130,16 @@ class SynthConfig:
     rst: float = 0.05  # a connection ends with RST instead of FIN
     ipv6: float = 0.2
     port: int = 1883
-    inject: tuple[tuple[str, int], ...] = tuple((f.value, 10) for f in Fault)
+    inject: tuple[tuple[str, int], ...] = (
+        *((f.value, 10) for f in Fault), *((f.value, 2) for f in DistFault),
+    )  # fmt: skip
     large_connection_packets: int = 0
     mqtt5: float = 0.0  # the share of connections in MQTT 5.0
     fmt: Literal["pcap", "pcapng"] = "pcap"
     linktype: int = LINKTYPE_ETHERNET
 
     def __post_init__(self) -> None:
-        known = {f.value for f in Fault}
+        known = {f.value for f in Fault} | {f.value for f in DistFault}
         for name, count in self.inject:
             if name not in known:
                 raise ValueError(f"unknown fault {name!r}; known: {sorted(known)}")
@@ -155,6 +170,9 @@ class Expected:
     #: each injected fault: its name, connection, direction, client address, the rule ids
     #: of each finding the model makes on it, and the frame that carries its last byte
     injected: list[dict[str, Any]] = field(default_factory=list)
+    #: each injected distribution fault (:mod:`.broker`): its name, edition, subscriber,
+    #: the rule and kind of the finding it must give, and the judge that gives it
+    distribution: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -171,6 +189,10 @@ class Expected:
             "largest_connection_packets": self.largest_connection_packets,
             "connections_by_edition": dict(sorted(self.connections_by_edition.items())),
             "injected": self.injected,
+            "distribution": self.distribution,
+            "distribution_faults": dict(
+                sorted(Counter(r["fault"] for r in self.distribution).items())
+            ),
         }
 
 
@@ -218,9 +240,13 @@ class _Connection:
 
     def __init__(
         self, index: int, config: SynthConfig, rng: random.Random, expected: Expected,
-        fault: Fault | None, messages: int,
+        fault: Fault | None, messages: int, brokers: dict[bool, Broker],
+        dist_fault: DistFault | None = None,
     ) -> None:  # fmt: skip
         self.index = index
+        #: the distribution fault to inject on this connection's messages (or, for
+        #: miss-retained, its subscription), until it is
+        self.dist_fault = dist_fault
         self.config = config
         self.rng = rng
         self.expected = expected
@@ -243,12 +269,18 @@ class _Connection:
             client, server, client_isn=rng.getrandbits(32), server_isn=rng.getrandbits(32),
             mss=config.mss,
         )  # fmt: skip
+        #: the server's broker: one per server address (an IPv4 and an IPv6 one: two
+        #: servers in one capture, which forward nothing to each other)
+        self.broker = brokers[v6]
         self.ids = {C2S: _Ids(), S2C: _Ids()}
         #: MQTT 5.0 (None: 3.1.1); a connection that carries a fault is 3.1.1
         self.v5 = (
             Session5(rng)
             if fault is None and config.mqtt5 > 0 and rng.random() < config.mqtt5
             else None
+        )
+        self.member: Member = self.broker.join(
+            index, self.v5 is not None, f"{client.address}:{client.port}"
         )
         #: segments (by id) that carry a fault's last byte, and the fault's record
         self.marks: dict[int, dict[str, Any]] = {}
@@ -374,51 +406,100 @@ class _Connection:
         return self.rng.randbytes(self.rng.randint(top // 2, top))
 
     def _burst(self, *, flow_fault: bool) -> list[Write]:
-        """1..burst messages one way, then their acknowledgement phases (QoS 2 in four)."""
-        rng, config = self.rng, self.config
+        """A turn of the connection: its outbox delivered (at most :data:`DELIVER_MOST`
+        copies), or 1..burst messages published, with their acknowledgement phases (QoS 2
+        in four); ``flow_fault``: one QoS 2 message either way, then the flow fault."""
+        rng = self.rng
+        if not flow_fault:
+            if self.member.outbox and rng.random() < 0.5:
+                copies = self.broker.due(self.member, DELIVER_MOST, self._receive_maximum)
+                if copies:
+                    return self._deliver(copies)
+            if self.dist_fault is DistFault.MISS_RETAINED:
+                topic = self.broker.retained_for(self.member)
+                if topic is not None:  # a subscription made anew, its retained message missed
+                    return self._subscribe([(topic, 2)], miss=True)
+            return self._publish(C2S)
         direction = C2S if rng.random() < 0.5 else S2C
-        count = 1 if flow_fault else rng.randint(1, config.burst)
+        return self._publish(direction, flow_fault=True)
+
+    def _publish(self, direction: Direction, *, flow_fault: bool = False) -> list[Write]:
+        """Messages ``direction`` sends: the client's (which the broker takes, and a
+        distribution fault may follow), or (the flow fault's) the server's QoS 2 PUBLISH on
+        a topic the client subscribed to, a copy of nothing any client published."""
+        rng, config = self.rng, self.config
+        fault = self.dist_fault if direction is C2S and not flow_fault else None
+        if fault is DistFault.MISS_RETAINED or (fault is not None and fault.v5_only
+                                                and self.v5 is None):  # fmt: skip
+            fault = None
+        topics = self._fault_topics() if fault is not None else []
+        if fault is not None and not topics:
+            fault = None  # nobody of this edition would get it yet: later
+        count = 1 if flow_fault or fault is not None else rng.randint(1, config.burst)
+        if fault is not None and fault.pair:
+            count = 2
         publishes, first_acks, releases, completions = [], [], [], []
+        taken: list[dict[int, Copy]] = []
+        # the QoS of the fault's messages: the pair's one QoS; QoS 2 (duplicate); 1 or 2
+        # (DUP: never 0, which has DUP 0 [MQTT-3.3.1-2]); as drawn for the rest
+        fault_qos = rng.choices((0, 1, 2), weights=config.qos_mix)[0]
+        if fault is DistFault.DUPLICATE:
+            fault_qos = 2
+        elif fault is DistFault.DUP:
+            fault_qos = rng.choice((1, 2))
+        fault_topic = rng.choice(topics) if topics else None
         for _ in range(count):
             qos = 2 if flow_fault else rng.choices((0, 1, 2), weights=config.qos_mix)[0]
             topic = rng.choice(TOPICS)
-            packet_id = self.ids[direction].next() if qos else None
+            if direction is S2C:
+                topic = rng.choice(self._subscribed_topics())
             retain = rng.random() < 0.05
+            dup = False
+            payload = self._payload()
+            expiry: int | None = None
+            if fault is not None:
+                topic, qos = fault_topic or topic, fault_qos
+                dup = fault is DistFault.DUP
+                # a payload of its own: two messages alike cannot be told apart
+                payload = payload or rng.randbytes(8)
+                retain = fault is DistFault.RETAIN or retain
+                if fault is DistFault.EXPIRED:
+                    expiry = 1
+            packet_id = self.ids[direction].next() if qos else None
             v5 = self.v5
             if v5 is not None:
-                publishes.append(
-                    v5.publish(
-                        direction, topic=topic, qos=qos, packet_id=packet_id,
-                        payload=self._payload(), retain=retain,
-                    )
+                publishes.append(v5.publish(
+                    direction, topic=topic, qos=qos, packet_id=packet_id, payload=payload,
+                    retain=retain, dup=dup, expiry=expiry,
+                ))  # fmt: skip
+            else:
+                publishes.append(encode(Publish(
+                    topic=topic, qos=qos, packet_id=packet_id, payload=payload, retain=retain,
+                    dup=dup,
+                )))  # fmt: skip
+            if qos:
+                assert packet_id is not None
+                first_acks.append(self._ack("PUBACK" if qos == 1 else "PUBREC", packet_id))
+            if qos == 2:
+                assert packet_id is not None
+                releases.append(self._ack("PUBREL", packet_id))
+                completions.append(self._ack("PUBCOMP", packet_id))
+            if direction is C2S:
+                # the broker takes it now: its PUBACK or PUBREC (QoS 0: the PUBLISH) is
+                # in this turn, before any copy of it goes out
+                properties: dict[str, Any] = {}
+                if v5 is not None:
+                    properties = dict(v5.profile(C2S, topic))
+                    if expiry is not None:
+                        properties["message_expiry_interval"] = expiry
+                message = Taken(
+                    publisher=self.index, topic=topic, qos=qos, retain=retain,
+                    payload=payload, v5=v5 is not None, time=self.broker.clock.now, dup=dup,
+                    properties=properties,
                 )  # fmt: skip
-                if qos:
-                    assert packet_id is not None
-                    first_acks.append(v5.ack("PUBACK" if qos == 1 else "PUBREC", packet_id))
-                if qos == 2:
-                    assert packet_id is not None
-                    releases.append(v5.ack("PUBREL", packet_id))
-                    completions.append(v5.ack("PUBCOMP", packet_id))
-                continue
-            publishes.append(
-                encode(
-                    Publish(
-                        topic=topic,
-                        qos=qos,
-                        packet_id=packet_id,
-                        payload=self._payload(),
-                        retain=retain,
-                    )
-                )
-            )
-            if qos == 1:
-                assert packet_id is not None
-                first_acks.append(encode(PubAck(packet_id=packet_id)))
-            elif qos == 2:
-                assert packet_id is not None
-                first_acks.append(encode(PubRec(packet_id=packet_id)))
-                releases.append(encode(PubRel(packet_id=packet_id)))
-                completions.append(encode(PubComp(packet_id=packet_id)))
+                taken.append(self.broker.publish(message))
+        if fault is not None and self.broker.inject(fault, self.member, taken):
+            self.dist_fault = None
         writes: list[Write] = [(direction, publishes)]
         if first_acks:
             writes.append((direction.reverse, first_acks))
@@ -426,7 +507,7 @@ class _Connection:
             # a QoS 1 PUBLISH on the identifier still held for the QoS 2 flow (PUBREC seen,
             # PUBCOMP not yet); the receiver answers nothing to it
             packet_id = self.ids[direction].last
-            topic = rng.choice(TOPICS)
+            topic = rng.choice(TOPICS if direction is C2S else self._subscribed_topics())
             findings = flow_findings(topic, packet_id, sender=direction.value)
             bad = encode(Publish(topic=topic, qos=1, packet_id=packet_id, payload=self._payload()))
             self.pending = (bad, self._injected(Fault.QOS1_ON_HELD_ID, direction, findings))
@@ -436,8 +517,117 @@ class _Connection:
             writes.append((direction.reverse, completions))
         return writes
 
+    def _ack(self, kind: str, packet_id: int) -> bytes:
+        if self.v5 is not None:
+            return self.v5.ack(kind, packet_id)
+        return encode(ACK_CLASSES[kind](packet_id=packet_id))
+
+    def _fault_topics(self) -> list[str]:
+        """The topics some other connection of this one's edition subscribes to."""
+        member = self.member
+        return [
+            t for t in TOPICS
+            if any(
+                filter_matches(s.topic_filter, t)
+                for m in self.broker.members.values()
+                if m.v5 == member.v5 and m.index != member.index
+                for s in m.subscriptions
+            )
+        ]  # fmt: skip
+
+    def _subscribed_topics(self) -> list[str]:
+        """The topics this connection subscribes to (TOPICS when it has none)."""
+        subs = self.member.subscriptions
+        found = [t for t in TOPICS if any(filter_matches(s.topic_filter, t) for s in subs)]
+        return found or list(TOPICS)
+
+    @property
+    def _receive_maximum(self) -> int | None:
+        """The client's Receive Maximum (5.0), which bounds the copies under way."""
+        return None if self.v5 is None else int(CLIENT_DECLARES["receive_maximum"])
+
+    def _deliver(self, copies: Sequence[Copy]) -> list[Write]:
+        """The broker's copies to this connection, each acknowledged (QoS 1 and 2)."""
+        v5, broker = self.v5, self.broker
+        publishes, first_acks, releases, completions = [], [], [], []
+        for copy in copies:
+            message = copy.message
+            packet_id = self.ids[S2C].next() if copy.qos else None
+            if v5 is not None:
+                data = v5.forward(
+                    topic=message.topic, qos=copy.qos, packet_id=packet_id,
+                    payload=message.payload, retain=copy.retain, dup=copy.dup,
+                    properties=message.properties, identifiers=copy.identifiers,
+                    expiry=broker.expiry(copy) if message.v5 else None,
+                    content_type=copy.content_type,
+                )  # fmt: skip
+            else:
+                data = encode(Publish(
+                    topic=message.topic, qos=copy.qos, packet_id=packet_id,
+                    payload=message.payload, retain=copy.retain, dup=copy.dup,
+                ))  # fmt: skip
+            publishes.append(data)
+            record = copy.record
+            if record is not None and record["source"] == "link":
+                # found by the link judge at this packet: a per-connection fault's record
+                self.pending = (data, self._injected_link(record))
+            if packet_id is not None:
+                first_acks.append(self._ack("PUBACK" if copy.qos == 1 else "PUBREC", packet_id))
+            if copy.qos == 2:
+                assert packet_id is not None
+                releases.append(self._ack("PUBREL", packet_id))
+                completions.append(self._ack("PUBCOMP", packet_id))
+        writes: list[Write] = [(S2C, publishes)]
+        if first_acks:
+            writes.append((C2S, first_acks))
+        if releases:
+            writes.append((S2C, releases))
+            writes.append((C2S, completions))
+        return writes
+
+    def _injected_link(self, dist: dict[str, Any]) -> dict[str, Any]:
+        """A distribution fault the link judge finds (3.1.1 [MQTT-3.3.1-3]): its record
+        among the per-connection faults, whose frame the copy's segment gives."""
+        rule = str(dist["rule"])
+        self.expected.violations[rule] += 1
+        record: dict[str, Any] = {
+            "fault": dist["fault"], "connection": self.index, "direction": S2C.value,
+            "client": f"{self.tcp.client.address}:{self.tcp.client.port}",
+            "findings": [[rule]], "frame": None,
+        }  # fmt: skip
+        self.expected.injected.append(record)
+        return record
+
+    def _subscribe(self, filters: Sequence[tuple[str, int]], *, miss: bool = False) -> list[Write]:
+        """SUBSCRIBE and SUBACK for each filter (5.0: each with an identifier of its own);
+        the broker holds each subscription from its SUBACK (``miss``: a retained message
+        it is owed is left out, the connection's miss-retained fault)."""
+        writes: list[Write] = []
+        member = self.member
+        for topic_filter, qos in filters:
+            packet_id = self.ids[C2S].next()
+            identifier = len(member.subscriptions) + 1
+            if self.v5 is None:
+                writes += [(C2S, [subscribe(packet_id, topic_filter, qos)]),
+                           (S2C, [suback(packet_id, qos)])]  # fmt: skip
+            else:
+                writes += [
+                    (C2S, [self.v5.subscribe(packet_id, topic_filter, qos, identifier)]),
+                    (S2C, [self.v5.suback(packet_id, qos)]),
+                ]  # fmt: skip
+            subscription = Subscription(
+                topic_filter=topic_filter, qos=qos,
+                identifier=identifier if self.v5 is not None else None,
+            )  # fmt: skip
+            if self.broker.subscribe(member, subscription, miss=miss):
+                self.dist_fault, miss = None, False
+        return writes
+
     def _burst_segments(self, *, flow_fault: bool) -> list[Segment]:
-        writes = self._burst(flow_fault=flow_fault)
+        return self._marked(self._burst(flow_fault=flow_fault))
+
+    def _marked(self, writes: Sequence[Write]) -> list[Segment]:
+        """The segments of ``writes``, with the fault packet among them marked."""
         mark, record = self.pending
         self.pending = (None, None)
         return self._segments(writes, mark=mark, record=record)
@@ -448,19 +638,16 @@ class _Connection:
         self.expected.connections += 1
         self.expected.connections_by_edition["3.1.1" if self.v5 is None else "5.0"] += 1
         yield self.tcp.handshake()
-        sub_id = self.ids[C2S].next()
         client_id = f"synth-{self.config.seed}-{self.index}"
+        hello: list[Write]
         if self.v5 is None:
-            yield self._segments([
-                (C2S, [connect(client_id)]), (S2C, [CONNACK]),
-                (C2S, [subscribe(sub_id, "#", 2)]), (S2C, [suback(sub_id, 2)]),
-            ])  # fmt: skip
+            hello = [(C2S, [connect(client_id)]), (S2C, [CONNACK])]
         else:
-            v5 = self.v5
-            yield self._segments([
-                (C2S, [v5.connect(client_id)]), (S2C, [v5.connack()]),
-                (C2S, [v5.subscribe(sub_id, "#", 2)]), (S2C, [v5.suback(sub_id, 2)]),
-            ])  # fmt: skip
+            hello = [(C2S, [self.v5.connect(client_id)]), (S2C, [self.v5.connack()])]
+        chosen = rng.sample(FILTERS, rng.randint(1, 2))
+        filters = [(f, rng.randint(0, 2)) for f in chosen]
+        miss = self.dist_fault is DistFault.MISS_RETAINED
+        yield self._segments([*hello, *self._subscribe(filters, miss=miss)])
         flow_at = rng.randrange(self.messages) if self.fault is Fault.QOS1_ON_HELD_ID else -1
         sent = 0
         while sent < self.messages and not self.stop and self.packets < self.packet_target:
@@ -470,6 +657,18 @@ class _Connection:
                 yield self._segments([(C2S, [PINGREQ]), (S2C, [PINGRESP])])
         if flow_at >= 0 and sent <= flow_at:
             yield self._burst_segments(flow_fault=True)  # stopped early: inject now
+        for _ in range(4):  # stopped early: a distribution fault still to inject, now
+            if self.dist_fault is None or self.dist_fault is DistFault.MISS_RETAINED:
+                break
+            yield self._marked(self._publish(C2S))
+        # everything the broker owes it goes out before its DISCONNECT
+        while self.member.outbox:
+            copies = self.broker.due(self.member, DELIVER_MOST, self._receive_maximum)
+            if copies:
+                yield self._marked(self._deliver(copies))
+            else:  # a copy held back: time passes
+                yield self._segments([(C2S, [PINGREQ]), (S2C, [PINGRESP])])
+        self.broker.leave(self.member)
         yield self._close()
         self.expected.largest_connection_packets = max(
             self.expected.largest_connection_packets, self.packets
@@ -501,7 +700,8 @@ class _Connection:
 
 def _fault_plan(config: SynthConfig) -> dict[int, Fault]:
     """Which connection (by index) carries which fault: spread evenly, deterministic."""
-    faults = [Fault(name) for name, count in config.inject for _ in range(count)]
+    known = {f.value for f in Fault}
+    faults = [Fault(name) for name, count in config.inject if name in known for _ in range(count)]
     if not faults:
         return {}
     total = max(config.connections, len(faults))
@@ -509,12 +709,29 @@ def _fault_plan(config: SynthConfig) -> dict[int, Fault]:
     return {int(n * stride): fault for n, fault in enumerate(faults)}
 
 
+def _dist_plan(config: SynthConfig) -> dict[int, DistFault]:
+    """Which connection (by index) injects which distribution fault: spread evenly over
+    the connections, from the third on (the first have nobody to forward to yet)."""
+    known = {f.value for f in DistFault}
+    faults = [
+        DistFault(name) for name, count in config.inject if name in known for _ in range(count)
+    ]
+    if not faults:
+        return {}
+    total = max(config.connections - 2, len(faults))
+    stride = total / len(faults)
+    return {2 + int(n * stride): fault for n, fault in enumerate(faults)}
+
+
 def generate(config: SynthConfig, out: str | Path) -> dict[str, Any]:
     """Write the capture to ``out`` and ``out.expected.json``; return the expected JSON."""
     rng = random.Random(config.seed)
     expected = Expected()
     plan = _fault_plan(config)
+    spread = _dist_plan(config)
     last_fault = max(plan, default=-1)
+    clock = Clock(now=START_NS / 1e9)
+    brokers = {v6: Broker(random.Random(rng.getrandbits(64)), clock) for v6 in (False, True)}
     # messages per connection, so that ``connections`` connections make about ``frames``
     # frames (about 4.5 frames per message at the default rates; corrected as it runs)
     mean_messages = max(1, round(config.frames / config.connections / 4.5))
@@ -532,7 +749,7 @@ def generate(config: SynthConfig, out: str | Path) -> dict[str, Any]:
                     messages = config.large_connection_packets  # >= 1 packet per message
                 conn = _Connection(
                     started, config, random.Random(rng.getrandbits(64)), expected,
-                    plan.get(started), messages,
+                    plan.get(started), messages, brokers, spread.get(started),
                 )  # fmt: skip
                 if large:
                     # its messages stop once it has the packets asked for (a few more: the
@@ -555,11 +772,16 @@ def generate(config: SynthConfig, out: str | Path) -> dict[str, Any]:
             for segment in burst:
                 now += rng.randint(1_000, 200_000)
                 capture.write(segment, now)
+                clock.now = now / 1e9
                 if marks:
                     record = marks.pop(id(segment), None)
                     if record is not None and record["frame"] is None:
                         record["frame"] = capture.frames
+            if clock.pause:  # a fault's pause, after the turn that made it
+                now += int(clock.pause * 1e9)
+                clock.pause = 0.0
         expected.frames = capture.frames
+        expected.distribution = [r for b in brokers.values() for r in b.injected]
         expected.tcp_payload_bytes = capture.tcp_payload_bytes
     result = {
         "generator": "pubproof.pipeline.synth",
@@ -579,11 +801,14 @@ def file_sha256(path: str | Path) -> str:
 
 
 def _parse_inject(values: Sequence[str]) -> tuple[tuple[str, int], ...]:
-    counts = {f.value: 0 for f in Fault}
+    """``NAME=COUNT`` values: a fault of either kind; ``all``, every per-connection one;
+    ``distribution``, every distribution one (the others none)."""
+    counts = {f.value: 0 for f in (*Fault, *DistFault)}
     for value in values:
         name, _, count = value.partition("=")
-        if name == "all":
-            counts = {f.value: int(count) for f in Fault}
+        if name in ("all", "distribution"):
+            kind: tuple[enum.Enum, ...] = tuple(Fault) if name == "all" else tuple(DistFault)
+            counts.update({f.value: int(count) for f in kind})
             continue
         if name not in counts:
             raise SystemExit(f"--inject: unknown fault {name!r} (known: all, {', '.join(counts)})")
@@ -626,8 +851,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=defaults.port)
     parser.add_argument(
         "--inject", action="append", default=[], metavar="FAULT=COUNT",
-        help="faults to inject (default: 10 of each); FAULT is one of "
-        + ", ".join(f.value for f in Fault) + ", or all",
+        help="faults to inject (default: 10 of each per-connection fault, 2 of each "
+        "distribution fault); FAULT is one of "
+        + ", ".join(f.value for f in (*Fault, *DistFault))
+        + ", all (every per-connection fault) or distribution (every distribution fault)",
     )  # fmt: skip
     parser.add_argument("--large-connection-packets", type=int, default=0, metavar="N")
     parser.add_argument(

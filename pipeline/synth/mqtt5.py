@@ -76,10 +76,12 @@ class Session5:
         )
 
     @staticmethod
-    def subscribe(packet_id: int, topic_filter: str, qos: int) -> bytes:
+    def subscribe(
+        packet_id: int, topic_filter: str, qos: int, identifier: int = SUBSCRIPTION_IDENTIFIER
+    ) -> bytes:
         options = {"filter": topic_filter, "qos": qos, "no_local": False,
                    "retain_as_published": False, "retain_handling": 0}  # fmt: skip
-        properties = {"subscription_identifiers": [SUBSCRIPTION_IDENTIFIER]}
+        properties = {"subscription_identifiers": [identifier]}
         return control.subscribe(packet_id, [options], edition=V50, properties=properties)
 
     @staticmethod
@@ -98,8 +100,11 @@ class Session5:
         packet_id: int | None,
         payload: bytes,
         retain: bool,
+        dup: bool = False,
+        expiry: int | None = None,
     ) -> bytes:
-        """A 5.0 PUBLISH with properties and, where the receiver allows one, an alias."""
+        """A 5.0 PUBLISH with properties and, where the receiver allows one, an alias
+        (``expiry``: a Message Expiry Interval for this one, whatever the topic's)."""
         rng = self.rng
         aliases = self.aliases[direction]
         alias = aliases.get(topic)
@@ -119,9 +124,50 @@ class Session5:
                 "subscription_identifiers": (SUBSCRIPTION_IDENTIFIER,) if direction is S2C else (),
                 "content_type": rng.choice(CONTENT_TYPES) if rng.random() < 0.5 else None,
             }  # fmt: skip
+        if expiry is not None:  # this message's own (the topic's profile unchanged)
+            profile = {**profile, "message_expiry_interval": expiry}
         properties = PublishProperties(topic_alias=alias, **profile)
         packet = Publish(topic=sent, qos=qos, packet_id=packet_id, payload=payload,
-                         retain=retain, properties=properties)  # fmt: skip
+                         retain=retain, properties=properties, dup=dup)  # fmt: skip
+        return encode(packet, edition=V50)
+
+    def profile(self, direction: Direction, topic: str) -> dict[str, Any]:
+        """The properties (all but the alias) ``direction``'s sender gives ``topic``."""
+        return self.profiles[direction][topic]
+
+    def forward(
+        self,
+        *,
+        topic: str,
+        qos: int,
+        packet_id: int | None,
+        payload: bytes,
+        retain: bool,
+        dup: bool,
+        properties: dict[str, Any],
+        identifiers: tuple[int, ...],
+        expiry: int | None,
+        content_type: str | None = None,
+    ) -> bytes:
+        """A copy the server sends: the message's properties (``properties``: its
+        sender's profile, ``None`` for a 3.1.1 message), its Message Expiry Interval as
+        reduced (``expiry``), the subscriptions' identifiers, and an alias of the server's
+        own (as :meth:`publish` assigns them)."""
+        aliases = self.aliases[S2C]
+        alias = aliases.get(topic)
+        sent = topic
+        if alias is None:
+            if len(aliases) < self.maximum[S2C]:
+                alias = aliases[topic] = len(aliases) + 1
+        elif self.rng.random() < ALIAS_ONLY:
+            sent = ""
+        kept = {k: v for k, v in properties.items() if k != "subscription_identifiers"}
+        kept["message_expiry_interval"] = expiry
+        if content_type is not None:
+            kept["content_type"] = content_type
+        props = PublishProperties(topic_alias=alias, subscription_identifiers=identifiers, **kept)
+        packet = Publish(topic=sent, qos=qos, packet_id=packet_id, payload=payload,
+                         retain=retain, properties=props, dup=dup)  # fmt: skip
         return encode(packet, edition=V50)
 
     def ack(self, kind: str, packet_id: int) -> bytes:
