@@ -125,6 +125,9 @@ def judge_owed(
         if record is not None and client_id in record.uncertain:
             judge.copy_outcomes[key] = unknown("subscription-changing")
             continue
+        if record is not None and record.ambiguous:
+            judge.copy_outcomes[key] = unknown("ambiguous")
+            continue
         if record is not None and not record.released:
             judge.copy_outcomes[key] = unknown("not-released")
             continue
@@ -225,6 +228,8 @@ def session_outcomes(judge: JudgeState, missing: set[Any]) -> None:
                 sessions[client_id] = "delivered"
             elif client_id in record.uncertain:
                 sessions[client_id] = unknown("subscription-changing")
+            elif record.ambiguous:
+                sessions[client_id] = unknown("ambiguous")
             elif client_id in record.expired:
                 sessions[client_id] = "expired"
             elif key in missing:

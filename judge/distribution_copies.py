@@ -68,6 +68,14 @@ def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
     model = judge._model(link.edition)
     session = model.sessions.get(link.client_id)
     payload = str(packet.get("payload_hex", ""))
+    alike = judge.by_content.get((link.edition, topic, payload), [])
+    if judge.capture and judge.published[topic, payload] > len(alike):
+        # a PUBLISH of this topic and payload that is not one of this model's messages
+        # (another edition's, one not followed): no copy alike can be judged
+        for each in alike:
+            each.ambiguous = True
+        ledger.sent(event, unknown("ambiguous"))
+        return
     pool = () if session is None else (*session.pending, *session.optional)
     owed = _owed(pool, topic, payload, packet)
     if owed is None and _forwarded_early(judge, link.edition, topic, payload, event):

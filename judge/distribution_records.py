@@ -113,6 +113,9 @@ class MessageRecord:
     #: certain; one of Method B (deliver on PUBLISH) may already have sent its copies
     released: bool = True
     uncertain: set[str] = field(default_factory=set)  # sessions that changed meanwhile
+    #: a capture's: another PUBLISH the judge does not follow as this model's message has
+    #: the same topic and payload, so its copies cannot be told apart: not judged
+    ambiguous: bool = False
     #: sessions a matching subscription of which gave no copy (No Local): client -> (rule,
     #: why); a copy to one is a finding, none is a pass
     excluded: dict[str, tuple[str, str]] = field(default_factory=dict)

@@ -135,7 +135,7 @@ def judge_deliveries(report: Report, record: MessageRecord) -> None:
     excluded from it, and those its expiry spared, got nothing."""
     for client_id, delivery in record.deliveries.items():
         seen = record.seen.get(client_id, [])
-        if client_id in record.uncertain:
+        if client_id in record.uncertain or record.ambiguous:
             continue
         if not seen:
             continue  # missing copies: _judge_missing, from what the model still owes

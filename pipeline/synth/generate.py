@@ -779,7 +779,7 @@ def generate(config: SynthConfig, out: str | Path) -> dict[str, Any]:
                         record["frame"] = capture.frames
             if clock.pause:  # a fault's pause, after the turn that made it
                 now += int(clock.pause * 1e9)
-                clock.pause = 0.0
+                clock.now, clock.pause = now / 1e9, 0.0
         expected.frames = capture.frames
         expected.distribution = [r for b in brokers.values() for r in b.injected]
         expected.tcp_payload_bytes = capture.tcp_payload_bytes
