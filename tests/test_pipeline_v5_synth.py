@@ -123,7 +123,7 @@ def test_the_fast_path_writes_the_general_paths_rows(
     from test_pipeline_fast_path import _both, _keyed_capture
 
     faults = tuple((f.value, 1) for f in Fault) if share < 1 else ()
-    config = SynthConfig(seed=seed, frames=2500, connections=20, concurrent=6, mqtt5=share,
+    config = SynthConfig(seed=seed, frames=4000, connections=20, concurrent=6, mqtt5=share,
                          split=0.5, retransmit=0.05, reorder=0.05, inject=faults)  # fmt: skip
     generate(config, tmp_path / "s.pcap")
     rows = _both(_keyed_capture(tmp_path / "s.pcap"))

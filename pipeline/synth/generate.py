@@ -325,6 +325,8 @@ class _Connection:
                 # where the header is, before the last byte, and the frame must be certain
                 if rng.random() < config.split and not marked:
                     sizes = self._split_sizes(chunk)
+                elif not config.split_headers and len(data) > config.mss:
+                    sizes = self._mss_sizes(chunk)
                 start_seq = self.tcp.next_seq(direction)
                 segments = self.tcp.send(direction, data, sizes=sizes)
                 if marked:
@@ -383,14 +385,7 @@ class _Connection:
             position += rng.randint(1, config.mss)
             cuts.append(min(position, total))
         if not config.split_headers:
-            forbidden: set[int] = set()
-            start = 0
-            for packet in chunk:
-                header = 2
-                while packet[header - 1] & 0x80:
-                    header += 1
-                forbidden.update(range(start + 2, start + header))
-                start += len(packet)
+            forbidden = _inside_lengths(chunk)
             cuts = sorted({cut + 3 if cut in forbidden else cut for cut in cuts})
             cuts = [min(cut, total) for cut in cuts]
         sizes, last = [], 0
@@ -398,6 +393,28 @@ class _Connection:
             if cut > last:
                 sizes.append(cut - last)
                 last = cut
+        return sizes
+
+    def _mss_sizes(self, chunk: Sequence[bytes]) -> list[int]:
+        """Segments of at most the MSS for the packets ``chunk`` sent together, none cut
+        inside a Remaining Length (a cut that would be is made at its packet's start
+        instead): what ``split_headers`` off asks of every cut, not only random ones."""
+        mss = self.config.mss
+        total = sum(len(p) for p in chunk)
+        forbidden = _inside_lengths(chunk)
+        starts: dict[int, int] = {}
+        position = 0
+        for packet in chunk:
+            for at in range(position + 2, position + 6):
+                starts[at] = position
+            position += len(packet)
+        sizes, last = [], 0
+        while last < total:
+            cut = min(last + mss, total)
+            if cut in forbidden and starts[cut] > last:
+                cut = starts[cut]
+            sizes.append(cut - last)
+            last = cut
         return sizes
 
     def _payload(self) -> bytes:
@@ -696,6 +713,20 @@ class _Connection:
 
 
 # -- the capture -----------------------------------------------------------------------------
+
+
+def _inside_lengths(chunk: Sequence[bytes]) -> set[int]:
+    """The offsets in the packets ``chunk`` sent together where a cut would fall after the
+    second byte of a fixed header and inside its Remaining Length."""
+    forbidden: set[int] = set()
+    start = 0
+    for packet in chunk:
+        header = 2
+        while packet[header - 1] & 0x80:
+            header += 1
+        forbidden.update(range(start + 2, start + header))
+        start += len(packet)
+    return forbidden
 
 
 def _fault_plan(config: SynthConfig) -> dict[int, Fault]:
