@@ -74,7 +74,12 @@ def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
         # (another edition's, one not followed): no copy alike can be judged
         for each in alike:
             each.ambiguous = True
-        ledger.sent(event, unknown("ambiguous"))
+        elsewhere = any(
+            (edition, topic, payload) in judge.by_content
+            for edition in judge.models
+            if edition is not link.edition
+        )
+        ledger.sent(event, unknown("other-edition" if elsewhere else "ambiguous"))
         return
     pool = () if session is None else (*session.pending, *session.optional)
     owed = _owed(pool, topic, payload, packet)
