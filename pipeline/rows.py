@@ -157,10 +157,11 @@ class DeliveryRow(NamedTuple):
     packet_id: int | None
     payload_digest: str
     payload_len: int
-    #: the message: its publisher's connection and frame (for a copy of no message seen:
-    #: null)
+    #: the message: its publisher's connection, frame and stream offset (for a copy of no
+    #: message seen: null)
     in_connection: str | None
     in_frame: int | None
+    in_offset: int | None
     #: 5.0: whether a copy's properties differ from the message's; null otherwise
     properties_changed: bool | None
     latency: float | None  # a copy: seconds from its message's PUBLISH

@@ -278,7 +278,8 @@ def _delivery(
         row[OFFSET], row[T], row[QOS], bool(row[DUP]), bool(row[RETAIN]), row[PACKET_ID],
         row[DIGEST] or "", row[SIZE] or 0,
         None if message is None else message[CONNECTION],
-        None if message is None else message[FRAME], changed, latency, outcome, copies,
+        None if message is None else message[FRAME],
+        None if message is None else message[OFFSET], changed, latency, outcome, copies,
     )  # fmt: skip
 
 

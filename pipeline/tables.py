@@ -60,7 +60,8 @@ DELIVERIES: Columns = (
     ("frame", "long"), ("offset", "long"), ("time", "double"), ("qos", "int"),
     ("dup", "bool"), ("retain", "bool"), ("packet_id", "int"),
     ("payload_digest", "string"), ("payload_len", "long"), ("in_connection", "string"),
-    ("in_frame", "long"), ("properties_changed", "bool"), ("latency", "double"),
+    ("in_frame", "long"), ("in_offset", "long"), ("properties_changed", "bool"),
+    ("latency", "double"),
     ("outcome", "string"), ("copies", "long"),
 )  # fmt: skip
 SUMMARY: Columns = (
@@ -88,8 +89,8 @@ SORT_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     # a server's events without a topic first (its sessions: CONNECT, SUBSCRIBE, ...),
     # then each topic's, in time order: what the cross-connection stage reads in one pass
     "events": ("capture", "server", "topic", "t", "at_frame", "connection", "seq"),
-    "deliveries": ("capture", "server", "topic", "in_connection", "in_frame", "direction",
-                   "connection", "frame", "offset"),
+    "deliveries": ("capture", "server", "topic", "in_connection", "in_frame", "in_offset",
+                   "direction", "connection", "frame", "offset"),
 })  # fmt: skip
 
 

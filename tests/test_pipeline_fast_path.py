@@ -54,6 +54,7 @@ def _run(keyed: Sequence[tuple[str, int, Any]], *, fast: bool, config: Config) -
             "packets": list(sink.packets),
             "violations": list(sink.violations),
             "connections": list(sink.connections),
+            "events": list(sink.events),  # what the cross-connection stage reads
         }
     finally:
         Connection.FAST = saved
