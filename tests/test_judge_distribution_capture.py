@@ -13,12 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_judge_distribution import V50, Server, bad, rules
 
 from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.findings import MISSING, VIOLATION, Finding
-
-from test_judge_distribution import V50, Server, bad, rules
 
 
 def capture(server: Server, **options: Any) -> tuple[DistributionJudge, list[Finding]]:
@@ -184,8 +183,9 @@ def test_a_copy_alike_a_publish_not_followed_is_ambiguous() -> None:
     server.subscribe("sub", ("t", 2))
     server.connect("pub")
     server.publish("pub", "t", b"m", 2)
-    server._at("old", C2S, {"type": "PUBLISH", "dup": False, "qos": 0, "retain": False,
-                            "topic": "t", "packet_id": None, "payload_hex": b"m".hex()})  # fmt: skip
+    alike = {"type": "PUBLISH", "dup": False, "qos": 0, "retain": False, "topic": "t",
+             "packet_id": None, "payload_hex": b"m".hex()}  # fmt: skip
+    server._at("old", C2S, alike)
     server.deliver("sub", "t", b"m", 2)
     server.deliver("sub", "t", b"m", 2)
     judge, found = capture(server)

@@ -71,7 +71,8 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, Path]:
 
 
 def _rows(out: Path, table: str) -> list[dict[str, Any]]:
-    return pq.read_table(out / table).to_pylist()
+    rows: list[dict[str, Any]] = pq.read_table(out / table).to_pylist()
+    return rows
 
 
 @pytest.mark.parametrize("name", ["plain", "mixed"])
