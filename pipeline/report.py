@@ -1,6 +1,8 @@
 """``report.html``: one self-contained page (no scripts, nothing fetched): findings per
 rule with an inline SVG bar chart, the first example of each rule as a decoded packet
-trace, the reconciliation, and an overview of the connections.
+trace, distribution per server and topic (:mod:`.report_distribution`: messages, copies,
+findings with their traces across connections, the delivery latency plotted), the
+reconciliation, and an overview of the connections.
 
 Everything is read back from the written tables, so the page shows what the files hold.
 Each rule id's title is what the project's registries say of it
@@ -18,6 +20,7 @@ from typing import Any
 from pubproof.model.titles import title
 from pubproof.pipeline.output import REPORT, read
 from pubproof.pipeline.reconcile import quarantine_text, unreadable_text
+from pubproof.pipeline.report_distribution import section
 
 MAX_CONNECTIONS = 200
 _STYLE = """
@@ -59,14 +62,17 @@ def write_report(out: str, reconciliation: dict[str, Any]) -> str:
     connections = read(out, "connections", limit=MAX_CONNECTIONS)
     path = os.path.join(out, REPORT)
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(render(summary, connections, reconciliation))
+        handle.write(render(summary, connections, reconciliation, section(out, reconciliation)))
     return path
 
 
 def render(
-    summary: list[dict[str, Any]], connections: list[dict[str, Any]], reconciliation: dict[str, Any]
+    summary: list[dict[str, Any]],
+    connections: list[dict[str, Any]],
+    reconciliation: dict[str, Any],
+    distribution: str = "",
 ) -> str:
-    """The whole page."""
+    """The whole page (``distribution``: its section, :func:`.report_distribution.section`)."""
     per_rule: dict[tuple[str | None, str], int] = {}
     for row in summary:
         key = (row["rule"], row["kind"])
@@ -95,6 +101,7 @@ def render(
         _summary_table(summary),
         "<h2>First example of each rule</h2>",
         *(_example(row) for row in _first_per_rule(summary)),
+        distribution,
         "<h2>Reconciliation</h2>",
         _reconciliation(reconciliation),
         f"<h2>Connections (first {MAX_CONNECTIONS})</h2>",

@@ -278,3 +278,25 @@ def test_the_tap_routes_acknowledgements_and_digests_payloads() -> None:
     assert [r[6] for r in rows] == [1, 2, 3, 4]
     assert digest(b"") == "" and digest(b"a") != digest(b"b") and len(digest(b"a")) == 16
     assert rows[0][16] == digest(b"payload") and rows[0][17] == len(b"payload")
+
+
+def test_the_report_shows_each_server_and_topic_and_links_each_finding_to_its_trace(
+    plain: tuple[Path, Any, Path],
+) -> None:
+    _, _, out = plain
+    page = (out / "report.html").read_text()
+    part = page[page.index("<h2>Distribution") :]
+    found = [r for r in _rows(out, "violations") if r["source"] == "distribution"]
+    assert 'aria-label="delivery latency per topic"' in part and "99th percentile" in part
+    assert part.count('<h4 id="distribution-') == len(found)
+    for anchor in {part[i + 7 : part.index('"', i + 7)] for i in _all(part, 'href="#')}:
+        assert f'id="{anchor}"' in part  # each link lands on a finding's trace
+    assert "192.168.0.1:1883" in part and "[fd00::1883]:1883" in part
+
+
+def _all(text: str, needle: str) -> list[int]:
+    found, at = [], text.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = text.find(needle, at + 1)
+    return found
