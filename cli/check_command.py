@@ -3,7 +3,8 @@
 Reads pcap and pcapng files (a directory: every capture file in it), reassembles every
 TCP connection, frames and decodes its MQTT packets with the codec, judges them with the
 model's flow tables, and writes Parquet tables under DIR (``packets``, ``violations``,
-``connections``, ``quarantine``, ``summary``), ``DIR/reconciliation.json`` and
+``connections``, ``quarantine``, ``summary``, and ``deliveries``: every PUBLISH a server
+received or sent, followed across connections), ``DIR/reconciliation.json`` and
 ``DIR/report.html``. ``--json`` prints one line::
 
     {"out", "tables": {name: path}, "report", "reconciliation", "engine", "frames_in",
@@ -115,6 +116,16 @@ def add_check(commands: Subcommands) -> None:
             f"{DEFAULT_SPLIT_BYTES} for a cluster and for --engine python)"
         ),
     )
+    command.add_argument(
+        "--patience",
+        type=float,
+        default=Config().patience,
+        metavar="SECONDS",
+        help=(
+            "the cross-connection stage: seconds a subscriber's link stays open after a copy "
+            "is owed, past which a copy never sent is missing (default %(default)g)"
+        ),
+    )
     command.add_argument("--json", action="store_true", help="print a one-line JSON summary")
     command.add_argument(
         "--quiet", action="store_true", help="print only errors (no progress, no summary)"
@@ -132,11 +143,14 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         args.partitions is not None and args.partitions < 1
     ):
         command.error("--split-bytes and --partitions must be positive")
+    if not args.patience > 0:
+        command.error("--patience must be a positive number of seconds")
     config = Config(
         ports=frozenset(args.port or [1883]),
         tls_ports=frozenset(args.tls_port or [8883]),
         edition=Edition.parse(args.edition) if args.edition else None,
         readings=tuple(sorted(readings.items())),
+        patience=args.patience,
     )
     job = Job(
         paths=args.captures,

@@ -64,6 +64,7 @@ COMPILED = (
     "pubproof.pipeline.rows",
     "pubproof.pipeline.receivers",
     "pubproof.pipeline.family",
+    "pubproof.pipeline.tap",
     "pubproof.pipeline.connection",
     "pubproof.pipeline.engine_python",
     "pubproof.reference.common",

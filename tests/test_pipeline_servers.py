@@ -24,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pipeline_builder import read_tables
 
+from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.model.editions import Edition
 from pubproof.model.topic_filters import subscription_matches
 from pubproof.pipeline.connection import Config
@@ -261,6 +262,10 @@ def test_the_stage_keeps_every_session_a_topic_may_need(
             continue
         if matched:
             assert may_match(topic_filter, topic), (topic_filter, topic, edition)
+
+
+def test_the_default_patience_is_the_judges() -> None:
+    assert Config().patience == PATIENCE
 
 
 def test_the_tap_routes_acknowledgements_and_digests_payloads() -> None:
