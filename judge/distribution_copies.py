@@ -234,6 +234,17 @@ def unowed(
                 rule_id=barred[0],
             )  # fmt: skip
             return "unowed", key
+        if shape.retain and judge.capture and link.whole and not (
+            subscribed(judge, link, topic) or asked(judge, link, topic)
+        ):
+            # a retained message is sent only for a subscription that matches it
+            judge.report.found(
+                VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
+                f"{link.client_id}: got the retained message {record.message.seq} on "
+                f"{topic!r}, which none of its subscriptions matches",
+                (record.received, record.owned, event),
+            )  # fmt: skip
+            return "unowed", key
         if not whole or shape.retain:
             return _unseen(link, "session-before-capture"), key
         # a live copy to a session no subscription of which matched when the server

@@ -242,3 +242,23 @@ def test_the_ledger_accounts_for_every_publish() -> None:
 def test_a_capture_is_never_complete() -> None:
     with pytest.raises(ValueError, match="capture"):
         DistributionJudge(capture=True)
+
+
+def test_a_retained_message_of_a_topic_none_of_its_subscriptions_matches_is_found() -> None:
+    """amqtt's fault: another topic's retained message sent for a new subscription."""
+    server = Server()
+    server.connect("pub")
+    server.publish("pub", "other", b"kept", 1, retain=True)
+    server.connect("sub")
+    server.subscribe("sub", ("mine", 1))
+    server.deliver("sub", "other", b"kept", 1, retain=True)
+    _, found = capture(server)
+    assert rules(found) == {(VIOLATION, "MQTT-3.3.2-3")}
+    server = Server()
+    server.connect("pub")
+    server.publish("pub", "mine", b"kept", 1, retain=True)
+    server.connect("sub")
+    server.subscribe("sub", ("mine", 1))
+    server.deliver("sub", "mine", b"kept", 1, retain=True)
+    _, found = capture(server)
+    assert found == []
