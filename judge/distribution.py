@@ -126,7 +126,9 @@ class DistributionJudge:
         self.messages_of: dict[int, int] = {}  # a copy's event order -> its message's seq
         #: what became of each copy owed that was not sent: (edition, seq, client) -> outcome
         self.copy_outcomes: dict[tuple[Edition, int, str], str] = {}
-        self.published: Counter[tuple[str, str]] = Counter()
+        #: a capture's: the topic and payload of each PUBLISH a client sent that did not
+        #: become a message the judge follows (its session unknown, refused, rejected)
+        self.unfollowed: Counter[tuple[str, str]] = Counter()
         #: the changes to each topic's retained message: their edition and time (a server
         #: keeps one retained message per topic, the models one per edition)
         self.retained_changes: dict[str, list[tuple[Edition, float]]] = {}
@@ -391,7 +393,7 @@ class DistributionJudge:
         ledger = self.ledger
         if not link.connected or link.key is None:
             # seen, never followed: a copy of the same topic and payload is ambiguous
-            self.published[str(packet.get("topic") or ""), str(packet.get("payload_hex", ""))] += 1
+            self.unfollowed[str(packet.get("topic") or ""), str(packet.get("payload_hex", ""))] += 1
             ledger.received(
                 event, unknown("session-before-capture") if link.client_id is None else "refused"
             )
@@ -404,9 +406,9 @@ class DistributionJudge:
         resolved = dataclasses.replace(event, packet={**packet, "topic": topic})
         content = (topic, str(packet.get("payload_hex", "")))
         if qos == 0:
-            self.published[content] += 1
             ledger.received(event)
             if self._own(link, resolved, resolved) is None:
+                self.unfollowed[content] += 1
                 ledger.decided(event, "invalid")
             return
         flows = self._session_flows(link)
@@ -419,7 +421,6 @@ class DistributionJudge:
             ledger.received(event, "again")
             flows.inbound[packet_id] = (waiting[0], waiting[1] + 1)  # sent again, not owned
             return
-        self.published[content] += 1
         ledger.received(event)
         flows.inbound[packet_id] = (resolved, 0)
 
@@ -439,11 +440,15 @@ class DistributionJudge:
         if event.type != ("PUBACK" if qos == 1 else "PUBREC"):
             return
         del flows.inbound[packet_id]
+        sent = received.packet or {}
+        content = (str(sent.get("topic")), str(sent.get("payload_hex", "")))
         if int(packet.get("reason_code", 0)) >= 0x80:
+            self.unfollowed[content] += 1
             self.ledger.decided(received, "refused")
             return  # refused: the server never took it
         seq = self._own(link, received, event, resent=resent if qos == 1 else 0)
         if seq is None:
+            self.unfollowed[content] += 1
             self.ledger.decided(received, "invalid")
         if qos == 2 and seq is not None:
             flows.released[packet_id] = seq

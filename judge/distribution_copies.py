@@ -69,16 +69,14 @@ def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
     session = model.sessions.get(link.client_id)
     payload = str(packet.get("payload_hex", ""))
     alike = judge.by_content.get((link.edition, topic, payload), [])
-    if judge.capture and judge.published[topic, payload] > len(alike):
+    if judge.capture and (
+        judge.unfollowed[topic, payload] or _elsewhere(judge, link, topic, payload)
+    ):
         # a PUBLISH of this topic and payload that is not one of this model's messages
         # (another edition's, one not followed): no copy alike can be judged
         for each in alike:
             each.ambiguous = True
-        elsewhere = any(
-            (edition, topic, payload) in judge.by_content
-            for edition in judge.models
-            if edition is not link.edition
-        )
+        elsewhere = _elsewhere(judge, link, topic, payload)
         ledger.sent(event, unknown("other-edition" if elsewhere else "ambiguous"))
         return
     pool = () if session is None else (*session.pending, *session.optional)
@@ -174,14 +172,9 @@ def unowed(
     whole = judge.complete or link.whole
     # a capture's copy whose message may be another edition's (the same topic name and
     # payload), which this edition's model does not know: nothing here can tell
-    elsewhere = judge.capture and any(
-        (edition, topic, payload) in judge.by_content
-        for edition in judge.models
-        if edition is not link.edition
-    )
+    elsewhere = judge.capture and _elsewhere(judge, link, topic, payload)
     # ... or of a PUBLISH that was seen but never became a message the judge follows
-    known = sum(len(judge.by_content.get((e, topic, payload), ())) for e in judge.models)
-    ambiguous = judge.capture and judge.published[topic, payload] > known
+    ambiguous = judge.capture and judge.unfollowed[topic, payload] > 0
     for record in reversed(judge.by_content.get((link.edition, topic, payload), [])):
         key = (link.edition, record.message.seq)
         if elsewhere or ambiguous:
@@ -204,6 +197,20 @@ def unowed(
         if link.client_id in record.uncertain:
             # its subscriptions changed while the message was in flight
             return unknown("subscription-changing"), key
+        if (
+            shape.retain
+            and judge.capture
+            and link.whole
+            and not (subscribed(judge, link, topic) or asked(judge, link, topic))
+        ):
+            # a retained message is sent only for a subscription that matches it
+            judge.report.found(
+                VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
+                f"{link.client_id}: got the retained message {record.message.seq} on "
+                f"{topic!r}, which none of its subscriptions matches",
+                (record.received, record.owned, event),
+            )  # fmt: skip
+            return "unowed", key
         kept = judge.withheld.get((link.edition, link.client_id, record.message.seq))
         if shape.retain and kept:
             judge.report.found(
@@ -232,17 +239,6 @@ def unowed(
                 f"{topic!r}, which {barred[1]}",
                 (record.received, record.owned, event),
                 rule_id=barred[0],
-            )  # fmt: skip
-            return "unowed", key
-        if shape.retain and judge.capture and link.whole and not (
-            subscribed(judge, link, topic) or asked(judge, link, topic)
-        ):
-            # a retained message is sent only for a subscription that matches it
-            judge.report.found(
-                VIOLATION, D.TOPIC_MATCHES_FILTER, link.edition,
-                f"{link.client_id}: got the retained message {record.message.seq} on "
-                f"{topic!r}, which none of its subscriptions matches",
-                (record.received, record.owned, event),
             )  # fmt: skip
             return "unowed", key
         if not whole or shape.retain:
@@ -330,6 +326,15 @@ def forwarded_changed(copy: Copy, packet: Mapping[str, Any]) -> bool:
     sent = packet.get("properties") or {}
     expected = copy.to_p(copy.message.received_at)["properties"]
     return any(sent.get(key) != expected.get(key) for key, _ in FORWARDED)
+
+
+def _elsewhere(judge: JudgeState, link: Link, topic: str, payload: str) -> bool:
+    """Whether a message of another edition's model has this topic name and payload."""
+    return any(
+        (edition, topic, payload) in judge.by_content
+        for edition in judge.models
+        if edition is not link.edition
+    )
 
 
 def _owed(

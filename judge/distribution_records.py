@@ -181,9 +181,9 @@ class JudgeState(Protocol):
     config: ServerConfig
     report: Report
     ledger: Ledger
-    #: a capture's: how many PUBLISH packets clients sent with each topic name and payload
-    #: (re-sends of one message once)
-    published: Counter[tuple[str, str]]
+    #: a capture's: the topic name and payload of each PUBLISH a client sent that did not
+    #: become a message the judge follows
+    unfollowed: Counter[tuple[str, str]]
     retained_changes: dict[str, list[tuple[Edition, float]]]
     patience: float
     now: float

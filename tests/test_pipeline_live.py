@@ -386,3 +386,19 @@ def test_spark_engine_writes_the_same_tables(
         reference = pq.read_table(python_run / table).to_pylist()
         key = lambda row: json.dumps(row, sort_keys=True, default=str)  # noqa: E731
         assert sorted(ours, key=key) == sorted(reference, key=key), table
+
+
+def test_the_real_clients_distribution_has_no_finding(recording: Recording, python_run: Path) -> None:
+    """The cross-connection stage on mosquitto and its own clients: every message the
+    publishers sent reached the subscriber as the distribution model says (no finding),
+    the retained message the late subscriber (RETAIN 1) included, and every message in is
+    accounted for."""
+    violations = pq.read_table(python_run / "violations").to_pylist()
+    assert [r for r in violations if r["source"] == "distribution"] == []
+    spread = json.loads((python_run / "reconciliation.json").read_text())["distribution"]
+    assert spread["ok"] and spread["servers"] == 1
+    outcomes = spread["messages_by_outcome"]
+    assert outcomes.get("delivered", 0) >= len(PUBLISHES) + 2, outcomes
+    deliveries = pq.read_table(python_run / "deliveries").to_pylist()
+    late = [r for r in deliveries if r["client_id"] == "pp-late" and r["direction"] == "out"]
+    assert [(r["retain"], r["outcome"]) for r in late] == [(True, "copy")]
