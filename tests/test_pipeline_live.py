@@ -388,7 +388,9 @@ def test_spark_engine_writes_the_same_tables(
         assert sorted(ours, key=key) == sorted(reference, key=key), table
 
 
-def test_the_real_clients_distribution_has_no_finding(recording: Recording, python_run: Path) -> None:
+def test_the_real_clients_distribution_has_no_finding(
+    recording: Recording, python_run: Path
+) -> None:
     """The cross-connection stage on mosquitto and its own clients: every message the
     publishers sent reached the subscriber as the distribution model says (no finding),
     the retained message the late subscriber (RETAIN 1) included, and every message in is
