@@ -126,6 +126,12 @@ def add_check(commands: Subcommands) -> None:
             "is owed, past which a copy never sent is missing (default %(default)g)"
         ),
     )
+    command.add_argument(
+        "--no-distribution",
+        dest="distribution",
+        action="store_false",
+        help="skip the cross-connection stage: each connection judged alone, no deliveries",
+    )
     command.add_argument("--json", action="store_true", help="print a one-line JSON summary")
     command.add_argument(
         "--quiet", action="store_true", help="print only errors (no progress, no summary)"
@@ -151,6 +157,7 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         edition=Edition.parse(args.edition) if args.edition else None,
         readings=tuple(sorted(readings.items())),
         patience=args.patience,
+        distribution=args.distribution,
     )
     job = Job(
         paths=args.captures,

@@ -53,7 +53,7 @@ from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers
 from pubproof.pipeline.rows import ConnectionRow, QuarantineRow, Sink, ViolationRow
-from pubproof.pipeline.tap import Tap
+from pubproof.pipeline.tap import NullTap, Tap
 from pubproof.pipeline.trail import Recent, Trail
 from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.common import Section, Whole5
@@ -100,6 +100,9 @@ class Config:
     #: owed, past which a copy not sent is missing (:mod:`pubproof.judge.distribution_capture`,
     #: whose ``PATIENCE`` this is: the per-connection stage does not import the judge)
     patience: float = 10.0
+    #: run the cross-connection stage (off: the connections are judged each alone, as
+    #: ``pubproof check --no-distribution`` asks)
+    distribution: bool = True
 
 
 class Tracker:
@@ -808,7 +811,8 @@ class Connection:
         """The connection's :class:`~pubproof.pipeline.tap.Tap`, and what it stamps events
         with: the frame being processed and its capture time."""
         server = f"{self.server[0]}:{self.server[1]}"
-        self.tap = Tap(self.capture, server, self.id, self.sink.events)
+        kind = Tap if self.config.distribution else NullTap
+        self.tap = kind(self.capture, server, self.id, self.sink.events)
         self.at, self.now = 0, 0.0
 
     def _tap_described(

@@ -26,6 +26,8 @@ from pubproof.pipeline.summary import summarize
 #: frames are what the engine holds besides the table writers' runs)
 PROGRESS_FRAMES = 16384
 ROW_TABLES = ("packets", "violations", "connections", "quarantine", "events")
+#: the figures of a check without the cross-connection stage
+OFF: dict[str, int] = {"off": 1}
 #: the cyclic garbage collector's thresholds while the engines track connections: a young
 #: collection every 500,000 allocations, not 700 (the rows and segments made per frame are
 #: no cycles, yet each collection walks them all; a full one, everything the run holds).
@@ -130,7 +132,12 @@ def _run(
     for table, writer in writers.items():
         if table != "violations":  # the cross-connection stage adds its findings
             writer.close()
-    figures = across(out, config, writers["violations"])
+    if config.distribution:
+        figures = across(out, config, writers["violations"])
+    else:  # no stage: an empty deliveries table, and no scratch left
+        figures = OFF
+        TableWriter(out, "deliveries").close()
+        shutil.rmtree(os.path.join(out, "events"), ignore_errors=True)
     writers["violations"].close()
     summary = TableWriter(out, "summary")
     summary.add(summarize(rows_of(out, "violations")))

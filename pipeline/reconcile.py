@@ -126,6 +126,9 @@ def _distribution(
             counts = ins if way == "in" else outs
             counts[outcome] = counts.get(outcome, 0) + 1
     messages_in, copies_out = sum(ins.values()), sum(outs.values())
+    if figures.get("off"):  # the stage did not run (``--no-distribution``)
+        return {"ok": True, "skipped": True, "publish_in": published["c2s"],
+                "publish_out": published["s2c"]}  # fmt: skip
     unknowns = {k.partition(":")[2]: n for k, n in ins.items() if k.startswith("unknown:")}
     unknown_copies = {k.partition(":")[2]: n for k, n in outs.items() if k.startswith("unknown:")}
     return {

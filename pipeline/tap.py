@@ -203,6 +203,54 @@ class Tap:
                   None)  # fmt: skip
 
 
+class NullTap(Tap):
+    """A connection's tap when the cross-connection stage is off (``pubproof check
+    --no-distribution``): it writes nothing."""
+
+    __slots__ = ()
+
+    def publish(
+        self,
+        direction: str,
+        at: int,
+        t: float,
+        frame: int,
+        offset: int,
+        dup: bool,
+        qos: int,
+        retain: bool,
+        topic: str | None,
+        packet_id: int | None,
+        payload: bytes,
+        properties: str | None,
+    ) -> None:
+        return
+
+    def ack(
+        self,
+        direction: str,
+        at: int,
+        t: float,
+        frame: int,
+        offset: int,
+        kind: str,
+        packet_id: int,
+        code: int | None,
+    ) -> None:
+        return
+
+    def control(
+        self, direction: str, at: int, t: float, frame: int, offset: int, fields: Mapping[str, Any]
+    ) -> None:
+        return
+
+    def lost(self, direction: str, at: int, t: float) -> None:
+        return
+
+    def closed(self) -> None:
+        return
+
+
 def _jsonable(value: Any) -> Any:
     """What JSON cannot hold as it is: bytes as hex, tuples and sets as lists."""
     if isinstance(value, bytes | bytearray):
