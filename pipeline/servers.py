@@ -52,6 +52,7 @@ from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_ledger import unknown
 from pubproof.judge.findings import PASS, Finding, Source
+from pubproof.pipeline import servers_fast
 from pubproof.pipeline.rows import DeliveryRow, ViolationRow
 from pubproof.pipeline.tables import EVENTS, index
 from pubproof.pipeline.tap import CLOSED, LOST
@@ -152,8 +153,12 @@ class Stage:
         count: int = 1,
         partition: int = 0,
         flush: Callable[[Stage], None] | None = None,
+        fast: bool = True,
     ) -> None:
         self.readings = dict(readings or {})
+        #: judge a topic with the fast twin first (:mod:`.servers_fast`; off: the
+        #: readable judge alone, as the differential tests run it)
+        self.fast = fast
         #: called after each topic judged (to hand the rows on, say)
         self.flush = flush
         self.patience = patience
@@ -223,41 +228,68 @@ class Stage:
         needed = server.relevant(topic, {row[CONNECTION] for row in rows})
         sessions = [server.rows[c] for c in sorted(needed) if c in server.rows]
         fed = list(heapq.merge(rows, *sessions, key=order))
-        judge = DistributionJudge(
-            self.readings, complete=False, capture=True, patience=self.patience
-        )
-        for row in fed:
-            judge.feed(_event(row))
-        findings = judge.finish()
-        self._deliveries(judge, fed, topic)
-        for finding in findings:
-            if finding.verdict != PASS:
-                self.violations.append(_violation(capture, address, finding))
+        fast = None if self.readings or not self.fast else servers_fast.judge(
+            fed, topic, self.patience
+        )  # fmt: skip
+        if fast is not None:
+            self.figures["topics_fast"] += 1
+            ins, outs = fast
+        else:
+            judge = DistributionJudge(
+                self.readings, complete=False, capture=True, patience=self.patience
+            )
+            for row in fed:
+                judge.feed(_event(row))
+            findings = judge.finish()
+            ins, outs = _ledger(judge)
+            for finding in findings:
+                if finding.verdict != PASS:
+                    self.violations.append(_violation(capture, address, finding))
+        self._deliveries(fed, ins, outs, topic, server)
         if self.flush is not None:
             self.flush(self)
 
-    def _deliveries(self, judge: DistributionJudge, fed: list[tuple[Any, ...]], topic: str) -> None:
-        """The ``deliveries`` rows of one topic, from the judge's ledger."""
-        ledger = judge.ledger
-        copies: Counter[int] = Counter()  # copies out per message, by its event order
-        for out in ledger.outs:
-            entry = None if out.message is None else ledger.messages.get(out.message)
-            if entry is not None and out.outcome in ("copy", "again"):
-                copies[entry.event.order] += 1
-        for entry in ledger.ins:
-            row = fed[entry.event.order - 1]
-            client = judge.links[row[CONNECTION]].client_id
+    def _deliveries(
+        self,
+        fed: list[tuple[Any, ...]],
+        ins: list[servers_fast.In],
+        outs: list[servers_fast.Out],
+        topic: str,
+        server: _Server,
+    ) -> None:
+        """The ``deliveries`` rows of one topic, from its ledger: each PUBLISH in (its
+        row, outcome, copies seen) and out (its row, outcome, its message's row or -1,
+        properties changed)."""
+        clients = server.client
+        for at, outcome, copies in ins:
+            row = fed[at]
             self.deliveries.append(_delivery(
-                row, topic, client, "in", entry.outcome, row, None, copies[entry.event.order],
+                row, topic, clients.get(row[CONNECTION]), "in", outcome, row, None, copies,
             ))  # fmt: skip
-        for out in ledger.outs:
-            row = fed[out.event.order - 1]
-            client = judge.links[row[CONNECTION]].client_id
-            entry = None if out.message is None else ledger.messages.get(out.message)
-            message = None if entry is None else fed[entry.event.order - 1]
+        for at, outcome, message, changed in outs:
+            row = fed[at]
             self.deliveries.append(_delivery(
-                row, topic, client, "out", out.outcome, message, out.changed, None,
+                row, topic, clients.get(row[CONNECTION]), "out", outcome,
+                None if message < 0 else fed[message], changed, None,
             ))  # fmt: skip
+
+
+def _ledger(judge: DistributionJudge) -> tuple[list[servers_fast.In], list[servers_fast.Out]]:
+    """The readable judge's ledger in the form :func:`.servers_fast.judge` gives it:
+    rows by their place among the events fed."""
+    ledger = judge.ledger
+    copies: Counter[int] = Counter()  # copies out per message, by its event order
+    for out in ledger.outs:
+        entry = None if out.message is None else ledger.messages.get(out.message)
+        if entry is not None and out.outcome in ("copy", "again"):
+            copies[entry.event.order] += 1
+    ins = [(e.event.order - 1, e.outcome, copies[e.event.order]) for e in ledger.ins]
+    outs = []
+    for out in ledger.outs:
+        entry = None if out.message is None else ledger.messages.get(out.message)
+        message = -1 if entry is None else entry.event.order - 1
+        outs.append((out.event.order - 1, out.outcome, message, out.changed))
+    return ins, outs
 
 
 def _delivery(

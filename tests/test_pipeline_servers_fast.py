@@ -1,0 +1,216 @@
+"""The fast twin of the distribution judge (:mod:`pubproof.pipeline.servers_fast`) gives
+the readable judge's rows wherever it does not give up, and gives up wherever the readable
+judge finds something.
+
+The cross-connection stage runs on the events of synthetic captures twice, with the twin
+and without it (the readable judge on every topic): the ``deliveries`` and ``violations``
+rows must be the same. The captures: a broker without faults (the twin must take most
+topics), with every distribution fault (it must leave the faulty topics to the readable
+judge), 3.1.1 and 5.0, retained messages, every QoS; and topics cut out of them, to see
+the twin give up at each kind of row it does not judge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from test_pipeline_servers import _events
+
+from pubproof.judge.distribution import DistributionJudge
+from pubproof.judge.distribution_capture import PATIENCE
+from pubproof.pipeline import servers_fast
+from pubproof.pipeline.servers import Stage, _event, _ledger
+from pubproof.pipeline.synth import SynthConfig, generate
+from pubproof.pipeline.synth.broker import DistFault
+
+EVERY = tuple((f.value, 3) for f in DistFault)
+_BASE = SynthConfig(frames=7000, connections=20, concurrent=12, inject=())
+CAPTURES = {
+    "clean-3.1.1": replace(_BASE, seed=31),
+    "clean-5.0": replace(_BASE, seed=32, mqtt5=1.0),
+    "faults-3.1.1": replace(_BASE, seed=33, inject=EVERY),
+    "faults-mixed": replace(_BASE, seed=34, mqtt5=0.5, inject=EVERY),
+    "retained": replace(
+        _BASE, seed=35, qos_mix=(1.0, 1.0, 1.0), payload_sizes=((0, 1.0), (20, 3.0))
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[Any, ...]]]:
+    folder = tmp_path_factory.mktemp("fast")
+    found = {}
+    for name, config in CAPTURES.items():
+        generate(config, folder / f"{name}.pcap")
+        found[name] = _events(folder / f"{name}.pcap")
+    return found
+
+
+def _stage(rows: list[tuple[Any, ...]], fast: bool) -> Stage:
+    stage = Stage(fast=fast)
+    stage.run(rows)
+    return stage
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURES))
+def test_the_twin_gives_the_readable_judges_rows(
+    name: str, events: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    rows = events[name]
+    twin, readable = _stage(rows, True), _stage(rows, False)
+    assert twin.deliveries == readable.deliveries
+    assert twin.violations == readable.violations
+    taken, topics = twin.figures["topics_fast"], twin.figures["topics"]
+    if name in ("clean-3.1.1", "retained"):
+        assert taken >= topics * 0.8, (taken, topics)  # plain traffic: the twin's
+    elif name == "clean-5.0":
+        # the synthetic 5.0 clients give most topics a Message Expiry Interval, which
+        # the twin leaves to the readable judge
+        assert 0 < taken < topics, (taken, topics)
+    else:
+        assert readable.violations and taken < topics  # the faults: the readable judge's
+
+
+def _topics(rows: list[tuple[Any, ...]]) -> dict[str, list[tuple[Any, ...]]]:
+    """Each topic's rows as the stage feeds them (its own, and every session row)."""
+    sessions = [r for r in rows if r[2] is None and r[1].startswith("192")]
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        if row[2] is not None and row[1].startswith("192"):
+            found.setdefault(row[2], []).append(row)
+    key = lambda r: (r[3], r[4], r[5], r[6])  # noqa: E731
+    return {t: sorted(own + sessions, key=key) for t, own in found.items()}
+
+
+def _with(row: tuple[Any, ...], **changes: Any) -> tuple[Any, ...]:
+    names = {
+        "connection": 5,
+        "packet_id": 14,
+        "type": 10,
+        "qos": 11,
+        "dup": 12,
+        "retain": 13,
+        "code": 15,
+        "digest": 16,
+    }
+    values = list(row)
+    for name, value in changes.items():
+        values[names[name]] = value
+    return tuple(values)
+
+
+def test_the_twin_gives_up_at_each_row_it_does_not_judge(
+    events: dict[str, list[tuple[Any, ...]]],
+) -> None:
+    """A topic the twin takes, with one row changed the ways the readable judge would find
+    or leave open: the twin gives it back each time."""
+    topics = _topics(events["clean-3.1.1"])
+    topic, rows = next((t, r) for t, r in sorted(topics.items())
+                       if servers_fast.judge(r, t) is not None and len(r) > 200)  # fmt: skip
+    copy = next(i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "s2c")
+    publish = next(i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "c2s")
+    connect = next(i for i, r in enumerate(rows) if r[10] == "CONNACK")
+    changed = {
+        "a copy at another QoS": (copy, {"qos": (rows[copy][11] + 1) % 3}),
+        "RETAIN kept on a live copy": (copy, {"retain": True}),
+        "a copy of nothing owed": (copy, {"digest": "ffff"}),
+        "a session resumed": (connect, {"code": 1}),
+        "a publication's re-send": (publish, {}),
+        "lost traffic": (copy, {"type": "lost"}),
+        "an UNSUBSCRIBE": (publish, {"type": "UNSUBSCRIBE"}),
+    }
+    for what, (at, change) in changed.items():
+        broken = list(rows)
+        if what == "a publication's re-send":
+            broken.insert(at + 1, broken[at])  # the same PUBLISH again
+        elif what == "a copy of nothing owed" or change:
+            broken[at] = _with(broken[at], **change)
+        assert servers_fast.judge(broken, topic) is None, what
+    # and the same topic without a copy: owed past the patience, a capture proves it missing
+    dropped = [r for i, r in enumerate(rows) if i != copy]
+    assert servers_fast.judge(dropped, topic, patience=1e-9) is None
+
+
+def _readable(rows: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any]]:
+    """The readable judge's ledger of one topic's rows, in the twin's form."""
+    judge = DistributionJudge({}, complete=False, capture=True, patience=PATIENCE)
+    for row in rows:
+        judge.feed(_event(row))
+    judge.finish()
+    return _ledger(judge)
+
+
+def _publishers(rows: list[tuple[Any, ...]]) -> dict[str, tuple[int, str, int]]:
+    """Each payload digest published once: (its row, its publisher's connection, QoS)."""
+    found: dict[str, list[tuple[int, str, int]]] = {}
+    for i, r in enumerate(rows):
+        if r[10] == "PUBLISH" and r[9] == "c2s":
+            found.setdefault(r[16], []).append((i, r[5], r[11]))
+    return {d: p[0] for d, p in found.items() if len(p) == 1}
+
+
+def test_the_twin_gives_up_at_copies_out_of_order(
+    events: dict[str, list[tuple[Any, ...]]],
+) -> None:
+    """Two copies to one subscriber of one publisher's messages at one QoS, swapped: the
+    order of 4.6 is the readable judge's to weigh."""
+    swapped = 0
+    for topic, rows in sorted(_topics(events["clean-3.1.1"]).items()):
+        if servers_fast.judge(rows, topic) is None:
+            continue
+        published = _publishers(rows)
+        last: dict[tuple[str, str, int], int] = {}  # (subscriber, publisher, QoS) -> row
+        for j, r in enumerate(rows):
+            if r[10] != "PUBLISH" or r[9] != "s2c" or r[16] not in published:
+                continue
+            at, publisher, qos = published[r[16]]
+            key = (r[5], publisher, qos)
+            i = last.get(key)
+            if i is not None and at < i:  # the later message was taken before the first copy
+                broken = list(rows)
+                broken[i], broken[j] = broken[j], broken[i]
+                assert servers_fast.judge(broken, topic) is None, (topic, i, j)
+                swapped += 1
+                break
+            last[key] = j
+    assert swapped
+
+
+def test_a_copy_forwarded_before_its_acknowledgement_is_the_twins(
+    events: dict[str, list[tuple[Any, ...]]],
+) -> None:
+    """A server may forward a QoS 1 message before its PUBACK goes out: the twin takes the
+    message at its first copy, as the readable judge does, and writes its ledger."""
+    moved = 0
+    for topic, rows in sorted(_topics(events["clean-3.1.1"]).items()):
+        if servers_fast.judge(rows, topic) is None:
+            continue
+        published = _publishers(rows)
+        for digest, (at, publisher, qos) in published.items():
+            if qos != 1:
+                continue
+            packet_id = rows[at][14]
+            ack = next(i for i in range(at + 1, len(rows)) if rows[i][5] == publisher
+                       and rows[i][10] == "PUBACK" and rows[i][14] == packet_id)  # fmt: skip
+            copy = next((i for i in range(ack + 1, len(rows)) if rows[i][10] == "PUBLISH"
+                         and rows[i][9] == "s2c" and rows[i][16] == digest), None)  # fmt: skip
+            if copy is None or any(r[9] != "s2c" for r in rows[ack + 1 : copy]):
+                continue  # (no change and no other PUBLISH in meanwhile)
+            early = list(rows)
+            early.insert(copy + 1, early.pop(ack))  # the PUBACK after the first copy
+            twin = servers_fast.judge(early, topic)
+            assert twin is not None and twin == _readable(early), (topic, at)
+            # and with another message alike in flight (the subscriber's, published just
+            # before, acknowledged after): which of the two was taken is the readable
+            # judge's to weigh
+            subscriber = rows[copy][5]
+            twice = list(early)
+            assert early[copy - 1] is rows[copy]  # (the PUBACK moved after it)
+            twice.insert(copy, _with(rows[ack], connection=subscriber, packet_id=65535))
+            twice.insert(copy - 1, _with(rows[at], connection=subscriber, packet_id=65535))
+            assert servers_fast.judge(twice, topic) is None
+            moved += 1
+            break
+    assert moved
