@@ -84,6 +84,7 @@ from typing import Any
 
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition, Limits
+from pubproof.model.properties50 import ACK_ORDER, BY_IDENTIFIER, PUBLISH_ORDER, DataType
 from pubproof.model.wire_rules import ACK_REASON_CODES
 from pubproof.reference import (
     Decoder,
@@ -240,8 +241,9 @@ class _Workload:
 
 
 # --- a small MQTT 5.0 stream builder -----------------------------------------------------
-# Independent of pubproof's encoder (written from the wire contract, docs/guides/mqtt5-wire.md,
-# before that encoder existed), so the two check each other on every run.
+# Independent of pubproof's encoders (written from the wire contract, docs/guides/mqtt5-wire.md,
+# before they existed), so that they check each other on every run; the properties'
+# identifiers, data types and order are read from Table 2-4 (pubproof.model.properties50).
 
 _ACK_FIRST_BYTE = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}
 
@@ -260,28 +262,35 @@ def _string(text: str) -> bytes:
     return len(raw).to_bytes(2, "big") + raw
 
 
-def _properties5(properties: Mapping[str, Any]) -> bytes:
-    """The property section (Property Length first), in the encoder's fixed order."""
+def _value5(data_type: DataType, value: Any) -> bytes:
+    """A property's value (in P's form) in its data type (section 1.5)."""
+    if data_type.size is not None:  # Byte, Two and Four Byte Integers: big-endian
+        return int.to_bytes(value, data_type.size, "big")
+    if data_type is DataType.VARIABLE_BYTE_INTEGER:
+        return _vbi(value)
+    if data_type is DataType.BINARY_DATA:  # P writes it as hex
+        data = bytes.fromhex(value)
+        return len(data).to_bytes(2, "big") + data
+    if data_type is DataType.UTF8_STRING_PAIR:
+        name, text = value
+        return _string(name) + _string(text)
+    return _string(value)
+
+
+def _properties5(properties: Mapping[str, Any], packet: str, order: Sequence[int]) -> bytes:
+    """The property section of ``packet`` (Property Length first), in the encoders' order
+    ``order``; the identifiers and data types are Table 2-4's (model.properties50)."""
+    rows = [BY_IDENTIFIER[identifier] for identifier in order]
+    unknown = set(properties) - {row.key for row in rows}
+    if unknown:
+        raise ValueError(f"{packet} has no propert(ies) {sorted(unknown)}")
     out = bytearray()
-    if "payload_format_indicator" in properties:
-        out += bytes((0x01, properties["payload_format_indicator"]))
-    if "message_expiry_interval" in properties:
-        out += b"\x02" + properties["message_expiry_interval"].to_bytes(4, "big")
-    if "topic_alias" in properties:
-        out += b"\x23" + properties["topic_alias"].to_bytes(2, "big")
-    if "response_topic" in properties:
-        out += b"\x08" + _string(properties["response_topic"])
-    if "correlation_data_hex" in properties:
-        data = bytes.fromhex(properties["correlation_data_hex"])
-        out += b"\x09" + len(data).to_bytes(2, "big") + data
-    if "reason_string" in properties:
-        out += b"\x1f" + _string(properties["reason_string"])
-    for name, value in properties.get("user_properties", ()):
-        out += b"\x26" + _string(name) + _string(value)
-    for identifier in properties.get("subscription_identifiers", ()):
-        out += b"\x0b" + _vbi(identifier)
-    if "content_type" in properties:
-        out += b"\x03" + _string(properties["content_type"])
+    for row in rows:
+        if row.key in properties:
+            value = properties[row.key]
+            for one in value if packet in row.repeatable_in else (value,):
+                out.append(row.identifier)
+                out += _value5(row.type, one)
     return _vbi(len(out)) + bytes(out)
 
 
@@ -294,7 +303,8 @@ def encode5(packet: Mapping[str, Any]) -> bytes:
         body = _string(packet["topic"])
         if qos:
             body += packet["packet_id"].to_bytes(2, "big")
-        body += _properties5(properties) + bytes.fromhex(packet["payload_hex"])
+        body += _properties5(properties, "PUBLISH", PUBLISH_ORDER)
+        body += bytes.fromhex(packet["payload_hex"])
     else:
         first = _ACK_FIRST_BYTE[packet["type"]]
         body = packet["packet_id"].to_bytes(2, "big")
@@ -302,7 +312,7 @@ def encode5(packet: Mapping[str, Any]) -> bytes:
         if code or properties:
             body += bytes((code,))
         if properties:
-            body += _properties5(properties)
+            body += _properties5(properties, packet["type"], ACK_ORDER)
     return bytes((first,)) + _vbi(len(body)) + body
 
 

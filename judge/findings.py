@@ -48,8 +48,11 @@ class Source:
     PROBE = "probe"
     #: a probe check's own judge (what it expects of deliveries, retained messages...)
     CHECK = "check"
+    #: the distribution judge (:mod:`pubproof.judge.distribution`): a server's forwarding,
+    #: retained messages and sessions, across its links
+    DISTRIBUTION = "distribution"
 
-    ALL = (FRAMING, CODEC, WIRE, LINK, CLOSE, PROBE, CHECK)
+    ALL = (FRAMING, CODEC, WIRE, LINK, CLOSE, PROBE, CHECK, DISTRIBUTION)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

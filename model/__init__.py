@@ -5,6 +5,7 @@
 - :mod:`~pubproof.model.wire_rules`: the wire-format rules, each quoting its clause
 - :mod:`~pubproof.model.wire`: the wire format, decoded and encoded rule by rule
 - :mod:`~pubproof.model.trace`: ``P``, the packet evidence format shared by every output
+- :mod:`~pubproof.model.properties50`: MQTT 5.0's property table (Table 2-4), as data
 - :mod:`~pubproof.model.vectors`: the vector corpus, generated from the model
 - :mod:`~pubproof.model.distribution`: the server's distribution across sessions (topic
   filters, subscriptions, the retained store, forwarding, queues, ordering), with its rules

@@ -409,7 +409,10 @@ class Delivery:
     def judge(self, observed: Sequence[Shape]) -> list[Problem]:
         """Whether ``observed`` (the first transmissions of this message to this session,
         any order) is a set of copies the text allows; the problems if not."""
-        rule = cite(D.OVERLAP, self.edition)
+        # one matching subscription: its QoS is the minimum of the published and the granted
+        # [MQTT-3.8.4-6]; several: "respecting the maximum QoS" of them [MQTT-3.3.5-1]
+        single = D.MIN_QOS_31 if self.edition is V31 else D.MIN_QOS
+        rule = cite(D.OVERLAP if len(self.candidates) > 1 else single, self.edition)
         ids_rule = "MQTT-3.3.4-4" if self.edition is V50 else rule
         duplicable = {
             c.shape.seen()

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict, TypeGuard
 
+from pubproof.model.properties50 import ACK_ORDER, BY_IDENTIFIER, PUBLISH_ORDER
+
 AckType = Literal["PUBACK", "PUBREC", "PUBREL", "PUBCOMP"]
 ACK_TYPE_NAMES: tuple[AckType, ...] = ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
 
@@ -47,18 +49,10 @@ class AckProps(TypedDict, total=False):
     user_properties: list[list[str]]
 
 
-#: The keys of ``PublishProps`` and ``AckProps``, in the order pubproof writes them.
-PUBLISH_PROPERTY_KEYS = (
-    "payload_format_indicator",
-    "message_expiry_interval",
-    "topic_alias",
-    "response_topic",
-    "correlation_data_hex",
-    "user_properties",
-    "subscription_identifiers",
-    "content_type",
-)
-ACK_PROPERTY_KEYS = ("reason_string", "user_properties")
+#: The keys of ``PublishProps`` and ``AckProps``, in the order pubproof writes them (the
+#: encoders' order, :data:`pubproof.model.properties50.PUBLISH_ORDER`).
+PUBLISH_PROPERTY_KEYS = tuple(BY_IDENTIFIER[i].key for i in PUBLISH_ORDER)
+ACK_PROPERTY_KEYS = tuple(BY_IDENTIFIER[i].key for i in ACK_ORDER)
 
 
 class PublishP(TypedDict):

@@ -29,8 +29,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pubproof.model import properties50
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
+from pubproof.model.properties50 import ACKS, BY_KEY, DataType, PropertyRow, of
 from pubproof.model.rules import Rule
 from pubproof.model.trace import AckP, AckProps, PublishP, PublishProps
 from pubproof.model.wire_core import (
@@ -63,9 +65,14 @@ RESPONSE_TOPIC = StringRules(
 STRING_PAIR = StringRules(ill_formed=R.STRING_PAIR, nul=R.STRING_PAIR)
 
 
+#: the short codes of the value types (properties50.DataType.code)
+TYPES = frozenset(t.code for t in DataType)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Property:
-    """One row of Table 2-4 (Properties), as far as PUBLISH and its acknowledgements use it."""
+    """How the model reads and writes one property: a row of Table 2-4
+    (:mod:`pubproof.model.properties50`) with the rules its strings are judged by."""
 
     identifier: int
     name: str  # the standard's name
@@ -75,73 +82,44 @@ class Property:
     strings: StringRules | None = None
     reading: str | None = None  # a reading that may allow a repeat
 
+    def __post_init__(self) -> None:
+        if self.type not in TYPES:
+            raise ValueError(f"{self.name}: {self.type!r} is not a value type")
+        if (self.strings is not None) != (self.type in ("string", "pair")):
+            raise ValueError(f"{self.name}: strings, and only strings, have StringRules")
 
-PUBLISH_PROPERTIES: Mapping[int, Property] = {
-    p.identifier: p
-    for p in (
-        Property(
-            identifier=0x01,
-            name="Payload Format Indicator",
-            key="payload_format_indicator",
-            type="byte",
-            reading="pfi-mei-once",
-        ),
-        Property(
-            identifier=0x02,
-            name="Message Expiry Interval",
-            key="message_expiry_interval",
-            type="four",
-            reading="pfi-mei-once",
-        ),
-        Property(
-            identifier=0x03,
-            name="Content Type",
-            key="content_type",
-            type="string",
-            strings=CONTENT_TYPE,
-        ),
-        Property(
-            identifier=0x08,
-            name="Response Topic",
-            key="response_topic",
-            type="string",
-            strings=RESPONSE_TOPIC,
-        ),
-        Property(
-            identifier=0x09,
-            name="Correlation Data",
-            key="correlation_data_hex",
-            type="binary",
-        ),
-        Property(
-            identifier=0x0B,
-            name="Subscription Identifier",
-            key="subscription_identifiers",
-            type="varint",
-            repeatable=True,
-        ),
-        Property(identifier=0x23, name="Topic Alias", key="topic_alias", type="two"),
-        Property(
-            identifier=0x26,
-            name="User Property",
-            key="user_properties",
-            type="pair",
-            repeatable=True,
-            strings=STRING_PAIR,
-        ),
+
+#: The rules of each string property's strings (by identifier): for what a string may not
+#: hold, the rule it breaks.
+_STRINGS: Mapping[int, StringRules] = {
+    BY_KEY["content_type"].identifier: CONTENT_TYPE,
+    BY_KEY["response_topic"].identifier: RESPONSE_TOPIC,
+    BY_KEY["reason_string"].identifier: REASON_STRING,
+    BY_KEY["user_properties"].identifier: STRING_PAIR,
+}
+
+
+def _reader(row: PropertyRow, packet: str) -> Property:
+    return Property(
+        identifier=row.identifier,
+        name=row.name,
+        key=row.key,
+        type=row.type.code,
+        repeatable=packet in row.repeatable_in,
+        strings=_STRINGS.get(row.identifier),
+        reading=row.once_reading,
     )
+
+
+#: The properties of PUBLISH and of its acknowledgements (Table 2-4), by identifier.
+PUBLISH_PROPERTIES: Mapping[int, Property] = {
+    p.identifier: _reader(p, "PUBLISH") for p in of("PUBLISH")
 }
-ACK_PROPERTIES: Mapping[int, Property] = {
-    0x1F: Property(
-        identifier=0x1F,
-        name="Reason String",
-        key="reason_string",
-        type="string",
-        strings=REASON_STRING,
-    ),
-    0x26: PUBLISH_PROPERTIES[0x26],
-}
-_FIXED_SIZE = {"byte": 1, "two": 2, "four": 4}
+ACK_PROPERTIES: Mapping[int, Property] = {p.identifier: _reader(p, ACKS[0]) for p in of(ACKS[0])}
+#: the fixed-size value types: code -> bytes
+_FIXED_SIZE = {t.code: t.size for t in DataType if t.size is not None}
+#: the properties whose values the model judges beyond their type (keys of P)
+_PFI, _ALIAS, _SUB_ID = "payload_format_indicator", "topic_alias", "subscription_identifiers"
 
 # --- the limits ------------------------------------------------------------------------
 
@@ -377,12 +355,12 @@ def _judge_property(ctx: Context, spec: Property, value: Any, at: int, seen: set
             # "It is a Protocol Error to include the Topic Alias value more than once."
             # (3.3.2.3.4; likewise the others; reading pfi-mei-once for two of them)
             raise ctx.fail(R.PROPERTY_ONCE, at, f"the {spec.name} appears more than once")
-    if spec.identifier == 0x01 and value not in (0, 1):
+    if spec.key == _PFI and value not in (0, 1):
         # "Followed by the value of the Payload Format Indicator, either of: 0 ... 1"
         raise ctx.fail(
             R.PAYLOAD_FORMAT_VALUE, at, f"the Payload Format Indicator is {value}, not 0 or 1"
         )
-    if spec.identifier == 0x23:
+    if spec.key == _ALIAS:
         if value == 0:
             # [MQTT-3.3.2-8] "A sender MUST NOT send a PUBLISH packet containing a Topic
             # Alias which has the value 0"
@@ -396,7 +374,7 @@ def _judge_property(ctx: Context, spec: Property, value: Any, at: int, seen: set
                 at,
                 f"the Topic Alias {value} is above the receiver's Topic Alias Maximum {maximum}",
             )
-    if spec.identifier == 0x0B and value == 0:
+    if spec.key == _SUB_ID and value == 0:
         # "It is a Protocol Error if the Subscription Identifier has a value of 0."
         raise ctx.fail(R.SUBSCRIPTION_ID_ZERO, at, "the Subscription Identifier is 0")
 
@@ -406,9 +384,9 @@ def _judge_property(ctx: Context, spec: Property, value: Any, at: int, seen: set
 
 # --- encoding --------------------------------------------------------------------------
 
-#: The order the encoder writes properties in (docs/guides/mqtt5-wire.md, Encoding).
-PUBLISH_ORDER = (0x01, 0x02, 0x23, 0x08, 0x09, 0x26, 0x0B, 0x03)
-ACK_ORDER = (0x1F, 0x26)
+#: The order the encoder writes properties in: pubproof's choice, made in properties50.
+PUBLISH_ORDER = properties50.PUBLISH_ORDER
+ACK_ORDER = properties50.ACK_ORDER
 
 
 def encode_properties(
@@ -447,7 +425,7 @@ def _encode_value(spec: Property, value: object) -> bytes:
     if spec.type in _FIXED_SIZE:
         size = _FIXED_SIZE[spec.type]
         if type(value) is not int or not 0 <= value < 256**size:
-            rule = R.PAYLOAD_FORMAT_VALUE if spec.identifier == 0x01 else R.PROPERTY_VALUE
+            rule = R.PAYLOAD_FORMAT_VALUE if spec.key == _PFI else R.PROPERTY_VALUE
             raise EncodeError(_id(rule), f"the {spec.name} is a {size}-byte unsigned integer")
         return value.to_bytes(size, "big")
     if spec.type == "varint":

@@ -16,6 +16,7 @@ from pubproof.probe import (
     checks50_forward,
     checks50_session,
     checks50_wire,
+    checks_distribution,
     checks_flows,
     checks_ids,
     checks_retain,
@@ -30,6 +31,7 @@ CHECKS: tuple[Check, ...] = (
     *checks_flows.CHECKS,
     *checks_retain.CHECKS,
     *checks_subscribe.CHECKS,
+    *checks_distribution.CHECKS,
     *checks_session.CHECKS,
     *checks_ids.CHECKS,
 )
@@ -41,6 +43,7 @@ CHECKS50: tuple[Check, ...] = (
     *checks50_wire.CHECKS,
     *checks50_flows.CHECKS,
     *checks50_forward.CHECKS,
+    *checks_distribution.CHECKS,
     *checks50_session.CHECKS,
 )
 BY_ID50: Mapping[str, Check] = MappingProxyType({c.id: c for c in CHECKS50})

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pubproof.judge.describe import describe
+from pubproof.judge.distribution import judge_events
+from pubproof.judge.distribution_events import from_probe
 from pubproof.judge.findings import Finding, Source
 from pubproof.model.editions import Edition
 from pubproof.probe.context import CheckContext
@@ -40,6 +42,9 @@ class Check:
     judge: Judge
     #: seconds added to the check's deadline (a check that must wait out an expiry)
     extra: float = 0.0
+    #: a check of the broker's distribution: the distribution judge also says what it did
+    #: right (its passes name the rules that decided each copy)
+    distribution: bool = False
 
     def rules_for(self, edition: Edition) -> tuple[str, ...]:
         """The rule ids the check rests on in ``edition``."""
@@ -56,6 +61,7 @@ def judge(
         *(frame_findings50(view) if edition is Edition.V50 else frame_findings(view)),
         *(f for link in view.links.values() for f in link.findings),
         *close_findings(view),
+        *distribution_findings(view, passes=check.distribution),
         *check.judge(view),
     ]
     if not findings and edition is Edition.V50:
@@ -67,6 +73,14 @@ def judge(
         findings, check.rules_for(edition), broker_alive=view.broker_alive, silence=silence,
         role="server", edition=edition,
     )  # fmt: skip
+
+
+def distribution_findings(view: View, *, passes: bool = False) -> list[Finding]:
+    """The distribution judge's findings on every client's links: what the broker did with
+    the messages it took (the probe sees all its clients from their start, so a copy of
+    nothing published is a finding too)."""
+    events = from_probe(view.entries)
+    return judge_events(events, view.readings, complete=True, passes=passes)
 
 
 def probe_findings(view: View) -> list[Finding]:

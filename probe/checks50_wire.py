@@ -17,6 +17,7 @@ from pubproof.judge.close import close_rules
 from pubproof.judge.limits import Declared
 from pubproof.judge.limits import declared as declared_by
 from pubproof.model.editions import Edition
+from pubproof.model.properties50 import BY_KEY
 from pubproof.model.wire import encode_remaining_length
 from pubproof.probe.check import Check, Run, fixed
 from pubproof.probe.context import CheckContext
@@ -26,8 +27,10 @@ from pubproof.reference.packets import Publish, PubRec, PubRel
 
 #: (topic name, the broker's declarations) -> the bytes of the case
 Build = Callable[[str, Declared], bytes]
-#: the Topic Alias property identifier (3.3.2.3.4)
-TOPIC_ALIAS = 0x23
+#: the property identifiers the cases write (Table 2-4)
+TOPIC_ALIAS = BY_KEY["topic_alias"].identifier
+CONTENT_TYPE = BY_KEY["content_type"].identifier
+RESPONSE_TOPIC = BY_KEY["response_topic"].identifier
 
 
 def _vbi(value: int) -> bytes:
@@ -150,7 +153,9 @@ PUBLISH_CHECKS: tuple[Check, ...] = (
         "PUBLISH with the Content Type twice (0x82)",
         "PP50-2.2.2-property-once",
         lambda t, d: publish50_bytes(
-            0x30, _t(t), properties=prop_string(0x03, b"a") + prop_string(0x03, b"b")
+            0x30,
+            _t(t),
+            properties=prop_string(CONTENT_TYPE, b"a") + prop_string(CONTENT_TYPE, b"b"),
         ),
     ),
     _case(
@@ -267,13 +272,17 @@ PUBLISH_CHECKS: tuple[Check, ...] = (
         "wire.response-topic-wildcard",
         "PUBLISH with a Response Topic containing '#' (0x82)",
         "MQTT-3.3.2-14",
-        lambda t, d: publish50_bytes(0x30, _t(t), properties=prop_string(0x08, b"reply/#")),
+        lambda t, d: publish50_bytes(
+            0x30, _t(t), properties=prop_string(RESPONSE_TOPIC, b"reply/#")
+        ),
     ),
     _case(
         "wire.content-type-ill-formed",
         "PUBLISH with a Content Type holding byte FF (0x81)",
         "MQTT-3.3.2-19",
-        lambda t, d: publish50_bytes(0x30, _t(t), properties=prop_string(0x03, b"text\xff")),
+        lambda t, d: publish50_bytes(
+            0x30, _t(t), properties=prop_string(CONTENT_TYPE, b"text\xff")
+        ),
     ),
     _case(
         "wire.user-property-nul",

@@ -20,6 +20,7 @@ from typing import Any
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
+from pubproof.model.properties50 import BY_KEY
 from pubproof.model.trace import P, PublishProps
 from pubproof.proofs.oracle import OK, Config, verdict
 from pubproof.proofs.registry import Result
@@ -33,7 +34,8 @@ RULE_KEYS: tuple[str, ...] = (
 )  # fmt: skip
 CODE = {key: code for code, key in enumerate(RULE_KEYS)}
 SLOTS = 2
-PFI, MEI = 0x01, 0x02
+PFI = BY_KEY["payload_format_indicator"].identifier
+MEI = BY_KEY["message_expiry_interval"].identifier
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,16 +19,21 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pubproof.model.properties50 import ACKS, PROPERTIES, DataType, identifiers
 from pubproof.proofs.variant import Codec
 from pubproof.proofs.z3env import Expr, z3
 
 WIDTH = 32  # positions: a length prefix adds up to 65,535, nothing wraps
-KEYS = {
-    0x01: "payload_format_indicator", 0x02: "message_expiry_interval", 0x03: "content_type",
-    0x08: "response_topic", 0x09: "correlation_data_hex", 0x0B: "subscription_identifiers",
-    0x1F: "reason_string", 0x23: "topic_alias", 0x26: "user_properties",
-}  # fmt: skip
-FIXED = {"byte": 1, "two": 2, "four": 4}
+#: the keys of P's "properties" by identifier, for the properties of PUBLISH and the
+#: acknowledgements (Table 2-4, pubproof.model.properties50)
+_ROWS = [
+    row for row in PROPERTIES if row.identifier in identifiers("PUBLISH") | identifiers(ACKS[0])
+]
+KEYS = {row.identifier: row.key for row in _ROWS}
+#: the keys whose values are lists (the properties that may repeat in these packets)
+LISTED = frozenset(row.key for row in _ROWS if {"PUBLISH", *ACKS} & set(row.repeatable_in))
+#: the fixed-size value types: kind -> bytes
+FIXED = {t.code: t.size for t in DataType if t.size is not None}
 
 
 def pos(value: int) -> Expr:
@@ -80,7 +85,7 @@ def alternatives(data: Sequence[Expr], start: int, codec: Codec) -> list[Alterna
             second = here + 3 + prefix(data, here + 1, codec)
             end = second + 2 + prefix(data, second, codec)
             fits = z3.And(z3.ULE(here + 3, limit), z3.ULE(second + 2, limit), z3.ULE(end, limit))
-        else:  # vbi: the value's bytes up to the first without the continuation bit
+        else:  # varint: the value's bytes up to the first without the continuation bit
             length: Expr = pos(0)
             ended: Expr = z3.BoolVal(False)
             for i in range(4):
@@ -156,7 +161,7 @@ def interpret(
             ]
         else:
             item = _vbi(raw)
-        if key in ("user_properties", "subscription_identifiers"):
+        if key in LISTED:
             listed = props.setdefault(key, [])
             assert isinstance(listed, list)
             listed.append(item)
@@ -166,7 +171,9 @@ def interpret(
 
 
 __all__ = [
+    "FIXED",
     "KEYS",
+    "LISTED",
     "Alternative",
     "alternatives",
     "at",

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pubproof.model.editions import PFI_MEI_ONCE
+from pubproof.model.properties50 import ACKS, PROPERTIES, identifiers
+
 #: MQTT 5.0 Tables 3-4 to 3-7: the Reason Codes each acknowledgement may carry, as the
 #: standard lists them (the proofs' own copy, so that the model's table is checked against
 #: the standard and not against itself).
@@ -20,18 +23,19 @@ STANDARD_REASON_CODES: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("PUBCOMP", (0x00, 0x92)),
 )
 #: MQTT 5.0 section 2.2.2.2, Table 2-4, for the properties of PUBLISH and the
-#: acknowledgements: identifier and value type ("byte", "two", "four": fixed-size integers;
-#: "string", "binary": two-byte length prefix; "pair": two strings; "vbi").
-STANDARD_PROPERTIES: tuple[tuple[int, str], ...] = (
-    (0x01, "byte"),  # Payload Format Indicator
-    (0x02, "four"),  # Message Expiry Interval
-    (0x03, "string"),  # Content Type
-    (0x08, "string"),  # Response Topic
-    (0x09, "binary"),  # Correlation Data
-    (0x0B, "vbi"),  # Subscription Identifier
-    (0x1F, "string"),  # Reason String (acknowledgements)
-    (0x23, "two"),  # Topic Alias
-    (0x26, "pair"),  # User Property
+#: acknowledgements: identifier and value type (properties50.DataType.code: "byte", "two",
+#: "four": fixed-size integers; "string", "binary": two-byte length prefix; "pair": two
+#: strings; "varint"). Read from the model's table (pubproof.model.properties50), which
+#: tests/test_properties50.py holds to the standard's text: what the proofs check is that
+#: the model's reading of each type is the Z3 encoding's, and the mutants change this.
+STANDARD_PROPERTIES: tuple[tuple[int, str], ...] = tuple(
+    (row.identifier, row.type.code)
+    for row in PROPERTIES
+    if row.identifier in identifiers("PUBLISH") | identifiers(ACKS[0])
+)
+#: The properties whose repeat in a PUBLISH the reading pfi-mei-once decides.
+ONCE_BY_READING: tuple[int, ...] = tuple(
+    row.identifier for row in PROPERTIES if row.once_reading == PFI_MEI_ONCE.name
 )
 
 
@@ -73,7 +77,7 @@ class Codec:
     subscription_id_reject_zero: bool = True  # Subscription Identifier 0 is a violation
     properties: tuple[tuple[int, str], ...] = STANDARD_PROPERTIES
     length_prefix_big_endian: bool = True  # a string's two-byte length, MSB first
-    once_by_reading: tuple[int, ...] = (0x01, 0x02)  # PFI and MEI: once (pfi-mei-once)
+    once_by_reading: tuple[int, ...] = ONCE_BY_READING  # PFI and MEI: once (pfi-mei-once)
     payload_utf8_when: int = 1  # the Payload Format Indicator that makes the payload UTF-8
 
 

@@ -22,6 +22,7 @@ from functools import cache
 from pubproof.model import wire
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Limits
+from pubproof.model.properties50 import ACKS, identifiers
 from pubproof.model.trace import P
 from pubproof.proofs import properties_symbolic as props
 from pubproof.proofs.oracle import OK
@@ -32,8 +33,9 @@ from pubproof.proofs.wire_common import proved, rule_ids, unknown
 from pubproof.proofs.z3env import Expr, Model, byte, holds, search, value, z3
 
 LONGEST = 12
-ACK_ONLY = {0x1F}
-PUBLISH_ONLY = {0x01, 0x02, 0x03, 0x08, 0x09, 0x0B, 0x23}
+#: the identifiers valid in the acknowledgements and not in PUBLISH, and the reverse
+ACK_ONLY = identifiers(ACKS[0]) - identifiers("PUBLISH")
+PUBLISH_ONLY = identifiers("PUBLISH") - identifiers(ACKS[0])
 RECEIVER = Limits(topic_alias_maximum=0xFFFF)
 
 
@@ -119,7 +121,7 @@ def _tidy(data: list[Expr], option: props.Alternative, codec: Codec) -> Expr:
         return z3.ULE(data[1], 1)
     if option.kind == "two":
         return z3.Or(data[1] != 0, data[2] != 0)
-    if option.kind == "vbi":
+    if option.kind == "varint":
         return z3.And(z3.UGE(data[1], 1), z3.ULE(data[1], 0x7F))
     if option.kind == "string":
         return z3.And(*[_letters(d) for d in data[3:]])
@@ -131,7 +133,7 @@ def _tidy(data: list[Expr], option: props.Alternative, codec: Codec) -> Expr:
 
 
 #: The length of each kind's sample section: identifier, then a value with content.
-SAMPLE_SIZES = {"byte": 2, "two": 3, "four": 5, "string": 5, "binary": 5, "pair": 7, "vbi": 2}
+SAMPLE_SIZES = {"byte": 2, "two": 3, "four": 5, "string": 5, "binary": 5, "pair": 7, "varint": 2}
 
 
 #: A sample: a section, the kind each of its properties is read as, and its boundaries.

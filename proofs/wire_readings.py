@@ -18,7 +18,7 @@ from pubproof.model.rules import RULES, Rule
 from pubproof.proofs.differences import PACKETS, Domain, compare
 from pubproof.proofs.oracle import Config
 from pubproof.proofs.packet_symbolic import RULE_KEYS
-from pubproof.proofs.pfi_symbolic import PFI_PACKETS
+from pubproof.proofs.pfi_symbolic import PFI, PFI_PACKETS
 from pubproof.proofs.probes50 import PACKETS50
 from pubproof.proofs.registry import Broken, Result, Theorem, theorem
 from pubproof.proofs.variant import MODEL, Codec
@@ -119,7 +119,7 @@ READING_THEOREMS = [
         replace(MODEL, discouraged_del=False))),
     reading_theorem("pfi-mei-once", Broken(
         "mei-repeat-allowed", "a second Message Expiry Interval is let through",
-        replace(MODEL, once_by_reading=(0x01,))), PFI_PACKETS, [R.PROPERTY_ONCE]),
+        replace(MODEL, once_by_reading=(PFI,))), PFI_PACKETS, [R.PROPERTY_ONCE]),
     reading_theorem("payload-utf8", Broken(
         "utf8-checked-on-pfi-0", "the payload is judged as UTF-8 when the indicator is 0",
         replace(MODEL, payload_utf8_when=0)), PFI_PACKETS),

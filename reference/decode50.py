@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from pubproof.model import wire_rules as R
+from pubproof.model.properties50 import ACKS, PROPERTIES, DataType, identifiers
 from pubproof.model.rules import Rule
 from pubproof.reference.common import (
     ACK_BY_KIND,
@@ -65,15 +66,52 @@ _PUBLISH_CLASS: Final = Publish
 #: acknowledgement class -> its packet type number
 _ACK_TYPE_NUMBERS: Final = {cls: kind for kind, cls in enumerate(ACK_BY_KIND) if cls is not None}
 
-# Property identifiers (MQTT 5.0 section 2.2.2.2, Table 2-4), and which a packet may carry.
-_PFI, _MEI, _CONTENT_TYPE, _RESPONSE_TOPIC, _CORRELATION = 0x01, 0x02, 0x03, 0x08, 0x09
-_SUB_ID, _REASON_STRING, _TOPIC_ALIAS, _USER = 0x0B, 0x1F, 0x23, 0x26
-_PUBLISH_IDS = frozenset(
-    (_PFI, _MEI, _CONTENT_TYPE, _RESPONSE_TOPIC, _CORRELATION, _SUB_ID, _TOPIC_ALIAS, _USER)
-)
-_ACK_IDS = frozenset((_REASON_STRING, _USER))
+# Property identifiers (MQTT 5.0 section 2.2.2.2, Table 2-4), and which a packet may carry:
+# read from the model's table of facts (pubproof.model.properties50) at import, into the
+# plain constants and tables the per-packet paths use.
+_ID = {row.key: row.identifier for row in PROPERTIES}
+_PFI: Final = _ID["payload_format_indicator"]
+_MEI: Final = _ID["message_expiry_interval"]
+_CONTENT_TYPE: Final = _ID["content_type"]
+_RESPONSE_TOPIC: Final = _ID["response_topic"]
+_CORRELATION: Final = _ID["correlation_data_hex"]
+_SUB_ID: Final = _ID["subscription_identifiers"]
+_REASON_STRING: Final = _ID["reason_string"]
+_TOPIC_ALIAS: Final = _ID["topic_alias"]
+_USER: Final = _ID["user_properties"]
+_PUBLISH_IDS = identifiers("PUBLISH")
+_ACK_IDS = identifiers(ACKS[0])
+_ROWS = [row for row in PROPERTIES if row.identifier in _PUBLISH_IDS | _ACK_IDS]
+#: What the code below assumes of each property, held against the table at import so that
+#: the two cannot part silently: the value type it reads it as (the fast paths read each
+#: type's bytes inline) and (next) which may repeat.
+_READ_AS = {
+    _PFI: DataType.BYTE,
+    _MEI: DataType.FOUR_BYTE_INTEGER,
+    _TOPIC_ALIAS: DataType.TWO_BYTE_INTEGER,
+    _CONTENT_TYPE: DataType.UTF8_ENCODED_STRING,
+    _RESPONSE_TOPIC: DataType.UTF8_ENCODED_STRING,
+    _CORRELATION: DataType.BINARY_DATA,
+    _SUB_ID: DataType.VARIABLE_BYTE_INTEGER,
+    _REASON_STRING: DataType.UTF8_ENCODED_STRING,
+    _USER: DataType.UTF8_STRING_PAIR,
+}
+#: The properties a packet may carry more than once, and those the reading pfi-mei-once
+#: decides (``Config.pfi_mei_once``), as the judging path tests them.
+_REPEATABLE = frozenset((_USER, _SUB_ID))
+_ONCE_BY_READING = frozenset((_PFI, _MEI))
+if (
+    {row.identifier: row.type for row in _ROWS} != _READ_AS
+    or {r.identifier for r in _ROWS if {"PUBLISH", *ACKS} & set(r.repeatable_in)} != _REPEATABLE
+    or {row.identifier for row in _ROWS if row.once_reading == "pfi-mei-once"} != _ONCE_BY_READING
+):
+    raise RuntimeError(
+        "the 5.0 decoder reads the properties of PUBLISH and its acknowledgements otherwise "
+        "than Table 2-4 (pubproof.model.properties50) says: see _READ_AS, _REPEATABLE, "
+        "_ONCE_BY_READING"
+    )
 #: The fixed-size values: identifier -> size (Byte, Four Byte Integer, Two Byte Integer).
-_FIXED_SIZE = {_PFI: 1, _MEI: 4, _TOPIC_ALIAS: 2}
+_FIXED_SIZE = {row.identifier: row.type.size for row in _ROWS if row.type.size is not None}
 #: UTF-8 Encoded String values: identifier -> (the rule for ill-formed UTF-8 and U+0000,
 #: the rule for wildcards or None).
 _STRING_RULES: dict[int, tuple[Rule, Rule | None]] = {
@@ -81,12 +119,7 @@ _STRING_RULES: dict[int, tuple[Rule, Rule | None]] = {
     _RESPONSE_TOPIC: (R.RESPONSE_TOPIC_STRING, R.RESPONSE_TOPIC_WILDCARDS),
     _REASON_STRING: (R.STRING_UTF8, None),
 }
-_PROPERTY_NAMES = {
-    _PFI: "Payload Format Indicator", _MEI: "Message Expiry Interval",
-    _CONTENT_TYPE: "Content Type", _RESPONSE_TOPIC: "Response Topic",
-    _CORRELATION: "Correlation Data", _SUB_ID: "Subscription Identifier",
-    _REASON_STRING: "Reason String", _TOPIC_ALIAS: "Topic Alias", _USER: "User Property",
-}  # fmt: skip
+_PROPERTY_NAMES = {row.identifier: row.name for row in _ROWS}
 #: Per acknowledgement type number: the Reason Codes it may carry (Tables 3-4 to 3-7).
 _ACK_CODES = {kind: frozenset(R.ACK_REASON_CODES[name]) for kind, name in _ACK_NAMES.items()}
 #: The same, indexed by the packet type number (for the fast path).
@@ -171,10 +204,11 @@ def _fast_publish_properties(
     is within the rules and simple (one-byte Subscription Identifiers, nothing repeated
     that must not be); None at the first doubt, and the judging path takes over.
 
-    Written for speed: identifiers are literals (0x26 User Property, 0x23 Topic Alias,
-    0x02 Message Expiry Interval, 0x03 Content Type, 0x01 Payload Format Indicator, 0x0B
-    Subscription Identifier, 0x08 Response Topic, 0x09 Correlation Data), the common ones
-    first, and the result is built without ``__post_init__`` (see PublishLayout)."""
+    Written for speed: identifiers are Final constants (User Property, Topic Alias, Message
+    Expiry Interval, Content Type, Payload Format Indicator, Subscription Identifier,
+    Response Topic, Correlation Data), the common ones first, each type's bytes read inline
+    (as ``_READ_AS`` says), and the result is built without ``__post_init__`` (see
+    PublishLayout)."""
     pfi = mei = alias = None
     response_topic = content_type = None
     correlation = None
@@ -183,25 +217,25 @@ def _fast_publish_properties(
     try:
         while i < stop:
             ident = buf[i]
-            if ident == 0x26:
+            if ident == _USER:
                 found = _fast_user_property(buf, i, stop, discouraged)
                 if found is None:
                     return None
                 user += (found[0],)
                 i = found[1]
-            elif ident == 0x23:
+            elif ident == _TOPIC_ALIAS:
                 if alias is not None or i + 3 > stop:
                     return None
                 alias = buf[i + 1] << 8 | buf[i + 2]
                 if not alias:  # 0 is never an alias; the receiver's maximum is judged per packet
                     return None
                 i += 3
-            elif ident == 0x02:
+            elif ident == _MEI:
                 if mei is not None or i + 5 > stop:
                     return None
                 mei = buf[i + 1] << 24 | buf[i + 2] << 16 | buf[i + 3] << 8 | buf[i + 4]
                 i += 5
-            elif ident == 0x03 or ident == 0x08:
+            elif ident == _CONTENT_TYPE or ident == _RESPONSE_TOPIC:  # noqa: SIM109 (no tuple)
                 a = i + 3
                 b = a + (buf[i + 1] << 8 | buf[i + 2])
                 if b > stop:
@@ -212,7 +246,7 @@ def _fast_publish_properties(
                 text = raw.decode("utf-8")
                 if discouraged is not None and discouraged(text) is not None:
                     return None
-                if ident == 0x03:
+                if ident == _CONTENT_TYPE:
                     if content_type is not None:
                         return None
                     content_type = text
@@ -221,14 +255,14 @@ def _fast_publish_properties(
                         return None
                     response_topic = text
                 i = b
-            elif ident == 0x01:
+            elif ident == _PFI:
                 if pfi is not None or i + 2 > stop:
                     return None
                 pfi = buf[i + 1]
                 if pfi > 1:
                     return None
                 i += 2
-            elif ident == 0x0B:
+            elif ident == _SUB_ID:
                 if i + 2 > stop:
                     return None
                 sub_id = buf[i + 1]
@@ -236,7 +270,7 @@ def _fast_publish_properties(
                     return None
                 sub_ids += (sub_id,)
                 i += 2
-            elif ident == 0x09:
+            elif ident == _CORRELATION:
                 b = i + 3 + (buf[i + 1] << 8 | buf[i + 2])
                 if correlation is not None or b > stop:
                     return None
@@ -294,13 +328,13 @@ def _fast_ack_properties(
     try:
         while i < stop:
             ident = section[i]
-            if ident == 0x26:  # User Property
+            if ident == _USER:
                 found = _fast_user_property(section, i, stop, discouraged)
                 if found is None:
                     return None
                 user += (found[0],)
                 i = found[1]
-            elif ident == 0x1F:  # Reason String, once
+            elif ident == _REASON_STRING:  # once
                 a = i + 3
                 b = a + (section[i + 1] << 8 | section[i + 2])
                 if reason is not None or b > stop:

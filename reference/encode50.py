@@ -78,8 +78,10 @@ def _judge_string(
 
 
 def _publish_properties_bytes(props: PublishProperties) -> bytes:
-    # The contract's one fixed order (docs/guides/mqtt5-wire.md, "Encoding"), which is
-    # also that of the fields and of PUBLISH_PROPERTY_KEYS in model/trace.py.
+    # The contract's one fixed order (docs/guides/mqtt5-wire.md, "Encoding"): pubproof's
+    # choice, PUBLISH_ORDER in model/properties50.py, which is also the order of the fields
+    # and of PUBLISH_PROPERTY_KEYS in model/trace.py (tests/test_properties50.py holds
+    # this code to it).
     out = bytearray()
     if props.payload_format_indicator is not None:
         out += bytes((_PFI, props.payload_format_indicator))

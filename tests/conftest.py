@@ -1,9 +1,13 @@
-"""Shared test settings: Hypothesis profiles and the spec excerpts' location."""
+"""Shared test settings: Hypothesis profiles and the spec excerpts' location; a loader of
+the benchmarks' scripts."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 from hypothesis import HealthCheck, settings
 
@@ -19,3 +23,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = Path(os.environ.get("PUBPROOF_SPEC_DIR", ROOT / "model" / "texts"))
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """The script ``benchmarks/<name>.py`` imported as the module ``name`` (registered in
+    ``sys.modules``: dataclasses look their module up by name)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -20,23 +20,12 @@ from typing import Any
 from tshark_decode import tshark
 
 from pubproof.model.editions import Edition, Limits
+from pubproof.model.properties50 import PROPERTIES
 from pubproof.model.wire import encode_remaining_length
 from pubproof.reference import Decoder, ProtocolError
 
 #: MQTT 5.0 Table 2-4: the properties' identifiers, by the key ``pubproof`` gives them
-PROPERTY_IDS = {
-    "payload_format_indicator": 0x01, "message_expiry_interval": 0x02, "content_type": 0x03,
-    "response_topic": 0x08, "correlation_data_hex": 0x09, "subscription_identifiers": 0x0B,
-    "session_expiry_interval": 0x11, "assigned_client_identifier": 0x12,
-    "server_keep_alive": 0x13, "authentication_method": 0x15, "authentication_data_hex": 0x16,
-    "request_problem_information": 0x17, "will_delay_interval": 0x18,
-    "request_response_information": 0x19, "response_information": 0x1A,
-    "server_reference": 0x1C, "reason_string": 0x1F, "receive_maximum": 0x21,
-    "topic_alias_maximum": 0x22, "topic_alias": 0x23, "maximum_qos": 0x24,
-    "retain_available": 0x25, "user_properties": 0x26, "maximum_packet_size": 0x27,
-    "wildcard_subscription_available": 0x28, "subscription_identifier_available": 0x29,
-    "shared_subscription_available": 0x2A,
-}  # fmt: skip
+PROPERTY_IDS = {row.key: row.identifier for row in PROPERTIES}
 
 
 def string(text: str) -> bytes:
@@ -77,11 +66,11 @@ def publish5(
 
 def alias(value: int) -> bytes:
     """A Topic Alias property."""
-    return bytes((0x23,)) + value.to_bytes(2, "big")
+    return bytes((PROPERTY_IDS["topic_alias"],)) + value.to_bytes(2, "big")
 
 
 def content_type(text: str) -> bytes:
-    return bytes((0x03,)) + string(text)
+    return bytes((PROPERTY_IDS["content_type"],)) + string(text)
 
 
 def wire_rule(data: bytes, limits: Limits) -> str:

@@ -7,6 +7,7 @@ from typing import Any, cast
 from hypothesis import strategies as st
 
 from pubproof.model.editions import READINGS, Edition, Limits
+from pubproof.model.properties50 import ACKS, BY_IDENTIFIER, BY_KEY, DataType, identifiers
 from pubproof.model.trace import P, ack, publish
 
 EDITIONS = list(Edition)
@@ -219,34 +220,37 @@ _raw_strings = st.one_of(
 )
 
 
+#: the identifiers of the properties of PUBLISH and its acknowledgements (Table 2-4)
+_PROPERTY_IDS = sorted(identifiers("PUBLISH") | identifiers(ACKS[0]))
+_TYPE_OF = {i: BY_IDENTIFIER[i].type for i in _PROPERTY_IDS}
+_PFI = BY_KEY["payload_format_indicator"].identifier
+_ALIAS = BY_KEY["topic_alias"].identifier
+
+
 @st.composite
 def raw_property(draw: st.DrawFn) -> bytes:
     """One property, usually well typed, sometimes with a value that any rule is about."""
-    identifier = draw(
-        st.one_of(
-            st.sampled_from([0x01, 0x02, 0x03, 0x08, 0x09, 0x0B, 0x23, 0x26, 0x1F]),
-            st.integers(0, 255),
-        )
-    )
+    identifier = draw(st.one_of(st.sampled_from(_PROPERTY_IDS), st.integers(0, 255)))
+    data_type = _TYPE_OF.get(identifier)  # None: not one of these packets' properties
     value: bytes
-    if identifier == 0x01:
+    if identifier == _PFI:
         value = bytes([draw(st.sampled_from([0, 1, 1, 2, 255]))])
-    elif identifier == 0x02:
-        value = draw(st.integers(0, 2**32 - 1)).to_bytes(4, "big")
-    elif identifier == 0x23:
+    elif identifier == _ALIAS:
         value = draw(st.sampled_from([0, 1, 2, 10, 11, 0xFFFF])).to_bytes(2, "big")
-    elif identifier == 0x0B:
+    elif data_type is DataType.FOUR_BYTE_INTEGER:
+        value = draw(st.integers(0, 2**32 - 1)).to_bytes(4, "big")
+    elif data_type is DataType.VARIABLE_BYTE_INTEGER:
         value = draw(
             st.one_of(
                 st.integers(0, 268_435_455).map(_vbi),
                 st.sampled_from([b"\x80\x00", b"\xff\xff\xff\xff\x01", b"\x80"]),
             )
         )
-    elif identifier in (0x03, 0x08, 0x1F):
+    elif data_type is DataType.UTF8_ENCODED_STRING:
         value = _prefixed(draw(_raw_strings))
-    elif identifier == 0x09:
+    elif data_type is DataType.BINARY_DATA:
         value = _prefixed(draw(st.binary(max_size=6)))
-    elif identifier == 0x26:
+    elif data_type is DataType.UTF8_STRING_PAIR:
         value = _prefixed(draw(_raw_strings)) + _prefixed(draw(_raw_strings))
     else:
         value = draw(st.binary(max_size=3))

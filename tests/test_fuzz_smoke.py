@@ -10,33 +10,24 @@ exception on either side) is reported.
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from pubproof.model.editions import Edition, Limits
 
+from conftest import load_benchmark
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "fuzz_codec.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fuzz_codec", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fuzz_codec"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _load()
+fuzz = load_benchmark("fuzz_codec")
 RUNS = 3000
 
 

@@ -9,9 +9,9 @@
 
 Every ``import`` and ``from ... import`` in every module counts, wherever it stands (inside
 a function, under ``TYPE_CHECKING``): an arrow is an arrow. The reference may use the rule
-registry and its plain data (rules, wire rules, editions, the trace form ``P``, the texts)
-but none of the model's logic: it is the independent implementation the tests compare
-with the model.
+registry and its plain data (rules, wire rules, editions, the trace form ``P``, the texts,
+the 5.0 property table) but none of the model's logic: it is the independent
+implementation the tests compare with the model.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ REFERENCE_MAY_USE = {
     "pubproof.model.editions",
     "pubproof.model.trace",
     "pubproof.model.texts",
+    "pubproof.model.properties50",  # Table 2-4 of MQTT 5.0 as data
 }
 SUBPACKAGES = {"model", "reference", "judge", "proofs", "probe", "pipeline"}
 

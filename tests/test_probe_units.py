@@ -318,8 +318,8 @@ def test_the_catalog_covers_the_issue_and_names_rules() -> None:
     ids = {c.id for c in CHECKS}
     assert len(ids) == len(CHECKS)
     groups = {i.split(".")[0] for i in ids}
-    assert groups == {"wire", "flow", "qos2", "forward", "retain", "subscribe", "session",
-                      "packet-id"}  # fmt: skip
+    assert groups == {"wire", "flow", "qos2", "forward", "retain", "subscribe", "dist",
+                      "session", "packet-id"}  # fmt: skip
     for check in CHECKS:
         assert check.rules_for(V311), check.id
         assert check.title

@@ -71,8 +71,9 @@ def packet(
 def connect_entries(
     client: str = "pub", theirs: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
-    """CONNECT and the broker's CONNACK, recorded as the probe records them."""
-    hello = connect("c1", clean=True)
+    """CONNECT (the client's name as its identifier) and the broker's CONNACK, recorded as
+    the probe records them."""
+    hello = connect(client, clean=True)
     connack_props = packets.encode_properties("CONNACK", theirs or {})
     ack = bytes((0x20, 2 + len(connack_props), 0, 0)) + connack_props
     return [packet("to-broker", client, hello), packet("from-broker", client, ack)]
@@ -84,7 +85,7 @@ def connect_entries(
 def test_the_50_catalog_is_its_own_and_the_3x_one_is_unchanged() -> None:
     assert len(CHECKS50) >= 40 and len(BY_ID50) == len(CHECKS50)
     assert catalog(V50) == CHECKS50 and catalog(Edition.V311) == CHECKS
-    assert len(CHECKS) == 46 and next(iter(BY_ID)) == "wire.publish-qos3"
+    assert len(CHECKS) == 66 and next(iter(BY_ID)) == "wire.publish-qos3"
     assert [c.id for c in select([], V50)] == list(BY_ID50)
     assert {c.id for c in select(["forward"], V50)} == {
         c.id for c in CHECKS50 if c.id.startswith("forward.")
@@ -259,6 +260,14 @@ def conversation(*steps: tuple[str, str, bytes]) -> list[dict[str, Any]]:
     return [*entries, {"event": "quiet", "client": None, "seconds": 0.3, "t": 1.0}]
 
 
+def subscribed(
+    client: str = "sub", topic: str = "t", qos: int = 1, **options: Any
+) -> list[tuple[str, str, bytes]]:
+    """The steps of ``client`` subscribing to ``topic`` (SUBSCRIBE 1, SUBACK granting it)."""
+    wanted = subscribe(1, [Subscription(filter=topic, qos=qos, **options)])
+    return [(client, "to-broker", wanted), (client, "from-broker", bytes((0x90, 4, 0, 1, 0, qos)))]
+
+
 def verdict_of(check_id: str, entries: list[dict[str, Any]]) -> str:
     return rejudge(check_id, entries, V50).verdict
 
@@ -269,6 +278,7 @@ def test_forwarded_properties_must_be_unchanged() -> None:
     changed = pub50("t", b"ct", content_type="text/html")
     for forwarded, verdict in ((same, "pass"), (changed, "violation")):
         entries = conversation(
+            *subscribed(),
             ("pub", "to-broker", sent), ("pub", "from-broker", bytes.fromhex("40020001")),
             ("sub", "from-broker", forwarded), ("sub", "to-broker", bytes.fromhex("40020001")),
         )  # fmt: skip
@@ -277,6 +287,7 @@ def test_forwarded_properties_must_be_unchanged() -> None:
     sent = pub50("t", b"up", user_properties=order)
     swapped = pub50("t", b"up", user_properties=order[::-1])
     entries = conversation(
+        *subscribed(),
         ("pub", "to-broker", sent), ("pub", "from-broker", bytes.fromhex("40020001")),
         ("sub", "from-broker", swapped), ("sub", "to-broker", bytes.fromhex("40020001")),
     )  # fmt: skip
@@ -285,10 +296,14 @@ def test_forwarded_properties_must_be_unchanged() -> None:
 
 def test_retain_handling_counts_the_copies_after_each_subscribe() -> None:
     def run(copies: tuple[int, int]) -> str:
-        steps: list[tuple[str, str, bytes]] = []
+        steps: list[tuple[str, str, bytes]] = [
+            ("pub", "to-broker", pub50("t", b"retained", 1, 1, retain=True)),
+            ("pub", "from-broker", bytes.fromhex("40020001")),
+        ]
         for number, count in enumerate(copies):
-            steps.append(("sub", "to-broker", subscribe(number + 1, [Subscription(filter="t")])))
-            steps.append(("sub", "from-broker", bytes((0x90, 3, 0, number + 1, 0))))
+            wanted = [Subscription(filter="t", qos=0, retain_handling=1)]
+            steps.append(("sub", "to-broker", subscribe(number + 1, wanted)))
+            steps.append(("sub", "from-broker", bytes((0x90, 4, 0, number + 1, 0, 0))))
             for _ in range(count):
                 steps.append(("sub", "from-broker", pub50("t", b"retained", 0, None, retain=True)))
         return verdict_of("retain.handling-1", conversation(*steps))
@@ -301,6 +316,7 @@ def test_retain_handling_counts_the_copies_after_each_subscribe() -> None:
 def test_the_forwarded_message_expiry_is_reduced_by_the_wait() -> None:
     def run(forwarded: int, waited: float) -> str:
         entries = conversation(
+            *subscribed(),
             ("pub", "to-broker", pub50("t", b"expiring", message_expiry_interval=60)),
             ("pub", "from-broker", bytes.fromhex("40020001")),
             ("sub", "from-broker", pub50("t", b"expiring", message_expiry_interval=forwarded)),
@@ -324,7 +340,7 @@ def test_an_expired_session_must_not_be_resumed() -> None:
             ("pub", "to-broker", pub50("t", b"while-away")),
             ("pub", "from-broker", bytes.fromhex("40020001")),
         )
-        hello = connect("c1", clean=False)
+        hello = connect("sub", clean=False)
         ack = bytes((0x20, 3, int(session_present), 0, 0))
         entries += [packet("to-broker", "sub", hello), packet("from-broker", "sub", ack)]
         return verdict_of("session.expiry-passed", entries)
@@ -336,6 +352,7 @@ def test_an_expired_session_must_not_be_resumed() -> None:
 def test_an_error_acknowledgement_ends_the_flow() -> None:
     def run(resent: bool) -> str:
         steps = [
+            *subscribed(),
             ("pub", "to-broker", pub50("t", b"refused")),
             ("pub", "from-broker", bytes.fromhex("40020001")),
             ("pub", "to-broker", pub50("t", b"kept", packet_id=2)),
@@ -345,7 +362,7 @@ def test_an_error_acknowledgement_ends_the_flow() -> None:
             ("sub", "to-broker", bytes.fromhex("4003000580")),
             # the subscriber's connection drops; it resumes its session
             ("sub", "dropped", b""),
-            ("sub", "to-broker", connect("c1", clean=False)),
+            ("sub", "to-broker", connect("sub", clean=False)),
             ("sub", "from-broker", bytes.fromhex("2003010000")),
             ("sub", "from-broker", pub50("t", b"kept", packet_id=6, dup=True)),
             ("sub", "to-broker", bytes.fromhex("40020006")),

@@ -1,0 +1,157 @@
+"""The distribution judge's records: the links it watches, what is under way on each
+session, the messages it saw the server take, and the findings it writes.
+
+Theory of operation
+-------------------
+:class:`Link` is one network connection as the events show it (whose client, which
+edition, its clean flag and limits, its Topic Alias maps, its requests awaiting an
+answer); :class:`Flows` what one session has under way across its links, so that a
+re-sent PUBLISH on a resumed session is known for what it is; :class:`MessageRecord` one
+message the server took ownership of, with what the model says each session is owed and
+what each was seen to get; :class:`Change` a session's subscriptions or connection being
+changed between a request and its answer, which leaves a message in flight meanwhile open.
+:class:`Report` collects the findings, each with its evidence across the links.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pubproof.judge.distribution_events import C2S, S2C, Event
+from pubproof.judge.findings import PASS, Finding, Source
+from pubproof.model import distribution_rules50 as D50
+from pubproof.model import flow_rules, flow_rules50
+from pubproof.model.distribution_rules import cite
+from pubproof.model.editions import Edition
+from pubproof.model.forwarding import Delivery, Shape
+from pubproof.model.messages import Message
+
+V50 = Edition.V50
+#: a PUBLISH's properties a server forwards unchanged, with the rule that says so (5.0)
+FORWARDED = (
+    ("payload_format_indicator", D50.PAYLOAD_FORMAT),
+    ("response_topic", D50.RESPONSE_TOPIC),
+    ("correlation_data_hex", D50.CORRELATION_DATA),
+    ("user_properties", D50.USER_PROPERTY_ORDER),
+    ("content_type", D50.CONTENT_TYPE),
+)
+#: QoS 2, the receiver of a PUBLISH until its PUBREL: "It MUST NOT cause duplicate messages
+#: to be delivered to any onward recipients" (3.1.1 [MQTT-4.3.3-2], 5.0 [MQTT-4.3.3-10])
+QOS2_ONCE = {False: flow_rules.QOS2_RECEIVER.id_for(Edition.V311),
+             True: flow_rules50.QOS2_UNTIL_PUBREL.id_for(Edition.V50)}  # fmt: skip
+#: the Message Expiry Interval a copy carries may be off by this many seconds from the
+#: model's, which counts the wait on the links' clock, not the server's
+EXPIRY_SLACK = 1
+
+
+@dataclass(slots=True)
+class Link:
+    """One link: whose it is, and what is under way on it."""
+
+    conn: str
+    client_id: str | None = None
+    edition: Edition | None = None
+    clean: bool = True
+    session_expiry: int = 0
+    #: 5.0: the client's Maximum Packet Size (CONNECT), None for no limit
+    maximum_packet_size: int | None = None
+    connected: bool = False
+    aliases: dict[str, dict[int, str]] = field(default_factory=lambda: {C2S: {}, S2C: {}})
+    subscribing: dict[int, Event] = field(default_factory=dict)  # packet id -> SUBSCRIBE
+    unsubscribing: dict[int, Event] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[Edition, str] | None:
+        """Its session's key, once its CONNECT is seen."""
+        if self.edition is None or self.client_id is None:
+            return None
+        return self.edition, self.client_id
+
+
+@dataclass(slots=True)
+class Flows:
+    """What is under way between one session and the server, across its links (a session
+    that outlives a link resumes its flows on the next [MQTT-4.4.0-1])."""
+
+    #: QoS 1 and 2 PUBLISH received and not yet owned: packet id -> (PUBLISH, re-sent)
+    inbound: dict[int, tuple[Event, int]] = field(default_factory=dict)
+    #: QoS 2 messages owned, their PUBREL not yet received: packet id -> message seq
+    released: dict[int, int] = field(default_factory=dict)
+    #: copies sent and not yet acknowledged: packet id -> copy id
+    outbound: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class MessageRecord:
+    """A message the server took ownership of, and what was seen of its copies."""
+
+    message: Message
+    edition: Edition
+    received: Event  # the publisher's PUBLISH
+    owned: Event  # the event at which the server took ownership
+    deliveries: dict[str, Delivery]  # client identifier -> what its session is owed
+    shared: tuple[Any, ...]
+    #: QoS 1: how often the publisher sent it again before the PUBACK ("at least once": the
+    #: server may take each as a new message, so as many more copies are allowed)
+    resent: int = 0
+    #: QoS 2: the publisher's PUBREL reached the server. Until then a server of Method A
+    #: (store the message, deliver on PUBREL) has not taken it, so no copy is owed for
+    #: certain; one of Method B (deliver on PUBLISH) may already have sent its copies
+    released: bool = True
+    uncertain: set[str] = field(default_factory=set)  # sessions that changed meanwhile
+    #: sessions a matching subscription of which gave no copy (No Local): client -> (rule,
+    #: why); a copy to one is a finding, none is a pass
+    excluded: dict[str, tuple[str, str]] = field(default_factory=dict)
+    expired: set[str] = field(default_factory=set)  # sessions whose copy expired unsent
+    seen: dict[str, list[tuple[Shape, Event]]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Change:
+    """A change to a session's subscriptions or connection, between two events."""
+
+    client_id: str
+    since: int  # the order of the request's event
+    until: int | None = None  # the order of its answer's, once seen
+
+
+class Report:
+    """The findings of one judgement, each naming the rule, the role ``server``, the source
+    ``distribution`` and its evidence (the events of the links involved); passes only where
+    asked for."""
+
+    def __init__(self, *, passes: bool = False) -> None:
+        self.passes = passes
+        self.findings: list[Finding] = []
+
+    def found(
+        self,
+        verdict: str,
+        rule: Any,
+        edition: Edition,
+        message: str,
+        events: tuple[Event, ...],
+        *,
+        rule_id: str | None = None,
+        rule_ids: tuple[str, ...] = (),
+    ) -> None:
+        """A finding of ``rule`` (a registered rule, cited in ``edition``), or of the ids
+        given."""
+        ids = rule_ids or ((rule_id,) if rule_id else (cite(rule, edition),))
+        self.findings.append(
+            Finding(
+                verdict=verdict, rules=ids, message=message, source=Source.DISTRIBUTION,
+                role="server", evidence=tuple(e.evidence() for e in events),
+            )
+        )  # fmt: skip
+
+    def passed(
+        self, edition: Edition, message: str, rule_ids: Iterable[str], events: tuple[Event, ...]
+    ) -> None:
+        """What the server did as the model says: a pass naming the rules that decided it
+        (only when asked for)."""
+        if self.passes:
+            ids = tuple(dict.fromkeys(rule_ids))
+            self.found(PASS, None, edition, message, events, rule_ids=ids or ("",))
