@@ -174,7 +174,8 @@ def trace_of(store: Store, kinds: Sequence[int], held: int) -> list[Entry]:
     if payload is not None:
         copy: Entry = {"type": "PUBLISH", "dup": False, "qos": 0, "retain": True,
                        "topic": TOPIC, "packet_id": None, "payload_hex": payload.hex(),
-                       "dir": "s2c", "conn": run.conn(SUBSCRIBER)}  # fmt: skip
+                       "dir": "s2c", "conn": run.conn(SUBSCRIBER),
+                       "by": "the table under test"}  # fmt: skip
         if store.edition is V50:
             copy["properties"] = {}
         run.trace.append(copy)

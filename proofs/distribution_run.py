@@ -40,6 +40,8 @@ Entry = dict[str, Any]
 V50 = Edition.V50
 #: 5.0: the Session Expiry Interval a client that keeps its session asks for (seconds)
 KEEP = 3600
+#: the protocol name and level a CONNECT carries (3.1 section 3.1, 3.1.1 and 5.0 3.1.2.1-2)
+PROTOCOL = {Edition.V31: ("MQIsdp", 3), Edition.V311: ("MQTT", 4), Edition.V50: ("MQTT", 5)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,10 @@ class Run:
 
     def __post_init__(self) -> None:
         self.model = DistributionModel(self.edition, dict(self.readings))
+        # the trace says which server it is a run of: every verdict is relative to an
+        # (edition, readings) pair
+        self._log({"event": "server", "edition": self.edition.value,
+                   "readings": dict(self.readings)}, None, None)  # fmt: skip
 
     # -- the trace -------------------------------------------------------------------------
 
@@ -195,7 +201,8 @@ class Run:
         v5 = self.edition is V50
         expiry = 0 if clean or not v5 else KEEP
         outcome = self.model.connect(client, clean=clean, session_expiry_interval=expiry)
-        packet: Entry = {"type": "CONNECT", "client_id": client}
+        name, level = PROTOCOL[self.edition]
+        packet: Entry = {"type": "CONNECT", "protocol": name, "level": level, "client_id": client}
         packet["clean_start" if v5 else "clean_session"] = clean
         if v5:
             packet["properties"] = {"session_expiry_interval": expiry} if expiry else {}
@@ -315,6 +322,100 @@ def copies_p(trace: Sequence[Entry], client: str) -> list[Entry]:
     ]  # fmt: skip
 
 
+# -- replaying a trace ---------------------------------------------------------------------
+
+#: events that say something about a run without being part of it
+NOTES = frozenset({"retained-store", "copies-under-test", "not-taken"})
+
+
+def _client(entry: Mapping[str, Any]) -> str:
+    return str(entry["conn"]).rpartition(":")[0]
+
+
+def _is_note(entry: Mapping[str, Any]) -> bool:
+    """An entry a theorem adds to a run: an annotation, or what a table under test (not
+    the model) would send (``"by"``)."""
+    return entry.get("event") in NOTES or "by" in entry
+
+
+def _from_client(run: Run, entry: Mapping[str, Any]) -> None:
+    client, kind = _client(entry), entry["type"]
+    if kind == "CONNECT":
+        run.do(Connect(client, clean=bool(entry.get("clean_session", entry.get("clean_start")))))
+    elif kind == "SUBSCRIBE":
+        flags = ("no_local", "retain_as_published", "retain_handling")
+        wanted = tuple(
+            (s["filter"], options(s["qos"], **{f: s[f] for f in flags if f in s}))
+            for s in entry["subscriptions"]
+        )
+        run.do(Subscribe(client, wanted, entry.get("subscription_identifier")))
+    elif kind == "PUBLISH":
+        expiry = entry.get("properties", {}).get("message_expiry_interval")
+        run.do(Publish(client, entry["topic"], entry["qos"], entry["retain"],
+                       bytes.fromhex(entry["payload_hex"]), expiry))  # fmt: skip
+    elif kind in ("PUBACK", "PUBREC"):  # a subscriber acknowledges a copy
+        run.do(Ack(client))
+    # PUBREL and PUBCOMP from a client finish flows the run renders itself
+
+
+def replay(trace: Sequence[Mapping[str, Any]], reading: str | None = None) -> Run:
+    """Run ``trace`` again on a fresh model of the server its first entry names: what the
+    clients sent and the events, and the copies the server sent first (each must be one the
+    model owes then). With ``reading`` ("name=value"), only the copies tagged with that
+    reading count, and the server reads so. The run's trace is the trace again (without
+    notes and tags) exactly when the trace is a run of the model."""
+    server = trace[0]
+    if server.get("event") != "server":
+        raise ValueError("a trace of the distribution model opens with the server it ran on")
+    readings = dict(server["readings"])
+    if reading is not None:
+        name, _, value = reading.partition("=")
+        readings[name] = value
+    run = Run(Edition(server["edition"]), readings)
+    for entry in trace[1:]:
+        if _is_note(entry) or entry.get("reading", reading) != reading:
+            continue
+        event = entry.get("event")
+        if event == "connection-lost":
+            run.do(Lost(_client(entry)))
+        elif event == "retained-discarded":
+            run.do(Discard(entry["topic"]))
+        elif event == "clock":
+            run.do(Advance(entry["advance_ms"]))
+        elif event is not None:
+            raise ValueError(f"an event the distribution model does not know: {event!r}")
+        elif entry.get("dir") == "c2s":
+            _from_client(run, entry)
+        elif entry.get("dir") == "s2c" and entry.get("type") == "PUBLISH" and not entry["dup"]:
+            client = _client(entry)
+            owed = run.owed(client)
+            index = next((i for i, c in enumerate(owed) if _same(c, entry)), None)
+            if index is None:
+                raise ValueError(f"the server sent a copy the model does not owe: {entry}")
+            run.do(Send(client, index))
+    return run
+
+
+def _same(copy: Copy, entry: Mapping[str, Any]) -> bool:
+    return (copy.topic, copy.message.publication.payload.hex(), copy.qos, copy.retain) == (
+        entry["topic"], entry["payload_hex"], entry["qos"], entry["retain"],
+    )  # fmt: skip
+
+
+def plain(trace: Sequence[Mapping[str, Any]], reading: str | None = None) -> list[Entry]:
+    """The entries of ``trace`` that are the run itself (no notes; with ``reading``, only
+    that reading's copies, and the server's readings with it), without their tags."""
+    found = [
+        {k: v for k, v in e.items() if k != "reading"}
+        for e in trace
+        if not _is_note(e) and e.get("reading", reading) == reading
+    ]
+    if reading is not None and found and found[0].get("event") == "server":
+        name, _, value = reading.partition("=")
+        found[0] = {**found[0], "readings": {**found[0]["readings"], name: value}}
+    return found
+
+
 __all__ = [
     "Ack",
     "Action",
@@ -329,5 +430,7 @@ __all__ = [
     "Subscribe",
     "copies_p",
     "options",
+    "plain",
+    "replay",
     "run",
 ]
