@@ -125,8 +125,9 @@ def non_vacuous(
     return Result(
         status="failed",
         counterexample=list(example),
-        details=f"vacuous: no case meets {', '.join(missing)}, so the proof says nothing "
-        f"(yet the example does); {result.details}",
+        details=f"vacuous: no case meets {missing[0]}"
+        + (f" (nor {len(missing) - 1} more)" if len(missing) > 1 else "")
+        + f", so the proof says nothing (yet the example does); {result.details}",
     )
 
 

@@ -170,11 +170,24 @@ class Outcome:
     problems: tuple[Problem, ...] = ()
     path: tuple[Action, ...] = ()
     trace: tuple[Entry, ...] = ()
+    met: frozenset[str] = frozenset()  # the premises some state met
 
 
-def explore(scene: Scene, judges: Mapping[str, Judge], limit: int = 100_000) -> dict[str, Outcome]:
+Premise = Callable[[Sequence[Copy]], bool]
+
+
+def explore(
+    scene: Scene,
+    judges: Mapping[str, Judge],
+    premises: Mapping[str, Premise] | None = None,
+    limit: int = 100_000,
+) -> dict[str, Outcome]:
     """Every interleaving of ``scene``, breadth first, each state judged by every judge;
-    stops when every judge has found a wrong order or every state has been seen."""
+    stops when every judge has found a wrong order or every state has been seen. The
+    ``premises`` (what a claim needs to occur, lest it hold of nothing) are looked for in
+    the copies sent too: each outcome says which some state met."""
+    premises = premises or {}
+    met: set[str] = set()
     start = Run(scene.edition, dict(scene.readings), record=False)
     start.run(scene.prologue())
     first = _Node(start, tuple(0 for _ in scene.scripts), scene.disconnects, scene.resubscribes)
@@ -195,6 +208,7 @@ def explore(scene: Scene, judges: Mapping[str, Judge], limit: int = 100_000) -> 
             if len(seen) > limit:
                 raise RuntimeError(f"more than {limit} states: the scene is too large")
             sent = run.sent.get(SUBSCRIBER, [])
+            met.update(n for n, premise in premises.items() if n not in met and premise(sent))
             for name, judge in judges.items():
                 if name not in found and (wrong := judge(sent)):
                     found[name] = (tuple(wrong), child.path)
@@ -202,13 +216,13 @@ def explore(scene: Scene, judges: Mapping[str, Judge], limit: int = 100_000) -> 
     outcomes = {}
     for name in judges:
         if name not in found:
-            outcomes[name] = Outcome(states=len(seen))
+            outcomes[name] = Outcome(states=len(seen), met=frozenset(met))
             continue
         problems, path = found[name]
         replay = Run(scene.edition, dict(scene.readings)).run([*scene.prologue(), *path])
         outcomes[name] = Outcome(states=len(seen), problems=problems, path=path,
-                                 trace=tuple(replay.trace))  # fmt: skip
+                                 trace=tuple(replay.trace), met=frozenset(met))  # fmt: skip
     return outcomes
 
 
-__all__ = ["SUBSCRIBER", "Judge", "Outcome", "Scene", "explore"]
+__all__ = ["SUBSCRIBER", "Judge", "Outcome", "Premise", "Scene", "explore"]

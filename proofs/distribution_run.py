@@ -9,12 +9,14 @@ copies it owes and the clock moves. A scenario is a sequence of *actions* (froze
 an explorer can keep paths of them); :class:`Run` carries each out on the model and
 records the trace in the project's evidence form:
 
+- first, the event ``server``: the edition and the readings the model ran under (every
+  verdict is relative to that pair);
 - packets ``P`` with ``dir`` ("c2s" from a client, "s2c" from the server) and ``conn``,
   which names the link: ``"<client>:<n>"``, the n-th connection of that client;
 - the control packets in the fields the judge's packet descriptions use: CONNECT
-  ``client_id`` and ``clean_session`` (5.0 ``clean_start``), CONNACK ``session_present``,
-  SUBSCRIBE ``packet_id`` and ``subscriptions`` (``filter``, ``qos``; 5.0 the options too),
-  SUBACK ``granted`` (5.0 ``reason_codes``);
+  ``protocol``, ``level``, ``client_id`` and ``clean_session`` (5.0 ``clean_start``),
+  CONNACK ``session_present``, SUBSCRIBE ``packet_id`` and ``subscriptions`` (``filter``,
+  ``qos``; 5.0 the options too), SUBACK ``granted`` (5.0 ``reason_codes``);
 - events for what no packet shows: ``connection-lost``, ``retained-discarded`` (the server
   uses its freedom to drop a retained message [MQTT-3.3.1-7]) and ``clock``.
 
@@ -23,6 +25,14 @@ QoS 2 with the PUBREC: Method B); the copies go out in the order :class:`Send` a
 first owed by default: the model's own order) with packet identifiers the server picks,
 the lowest free one; a resumed session re-sends what was under way with DUP 1
 [MQTT-4.4.0-1]. The trace is then what this model server did, readable as any capture.
+
+A theorem may add *notes* to a run (entries with ``by``, or the events
+``retained-store``, ``copies-under-test``, ``not-taken``: what a table under test holds or
+sends), and may tag the copies of two runs with the reading that made them
+(``"reading": "name=value"``). :func:`replay` runs a trace again on a fresh model (the
+clients' packets, the events, and each copy the server sent first, which the model must
+owe then); a trace that is a run of the model comes back the same, notes and tags aside
+(:func:`plain`).
 """
 
 from __future__ import annotations

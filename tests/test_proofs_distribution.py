@@ -218,10 +218,30 @@ def test_the_vacuous_mutant_says_so() -> None:
     assert result.status == "failed" and result.details.startswith("vacuous")
 
 
+def test_a_world_without_an_ordered_pair_is_vacuous() -> None:
+    from pubproof.proofs.distribution_ordering import KEPT, check_order
+
+    lonely = (("p1", (("a", 1, False),)), ("p2", (("b", 1, False),)))
+    case = replace(KEPT, scenes=tuple(replace(s, scripts=lonely) for s in KEPT.scenes[:1]))
+    result = check_order(case)
+    assert result.status == "failed" and result.details.startswith("vacuous")
+    assert "an ordered pair sent" in result.details and result.counterexample
+
+
+def test_graphs_that_never_send_a_retained_copy_are_vacuous() -> None:
+    from pubproof.proofs.distribution_forwarding import EVERY, check_claim, qos_claim
+
+    never = graphs.Encoding(edges=(("retained", "rs-shared", "no", "rs-none"),))
+    result = check_claim(qos_claim, "the QoS", replace(EVERY, encoding=never))
+    assert result.status == "failed" and "a retained copy" in result.details
+    assert result.counterexample
+
+
 def test_non_vacuity_is_reported() -> None:
     assert "premise met" in outcome("dist.match.single-level").details
     assert "holds none after one" in outcome("dist.retained.last-message").details
     assert "every kind of copy occurs" in outcome("dist.forward.copy-qos").details
+    assert "ordered pairs" in outcome("dist.order.kept").details
 
 
 # --- the encodings against the model ---------------------------------------------------------
