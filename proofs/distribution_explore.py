@@ -194,7 +194,7 @@ def explore(
     seen = {_key(first)}
     queue = deque([first])
     found: dict[str, tuple[tuple[Problem, ...], tuple[Action, ...]]] = {}
-    while queue and len(found) < len(judges):
+    while queue and (not judges or len(found) < len(judges)):
         node = queue.popleft()
         for action, template in _moves(scene, node):
             run = _clone(node.run)

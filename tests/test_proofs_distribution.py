@@ -383,3 +383,36 @@ def test_per_subscription_copies_keep_the_order() -> None:
                   scripts=SCRIPTS, filters=FILTERS)  # fmt: skip
     judge = {"4.6": lambda sent: ordering_problems(sent, V311)}
     assert not explore(scene, judge)["4.6"].problems
+
+
+def test_merging_states_loses_no_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explorer merges interleavings that reach the same state; every order of copies
+    a search without merging sees, the merging search sees too (a small world)."""
+    from pubproof.proofs import distribution_explore
+
+    scene = Scene(edition=V311, scripts=(SCRIPTS[0], ("p2", (("a", 1, False),))),
+                  filters=FILTERS)  # fmt: skip
+
+    def orders() -> set[tuple[int, ...]]:
+        seen: set[tuple[int, ...]] = set()
+
+        def note(sent: Any) -> bool:
+            seen.add(tuple(c.message.seq for c in sent))
+            return False
+
+        explore(scene, {}, {"every order": note})
+        return seen
+
+    merged = orders()
+    counter = iter(range(10**9))
+    monkeypatch.setattr(distribution_explore, "_key", lambda node: next(counter))
+    assert orders() == merged and len(merged) > 10
+
+
+def test_the_cross_check_domains_hold_what_matters() -> None:
+    filters, names = topics.domain()
+    for needed in ("#", "+", "a/#", "+/+", "$/#", "/", "a//+"):
+        assert needed in filters
+    for needed in ("$", "$/a", "a/$", "", "/"):
+        assert needed in names
+    assert topics.domain_size() == len(filters) * len(names) * 4 > 10_000
