@@ -57,7 +57,7 @@ from pubproof.proofs.z3env import Model, search, z3
 S, IN, A = RetainedState, RetainedInput, RetainedAction
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 #: the longest sequence of inputs the bounded search tries
-DEPTH = 4
+DEPTH = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
