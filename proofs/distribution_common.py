@@ -35,7 +35,6 @@ from pubproof.proofs.distribution_run import (
     options,
 )
 from pubproof.proofs.registry import Result
-from pubproof.proofs.z3env import Expr, z3
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 ALL = (V31, V311, V50)
@@ -103,17 +102,6 @@ def compare_trace(
     return traces[0] + copies[1], copies
 
 
-def evaluate(term: Expr, values: Sequence[tuple[Expr, Expr]]) -> int:
-    """The value of an integer or Boolean (as 0 or 1) Z3 ``term`` once ``values`` are put
-    for its variables; ValueError if it is still not a constant."""
-    result = z3.simplify(z3.substitute(term, *values))
-    if z3.is_true(result) or z3.is_false(result):
-        return int(z3.is_true(result))
-    if not z3.is_int_value(result):
-        raise ValueError(f"not a constant after substitution: {result}")
-    return int(result.as_long())
-
-
 def non_vacuous(
     result: Result, satisfied: Sequence[tuple[str, bool]], example: Sequence[Entry]
 ) -> Result:
@@ -137,7 +125,6 @@ __all__ = [
     "SUBSCRIBER",
     "compare_trace",
     "drain",
-    "evaluate",
     "non_vacuous",
     "pair_trace",
     "rule_ids",

@@ -38,7 +38,6 @@ from pubproof.model.forwarding import (
 )
 from pubproof.model.messages import Message, Publication
 from pubproof.model.subscriptions import RetainHandling, Subscription
-from pubproof.proofs.distribution_common import evaluate
 from pubproof.proofs.distribution_graphs import (
     CopySlot,
     Encoding,
@@ -51,7 +50,7 @@ from pubproof.proofs.distribution_graphs import (
 from pubproof.proofs.distribution_graphs import (
     subscription_copy as encoded_copy,
 )
-from pubproof.proofs.z3env import Expr, z3
+from pubproof.proofs.z3env import Expr, evaluate, z3
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 TOPIC = "a/b"
@@ -91,20 +90,20 @@ def _message(qos: int, retain: bool) -> Message:
     return Message(seq=1, received_at=0, publication=publication)
 
 
-def _assign(symbolic: Sub, given: Values) -> list[tuple[Expr, Expr]]:
+def _assign(symbolic: Sub, given: Values) -> list[tuple[Expr, int]]:
     return [
-        (symbolic.granted, z3.IntVal(given.granted)), (symbolic.match, z3.BoolVal(given.match)),
-        (symbolic.no_local, z3.BoolVal(given.no_local)), (symbolic.rap, z3.BoolVal(given.rap)),
-        (symbolic.shared, z3.BoolVal(given.shared)),
-        (symbolic.other_member, z3.BoolVal(given.other_member)),
-        (symbolic.handling, z3.IntVal(given.handling)),
-        (symbolic.existed, z3.BoolVal(given.existed)),
+        (symbolic.granted, given.granted), (symbolic.match, given.match),
+        (symbolic.no_local, given.no_local), (symbolic.rap, given.rap),
+        (symbolic.shared, given.shared),
+        (symbolic.other_member, given.other_member),
+        (symbolic.handling, given.handling),
+        (symbolic.existed, given.existed),
     ]  # fmt: skip
 
 
-def _offer_values(offer: Offer, qos: int, retain: bool, same: bool) -> list[tuple[Expr, Expr]]:
-    return [(offer.qos, z3.IntVal(qos)), (offer.retain, z3.BoolVal(retain)),
-            (offer.same_client, z3.BoolVal(same))]  # fmt: skip
+def _offer_values(offer: Offer, qos: int, retain: bool, same: bool) -> list[tuple[Expr, int]]:
+    return [(offer.qos, qos), (offer.retain, retain),
+            (offer.same_client, same)]  # fmt: skip
 
 
 def pack(slots: Sequence[CopySlot]) -> Expr:
@@ -233,7 +232,7 @@ def _retained(encoding: Encoding, setting: Setting) -> Drift | None:
             shape = retained_shape(_message(qos, True), subscription, setting.edition,
                                    setting.readings())  # fmt: skip
             expected = _code(shape.qos, shape.retain, [])
-        values = [(message_qos, z3.IntVal(qos)), *_assign(offer.subs[0], given)]
+        values = [(message_qos, qos), *_assign(offer.subs[0], given)]
         said = evaluate(term, values)
         if said != expected:
             return Drift(setting, "retained graph", f"{given}, a retained message of QoS {qos}",

@@ -43,8 +43,7 @@ from pubproof.model.retained import (
     RetainedStore,
     retained_table,
 )
-from pubproof.proofs.distribution_common import evaluate
-from pubproof.proofs.z3env import Expr, z3
+from pubproof.proofs.z3env import Expr, evaluate, z3
 
 S, IN, A = RetainedState, RetainedInput, RetainedAction
 STATES, INPUTS = tuple(S), tuple(IN)
@@ -210,11 +209,9 @@ def drift(store: Store) -> Drift | None:
                                 b"" if event is IN.RETAIN_EMPTY else b"b")  # fmt: skip
             took = _apply(model, event, incoming)
             values = [
-                (x.state, z3.IntVal(STATES.index(S.NONE if first is None else S.HELD))),
-                (x.held, z3.IntVal(0 if first is None else 1)),
-                (x.last, z3.IntVal(0)), (x.gone, z3.BoolVal(False)),
-                (i.kind, z3.IntVal(INPUTS.index(event))), (i.message, z3.IntVal(2)),
-                (i.choice, z3.IntVal(0)),
+                (x.state, STATES.index(S.NONE if first is None else S.HELD)),
+                (x.held, 0 if first is None else 1), (x.last, 0), (x.gone, 0),
+                (i.kind, INPUTS.index(event)), (i.message, 2), (i.choice, 0),
             ]  # fmt: skip
             encoded = bool(evaluate(defined, values))
             if took and not encoded:

@@ -43,8 +43,7 @@ from pubproof.model.topic_filters import (
     is_valid_filter,
     subscription_matches,
 )
-from pubproof.proofs.distribution_common import evaluate
-from pubproof.proofs.z3env import Expr, Model, z3
+from pubproof.proofs.z3env import Expr, Model, evaluate, z3
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 LITERAL, PLUS, HASH = 0, 1, 2
@@ -266,12 +265,12 @@ def _filter_values(p: Pair, topic_filter: str) -> list[tuple[Expr, Expr]]:
     return found
 
 
-def _topic_values(p: Pair, topic: str) -> list[tuple[Expr, Expr]]:
+def _topic_values(p: Pair, topic: str) -> list[tuple[Expr, int]]:
     levels = topic.split(SEPARATOR)
-    found = [(p.topic_levels, z3.IntVal(len(levels))), (p.dollar, z3.BoolVal(topic[:1] == DOLLAR))]
+    found = [(p.topic_levels, len(levels)), (p.dollar, int(topic[:1] == DOLLAR))]
     for depth in range(len(p.topic)):
         word = levels[depth] if depth < len(levels) else ""
-        found.append((p.topic[depth], z3.IntVal(_word_number(word))))
+        found.append((p.topic[depth], _word_number(word)))
     return found
 
 
