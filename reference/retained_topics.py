@@ -62,32 +62,33 @@ def _subtree(node: _Node[V], out: list[tuple[str, V]], *, skip_dollar: bool) -> 
             stack.extend(here.children.values())
 
 
-def _find(node: _Node[V], levels: list[str], i: int, out: list[tuple[str, V]]) -> None:
-    """Collect the stored names under ``node`` that match the filter ``levels[i:]``."""
-    while True:
+def _find(root: _Node[V], levels: list[str], out: list[tuple[str, V]]) -> None:
+    """Collect the stored names that match the filter ``levels``. The nodes still to visit
+    wait on a stack with the index of the filter's level they are at (no recursion: a filter
+    may have 32,768 levels)."""
+    stack: list[tuple[_Node[V], int]] = [(root, 0)]
+    while stack:
+        node, i = stack.pop()
         if i == len(levels):
             if node.entry is not None:
                 out.append(node.entry)
-            return
+            continue
         level = levels[i]
         if level == MULTI_LEVEL:
             # [4.7.1.2] "The multi-level wildcard represents the parent and any number of
             # child levels"; [MQTT-4.7.2-1] at the first level, no name starting with '$'
             _subtree(node, out, skip_dollar=i == 0)
-            return
-        if level == SINGLE_LEVEL:
+        elif level == SINGLE_LEVEL:
             for name, child in node.children.items():
                 # [MQTT-4.7.2-1] "MUST NOT match Topic Filters starting with a wildcard
                 # character (# or +) with Topic Names beginning with a $ character"
                 if i == 0 and name.startswith("$"):
                     continue
-                _find(child, levels, i + 1, out)
-            return
-        found = node.children.get(level)
-        if found is None:
-            return
-        node = found
-        i += 1
+                stack.append((child, i + 1))
+        else:
+            found = node.children.get(level)
+            if found is not None:
+                stack.append((found, i + 1))
 
 
 class RetainedTopics(Generic[V]):
@@ -113,8 +114,7 @@ class RetainedTopics(Generic[V]):
             self._count += 1
         node.entry = (topic_name, value)
 
-    def get(self, topic_name: str) -> V | None:
-        """The value stored under ``topic_name``, or None."""
+    def _entry(self, topic_name: str) -> tuple[str, V] | None:
         node: _Node[V] | None = self._root
         for level in topic_name.split(SEPARATOR):
             assert node is not None
@@ -122,19 +122,15 @@ class RetainedTopics(Generic[V]):
             if node is None:
                 return None
         assert node is not None
-        return None if node.entry is None else node.entry[1]
+        return node.entry
+
+    def get(self, topic_name: str) -> V | None:
+        """The value stored under ``topic_name``, or None."""
+        entry = self._entry(topic_name)
+        return None if entry is None else entry[1]
 
     def __contains__(self, topic_name: object) -> bool:
-        if type(topic_name) is not str:
-            return False
-        node: _Node[V] | None = self._root
-        for level in topic_name.split(SEPARATOR):
-            assert node is not None
-            node = node.children.get(level)
-            if node is None:
-                return False
-        assert node is not None
-        return node.entry is not None
+        return type(topic_name) is str and self._entry(topic_name) is not None
 
     def discard(self, topic_name: str) -> V | None:
         """Remove ``topic_name`` and return its value (None if it was not stored); the
@@ -174,7 +170,7 @@ class RetainedTopics(Generic[V]):
         invalid filter."""
         check_topic_filter(topic_filter, edition)
         out: list[tuple[str, V]] = []
-        _find(self._root, topic_filter.split(SEPARATOR), 0, out)
+        _find(self._root, topic_filter.split(SEPARATOR), out)
         return out
 
     def node_count(self) -> int:
@@ -183,7 +179,6 @@ class RetainedTopics(Generic[V]):
         count = 0
         stack = [self._root]
         while stack:
-            node = stack.pop()
             count += 1
-            stack.extend(node.children.values())
+            stack.extend(stack.pop().children.values())
         return count

@@ -15,7 +15,7 @@ Theory of operation:
   levels match). A node holds the subscriptions whose filter ends there (``here``), those
   whose filter ends with a ``#`` level below it (``hash``), its children by plain level and
   its ``+`` child. Matching a topic name walks its levels once, following the plain child of
-  each level and, by recursion, every ``+`` child, and collects ``hash`` at every node
+  each level and, from a stack, every ``+`` child, and collects ``hash`` at every node
   passed (``#`` matches its parent level too) and ``here`` at the node where the levels
   end. A topic name starting with ``$`` skips the root's ``+`` and ``#`` [MQTT-4.7.2-1].
 * A match cache maps topic names to their :class:`Matches`. A change to a filter without
@@ -142,16 +142,26 @@ class _Node(Generic[Opts]):
         return not self.children and self.plus is None and self.here is None and self.hash is None
 
 
-def _walk(
-    node: _Node[Opts],
-    levels: list[str],
-    i: int,
-    n: int,
-    out: list[tuple[Subscription[Opts], ...]],
-) -> None:
-    """Collect into ``out`` the subscription tuples under ``node`` that match
-    ``levels[i:]`` (the levels before ``i`` led to ``node``). Loops down the plain children
-    and recurses into the ``+`` ones."""
+def _collect(root: _Node[Opts], topic_name: str) -> list[tuple[Subscription[Opts], ...]]:
+    """The tuples of the subscriptions in the trie at ``root`` whose filter matches
+    ``topic_name`` (a valid topic name), one tuple per filter. Walks down the plain child
+    of each level and keeps the ``+`` children met on a stack, to walk them after (no
+    recursion: a topic name may have 32,768 levels)."""
+    levels = topic_name.split(SEPARATOR)
+    n = len(levels)
+    out: list[tuple[Subscription[Opts], ...]] = []
+    stack: list[tuple[_Node[Opts], int]] = []
+    node = root
+    i = 0
+    if topic_name[0] == "$":
+        # [MQTT-4.7.2-1] "The Server MUST NOT match Topic Filters starting with a wildcard
+        # character (# or +) with Topic Names beginning with a $ character": the root's '#'
+        # and '+' are skipped, its plain children are not
+        child = root.children.get(levels[0])
+        if child is None:
+            return out
+        node = child
+        i = 1
     while True:
         slot = node.hash
         if slot is not None:
@@ -164,34 +174,20 @@ def _walk(
             if slot is not None:
                 chunk = slot.chunk
                 out.append(chunk if chunk is not None else slot.freeze())
-            return
-        plus = node.plus
-        if plus is not None:
-            # [4.7.1.3] "The single-level wildcard ... matches only one topic level": any
-            # level, the empty one included
-            _walk(plus, levels, i + 1, n, out)
-        child = node.children.get(levels[i])
-        if child is None:
-            return
-        node = child
-        i += 1
-
-
-def _collect(root: _Node[Opts], topic_name: str) -> list[tuple[Subscription[Opts], ...]]:
-    """The tuples of the subscriptions in the trie at ``root`` whose filter matches
-    ``topic_name`` (a valid topic name), one tuple per filter."""
-    levels = topic_name.split(SEPARATOR)
-    out: list[tuple[Subscription[Opts], ...]] = []
-    if topic_name[0] == "$":
-        # [MQTT-4.7.2-1] "The Server MUST NOT match Topic Filters starting with a wildcard
-        # character (# or +) with Topic Names beginning with a $ character": the root's '#'
-        # and '+' are skipped, its plain children are not
-        child = root.children.get(levels[0])
-        if child is not None:
-            _walk(child, levels, 1, len(levels), out)
-    else:
-        _walk(root, levels, 0, len(levels), out)
-    return out
+        else:
+            plus = node.plus
+            if plus is not None:
+                # [4.7.1.3] "The single-level wildcard ... matches only one topic level":
+                # any level, the empty one included
+                stack.append((plus, i + 1))
+            child = node.children.get(levels[i])
+            if child is not None:
+                node = child
+                i += 1
+                continue
+        if not stack:
+            return out
+        node, i = stack.pop()
 
 
 _NO_MATCHES: Final[Matches[Any]] = Matches([])

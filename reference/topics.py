@@ -134,6 +134,15 @@ def _check_string(text: object, edition: Edition, what: str, *, name: bool) -> s
 def check_topic_name(topic_name: object, edition: Edition = V50) -> str:
     """``topic_name`` if it is a valid topic name in ``edition``; else raises
     :class:`InvalidTopic`."""
+    if (
+        type(topic_name) is str
+        and topic_name.isascii()
+        and 0 < len(topic_name) <= MAX_BYTES
+        and SINGLE_LEVEL not in topic_name
+        and MULTI_LEVEL not in topic_name
+        and "\x00" not in topic_name
+    ):
+        return topic_name  # the common case, valid, in a few scans of C; else the rules below
     text = _check_string(topic_name, edition, "topic name", name=True)
     for wildcard in (SINGLE_LEVEL, MULTI_LEVEL):
         at = text.find(wildcard)
@@ -162,42 +171,25 @@ def check_topic_filter(topic_filter: object, edition: Edition = V50, *, base: st
         end = text.find(SEPARATOR, start)
         if end < 0:
             end = last
+        problem: tuple[str, int, str] | None = None
         if end - start != 1 or text[start] not in (MULTI_LEVEL, SINGLE_LEVEL):
             hash_at = text.find(MULTI_LEVEL, start, end)
+            plus_at = text.find(SINGLE_LEVEL, start, end)
             if hash_at >= 0:
                 # 5.0 [MQTT-4.7.1-1] "The multi-level wildcard character MUST be specified
                 # either on its own or following a topic level separator"
-                raise _error(
-                    "multi-level",
-                    edition,
-                    base + text,
-                    len(base) + hash_at,
-                    "'#' is not a whole level of the topic filter",
-                    name=False,
-                )
-            plus_at = text.find(SINGLE_LEVEL, start, end)
-            if plus_at >= 0:
+                problem = ("multi-level", hash_at, "'#' is not a whole level of the topic filter")
+            elif plus_at >= 0:
                 # 5.0 [MQTT-4.7.1-2] "Where it is used, the single-level wildcard MUST
                 # occupy an entire level of the filter"
-                raise _error(
-                    "single-level",
-                    edition,
-                    base + text,
-                    len(base) + plus_at,
-                    "'+' is not a whole level of the topic filter",
-                    name=False,
-                )
+                problem = ("single-level", plus_at, "'+' is not a whole level of the topic filter")
         elif text[start] == MULTI_LEVEL and end != last:
             # 5.0 [MQTT-4.7.1-1] "In either case it MUST be the last character specified in
             # the Topic Filter"
-            raise _error(
-                "multi-level",
-                edition,
-                base + text,
-                len(base) + start,
-                "'#' is not the last level of the topic filter",
-                name=False,
-            )
+            problem = ("multi-level", start, "'#' is not the last level of the topic filter")
+        if problem is not None:
+            key, at, message = problem
+            raise _error(key, edition, base + text, len(base) + at, message, name=False)
         start = end + 1
     return text
 

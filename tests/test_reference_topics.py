@@ -317,6 +317,22 @@ def test_the_retained_index_matches_what_the_oracle_matches(
         }
 
 
+def test_deep_names_and_filters_need_no_recursion() -> None:
+    """32,767 levels fit in 65,535 bytes: the walks keep their own stacks."""
+    deep_name = "/".join(["a"] * 32_000)
+    deep_filter = "/".join(["+"] * 32_000)
+    index = _index(deep_filter, deep_filter[:-1] + "#", "#")
+    assert _matched(index, deep_name) == {deep_filter, deep_filter[:-1] + "#", "#"}
+    retained = RetainedTopics[int]()
+    retained.set(deep_name, 1)
+    assert retained.match(deep_filter) == [(deep_name, 1)]
+    assert retained.match("#") == [(deep_name, 1)]
+    assert retained.node_count() == 32_001 and index.node_count() == 32_001
+    assert retained.discard(deep_name) == 1 and retained.node_count() == 1
+    index.remove_client("c")
+    assert index.node_count() == 1
+
+
 # --- any strings -------------------------------------------------------------------------
 
 any_text = st.text(st.characters(blacklist_categories=[]), max_size=12)

@@ -44,12 +44,12 @@ MUTANTS: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "'$' rule dropped": ('    if topic_name[0] == "$":', "    if False:"),
         "'$' rule applied at every level": (
-            "        if plus is not None:",
-            '        if plus is not None and not levels[i].startswith("$"):',
+            "            if plus is not None:",
+            '            if plus is not None and not levels[i].startswith("$"):',
         ),
         "'+' does not match an empty level": (
-            "        if plus is not None:",
-            "        if plus is not None and levels[i]:",
+            "            if plus is not None:",
+            "            if plus is not None and levels[i]:",
         ),
         "cache kept when a wildcard filter changes": (
             "        if has_wildcard(filter_):\n            self._cache.clear()",
@@ -115,6 +115,10 @@ MUTANTS: dict[str, dict[str, tuple[str, str]]] = {
             "    for wildcard in (SINGLE_LEVEL, MULTI_LEVEL):",
             '    text = _check_string(topic_name, edition, "topic name", name=True)\n'
             "    for wildcard in ():",
+        ),
+        "'#' let through the fast path of topic names": (
+            "        and MULTI_LEVEL not in topic_name\n",
+            "",
         ),
         "an empty ShareName accepted": ("    if not share_name:", "    if False:"),
         "'$share/' read as shared in 3.1.1": (
