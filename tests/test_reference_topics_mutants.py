@@ -4,7 +4,9 @@ A mutant is a plausible bug made by one textual change to a module's source, whi
 run as a module of its own (so the compiled build is left alone and the test runs on either
 build). The stateful machines of ``test_reference_topics_stateful.py`` must kill every
 mutant of the two indexes, and the rule tables and properties of ``test_reference_topics.py``
-every mutant of the topic rules; the unmutated sources must pass the same checks.
+every mutant of the topic rules; the unmutated sources must pass the same checks. The
+mutants read the Python source of compiled modules and do not depend on the build: they
+run once, in the pure pass (``builds.pure_only``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 import test_reference_topics as rules
+from builds import pure_only
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
@@ -23,6 +26,8 @@ from test_reference_topics_stateful import index_machine, retained_machine
 from pubproof.reference.errors import InvalidTopic
 
 from conftest import ROOT
+
+pytestmark = pure_only
 
 #: enough to kill every mutant (most die within a few examples); the unmutated sources
 #: run with fewer (the stateful tests run them in full)
