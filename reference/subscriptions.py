@@ -21,7 +21,12 @@ Theory of operation:
 * A match cache maps topic names to their :class:`Matches`. A change to a filter without
   wildcards can only change the answer for the topic name it spells, so it drops that one
   entry; a change to a filter with a wildcard drops the whole cache. The cache holds at
-  most ``cache_size`` entries and is emptied when full (no bookkeeping per hit).
+  most ``cache_size`` entries and is emptied when full: a *generation* ends. Where topic
+  names seldom repeat the cache only costs (a look-up, an insertion, answers kept alive: a
+  fifth of the rate on such traffic), so a generation whose entries were asked for again
+  fewer than one time in four stops the caching for the next ``BYPASS`` generations' worth
+  of answers (looked up, never stored), after which a generation is cached again to see
+  whether the traffic changed. This decides only what is kept, never what is answered.
 * Every topic name and topic filter is checked (:mod:`pubproof.reference.topics`); on any
   strings the index raises :class:`pubproof.reference.errors.InvalidTopic` and nothing else.
 """
@@ -47,6 +52,9 @@ Opts = TypeVar("Opts")
 V50: Final = Edition.V50
 #: how many topic names the match cache holds by default
 CACHE_SIZE: Final = 65536
+#: after a generation of the cache that did not pay, how many generations' worth of
+#: answers are not stored
+BYPASS: Final = 16
 
 
 class Matches(Generic[Opts]):
@@ -197,7 +205,17 @@ class SubscriptionIndex(Generic[Opts]):
     """Every subscription of a server, indexed for :meth:`match`. ``Opts`` is the type of
     the options object each subscription carries."""
 
-    __slots__ = ("_cache", "_cache_size", "_clients", "_count", "_root")
+    __slots__ = (
+        "_bypassed",
+        "_cache",
+        "_cache_size",
+        "_clients",
+        "_count",
+        "_hits",
+        "_inserted",
+        "_root",
+        "_storing",
+    )
 
     def __init__(self, *, cache_size: int = CACHE_SIZE) -> None:
         """``cache_size``: how many topic names' answers are kept (0: no cache)."""
@@ -206,6 +224,12 @@ class SubscriptionIndex(Generic[Opts]):
         self._cache: dict[str, Matches[Opts]] = {}
         self._cache_size = max(0, cache_size)
         self._count = 0
+        #: whether answers are stored; hits and insertions of this generation; answers
+        #: not stored since the last generation that did not pay
+        self._storing = self._cache_size > 0
+        self._hits = 0
+        self._inserted = 0
+        self._bypassed = 0
 
     # --- the questions ----------------------------------------------------------------
 
@@ -215,19 +239,45 @@ class SubscriptionIndex(Generic[Opts]):
         :class:`InvalidTopic` (naming ``edition``'s rule) for an invalid topic name."""
         found = self._cache.get(topic_name)
         if found is not None:
+            self._hits += 1
             return found
         check_topic_name(topic_name, edition)
         chunks = _collect(self._root, topic_name)
         result: Matches[Opts] = Matches(chunks) if chunks else _NO_MATCHES
-        if self._cache_size:
+        if self._storing:
             if len(self._cache) >= self._cache_size:
-                self._cache.clear()
-            self._cache[topic_name] = result
+                self._end_generation()
+            if self._storing:
+                self._cache[topic_name] = result
+                self._inserted += 1
+        elif self._cache_size:
+            self._bypassed += 1
+            if self._bypassed >= BYPASS * self._cache_size:
+                self._storing = True
+                self._bypassed = 0
         return result
 
-    def clear_cache(self) -> None:
-        """Forget every cached answer (they are found again as they are asked for)."""
+    def _end_generation(self) -> None:
+        """The cache is full: empty it, and store no answers for a while unless at least
+        one in four of the answers stored in this generation was asked for again."""
+        self._storing = self._hits * 4 >= self._inserted
         self._cache.clear()
+        self._hits = 0
+        self._inserted = 0
+        self._bypassed = 0
+
+    def clear_cache(self) -> None:
+        """Forget every cached answer (they are found again as they are asked for) and
+        what the cache learnt of the traffic: the cache starts again as new."""
+        self._cache.clear()
+        self._storing = self._cache_size > 0
+        self._hits = 0
+        self._inserted = 0
+        self._bypassed = 0
+
+    def cached(self) -> int:
+        """How many answers the match cache holds."""
+        return len(self._cache)
 
     def get(self, client_id: str, topic_filter: str) -> Subscription[Opts] | None:
         """The subscription of ``client_id`` to ``topic_filter`` (as sent), if any."""

@@ -29,7 +29,7 @@ from topic_oracle import (
 from pubproof.model.editions import Edition
 from pubproof.reference.errors import InvalidTopic, ProtocolViolation
 from pubproof.reference.retained_topics import RetainedTopics
-from pubproof.reference.subscriptions import SubscriptionIndex
+from pubproof.reference.subscriptions import BYPASS, SubscriptionIndex
 from pubproof.reference.topics import (
     check_topic_filter,
     check_topic_name,
@@ -420,6 +420,35 @@ def test_the_same_string_under_another_edition_moves_the_subscription() -> None:
     index.subscribe("c", "$share/g/a", 2, edition=V50)  # a Shared Subscription in 5.0
     assert not index.match("$share/g/a") and [s.options for s in index.match("a")] == [2]
     assert len(index) == 1 and index.node_count() == 2
+
+
+def cache_policy_holds(index_class: type[SubscriptionIndex[int]], bypass: int) -> None:
+    """A generation of the cache whose answers were not asked for again stops the storing
+    for ``bypass`` generations' worth of answers; one that paid keeps it."""
+    index = index_class(cache_size=4)
+    index.subscribe("c", "#", 1)
+    for name in "abcd":
+        index.match(name)
+    assert index.cached() == 4
+    index.match("e")  # full: the generation ends, no hit in it: nothing stored for a while
+    assert index.cached() == 0
+    for number in range(bypass * 4):
+        assert [s.options for s in index.match(f"x{number}")] == [1]
+        assert index.cached() == 0
+    index.match("f")  # stored again
+    assert index.cached() == 1
+    for name in "ghi":
+        index.match(name)
+    for _ in range(2):
+        index.match("f")  # two hits of four: enough
+    index.match("j")
+    assert index.cached() == 1
+    index.clear_cache()
+    assert index.cached() == 0
+
+
+def test_the_match_cache_stops_storing_where_names_do_not_repeat() -> None:
+    cache_policy_holds(SubscriptionIndex, BYPASS)
 
 
 def test_the_retained_index_stores_replaces_and_discards() -> None:

@@ -80,6 +80,14 @@ MUTANTS: dict[str, dict[str, tuple[str, str]]] = {
             "        if old is None:\n            self._count += 1",
             "        self._count += 1",
         ),
+        "the cache stops storing for good": (
+            "                self._storing = True\n                self._bypassed = 0",
+            "                self._bypassed = 0",
+        ),
+        "the cache stores whatever the hits": (
+            "        self._storing = self._hits * 4 >= self._inserted",
+            "        self._storing = True",
+        ),
         "the same string under another edition left where it was": (
             "        if old is not None and (old.filter != filter_ or old.share_name != share_name)"
             ":",
@@ -149,6 +157,7 @@ def mutant(module: str, name: str | None) -> types.ModuleType:
 
 
 def _index_agrees(built: types.ModuleType, how: settings) -> None:
+    rules.cache_policy_holds(built.SubscriptionIndex, built.BYPASS)
     run_state_machine_as_test(index_machine(built.SubscriptionIndex, 65536), settings=how)
 
 
