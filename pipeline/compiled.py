@@ -51,10 +51,10 @@ COMPILED = (
     "pubproof.reference.common",
     "pubproof.reference.decode50",
     "pubproof.reference.codec",
-    "pubproof.judge.ends",
-    "pubproof.judge.link",
-    "pubproof.judge.link50",
-    "pubproof.judge.aliases",
+    "pubproof.pipeline.fast.ends",
+    "pubproof.pipeline.fast.link",
+    "pubproof.pipeline.fast.link50",
+    "pubproof.pipeline.fast.aliases",
     "pubproof.judge.close",
 )
 #: the environment variable that makes a process import the Python source

@@ -46,22 +46,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pubproof.judge.aliases import TopicAliases
 from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
-from pubproof.judge.link import (
-    _NOTHING,
-    R_FREE,
-    RECEIVER_STATES_ALL,
-    S_AWAIT_PUBCOMP,
-    S_FREE,
-    SENDER_STATES,
-    LinkJudge,
-    Owed,
-    _Flow,
-    as_dict,
-)
 from pubproof.model import flow_rules50 as FR
 from pubproof.model.editions import Edition
 from pubproof.model.flows import Method, ReceiverState, SenderState
@@ -78,6 +65,19 @@ from pubproof.model.flows50 import (
     sender_step50,
 )
 from pubproof.model.topic_alias import ALIAS_ABOVE_MAXIMUM
+from pubproof.pipeline.fast.aliases import TopicAliases
+from pubproof.pipeline.fast.link import (
+    _NOTHING,
+    R_FREE,
+    RECEIVER_STATES_ALL,
+    S_AWAIT_PUBCOMP,
+    S_FREE,
+    SENDER_STATES,
+    LinkJudge,
+    Owed,
+    _Flow,
+    as_dict,
+)
 
 METHOD = Method.B
 V50 = Edition.V50

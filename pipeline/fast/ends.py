@@ -32,9 +32,15 @@ from typing import Any, Final
 
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
-from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge, as_dict
-from pubproof.judge.link50 import ACKS, FlowOffence, LinkJudge50
 from pubproof.model.editions import Edition, Limits
+from pubproof.pipeline.fast.link import (
+    FORWARD_DUP,
+    ID_IN_USE_CLIENT,
+    ID_IN_USE_SERVER,
+    LinkJudge,
+    as_dict,
+)
+from pubproof.pipeline.fast.link50 import ACKS, FlowOffence, LinkJudge50
 
 SERVER, CLIENT = "server", "client"
 C2S: Final = "c2s"

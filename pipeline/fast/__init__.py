@@ -1,0 +1,1 @@
+"""pubproof.pipeline.fast: the capture pipeline's compiled per-packet link judges."""
