@@ -28,6 +28,7 @@ from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
 from pubproof.judge.findings import TOLERATED, Source
 from pubproof.judge.limits import too_large
+from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
@@ -48,7 +49,6 @@ from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.family import PublishFamilyDecoder
 from pubproof.pipeline.fast.ends import C2S, S2C, BothEnds
 from pubproof.pipeline.fast.link import as_dict
-from pubproof.pipeline.fast.link50 import FlowOffence
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers

@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
+from pubproof.judge.link50 import FlowOffence
 from pubproof.model.editions import Edition, Limits
 from pubproof.pipeline.fast.link import (
     FORWARD_DUP,
@@ -40,7 +41,7 @@ from pubproof.pipeline.fast.link import (
     LinkJudge,
     as_dict,
 )
-from pubproof.pipeline.fast.link50 import ACKS, FlowOffence, LinkJudge50
+from pubproof.pipeline.fast.link50 import ACKS, LinkJudge50
 
 SERVER, CLIENT = "server", "client"
 C2S: Final = "c2s"

@@ -49,6 +49,7 @@ from typing import Any, Final
 from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
+from pubproof.judge.link50 import FlowOffence
 from pubproof.model import flow_rules50 as FR
 from pubproof.model.editions import Edition
 from pubproof.model.flows import Method, ReceiverState, SenderState
@@ -109,16 +110,6 @@ PUBCOMP_REASON: Final = "MQTT-3.7.2-1"  # a wire rule: "MUST use one of the PUBC
 #: SHOULD send a DISCONNECT with Reason Code of 0x9A (Retain not supported)")
 QOS_NOT_SUPPORTED: Final = 0x9B
 RETAIN_NOT_SUPPORTED: Final = 0x9A
-
-
-@dataclass(frozen=True, slots=True)
-class FlowOffence:
-    """A packet after which its receiver must close: the rule it breaks, why, and the
-    DISCONNECT Reason Code the model calls for."""
-
-    rule: str
-    message: str
-    reason_code: int
 
 
 #: a PUBLISH with its topic resolved, or (None) the offence its receiver must close for
