@@ -34,7 +34,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-#: the modules compiled: every frame and every packet goes through them
+#: the modules compiled: every frame and every packet goes through them (the judges of
+#: pubproof.judge are not among them: the pipeline runs their compiled twins, in
+#: pipeline.fast; the close judge runs only after an offence)
 COMPILED = (
     "pubproof.pipeline.capture",
     "pubproof.pipeline.dissect",
@@ -51,11 +53,11 @@ COMPILED = (
     "pubproof.reference.common",
     "pubproof.reference.decode50",
     "pubproof.reference.codec",
+    "pubproof.pipeline.fast.layout",
     "pubproof.pipeline.fast.ends",
     "pubproof.pipeline.fast.link",
     "pubproof.pipeline.fast.link50",
     "pubproof.pipeline.fast.aliases",
-    "pubproof.judge.close",
 )
 #: the environment variable that makes a process import the Python source
 PURE = "PUBPROOF_PURE"

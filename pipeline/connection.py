@@ -48,7 +48,7 @@ from pubproof.pipeline.describe import (
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.family import PublishFamilyDecoder
 from pubproof.pipeline.fast.ends import C2S, S2C, BothEnds
-from pubproof.pipeline.fast.link import as_dict
+from pubproof.pipeline.fast.layout import as_dict
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers

@@ -20,7 +20,6 @@ import pytest
 import test_judge50_close as C
 import test_judge50_link as L
 import test_judge50_packets as PK
-from builds import pure_only
 
 from pubproof.judge import aliases, close, limits, link50, packets, properties
 from pubproof.judge.describe import same_message
@@ -262,18 +261,9 @@ MUTANTS: dict[str, tuple[Callable[[], Any], Callable[[], None]]] = {
         close_limits_ignored, C.test_a_server_that_reads_on_after_a_5_0_offence,
     ),
 }  # fmt: skip
-#: the mutants that replace a function of a compiled module (judge.close, which the
-#: capture pipeline's compiled connection calls directly): they run in the pure pass
-PATCH_COMPILED_CODE = {
-    "the DISCONNECT code not judged",
-    "the receiver's limits ignored",
-}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=pure_only) if n in PATCH_COMPILED_CODE else n for n in sorted(MUTANTS)],
-)
+@pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_each_mutant_is_killed(name: str) -> None:
     make, test = MUTANTS[name]
     test()  # the test passes on the judge as it is

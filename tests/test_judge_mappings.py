@@ -1,5 +1,5 @@
 """The link judges take a packet's fields as any Mapping, not only a dict: the compiled
-judges read a dict's keys directly (``pipeline.fast.link.as_dict`` at their entry points),
+judges read a dict's keys directly (``pipeline.fast.layout.as_dict`` at their entry points),
 so a read-only mapping (``types.MappingProxyType``) must give the findings, topics,
 offences and judge states a dict gives, packet for packet, in 3.x and in 5.0 (with the 5.0
 properties read-only too), for the readable judges and their compiled twins. In the
@@ -21,7 +21,7 @@ from pubproof.judge.findings import Finding
 from pubproof.model.editions import Edition
 from pubproof.pipeline.fast import ends as fast_ends
 from pubproof.pipeline.fast import link50 as fast_link50
-from pubproof.pipeline.fast.link import as_dict
+from pubproof.pipeline.fast.layout import as_dict
 
 #: the readable judges and their compiled twins: (BothEnds, LinkJudge50)
 JUDGES: dict[str, tuple[Any, Any]] = {

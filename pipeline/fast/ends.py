@@ -1,28 +1,15 @@
-"""Both ends of one connection, judged by two link judges: what a capture needs.
+"""The compiled twin of :class:`pubproof.judge.ends.BothEnds`, for the capture pipeline:
+both ends of one connection judged by two compiled link judges
+(:mod:`pubproof.pipeline.fast.link`, :mod:`pubproof.pipeline.fast.link50`).
 
-A capture judges both implementations, so two :class:`~pubproof.judge.link.LinkJudge`
-watch the connection, one per end:
-
-- one takes the server for the judged end: it judges what the **server** sends
-  (acknowledgements nobody awaits, PUBREL before PUBREC, re-sends without DUP, a new message
-  on an identifier in use, what a receiving client's table calls a violation or tolerates);
-- the other takes the client for the judged end, by the same tables (the rules of section
-  4.3 bind sender and receiver alike, in both directions), with the Server's rule ids
-  replaced by the Client's where the standard words the obligation twice.
-
-Every finding arises while the judges take in one packet, and it is a finding about that
-packet's sender. An answer still owed when the connection ends is not a finding (the
-connection may have been cut): only a wait makes an owed answer missing, and a capture has
-none. One rule is about a server that forwards: DUP 1 on a message it had not sent to this
-client [MQTT-3.3.1-3]. On a capture that holds for the server only, and only on a clean
-session seen from its CONNECT (a resumed session re-sends with DUP 1 what an earlier
-connection sent); so findings on that rule are kept only then.
-
-In MQTT 5.0 (``edition=Edition.V50``) the two judges are
-:class:`~pubproof.judge.link50.LinkJudge50`: QoS 0 PUBLISH is judged too (Topic Alias,
-Maximum QoS and Retain Available bind it), [MQTT-3.3.1-3] is not judged, and after each
-packet :attr:`BothEnds.topic` is its resolved topic name and :attr:`BothEnds.offence` what
-its receiver must close for.
+The same findings as the readable class, packet for packet, and after each 5.0 packet the
+same resolved topic and offence (``tests/test_judge_twins.py``); the readable module's
+docstring says what is judged. What this one adds, for speed
+(:mod:`pubproof.pipeline.fast.layout`): in 5.0 the two judges share each direction's Topic
+Alias map, so a PUBLISH is resolved once, by its sender's judge, and handed to both
+(:meth:`BothEnds.feed50`); an acknowledgement or PUBREL goes to the judges' per-kind
+methods without their dispatch; and :meth:`BothEnds.mapped0` names the QoS 0 PUBLISH the
+pipeline need not feed at all.
 """
 
 from __future__ import annotations
@@ -30,17 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from pubproof.judge.ends import about_client
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
+from pubproof.judge.link import FORWARD_DUP
 from pubproof.judge.link50 import FlowOffence
 from pubproof.model.editions import Edition, Limits
-from pubproof.pipeline.fast.link import (
-    FORWARD_DUP,
-    ID_IN_USE_CLIENT,
-    ID_IN_USE_SERVER,
-    LinkJudge,
-    as_dict,
-)
+from pubproof.pipeline.fast.layout import as_dict
+from pubproof.pipeline.fast.link import LinkJudge
 from pubproof.pipeline.fast.link50 import ACKS, LinkJudge50
 
 SERVER, CLIENT = "server", "client"
@@ -50,19 +34,6 @@ S2C: Final = "s2c"
 JUDGED: Final = frozenset(
     {"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"}
 )
-#: MQTT 5.0: the same packets, QoS 0 PUBLISH included
-#: a rule of the judged end that binds a Server, and the same rule for a Client
-_SERVER_TO_CLIENT_RULE = {ID_IN_USE_SERVER: ID_IN_USE_CLIENT}
-
-
-def about_client(finding: Finding) -> Finding:
-    """A finding of the judge that takes the client for the judged end, with the Server's
-    rule ids replaced by the Client's (each id once)."""
-    if not any(rule in _SERVER_TO_CLIENT_RULE for rule in finding.rules):
-        return finding
-    return finding.with_rules(
-        tuple(dict.fromkeys(_SERVER_TO_CLIENT_RULE.get(r, r) for r in finding.rules))
-    )
 
 
 class BothEnds:

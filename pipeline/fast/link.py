@@ -1,29 +1,19 @@
-"""The link judge: the flow tables' judgement of one end of a connection.
+"""The compiled twin of the 3.x link judge (:mod:`pubproof.judge.link`), for the capture
+pipeline's per-packet path.
 
-One :class:`LinkJudge` watches the packets between two ends and judges one of them, the
-*judged* end (the broker, for the live probe; either end, for a capture), against the
-model's tables (:mod:`pubproof.model.flows`). It plays four table-driven parts at once:
+The same judgement as the readable judge, finding for finding (``tests/test_judge_twins.py``
+holds them equal on random and faulty streams): the judged end as receiver and as sender,
+a model peer as receiver, the peer as sender, what is owed, paid and missing. What differs
+is how, for speed (:mod:`pubproof.pipeline.fast.layout` says why each trick exists):
 
-- the judged end as *receiver* of what its peer publishes: each PUBLISH and PUBREL the
-  peer sends makes the judged end owe an answer (PUBACK, PUBREC, PUBCOMP);
-- the judged end as *sender* (per packet identifier it chose): a PUBREC from the peer makes
-  it owe PUBREL, a resumed session makes it owe the re-sends [MQTT-4.4.0-1];
-- a model peer as *receiver* of what the judged end sends (Method B): what a well-behaved
-  peer delivers, and what the tables call a violation or tolerate;
-- the peer as *sender*: which acknowledgements it awaits, so an acknowledgement nobody
-  awaits is judged as the tables say.
-
-The tables are read once, at import, into typed entries indexed by small integers (a
-state's position in its enum), so judging a packet costs a few list and dict look-ups:
-nothing here restates what a state and an input lead to. What is owed is kept per (type,
-packet identifier), first owed first paid. A live peer's judge (``keep=True``) also keeps
-the deliveries of the model peer and, for each owed answer, what made it owed, so that an
-answer still owed when the probe waited becomes a *missing* finding (:meth:`close`); a
-capture has no waits, and its judge keeps neither.
-
-The QoS 2 receivers are judged as Method B (deliver on PUBLISH, hold the identifier until
-PUBREL): both methods answer every packet alike (``proto.methods-a-and-b-deliver-the-same-
-sequence``), and Method B needs no stored message to deliver.
+- the tables are read once, at import, into typed entries indexed by small integers (a
+  state's position in its enum): judging a packet costs a few list and dict look-ups;
+- what is owed is kept per (type, packet identifier), first owed first paid; a capture's
+  judge (``keep=False``) keeps only a re-sent PUBLISH's message, a live peer's judge also
+  why each answer is owed and in which order, for :meth:`LinkJudge.close`;
+- the per-packet helpers are inlined where they ran once per packet, names the path reads
+  are ``Final`` aliases, the flows plain slotted classes, owed answers named tuples made
+  by ``tuple.__new__``.
 """
 
 from __future__ import annotations
@@ -34,8 +24,17 @@ from typing import Any, Final, NamedTuple
 
 from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
+from pubproof.judge.link import (
+    FORWARD_DUP,
+    ID_IN_USE_CLIENT,
+    ID_IN_USE_SERVER,
+    QOS2_RECEIVER,
+    QOS2_SENDER,
+    RESEND,
+    RESENT_DUP,
+    SESSION_LOST,
+)
 from pubproof.judge.packets import FLOW_TYPES
-from pubproof.model import flow_rules as FR
 from pubproof.model.editions import Edition
 from pubproof.model.flows import (
     RECEIVER_STATES,
@@ -50,31 +49,13 @@ from pubproof.model.flows import (
     receiver_step,
     sender_step,
 )
+from pubproof.pipeline.fast.layout import as_dict, new_tuple
 
 METHOD = Method.B
 
-# -- the rules the judge cites besides the tables' own (objects of the registry) ------------
-_V311 = Edition.V311
-#: Session Present 0 on a resumed session: [MQTT-3.2.2-2] and [MQTT-3.1.2-4]
-SESSION_LOST = (FR.SESSION_PRESENT.id_for(_V311), FR.RESUME.id_for(_V311))
-#: a re-sent PUBLISH with DUP 0: [MQTT-3.3.1-1]
-RESENT_DUP: Final = FR.DUP_ON_RESEND.id_for(_V311)
-#: DUP 1 on a PUBLISH not sent before: [MQTT-3.3.1-3] binds a server that forwards
-#: imported names the per-packet path reads, as this module's own Final names: the
-#: compiled build reads those as C statics, not from the module's dict at every use
+#: imported names the per-packet path reads, as this module's own Final names (layout)
 _FLOW_TYPES: Final = FLOW_TYPES
 _P_FIELDS: Final = P_FIELDS
-FORWARD_DUP: Final = FR.DUP_FORWARDED.id_for(_V311)
-#: the re-sends a resumed session owes: [MQTT-4.4.0-1]
-RESEND: Final = FR.RESEND.id_for(_V311)
-#: a new message on an identifier in use: [MQTT-2.3.1-4] for a Server, [MQTT-2.3.1-2] for
-#: a Client
-ID_IN_USE_SERVER: Final = FR.ID_UNUSED_SERVER.id_for(_V311)
-ID_IN_USE_CLIENT: Final = FR.ID_UNUSED.id_for(_V311)
-#: the QoS 2 sender (PUBREL only after PUBREC, no PUBLISH after PUBREL): [MQTT-4.3.3-1]
-QOS2_SENDER: Final = FR.QOS2_SENDER.id_for(_V311)
-#: the QoS 2 receiver answers every PUBREL with PUBCOMP: [MQTT-4.3.3-2]
-QOS2_RECEIVER: Final = FR.QOS2_RECEIVER.id_for(_V311)
 
 
 # -- the tables, compiled once --------------------------------------------------------------
@@ -185,17 +166,14 @@ class Owed(NamedTuple):
 
 
 _NOTHING: Final = Owed(None)  # an answer owed, on a capture: nothing more to keep
-#: Owed(packet) made by tuple.__new__ with Owed's own defaults: Owed(...) calls its
-#: interpreted __new__ (about 16,000 times on 200,000 frames of 5.0)
-_NEW_TUPLE: Final = tuple.__new__
+#: Owed(packet) made by new_tuple (layout) with Owed's own defaults (about 16,000 times
+#: on 200,000 frames of 5.0)
 _OWED_DEFAULTS: Final = tuple(Owed._field_defaults[name] for name in Owed._fields[1:])
 
 
 class _Flow:
-    """A flow the judged end sends on one packet identifier. A plain class, not a
-    dataclass: the compiled build makes it natively (a dataclass's generated
-    ``__init__`` ran interpreted, about 1,270 instructions a flow, once per QoS 1 or 2
-    PUBLISH)."""
+    """A flow the judged end sends on one packet identifier (a plain slotted class:
+    layout)."""
 
     __slots__ = ("message", "state")
 
@@ -282,7 +260,7 @@ class LinkJudge:
         """What is kept of an answer owed: the packet (a re-sent PUBLISH needs it to be
         compared), and for a live peer why, since when and in which order."""
         if not self.keep:
-            return _NEW_TUPLE(Owed, (packet, *_OWED_DEFAULTS)) if packet is not None else _NOTHING
+            return new_tuple(Owed, (packet, *_OWED_DEFAULTS)) if packet is not None else _NOTHING
         self.owes += 1
         return Owed(packet, rules, since, why, self.owes)
 
@@ -539,13 +517,6 @@ class LinkJudge:
                 self.peer_rx.pop(packet_id, None)
             else:
                 self.peer_rx[packet_id] = entry.next
-
-
-def as_dict(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """``fields`` itself when it is a dict (what the capture pipeline and the probe hand
-    the judges), else a copy: the compiled judges read a dict's keys directly, each
-    ``Mapping.get`` a method call (about five times the instructions, counted)."""
-    return fields if type(fields) is dict else dict(fields)
 
 
 def _p(fields: Mapping[str, Any]) -> dict[str, Any]:

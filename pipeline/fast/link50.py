@@ -1,43 +1,23 @@
-"""The link judge in MQTT 5.0: the 5.0 flow tables' judgement of one end of a connection.
+"""The compiled twin of the 5.0 link judge (:mod:`pubproof.judge.link50`), for the capture
+pipeline's per-packet path.
 
-:class:`LinkJudge50` is :class:`~pubproof.judge.link.LinkJudge` for a 5.0 connection: the
-same four table-driven parts (the judged end as receiver and as sender, a model peer as
-receiver and the peer as sender), read from the 5.0 tables
-(:mod:`pubproof.model.flows50`, Method B for the QoS 2 receivers, as in 3.x) and the Topic
-Alias table (:mod:`pubproof.model.topic_alias`, through
-:class:`~pubproof.judge.aliases.TopicAliases`), with what the two ends declared in CONNECT
-and CONNACK (:mod:`pubproof.judge.limits`). What 5.0 adds to the 3.x judge:
+The same judgement as the readable judge, finding for finding, topic for topic, offence
+for offence (``tests/test_judge_twins.py``): Reason Codes, flow control, Topic Aliases,
+what the Server declared, re-sending only on a resumed session. The readable module's
+docstring says what each of those judges; this one says only how it is made fast
+(:mod:`pubproof.pipeline.fast.layout` says why each trick exists):
 
-- **Reason Codes.** An acknowledgement is its table input by its code (below 0x80 or
-  not). A PUBACK or PUBREC of 0x80 or more ends the flow: a re-send of that PUBLISH
-  afterwards breaks [MQTT-4.4.0-2], a PUBREL after such a PUBREC [MQTT-4.3.3-4]. A PUBREL
-  for an identifier the receiver does not hold is owed a PUBCOMP 0x92 (the table's
-  ``SEND_PUBCOMP_NOT_FOUND``); answering it 0x00 is tolerated (no MUST names the code).
-- **Flow control.** Each end's send quota is the table's ``TAKE_QUOTA`` and
-  ``RELEASE_QUOTA``, kept as the set of identifiers holding a unit, and starts afresh at
-  each connection [MQTT-4.9.0-1]. A new QoS 1 or 2 PUBLISH while the sender already holds
-  the receiver's Receive Maximum breaks [MQTT-3.3.4-9] (a Server) or [MQTT-3.3.4-7] (a
-  Client) and [MQTT-4.9.0-2]; its receiver owes the table's DISCONNECT 0x93, not an
-  acknowledgement.
-- **Topic Alias**, per direction: alias 0, above the receiver's Topic Alias Maximum, or
-  an alias with an empty topic name and no mapping; the receiver owes DISCONNECT 0x94 or
-  0x82. Every PUBLISH's topic is resolved through its direction's map: :attr:`topic`.
-- **What the Server declared** binds the Client's PUBLISH: QoS above Maximum QoS
-  [MQTT-3.2.2-11] (the Server's DISCONNECT 0x9B), RETAIN 1 when Retain Available is 0
-  [MQTT-3.2.2-14] (0x9A).
-- **Re-sending** only on a resumed session: Clean Start 0 answered by Session Present 1
-  (the table's RESUME); anything else is CLEAN (a 5.0 session may have expired, so
-  Session Present 0 is not a finding). A re-send on the same connection breaks
-  [MQTT-4.4.0-1] ("MUST NOT resend messages at any other time").
-
-A packet after which its receiver must close sets :attr:`offence` (a :class:`FlowOffence`
-with the DISCONNECT Reason Code the table calls for), whichever end sent it; the findings
-are only ever about the judged end. A packet that calls for a DISCONNECT changes no flow
-state: its receiver is to close instead of processing it.
-
-The Maximum Packet Size is the wire's (the model decoder with
-:meth:`~pubproof.judge.limits.Negotiated.limits_for`, and
-:func:`~pubproof.judge.limits.too_large` for the other packets), not this judge's.
+- the 5.0 tables are read once, at import, into typed entries indexed by a state's
+  position in its enum (``SENDER50``, ``RECEIVER50``, and per input the tables the
+  per-packet path reads), all ``Final``;
+- what the two ends declared is read once per CONNECT and CONNACK (:meth:`_negotiate`),
+  not once per PUBLISH;
+- a PUBLISH is resolved once by :meth:`LinkJudge50.resolve50` and handed to both judges
+  of a connection (:class:`~pubproof.pipeline.fast.ends.BothEnds` shares each direction's
+  alias map between them), and an acknowledgement or PUBREL goes to the per-kind methods
+  without the dispatch of :meth:`peer_sent` and :meth:`judged_sent`;
+- the helpers run once per packet are inlined (``_code``, ``topic_alias``, ``_move_rx``,
+  ``_pay``, ``_answer``), each copy marked with the helper's name.
 """
 
 from __future__ import annotations
@@ -49,8 +29,27 @@ from typing import Any, Final
 from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
-from pubproof.judge.link50 import FlowOffence
-from pubproof.model import flow_rules50 as FR
+from pubproof.judge.link import RESUMED
+from pubproof.judge.link50 import (
+    ALIAS_MAX_CLIENT,
+    ALIAS_MAX_SERVER,
+    MAXIMUM_QOS,
+    NO_PUBLISH_AFTER_PUBREL,
+    NOT_AFTER_ERROR,
+    PUBCOMP_FOR_PUBREL,
+    PUBCOMP_REASON,
+    PUBREL_ON_PUBREC,
+    QOS_NOT_SUPPORTED,
+    QUOTA_CLIENT,
+    QUOTA_SERVER,
+    QUOTA_ZERO,
+    RESEND,
+    RESENT_DUP,
+    RETAIN_AVAILABLE,
+    RETAIN_NOT_SUPPORTED,
+    FlowOffence,
+    reason_code,
+)
 from pubproof.model.editions import Edition
 from pubproof.model.flows import Method, ReceiverState, SenderState
 from pubproof.model.flows50 import (
@@ -67,6 +66,7 @@ from pubproof.model.flows50 import (
 )
 from pubproof.model.topic_alias import ALIAS_ABOVE_MAXIMUM
 from pubproof.pipeline.fast.aliases import TopicAliases
+from pubproof.pipeline.fast.layout import as_dict
 from pubproof.pipeline.fast.link import (
     _NOTHING,
     R_FREE,
@@ -77,39 +77,10 @@ from pubproof.pipeline.fast.link import (
     LinkJudge,
     Owed,
     _Flow,
-    as_dict,
 )
 
 METHOD = Method.B
 V50 = Edition.V50
-
-
-def _id(rule: Any) -> str:
-    return str(rule.id_for(V50))
-
-
-# -- the rules the judge cites besides the tables' own --------------------------------------
-#: QoS 1 and 2 PUBLISH beyond the receiver's Receive Maximum, by the sender's role
-QUOTA_SERVER: Final = _id(FR.SERVER_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-9]
-QUOTA_CLIENT: Final = _id(FR.CLIENT_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-7]
-QUOTA_ZERO: Final = _id(FR.QUOTA_ZERO)  # [MQTT-4.9.0-2]
-#: an alias above the receiver's Topic Alias Maximum, by the sender's role
-ALIAS_MAX_SERVER = _id(FR.ALIAS_SERVER_MAX)  # [MQTT-3.3.2-11]
-ALIAS_MAX_CLIENT = _id(FR.ALIAS_CLIENT_MAX)  # [MQTT-3.3.2-9]
-MAXIMUM_QOS: Final = _id(FR.CLIENT_MAXIMUM_QOS)  # [MQTT-3.2.2-11]
-RETAIN_AVAILABLE: Final = _id(FR.CLIENT_RETAIN_AVAILABLE)  # [MQTT-3.2.2-14]
-NOT_AFTER_ERROR: Final = _id(FR.NO_RESEND_AFTER_ERROR)  # [MQTT-4.4.0-2]
-RESEND = _id(FR.RESEND)  # [MQTT-4.4.0-1]
-RESENT_DUP = _id(FR.DUP_ON_RESEND)  # [MQTT-3.3.1-1]
-PUBREL_ON_PUBREC: Final = _id(FR.QOS2_PUBREL)  # [MQTT-4.3.3-4]
-NO_PUBLISH_AFTER_PUBREL: Final = _id(FR.QOS2_NO_REPUBLISH)  # [MQTT-4.3.3-6]
-PUBCOMP_FOR_PUBREL: Final = _id(FR.QOS2_PUBCOMP)  # [MQTT-4.3.3-11]
-PUBCOMP_REASON: Final = "MQTT-3.7.2-1"  # a wire rule: "MUST use one of the PUBCOMP Reason Codes"
-#: the Server's DISCONNECT Reason Codes for what it declared in CONNACK (3.2.2.3.4:
-#: "use DISCONNECT with Reason Code 0x9B (QoS not supported)"; 3.2.2.3.5: "The Server
-#: SHOULD send a DISCONNECT with Reason Code of 0x9A (Retain not supported)")
-QOS_NOT_SUPPORTED: Final = 0x9B
-RETAIN_NOT_SUPPORTED: Final = 0x9A
 
 
 #: a PUBLISH with its topic resolved, or (None) the offence its receiver must close for
@@ -191,21 +162,19 @@ def _receiver(state: ReceiverState, event: ReceiverInput50) -> ReceiverEntry50 |
 
 
 #: SENDER50[input][state]
-SENDER50: Mapping[SenderInput50, tuple[SenderEntry50, ...]] = {
+SENDER50: Final[Mapping[SenderInput50, tuple[SenderEntry50, ...]]] = {
     event: tuple(_sender(state, event) for state in SENDER_STATES) for event in SI
 }
 #: RECEIVER50[input][state] (None for a state Method B does not use)
-RECEIVER50: Mapping[ReceiverInput50, tuple[ReceiverEntry50 | None, ...]] = {
+RECEIVER50: Final[Mapping[ReceiverInput50, tuple[ReceiverEntry50 | None, ...]]] = {
     event: tuple(_receiver(state, event) for state in RECEIVER_STATES_ALL) for event in RI
 }
-#: imported names the per-packet path reads, as this module's own Final names: the
-#: compiled build reads those as C statics, not from the module's dict at every use
+#: imported names the per-packet path reads, as this module's own Final names (layout)
 _P_FIELDS: Final = P_FIELDS
-# these four tables are not Final (which the compiled build reads as C statics, past a
-# patched module): tests/test_judge50_mutants.py replaces them
-_TX_PUBLISH = {1: SENDER50[SI.PUBLISH_QOS1], 2: SENDER50[SI.PUBLISH_QOS2]}
+# the tables the per-packet path reads, by input
+_TX_PUBLISH: Final = {1: SENDER50[SI.PUBLISH_QOS1], 2: SENDER50[SI.PUBLISH_QOS2]}
 #: the sender's input for an acknowledgement: [kind][code >= 0x80]
-_TX_ACK = {
+_TX_ACK: Final = {
     "PUBACK": (SENDER50[SI.PUBACK_OK], SENDER50[SI.PUBACK_ERROR]),
     "PUBREC": (SENDER50[SI.PUBREC_OK], SENDER50[SI.PUBREC_ERROR]),
     "PUBCOMP": (SENDER50[SI.PUBCOMP_OK], SENDER50[SI.PUBCOMP_NOT_FOUND]),
@@ -214,30 +183,14 @@ _RX_PUBLISH: Final = {
     0: RECEIVER50[RI.PUBLISH_QOS0], 1: RECEIVER50[RI.PUBLISH_QOS1],
     2: RECEIVER50[RI.PUBLISH_QOS2],
 }  # fmt: skip
-_RX_REFUSED = {
+_RX_REFUSED: Final = {
     1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED],
     2: RECEIVER50[RI.PUBLISH_QOS2_REFUSED],
 }
 _RX_OVER: Final = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
-_RX_PUBREL = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
-_RESUMED = "the re-send the resumed session owes"
+_RX_PUBREL: Final = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
 #: the acknowledgements of :meth:`LinkJudge50.peer_acks` and :meth:`LinkJudge50.judged_acks`
 ACKS: Final = frozenset(_TX_ACK)
-
-
-def _code(fields: Mapping[str, Any]) -> int:
-    code = fields.get("reason_code")
-    return code if isinstance(code, int) else 0
-
-
-def topic_alias(fields: Mapping[str, Any]) -> int | None:
-    """A PUBLISH's Topic Alias: in its ``properties`` (``P``) or at the top level."""
-    properties: Any = fields.get("properties")
-    # a dict is the common case: no abstract-class check on the per-packet path
-    alias = properties.get("topic_alias") if properties else None
-    if alias is None:
-        alias = fields.get("topic_alias")
-    return alias if type(alias) is int else None
 
 
 @dataclass(slots=True)
@@ -343,7 +296,7 @@ class LinkJudge50(LinkJudge):
     def _connack50(self, fields: Mapping[str, Any], found: list[Finding], index: int) -> None:
         self._negotiate(self.negotiated.with_connack(fields))
         pending, self.pending = self.pending, None
-        if pending is None or is_error(_code(fields)):
+        if pending is None or is_error(reason_code(fields)):
             return
         # the table's RESUME only for Clean Start 0 and a session present [MQTT-4.4.0-1]
         resume = pending == "resume" and bool(fields.get("session_present"))
@@ -353,10 +306,10 @@ class LinkJudge50(LinkJudge):
             assert entry.defined
             if entry.resends_publish:
                 resent = {**flow.message, "dup": True}
-                self._owe("PUBLISH", packet_id, self._owed(resent, entry.rules, index, _RESUMED))
+                self._owe("PUBLISH", packet_id, self._owed(resent, entry.rules, index, RESUMED))
             if entry.pubrel_code is not None:
                 packet = {"type": "PUBREL", "packet_id": packet_id, "reason_code": 0}
-                self._owe("PUBREL", packet_id, self._owed(packet, entry.rules, index, _RESUMED))
+                self._owe("PUBREL", packet_id, self._owed(packet, entry.rules, index, RESUMED))
             if entry.takes_quota:
                 self.judged_quota.add(packet_id)
             if entry.next == S_FREE:
