@@ -69,11 +69,7 @@ class TopicAliases:
         """A PUBLISH with ``topic`` (possibly empty) and ``alias`` (None: no Topic Alias)
         arrives at a receiver whose Topic Alias Maximum is ``maximum``."""
         if alias is None:
-            if topic:
-                return AliasResult(topic)
-            return AliasResult(
-                None, (TOPIC_OR_ALIAS,), PROTOCOL_ERROR, "an empty topic name and no Topic Alias"
-            )
+            return AliasResult(topic) if topic else refusal(None, maximum, None)
         if not 1 <= alias <= maximum:
             event = AliasInInput.ALIAS_INVALID
         elif topic:
@@ -89,12 +85,18 @@ class TopicAliases:
             elif action is AliasInAction.RESOLVE:
                 resolved = self.mapping[alias]
             elif action in DISCONNECT_CODE:
-                return _refusal(alias, maximum, step, DISCONNECT_CODE[action])
+                return refusal(alias, maximum, step)
         return AliasResult(resolved, step.rules)
 
 
-def _refusal(alias: int, maximum: int, step: AliasStep, reason_code: int) -> AliasResult:
-    """Why the receiver closes for ``alias``: the table's step, the rule it breaks, a note."""
+def refusal(alias: int | None, maximum: int, step: AliasStep | None) -> AliasResult:
+    """Why a PUBLISH makes its receiver close, the table's ``step`` for its ``alias``
+    refusing it (None: no alias, and an empty topic name): the DISCONNECT Reason Code, the
+    rule it breaks, a note."""
+    if alias is None or step is None:
+        note = "an empty topic name and no Topic Alias"
+        return AliasResult(None, (TOPIC_OR_ALIAS,), PROTOCOL_ERROR, note)
+    reason_code = next(DISCONNECT_CODE[a] for a in step.actions if a in DISCONNECT_CODE)
     rules = step.rules
     if not 1 <= alias <= maximum:
         # the table cites both bounds; the finding cites the one broken

@@ -11,8 +11,7 @@ differential tests (``tests/test_judge_twins.py``, ``FAST_MUTANTS``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 import test_judge50_close as C
 import test_judge50_link as L
 import test_judge50_packets as PK
+from builds import patched
 
 from pubproof.judge import aliases, close, limits, link50, packets, properties
 from pubproof.judge.describe import same_message
@@ -37,16 +37,6 @@ from pubproof.model.flows50 import (
 from pubproof.model.topic_alias import RECEIVER_ALIAS, AliasIn, AliasInInput
 
 SA, SI, RA, RI = SenderAction50, SenderInput50, ReceiverAction50, ReceiverInput50
-
-
-@contextmanager
-def patched(owner: Any, name: str, value: object) -> Iterator[None]:
-    original = getattr(owner, name)
-    setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        setattr(owner, name, original)
 
 
 def _step_without(step_of: Callable[..., Any], *dropped: Any) -> Callable[..., Any]:
