@@ -35,28 +35,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pubproof.judge.cited import FORWARD_DUP, FlowOffence, about_client
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
-from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge
-from pubproof.judge.link50 import FlowOffence, LinkJudge50
+from pubproof.judge.link import LinkJudge
+from pubproof.judge.link50 import LinkJudge50
 from pubproof.model.editions import Edition, Limits
 
 SERVER, CLIENT = "server", "client"
 C2S, S2C = "c2s", "s2c"
 #: the packets the link judges read (in 3.x a QoS 0 PUBLISH is judged by the codec alone)
 JUDGED = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"})
-#: a rule of the judged end that binds a Server, and the same rule for a Client
-_SERVER_TO_CLIENT_RULE = {ID_IN_USE_SERVER: ID_IN_USE_CLIENT}
-
-
-def about_client(finding: Finding) -> Finding:
-    """A finding of the judge that takes the client for the judged end, with the Server's
-    rule ids replaced by the Client's (each id once)."""
-    if not any(rule in _SERVER_TO_CLIENT_RULE for rule in finding.rules):
-        return finding
-    return finding.with_rules(
-        tuple(dict.fromkeys(_SERVER_TO_CLIENT_RULE.get(r, r) for r in finding.rules))
-    )
 
 
 class BothEnds:
@@ -171,3 +160,6 @@ class BothEnds:
         sender.judged_sent(kind, fields, found)
         self.topic, self.offence = sender.topic, sender.offence
         return found
+
+
+__all__ = ["C2S", "CLIENT", "JUDGED", "S2C", "SERVER", "BothEnds", "about_client"]

@@ -44,9 +44,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+# the rules the judge cites besides the tables' own (:mod:`pubproof.judge.cited`)
+from pubproof.judge.cited import (
+    FORWARD_DUP,
+    ID_IN_USE_CLIENT,
+    ID_IN_USE_SERVER,
+    QOS2_RECEIVER,
+    QOS2_SENDER,
+    RESEND,
+    RESENT_DUP,
+    RESUMED,
+    SESSION_LOST,
+)
 from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import MISSING, TOLERATED, VIOLATION, Finding, Source
-from pubproof.model import flow_rules as FR
 from pubproof.model.editions import Edition
 from pubproof.model.flows import (
     Method,
@@ -64,31 +75,11 @@ from pubproof.model.flows import (
 from pubproof.model.flows50 import Step50
 
 METHOD = Method.B
-V311 = Edition.V311
 #: a table's step, in either edition
 AnyStep = Step | Step50
 
-# -- the rules the judge cites besides the tables' own (objects of the registry) ------------
-#: Session Present 0 on a resumed session: [MQTT-3.2.2-2] and [MQTT-3.1.2-4]
-SESSION_LOST = (FR.SESSION_PRESENT.id_for(V311), FR.RESUME.id_for(V311))
-#: a re-sent PUBLISH with DUP 0: [MQTT-3.3.1-1]
-RESENT_DUP = FR.DUP_ON_RESEND.id_for(V311)
-#: DUP 1 on a PUBLISH not sent before: [MQTT-3.3.1-3] binds a server that forwards
-FORWARD_DUP = FR.DUP_FORWARDED.id_for(V311)
-#: the re-sends a resumed session owes: [MQTT-4.4.0-1]
-RESEND = FR.RESEND.id_for(V311)
-#: a new message on an identifier in use: [MQTT-2.3.1-4] for a Server, [MQTT-2.3.1-2] for
-#: a Client
-ID_IN_USE_SERVER = FR.ID_UNUSED_SERVER.id_for(V311)
-ID_IN_USE_CLIENT = FR.ID_UNUSED.id_for(V311)
-#: the QoS 2 sender (PUBREL only after PUBREC, no PUBLISH after PUBREL): [MQTT-4.3.3-1]
-QOS2_SENDER = FR.QOS2_SENDER.id_for(V311)
-#: the QoS 2 receiver answers every PUBREL with PUBCOMP: [MQTT-4.3.3-2]
-QOS2_RECEIVER = FR.QOS2_RECEIVER.id_for(V311)
-
 #: the acknowledgements a sender receives
 ACKS = ("PUBACK", "PUBREC", "PUBCOMP")
-RESUMED = "the re-send the resumed session owes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,3 +521,22 @@ class LinkJudge:
 def p_of(fields: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``P``'s fields of ``fields``, in ``P``'s order."""
     return {k: fields[k] for k in P_FIELDS if k in fields}
+
+
+__all__ = [
+    "ACKS",
+    "FORWARD_DUP",
+    "ID_IN_USE_CLIENT",
+    "ID_IN_USE_SERVER",
+    "METHOD",
+    "QOS2_RECEIVER",
+    "QOS2_SENDER",
+    "RESEND",
+    "RESENT_DUP",
+    "RESUMED",
+    "SESSION_LOST",
+    "Flow",
+    "LinkJudge",
+    "Owed",
+    "p_of",
+]

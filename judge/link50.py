@@ -51,11 +51,33 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pubproof.judge.aliases import TopicAliases
+
+# the rules the judge cites besides the tables' own, the offence, how a Reason Code is
+# read (:mod:`pubproof.judge.cited`)
+from pubproof.judge.cited import (
+    ALIAS_MAX_CLIENT,
+    ALIAS_MAX_SERVER,
+    MAXIMUM_QOS,
+    NO_PUBLISH_AFTER_PUBREL,
+    NOT_AFTER_ERROR,
+    PUBCOMP_FOR_PUBREL,
+    PUBCOMP_REASON,
+    PUBREL_ON_PUBREC,
+    QOS_NOT_SUPPORTED,
+    QUOTA_CLIENT,
+    QUOTA_SERVER,
+    QUOTA_ZERO,
+    RESEND50,
+    RESENT_DUP50,
+    RETAIN_AVAILABLE,
+    RETAIN_NOT_SUPPORTED,
+    FlowOffence,
+    reason_code,
+)
 from pubproof.judge.describe import describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
 from pubproof.judge.link import ACKS, METHOD, LinkJudge, Owed, p_of
-from pubproof.model import flow_rules50 as FR
 from pubproof.model.editions import Edition
 from pubproof.model.flows import ReceiverState, SenderState, Undefined
 from pubproof.model.flows50 import (
@@ -75,33 +97,6 @@ V50 = Edition.V50
 SA, SI, RA, RI = SenderAction50, SenderInput50, ReceiverAction50, ReceiverInput50
 
 
-def _id(rule: Any) -> str:
-    return str(rule.id_for(V50))
-
-
-# -- the rules the judge cites besides the tables' own --------------------------------------
-#: QoS 1 and 2 PUBLISH beyond the receiver's Receive Maximum, by the sender's role
-QUOTA_SERVER = _id(FR.SERVER_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-9]
-QUOTA_CLIENT = _id(FR.CLIENT_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-7]
-QUOTA_ZERO = _id(FR.QUOTA_ZERO)  # [MQTT-4.9.0-2]
-#: an alias above the receiver's Topic Alias Maximum, by the sender's role
-ALIAS_MAX_SERVER = _id(FR.ALIAS_SERVER_MAX)  # [MQTT-3.3.2-11]
-ALIAS_MAX_CLIENT = _id(FR.ALIAS_CLIENT_MAX)  # [MQTT-3.3.2-9]
-MAXIMUM_QOS = _id(FR.CLIENT_MAXIMUM_QOS)  # [MQTT-3.2.2-11]
-RETAIN_AVAILABLE = _id(FR.CLIENT_RETAIN_AVAILABLE)  # [MQTT-3.2.2-14]
-NOT_AFTER_ERROR = _id(FR.NO_RESEND_AFTER_ERROR)  # [MQTT-4.4.0-2]
-RESEND = _id(FR.RESEND)  # [MQTT-4.4.0-1]
-RESENT_DUP = _id(FR.DUP_ON_RESEND)  # [MQTT-3.3.1-1]
-PUBREL_ON_PUBREC = _id(FR.QOS2_PUBREL)  # [MQTT-4.3.3-4]
-NO_PUBLISH_AFTER_PUBREL = _id(FR.QOS2_NO_REPUBLISH)  # [MQTT-4.3.3-6]
-PUBCOMP_FOR_PUBREL = _id(FR.QOS2_PUBCOMP)  # [MQTT-4.3.3-11]
-PUBCOMP_REASON = "MQTT-3.7.2-1"  # a wire rule: "MUST use one of the PUBCOMP Reason Codes"
-#: the Server's DISCONNECT Reason Codes for what it declared in CONNACK (3.2.2.3.4:
-#: "use DISCONNECT with Reason Code 0x9B (QoS not supported)"; 3.2.2.3.5: "The Server
-#: SHOULD send a DISCONNECT with Reason Code of 0x9A (Retain not supported)")
-QOS_NOT_SUPPORTED = 0x9B
-RETAIN_NOT_SUPPORTED = 0x9A
-
 #: an acknowledgement received, by its type and whether its code is an error: the input
 ACK_RECEIVED = {
     ("PUBACK", False): SI.PUBACK_OK, ("PUBACK", True): SI.PUBACK_ERROR,
@@ -113,28 +108,12 @@ REFUSED = {"PUBACK": RI.PUBLISH_QOS1_REFUSED, "PUBREC": RI.PUBLISH_QOS2_REFUSED}
 
 
 @dataclass(frozen=True, slots=True)
-class FlowOffence:
-    """A packet after which its receiver must close: the rule it breaks, why, and the
-    DISCONNECT Reason Code the model calls for."""
-
-    rule: str
-    message: str
-    reason_code: int
-
-
-@dataclass(frozen=True, slots=True)
 class Ended:
     """A flow of the judged end that an error acknowledgement ended."""
 
     kind: str
     code: int
     message: Mapping[str, Any]
-
-
-def reason_code(fields: Mapping[str, Any]) -> int:
-    """An acknowledgement's Reason Code (0x00 when it has none: the short form)."""
-    code = fields.get("reason_code")
-    return code if isinstance(code, int) else 0
 
 
 def topic_alias(fields: Mapping[str, Any]) -> int | None:
@@ -442,9 +421,9 @@ class LinkJudge50(LinkJudge):
 
     def _resent(self, fields: dict[str, Any], resent: Owed, found: list[Finding]) -> None:
         if not fields["dup"]:
-            self._about(found, VIOLATION, fields, "re-sent with DUP 0", RESENT_DUP)
+            self._about(found, VIOLATION, fields, "re-sent with DUP 0", RESENT_DUP50)
         if not same_message(fields, resent.packet):
-            self._about(found, VIOLATION, fields, "the re-send is not the original", RESEND)
+            self._about(found, VIOLATION, fields, "the re-send is not the original", RESEND50)
 
     def _new_flow(self, fields: dict[str, Any], found: list[Finding]) -> None:
         """A new message on a free identifier: a re-send of a message an error
@@ -481,7 +460,7 @@ class LinkJudge50(LinkJudge):
             # [MQTT-4.4.0-1] "Clients and Servers MUST NOT resend messages at any other
             # time" than on a resumed session
             note = "re-sent on the same connection" + ("" if fields["dup"] else ", DUP 0")
-            rules = (RESEND,) if fields["dup"] else (RESEND, RESENT_DUP)
+            rules = (RESEND50,) if fields["dup"] else (RESEND50, RESENT_DUP50)
             self._about(found, VIOLATION, fields, note, *rules)
 
     def _peer_receives(self, event: Any, fields: dict[str, Any], found: list[Finding]) -> None:
@@ -515,7 +494,9 @@ class LinkJudge50(LinkJudge):
             note = "for a packet identifier with no flow in progress (answered PUBCOMP 0x92)"
             self._found(found, TOLERATED, f"{what} {note}", PUBCOMP_FOR_PUBREL)
         elif flow.state is SenderState.AWAIT_PUBCOMP:
-            self._found(found, VIOLATION, f"{what} again: a re-send on the same connection", RESEND)
+            self._found(
+                found, VIOLATION, f"{what} again: a re-send on the same connection", RESEND50
+            )
         else:
             note = "before the PUBREC (PUBREL only after a PUBREC below 0x80)"
             self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC)
@@ -556,9 +537,19 @@ def link_judge(
 
 __all__ = [
     "ACKS",
+    "ALIAS_MAX_CLIENT",
+    "ALIAS_MAX_SERVER",
+    "MAXIMUM_QOS",
+    "NOT_AFTER_ERROR",
+    "QUOTA_CLIENT",
+    "QUOTA_SERVER",
+    "QUOTA_ZERO",
+    "RETAIN_AVAILABLE",
+    "Ended",
     "FlowOffence",
     "LinkJudge",
     "LinkJudge50",
     "link_judge",
+    "reason_code",
     "topic_alias",
 ]

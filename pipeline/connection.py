@@ -24,11 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from pubproof.judge.cited import FlowOffence
 from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
 from pubproof.judge.findings import TOLERATED, Source
 from pubproof.judge.limits import too_large
-from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition

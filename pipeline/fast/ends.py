@@ -17,11 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pubproof.judge.ends import about_client
+from pubproof.judge.cited import FORWARD_DUP, FlowOffence, about_client
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
-from pubproof.judge.link import FORWARD_DUP
-from pubproof.judge.link50 import FlowOffence
 from pubproof.model.editions import Edition, Limits
 from pubproof.pipeline.fast.layout import as_dict
 from pubproof.pipeline.fast.link import LinkJudge

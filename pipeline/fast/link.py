@@ -22,9 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
-from pubproof.judge.describe import P_FIELDS, describe, same_message
-from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
-from pubproof.judge.link import (
+from pubproof.judge.cited import (
     FORWARD_DUP,
     ID_IN_USE_CLIENT,
     ID_IN_USE_SERVER,
@@ -34,6 +32,8 @@ from pubproof.judge.link import (
     RESENT_DUP,
     SESSION_LOST,
 )
+from pubproof.judge.describe import P_FIELDS, describe, same_message
+from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
 from pubproof.judge.packets import FLOW_TYPES
 from pubproof.model.editions import Edition
 from pubproof.model.flows import (

@@ -26,11 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pubproof.judge.describe import P_FIELDS, describe, same_message
-from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
-from pubproof.judge.limits import DEFAULT, Declared, Negotiated
-from pubproof.judge.link import RESUMED
-from pubproof.judge.link50 import (
+from pubproof.judge.cited import (
     ALIAS_MAX_CLIENT,
     ALIAS_MAX_SERVER,
     MAXIMUM_QOS,
@@ -43,13 +39,17 @@ from pubproof.judge.link50 import (
     QUOTA_CLIENT,
     QUOTA_SERVER,
     QUOTA_ZERO,
-    RESEND,
-    RESENT_DUP,
+    RESEND50,
+    RESENT_DUP50,
+    RESUMED,
     RETAIN_AVAILABLE,
     RETAIN_NOT_SUPPORTED,
     FlowOffence,
     reason_code,
 )
+from pubproof.judge.describe import P_FIELDS, describe, same_message
+from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
+from pubproof.judge.limits import DEFAULT, Declared, Negotiated
 from pubproof.model.editions import Edition
 from pubproof.model.flows import Method, ReceiverState, SenderState
 from pubproof.model.flows50 import (
@@ -618,9 +618,9 @@ class LinkJudge50(LinkJudge):
         if resent is not None:
             assert resent.packet is not None
             if not fields["dup"]:
-                self._about(found, VIOLATION, fields, "re-sent with DUP 0", RESENT_DUP)
+                self._about(found, VIOLATION, fields, "re-sent with DUP 0", RESENT_DUP50)
             if not same_message(fields, resent.packet):
-                self._about(found, VIOLATION, fields, "the re-send is not the original", RESEND)
+                self._about(found, VIOLATION, fields, "the re-send is not the original", RESEND50)
             return False
         flow = self.judged_tx.get(packet_id)
         if flow is not None:
@@ -636,7 +636,7 @@ class LinkJudge50(LinkJudge):
                 # [MQTT-4.4.0-1] "Clients and Servers MUST NOT resend messages at any other
                 # time" than on a resumed session
                 note = "re-sent on the same connection" + ("" if fields["dup"] else ", DUP 0")
-                rules = (RESEND,) if fields["dup"] else (RESEND, RESENT_DUP)
+                rules = (RESEND50,) if fields["dup"] else (RESEND50, RESENT_DUP50)
                 self._about(found, VIOLATION, fields, note, *rules)
             return False
         ended = self.ended.pop(packet_id, None) if self.ended else None
@@ -711,7 +711,7 @@ class LinkJudge50(LinkJudge):
                 self._found(found, TOLERATED, f"{what} {note}", PUBCOMP_FOR_PUBREL)
             elif flow.state == S_AWAIT_PUBCOMP:
                 note = "again: a re-send on the same connection"
-                self._found(found, VIOLATION, f"{what} {note}", RESEND)
+                self._found(found, VIOLATION, f"{what} {note}", RESEND50)
             else:
                 note = "before the PUBREC (PUBREL only after a PUBREC below 0x80)"
                 self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC)
