@@ -13,7 +13,10 @@ the live probe), this layer holds what judging traffic needs, once:
   runs two of them over a captured connection, one per end;
 - :mod:`~pubproof.judge.close`: the close judge ([MQTT-4.8.0-1]: what a receiver owes after
   a packet it must reject);
-- :mod:`~pubproof.judge.describe`: how a judge names a packet in its messages.
+- :mod:`~pubproof.judge.describe`: how a judge names a packet in its messages;
+- :mod:`~pubproof.judge.cited`: the rule ids the link judges cite besides the tables' own,
+  and what they hand on (the offence a receiver must close for), shared with the compiled
+  twins.
 
 MQTT 5.0 adds: :mod:`~pubproof.judge.packets50` (the 5.0 control packets, AUTH included,
 described and encoded) with :mod:`~pubproof.judge.properties` (Table 2-4, read and written
