@@ -619,51 +619,63 @@ class DistributionCore:
     def _forward(
         self, message: Message, per_client: PerClient, copies: list[Copy], optional: list[Copy]
     ) -> None:
-        """The copies of the sessions with matching non-shared subscriptions."""
+        """The copies of the sessions with matching non-shared subscriptions. The path of
+        every message: a session with one matching subscription (the common case) is
+        served inline, the copy built with ``tuple.__new__`` (a named tuple's own
+        constructor is a Python function, and costs twice as much)."""
         publication = message.publication
         pub_qos = publication.qos
         pub_retain = publication.retain
         publisher = publication.publisher
         sessions = self.sessions
         expiring = message.expires_at is not None
+        make = tuple.__new__
+        owed = copies.append
+        copy_id = self._copy_id
         for client_id, records in per_client.items():
             session = sessions[client_id]
-            if len(records) == 1:
-                grant = records[0].options
-                if grant.no_local and client_id == publisher:
-                    # [MQTT-3.8.3-3] "Application Messages MUST NOT be forwarded to a
-                    # connection with a ClientID equal to the ClientID of the publishing
-                    # connection"
-                    continue
-                granted = grant.granted_qos
-                self._copy_id += 1
-                copy = Copy(
-                    self._copy_id,
+            if len(records) != 1:
+                self._copy_id = copy_id
+                for copy in self._overlapping(message, client_id, records):
+                    self._dispatch(session, copy, copies, optional)
+                copy_id = self._copy_id
+                continue
+            grant = records[0].options
+            if grant.no_local and client_id == publisher:
+                # [MQTT-3.8.3-3] "Application Messages MUST NOT be forwarded to a connection
+                # with a ClientID equal to the ClientID of the publishing connection"
+                continue
+            granted = grant.granted_qos
+            # [MQTT-3.8.4-6] "the minimum of the QoS of the originally published message
+            # and the maximum QoS granted by the Server"
+            qos = granted if granted < pub_qos else pub_qos
+            copy_id += 1
+            copy = make(
+                Copy,
+                (
+                    copy_id,
                     client_id,
                     message,
-                    # [MQTT-3.8.4-6] "the minimum of the QoS of the originally published
-                    # message and the maximum QoS granted by the Server"
-                    granted if granted < pub_qos else pub_qos,
+                    qos,
                     # [MQTT-3.3.1-9] RETAIN 0 to an established subscription; 5.0
                     # [MQTT-3.3.1-13] as received under Retain As Published
                     pub_retain and grant.retain_as_published,
                     LIVE,
                     grant.topic_filters,
                     grant.subscription_identifiers,
-                )
-                if session.status is CONNECTED or copy.qos or self._queue_qos0:
-                    session.pending.append(copy)
-                    copies.append(copy)
-                elif self._qos0_optional:
-                    session.optional.append(copy)
-                    optional.append(copy)
-                else:
-                    continue  # 3.1: "QoS 0 messages are never stored"
-                if expiring:
-                    session.expiring += 1
+                ),
+            )
+            if session.status is CONNECTED or qos or self._queue_qos0:
+                session.pending.append(copy)
+                owed(copy)
+            elif self._qos0_optional:
+                session.optional.append(copy)
+                optional.append(copy)
             else:
-                for copy in self._overlapping(message, client_id, records):
-                    self._dispatch(session, copy, copies, optional)
+                continue  # 3.1: "QoS 0 messages are never stored"
+            if expiring:
+                session.expiring += 1
+        self._copy_id = copy_id
 
     def _overlapping(
         self, message: Message, client_id: str, records: tuple[Record, ...]
@@ -763,13 +775,15 @@ class DistributionCore:
         expires ([MQTT-3.3.2-5] "has not managed to start onward delivery"; QoS 2
         [MQTT-4.3.3-7]); QoS 1 and 2 stay under way until :meth:`complete`. Returns the copy
         and (5.0) the Message Expiry Interval it carries [MQTT-3.3.2-6]."""
-        session = self._session(client_id)
+        session = self.sessions.get(client_id) if type(client_id) is str else None
+        if session is None or session.status is not CONNECTED:
+            session = self._session(client_id)  # raises
         pool = session.pending
         if copy_id is None:
             if not pool:
                 pool = session.optional
-            if not pool:
-                raise _usage(f"no copy owed to {client_id!r}")
+                if not pool:
+                    raise _usage(f"no copy owed to {client_id!r}")
             copy = pool.pop(0)
         else:
             at = next((i for i, c in enumerate(pool) if c.copy_id == copy_id), None)
@@ -781,8 +795,9 @@ class DistributionCore:
             copy = pool.pop(at)
         if copy.qos:
             session.under_way[copy.copy_id] = copy
-        if copy.message.expires_at is not None:
-            session.expiring -= 1
+        if copy.message.expires_at is None:
+            return copy, None
+        session.expiring -= 1
         return copy, copy.expiry_interval_at(self.now, self._rounding)
 
     def complete(self, client_id: str, copy_id: int, reason_code: int = 0) -> CompleteOutcome:
@@ -790,7 +805,9 @@ class DistributionCore:
         PUBACK or PUBREC Reason Code of 0x80 or more (5.0): then it is acknowledged and
         never re-sent [MQTT-4.4.0-2], and a Shared Subscription's message is discarded,
         offered to no other member [MQTT-4.8.2-6]."""
-        session = self._session(client_id, connected=False)
+        session = self.sessions.get(client_id) if type(client_id) is str else None
+        if session is None:
+            session = self._session(client_id)  # raises
         copy = session.under_way.pop(copy_id, None) if type(copy_id) is int else None
         if copy is None:
             raise _usage(f"copy {copy_id!r} is not under way to {client_id!r}")
@@ -801,7 +818,7 @@ class DistributionCore:
             if _is_shared(copy):
                 assert self._cited.shared_error_ack is not None
                 rules = (*rules, self._cited.shared_error_ack)
-        return CompleteOutcome(copy=copy, rules=rules)
+        return tuple.__new__(CompleteOutcome, (copy, rules))  # (see _forward)
 
     def advance(self, milliseconds: int) -> ClockOutcome:
         """The clock moves on: copies, retained messages and sessions expire (5.0)."""
