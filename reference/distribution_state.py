@@ -42,8 +42,12 @@ NEVER = 0xFFFF_FFFF
 MAX_SUBSCRIPTION_IDENTIFIER = 268_435_455
 
 
-def _usage(message: str, rule: str = USAGE) -> DistributionError:
+def usage_error(message: str, rule: str = USAGE) -> DistributionError:
+    """An event the core cannot take (``rule``: the MQTT rule it breaks, if any)."""
     return DistributionError(rule, message)
+
+
+_usage = usage_error
 
 
 def check_qos(qos: object, what: str = "a QoS") -> int:
