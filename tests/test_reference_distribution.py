@@ -247,7 +247,7 @@ def test_an_invalid_topic_name_raises_with_its_rule_and_offset() -> None:
     assert (raised.value.rule, raised.value.offset, raised.value.reason_code) == (
         "MQTT-4.7.3-2",
         2,
-        0x82,
+        0x81,  # the wire rule's: a Malformed Packet
     )
 
 
