@@ -129,6 +129,16 @@ class DistributionCore(Subscribing):
         self.edition = edition
         self.readings: dict[str, str] = resolved
         self.config = config if config is not None else ServerConfig()
+        if not all(
+            isinstance(getattr(self.config, name, None), kind)
+            for name, kind in (
+                ("maximum_qos", int),
+                ("wildcard_subscriptions", bool),
+                ("shared_subscriptions", bool),
+                ("subscription_identifiers", bool),
+            )
+        ):
+            raise _usage(f"a server configuration is a ServerConfig, not {config!r}")
         if edition is V31 and not self.config.wildcard_subscriptions:
             # MQTT 3.1 has no failure return code: "It must therefore make a positive
             # acknowledgement with a SUBACK", so a 3.1 server has wildcards
@@ -487,6 +497,8 @@ class DistributionCore(Subscribing):
                     raise _usage(f"no copy owed to {client_id!r}")
             copy = pool.pop(0)
         else:
+            if type(copy_id) is not int:
+                raise _usage(f"a copy is named by its copy_id (int), not {copy_id!r}")
             at = next((i for i, c in enumerate(pool) if c.copy_id == copy_id), None)
             if at is None:
                 pool = session.optional
@@ -509,11 +521,13 @@ class DistributionCore(Subscribing):
         session = self.sessions.get(client_id) if type(client_id) is str else None
         if session is None:
             session = self._session(client_id)  # raises
+        if type(reason_code) is not int or not 0 <= reason_code <= 0xFF:
+            raise _usage(f"a Reason Code is a byte, not {reason_code!r}")
         copy = session.under_way.pop(copy_id, None) if type(copy_id) is int else None
         if copy is None:
             raise _usage(f"copy {copy_id!r} is not under way to {client_id!r}")
         rules: tuple[str, ...] = ()
-        if self._v50 and type(reason_code) is int and reason_code >= 0x80:
+        if self._v50 and reason_code >= 0x80:
             assert self._cited.no_resend_after_error is not None
             rules = (self._cited.no_resend_after_error,)
             if _is_shared(copy):

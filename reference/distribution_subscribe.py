@@ -143,7 +143,10 @@ class Subscribing:
             if error is not None and not self._refuse_invalid:
                 # reading invalid-filter=close: a protocol violation (5.0: Malformed Packet)
                 return closed(error.rule, error)
-            if options.no_local and self._v50 and topic_filter.startswith(SHARE_PREFIX):
+            shared = (
+                self._v50 and type(topic_filter) is str and topic_filter.startswith(SHARE_PREFIX)
+            )
+            if options.no_local and shared:
                 # [MQTT-3.8.3-4] "It is a Protocol Error to set the No Local bit to 1 on a
                 # Shared Subscription"
                 assert cited.no_local_shared is not None
@@ -259,7 +262,7 @@ class Subscribing:
         may_miss: list[int] = []
         if self._retained_owed(grant, existed):
             rules = (*rules, *self._cited.retained_sent)
-            for message in self.retained.matching(topic_filter):
+            for message in self.retained.matching(matched):
                 qos = message.publication.qos
                 if qos > code and not self._retained_as_published:
                     qos = code  # [MQTT-3.8.4-6] the lower of the two
