@@ -180,25 +180,39 @@ def comparison_machine(
 
         @initialize(
             cleans=st.tuples(*(st.booleans() for _ in CLIENTS)),
-            expiry=st.sampled_from((0, 2, NEVER)) if v50 else st.just(0),
+            expiry=st.sampled_from((NEVER, 2, 0)) if v50 else st.just(0),
             subscriptions=st.lists(
                 st.tuples(st.sampled_from(CLIENTS), st.sampled_from(FILTERS + SHARED * 6), options),
                 min_size=3,
                 max_size=8,
             ),
+            away=st.sampled_from((None, *CLIENTS)),
         )
         def everyone_connects_and_subscribes(
-            self, cleans: tuple[bool, ...], expiry: int, subscriptions: list[tuple[str, str, Any]]
+            self,
+            cleans: tuple[bool, ...],
+            expiry: int,
+            subscriptions: list[tuple[str, str, Any]],
+            away: str | None,
         ) -> None:
+            """Every client connects and subscribes; one may then go away (its session
+            kept, if it outlives its connection: a Shared Subscription's absent member)."""
             for client, clean in zip(CLIENTS, cleans, strict=True):
                 self.connect(client, clean, expiry)
             for index, (client, topic_filter, option) in enumerate(subscriptions):
                 self._subscribe(client, index + 1, [(topic_filter, option)], None)
+            if away is not None:
+                want = self.model.disconnect(away)
+                got = self.core.disconnect(away)
+                assert (got.session_ended, _bag(got.dropped)) == (
+                    want.session_ended,
+                    _bag(want.dropped),
+                )
 
         @rule(
             client=st.sampled_from(CLIENTS),
             clean=st.booleans(),
-            expiry=st.sampled_from((0, 1, 2, NEVER)) if v50 else st.just(0),
+            expiry=st.sampled_from((NEVER, 2, 1, 0)) if v50 else st.just(0),
         )
         def connect(self, client: str, clean: bool, expiry: int) -> None:
             want = self.model.connect(client, clean=clean, session_expiry_interval=expiry)
@@ -279,12 +293,25 @@ def comparison_machine(
                 assert _copies(mine.retained) == _copies(theirs.retained)
                 assert _may_miss(mine) == _may_miss(theirs)
 
+        def held(self, client: str) -> list[str]:
+            """The topic filters of ``client``'s subscriptions, Shared ones too."""
+            own = sorted(self.model.sessions[client].subscriptions)
+            return own + sorted(f for f, m in self.model.shared.items() if client in m)
+
+        @precondition(lambda self: any(self.held(c) for c in self.connected()))
+        @rule(data=st.data(), option=options, ident=identifiers)
+        def subscribe_again(self, data: st.DataObject, option: Any, ident: int | None) -> None:
+            """The same filter again, with other options: it replaces the subscription
+            [MQTT-3.8.4-3] (and 5.0's Retain Handling 1 sends no retained message)."""
+            client = data.draw(st.sampled_from([c for c in self.connected() if self.held(c)]))
+            topic_filter = data.draw(st.sampled_from(self.held(client)))
+            self._subscribe(client, 3, [(topic_filter, option)], ident)
+
         @precondition(lambda self: self.connected())
         @rule(data=st.data(), chosen=st.lists(topic_filters(), max_size=3))
         def unsubscribe(self, data: st.DataObject, chosen: list[str]) -> None:
             client = data.draw(st.sampled_from(self.connected()))
-            held = sorted(self.model.sessions[client].subscriptions)
-            held += sorted(f for f, m in self.model.shared.items() if client in m)
+            held = self.held(client)
             if held:  # and now and then one it holds
                 chosen = data.draw(st.sampled_from((chosen, [*chosen, held[0]], [held[-1]])))
             want = self.model.unsubscribe(client, 7, chosen)
@@ -347,6 +374,19 @@ def comparison_machine(
             assert _bag(got.optional) == _bag(want.optional)
             assert got.rules == want.rules
             assert _change(got.retained) == (_change(want.retained) if retain else ())
+
+        @rule(
+            publisher=st.sampled_from(CLIENTS),
+            topics=st.lists(topic_names(), min_size=2, max_size=5),
+            qos=st.integers(0, 2),
+            retain=st.booleans(),
+        )
+        def publish_several(
+            self, publisher: str, topics: list[str], qos: int, retain: bool
+        ) -> None:
+            """A publisher's burst: each message as :meth:`publish` takes one."""
+            for topic in topics:
+                self.publish(publisher, topic, qos, retain, b"m", None)
 
         @precondition(
             lambda self: any(
