@@ -5,7 +5,9 @@ Rules / theory of operation
 ---------------------------
 An entry whose reading is one of :data:`pubproof.model.distribution_readings.
 DISTRIBUTION_READINGS` shows what the choice changes by a *scenario*: an edition, the
-server's configuration, and a list of events, each a table with one operation:
+server's configuration (``config``: fields of
+:class:`pubproof.model.subscriptions.ServerConfig`, such as its ``unordered_topics``), and a
+list of events, each a table with one operation:
 
 - ``connect`` (a client identifier; ``clean``, default true; ``expiry``, 5.0's Session
   Expiry Interval in seconds, default 0) and ``disconnect`` (a client identifier);
@@ -27,7 +29,7 @@ to them. A copy is written ``#<n> <client>: <topic> qos=<q> retain=<0|1>``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -62,8 +64,16 @@ class Scenario:
     edition: Edition
     steps: tuple[Mapping[str, Any], ...]
     expect: Mapping[str, tuple[str, ...]]
-    #: the server's Unordered Topics (reading ``unordered-topics=configured``)
-    unordered_topics: tuple[str, ...] = ()
+    #: the server's configuration: ServerConfig's fields (its Unordered Topics, for reading
+    #: ``unordered-topics=configured``; wildcard support; ...), its defaults for the rest
+    config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def server_config(self) -> ServerConfig:
+        """The configuration as the model takes it (a list becomes a tuple)."""
+        given: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in self.config.items()
+        }
+        return ServerConfig(**given)
 
 
 def load_scenario(raw: Mapping[str, Any]) -> Scenario:
@@ -73,7 +83,7 @@ def load_scenario(raw: Mapping[str, Any]) -> Scenario:
         edition=Edition.parse(raw["edition"]),
         steps=tuple(MappingProxyType(dict(step)) for step in raw["steps"]),
         expect=MappingProxyType({k: tuple(v) for k, v in raw["expect"].items()}),
-        unordered_topics=tuple(raw.get("unordered_topics", ())),
+        config=MappingProxyType(dict(raw.get("config", {}))),
     )
 
 
@@ -160,8 +170,16 @@ def _step(model: DistributionModel, step: Mapping[str, Any], seen: dict[int, Cop
 def outcome(scenario: Scenario, reading: str, value: str) -> tuple[str, ...]:
     """What the distribution model does with the scenario's events when ``reading`` has
     ``value`` (the other readings at the edition's defaults), one line per decision."""
-    config = ServerConfig(unordered_topics=scenario.unordered_topics)
-    model = DistributionModel(scenario.edition, {reading: value}, config)
+    return run(scenario, {reading: value})
+
+
+def run(
+    scenario: Scenario, readings: Mapping[str, str], edition: Edition | None = None
+) -> tuple[str, ...]:
+    """What the distribution model does with the scenario's events in ``edition`` (the
+    scenario's own when None) under ``readings`` (the edition's defaults for the rest), one
+    line per decision: the same events run in two editions show what changed between them."""
+    model = DistributionModel(edition or scenario.edition, readings, scenario.server_config())
     seen: dict[int, Copy] = {}
     lines: list[str] = []
     for step in scenario.steps:
@@ -186,6 +204,7 @@ def scenario_problems(name: str, reading: str | None, scenario: Scenario) -> lis
         try:
             actual = outcome(scenario, reading, value)
         except (DistributionError, ReadingError, ValueError, KeyError, TypeError) as error:
+            # a step the model refuses, a configuration it cannot take
             found.append(f"{where}: does not run under {reading}={value}: {error!r}")
             continue
         if actual != stated:

@@ -252,8 +252,8 @@ def scenarios_block(scenarios: Any, reading: str) -> str:
     out = [".. rubric:: The scenarios (run through the distribution model at every build)\n"]
     for scenario in scenarios:
         setting = f"MQTT {scenario.edition.value}"
-        if scenario.unordered_topics:
-            setting += "; Unordered Topics " + ", ".join(scenario.unordered_topics)
+        if scenario.config:
+            setting += "; server: " + ", ".join(f"{k}={v}" for k, v in scenario.config.items())
         out.append(f"- {esc(scenario.note)} ({esc(setting)}):\n")
         steps = [[str(i), *_step_cells(step)] for i, step in enumerate(scenario.steps, start=1)]
         out.append(
