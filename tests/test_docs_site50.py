@@ -200,7 +200,7 @@ def test_the_sphinx_build_fails_when_one_of_the_78_is_only_unverified(tmp_path: 
     [[unverified]] satisfies sphinx-needs (it has a reason) but not the 5.0 page's check."""
     built_site()
     source = (DOCS / "data" / "out-of-scope.toml").read_text("utf-8")
-    entry = '[[statement]]\nid = "MQTT-3.3.2-4"\nedition = "5.0"'
+    entry = '[[statement]]\nid = "MQTT-3.3.4-6"\nedition = "5.0"'
     assert source.count(entry) == 1
     (tmp_path / "oos.toml").write_text(
         source.replace(entry, entry.replace("[[statement]]", "[[unverified]]")), "utf-8"
@@ -217,6 +217,6 @@ def test_the_sphinx_build_fails_when_one_of_the_78_is_only_unverified(tmp_path: 
         env=env, capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode != 0
-    assert "MQTT 5.0 PUBLISH family" in done.stderr and "MQTT-3.3.2-4" in done.stderr, done.stderr[
+    assert "MQTT 5.0 PUBLISH family" in done.stderr and "MQTT-3.3.4-6" in done.stderr, done.stderr[
         -2000:
     ]
