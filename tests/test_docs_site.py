@@ -124,7 +124,7 @@ def test_every_statement_of_distribution_is_traced_and_4_6_and_4_7_accounted_for
         ("dist_index_50", "5.0", "index_50"),
     ):
         for rule_id, entry in tables[table].items():
-            statement = model.statements[trace.statement_key(rule_id, edition)]
+            statement = model.statements[data.statement_key(rule_id, edition)]
             assert statement.edition == edition, rule_id
             if rule_id not in tables[home]:
                 assert statement.text == entry.paraphrase, rule_id
