@@ -112,20 +112,30 @@ class IndexEntry:
 _ROW = re.compile(r"^\| (MQTT-[0-9.]+-\d+) \| ([0-9.]+) \| ([^|]+) \| ([^|]+) \| (.+) \|\s*$")
 
 
+def _table_rows(path: Path, first: str, last: str, table: str) -> dict[str, IndexEntry]:
+    """The rows of one id each between the headings ``first`` and ``last`` of an index (a
+    row twice is an error)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(first)
+    end = text.index(last, start)
+    entries: dict[str, IndexEntry] = {}
+    for line in text[start:end].splitlines():
+        match = _ROW.match(line)
+        if not match:
+            continue
+        rule_id, section, strength, binds, paraphrase = (g.strip() for g in match.groups())
+        if rule_id in entries:
+            raise DocsDataError(f"{path}: {rule_id} has two rows in Table {table}")
+        entries[rule_id] = IndexEntry(
+            id=rule_id, section=section, strength=strength, binds=binds, paraphrase=paraphrase
+        )
+    return entries
+
+
 def load_index(path: Path) -> dict[str, IndexEntry]:
     """The MQTT 3.1.1 rows of the normative index (Table A and the related ids after it,
     up to Table B, which is MQTT 5.0)."""
-    text = path.read_text(encoding="utf-8")
-    start = text.index("## Table A")
-    end = text.index("## Table B")
-    entries = {}
-    for line in text[start:end].splitlines():
-        match = _ROW.match(line)
-        if match:
-            rule_id, section, strength, binds, paraphrase = (g.strip() for g in match.groups())
-            entries[rule_id] = IndexEntry(
-                id=rule_id, section=section, strength=strength, binds=binds, paraphrase=paraphrase
-            )
+    entries = _table_rows(path, "## Table A", "## Table B", "A")
     if len(entries) < 50:
         raise DocsDataError(f"{path}: only {len(entries)} rows of Table A parsed")
     return entries
@@ -178,20 +188,7 @@ def load_dist_index(path: Path, table: str) -> dict[str, IndexEntry]:
     one id a row. The ids of Table D are 5.0's: the same string can name another statement
     in Table C (MQTT-3.1.2-4..6, MQTT-4.7.1-1/-2)."""
     start_heading, end_heading, expected = _DIST_TABLES[table]
-    text = path.read_text(encoding="utf-8")
-    start = text.index(start_heading)
-    end = text.index(end_heading, start)
-    entries: dict[str, IndexEntry] = {}
-    for line in text[start:end].splitlines():
-        match = _ROW.match(line)
-        if not match:
-            continue
-        rule_id, section, strength, binds, paraphrase = (g.strip() for g in match.groups())
-        if rule_id in entries:
-            raise DocsDataError(f"{path}: {rule_id} has two rows in Table {table}")
-        entries[rule_id] = IndexEntry(
-            id=rule_id, section=section, strength=strength, binds=binds, paraphrase=paraphrase
-        )
+    entries = _table_rows(path, start_heading, end_heading, table)
     if len(entries) != expected:
         raise DocsDataError(
             f"{path}: {len(entries)} rows of Table {table} parsed, not the {expected} it holds"
