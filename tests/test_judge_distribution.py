@@ -23,8 +23,6 @@ from pubproof.judge.distribution import DistributionJudge, judge_events
 from pubproof.judge.distribution_events import C2S, S2C, Event, from_probe
 from pubproof.judge.findings import MISSING, PASS, TOLERATED, VIOLATION, Finding
 
-from conftest import ROOT
-
 V311, V50 = 4, 5
 
 
@@ -153,9 +151,7 @@ def test_every_pair_of_published_and_granted_qos(published: int, granted: int) -
     for wrong in {0, 1, 2} - {right}:
         found = _one_subscriber(published, granted, wrong).judge()
         assert rules(found) == {(VIOLATION, "MQTT-3.8.4-6")}, (wrong, found)
-    assert rules(_one_subscriber(published, granted, None).judge()) == {
-        (MISSING, "MQTT-4.5.0-1")
-    }
+    assert rules(_one_subscriber(published, granted, None).judge()) == {(MISSING, "MQTT-4.5.0-1")}
 
 
 def test_a_client_that_never_subscribed_gets_nothing() -> None:
@@ -395,9 +391,9 @@ def test_events_validate_themselves() -> None:
 
 
 def _evidence(name: str, check: str) -> list[Event]:
-    report = json.loads((Path(ROOT) / "docs" / "matrix" / "evidence" / name).read_text("utf-8"))
-    found = next(c for c in report["checks"] if c["id"] == check)
-    return list(from_probe(found["evidence"]))
+    """A pinned conversation with a real broker (tests/conversations/README.md)."""
+    pinned = Path(__file__).parent / "conversations" / f"{name.removesuffix('.json')}--{check}.json"
+    return list(from_probe(json.loads(pinned.read_text("utf-8"))["evidence"]))
 
 
 def test_real_brokers_faults_are_found_under_their_rules() -> None:
