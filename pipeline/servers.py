@@ -52,7 +52,7 @@ from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_ledger import unknown
 from pubproof.judge.findings import PASS, Finding, Source
-from pubproof.pipeline import servers_fast
+from pubproof.pipeline.fast import distribution as fast_distribution
 from pubproof.pipeline.rows import DeliveryRow, ViolationRow
 from pubproof.pipeline.tables import EVENTS, index
 from pubproof.pipeline.tap import CLOSED, LOST
@@ -156,7 +156,7 @@ class Stage:
         fast: bool = True,
     ) -> None:
         self.readings = dict(readings or {})
-        #: judge a topic with the fast twin first (:mod:`.servers_fast`; off: the
+        #: judge a topic with the fast twin first (:mod:`.fast.distribution`; off: the
         #: readable judge alone, as the differential tests run it)
         self.fast = fast
         #: called after each topic judged (to hand the rows on, say)
@@ -228,7 +228,7 @@ class Stage:
         needed = server.relevant(topic, {row[CONNECTION] for row in rows})
         sessions = [server.rows[c] for c in sorted(needed) if c in server.rows]
         fed = list(heapq.merge(rows, *sessions, key=order))
-        fast = None if self.readings or not self.fast else servers_fast.judge(
+        fast = None if self.readings or not self.fast else fast_distribution.judge(
             fed, topic, self.patience
         )  # fmt: skip
         if fast is not None:
@@ -252,8 +252,8 @@ class Stage:
     def _deliveries(
         self,
         fed: list[tuple[Any, ...]],
-        ins: list[servers_fast.In],
-        outs: list[servers_fast.Out],
+        ins: list[fast_distribution.In],
+        outs: list[fast_distribution.Out],
         topic: str,
         server: _Server,
     ) -> None:
@@ -274,8 +274,10 @@ class Stage:
             ))  # fmt: skip
 
 
-def _ledger(judge: DistributionJudge) -> tuple[list[servers_fast.In], list[servers_fast.Out]]:
-    """The readable judge's ledger in the form :func:`.servers_fast.judge` gives it:
+def _ledger(
+    judge: DistributionJudge,
+) -> tuple[list[fast_distribution.In], list[fast_distribution.Out]]:
+    """The readable judge's ledger in the form :func:`.fast.distribution.judge` gives it:
     rows by their place among the events fed."""
     ledger = judge.ledger
     copies: Counter[int] = Counter()  # copies out per message, by its event order

@@ -1,4 +1,4 @@
-"""The fast twin of the distribution judge (:mod:`pubproof.pipeline.servers_fast`) gives
+"""The fast twin of the distribution judge (:mod:`pubproof.pipeline.fast.distribution`) gives
 the readable judge's rows wherever it does not give up, and gives up wherever the readable
 judge finds something.
 
@@ -20,7 +20,7 @@ from test_pipeline_servers import _events
 
 from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_capture import PATIENCE
-from pubproof.pipeline import servers_fast
+from pubproof.pipeline.fast import distribution as fast_distribution
 from pubproof.pipeline.servers import Stage, _event, _ledger
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.broker import DistFault
@@ -108,7 +108,7 @@ def test_the_twin_gives_up_at_each_row_it_does_not_judge(
     or leave open: the twin gives it back each time."""
     topics = _topics(events["clean-3.1.1"])
     topic, rows = next((t, r) for t, r in sorted(topics.items())
-                       if servers_fast.judge(r, t) is not None and len(r) > 200)  # fmt: skip
+                       if fast_distribution.judge(r, t) is not None and len(r) > 200)  # fmt: skip
     copy = next(i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "s2c")
     publish = next(i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "c2s")
     connect = next(i for i, r in enumerate(rows) if r[10] == "CONNACK")
@@ -127,10 +127,10 @@ def test_the_twin_gives_up_at_each_row_it_does_not_judge(
             broken.insert(at + 1, broken[at])  # the same PUBLISH again
         elif what == "a copy of nothing owed" or change:
             broken[at] = _with(broken[at], **change)
-        assert servers_fast.judge(broken, topic) is None, what
+        assert fast_distribution.judge(broken, topic) is None, what
     # and the same topic without a copy: owed past the patience, a capture proves it missing
     dropped = [r for i, r in enumerate(rows) if i != copy]
-    assert servers_fast.judge(dropped, topic, patience=1e-9) is None
+    assert fast_distribution.judge(dropped, topic, patience=1e-9) is None
 
 
 def _readable(rows: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any]]:
@@ -158,7 +158,7 @@ def test_the_twin_gives_up_at_copies_out_of_order(
     order of 4.6 is the readable judge's to weigh."""
     swapped = 0
     for topic, rows in sorted(_topics(events["clean-3.1.1"]).items()):
-        if servers_fast.judge(rows, topic) is None:
+        if fast_distribution.judge(rows, topic) is None:
             continue
         published = _publishers(rows)
         last: dict[tuple[str, str, int], int] = {}  # (subscriber, publisher, QoS) -> row
@@ -171,7 +171,7 @@ def test_the_twin_gives_up_at_copies_out_of_order(
             if i is not None and at < i:  # the later message was taken before the first copy
                 broken = list(rows)
                 broken[i], broken[j] = broken[j], broken[i]
-                assert servers_fast.judge(broken, topic) is None, (topic, i, j)
+                assert fast_distribution.judge(broken, topic) is None, (topic, i, j)
                 swapped += 1
                 break
             last[key] = j
@@ -185,7 +185,7 @@ def test_a_copy_forwarded_before_its_acknowledgement_is_the_twins(
     message at its first copy, as the readable judge does, and writes its ledger."""
     moved = 0
     for topic, rows in sorted(_topics(events["clean-3.1.1"]).items()):
-        if servers_fast.judge(rows, topic) is None:
+        if fast_distribution.judge(rows, topic) is None:
             continue
         published = _publishers(rows)
         for digest, (at, publisher, qos) in published.items():
@@ -200,7 +200,7 @@ def test_a_copy_forwarded_before_its_acknowledgement_is_the_twins(
                 continue  # (no change and no other PUBLISH in meanwhile)
             early = list(rows)
             early.insert(copy + 1, early.pop(ack))  # the PUBACK after the first copy
-            twin = servers_fast.judge(early, topic)
+            twin = fast_distribution.judge(early, topic)
             assert twin is not None and twin == _readable(early), (topic, at)
             # and with another message alike in flight (the subscriber's, published just
             # before, acknowledged after): which of the two was taken is the readable
@@ -210,7 +210,7 @@ def test_a_copy_forwarded_before_its_acknowledgement_is_the_twins(
             assert early[copy - 1] is rows[copy]  # (the PUBACK moved after it)
             twice.insert(copy, _with(rows[ack], connection=subscriber, packet_id=65535))
             twice.insert(copy - 1, _with(rows[at], connection=subscriber, packet_id=65535))
-            assert servers_fast.judge(twice, topic) is None
+            assert fast_distribution.judge(twice, topic) is None
             moved += 1
             break
     assert moved

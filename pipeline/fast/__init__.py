@@ -5,5 +5,8 @@
 :mod:`~pubproof.judge.aliases` do, finding for finding (``tests/test_judge_twins.py``), with
 the tables compiled to typed entries and the per-packet helpers inlined; :mod:`.layout`
 holds the layout tricks the pipeline's per-packet path shares and says why each exists.
+:mod:`.distribution` is the cross-connection stage's twin of
+:mod:`pubproof.judge.distribution` on a capture: the ledger of plain traffic, the readable
+judge's on anything else (``tests/test_pipeline_servers_fast.py``).
 Only the capture pipeline uses them; everything else uses the readable judges.
 """
