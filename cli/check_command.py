@@ -9,8 +9,9 @@ received or sent, followed across connections), ``DIR/reconciliation.json`` and
 
     {"out", "tables": {name: path}, "report", "reconciliation", "engine", "frames_in",
      "frames_used", "frames_quarantined", "quarantined_bytes_by_reason", "unreadable",
-     "connections", "packets", "violations", "tolerated", "deviations", "seconds",
-     "startup_seconds"}
+     "connections", "packets", "violations", "tolerated", "deviations", "distribution":
+     {"servers", "topics", "messages_in", "copies_out", "messages_unknown_by_reason",
+     "copies_unknown_by_reason"} or {"skipped": true}, "seconds", "startup_seconds"}
 
 The exit status is 0 when every frame and byte is accounted for, 1 (with a loud message)
 when they are not, 2 for a usage error, 3 when a capture file could not be read at all
@@ -32,7 +33,13 @@ from pubproof.options import CHECK_EDITIONS
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, MIN_AUTO_SPLIT_BYTES
 from pubproof.pipeline.connection import Config
 from pubproof.pipeline.progress import Progress
-from pubproof.pipeline.reconcile import ReconciliationError, quarantine_text, unreadable_text
+from pubproof.pipeline.reconcile import (
+    ReconciliationError,
+    distribution_summary,
+    distribution_text,
+    quarantine_text,
+    unreadable_text,
+)
 from pubproof.pipeline.run import ENGINES, Job, check
 from pubproof.pipeline.source import InputError
 
@@ -207,6 +214,7 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                     ),
                     "tolerated": kinds.get("tolerated", 0),
                     "deviations": kinds.get("deviation", 0),
+                    "distribution": distribution_summary(rec),
                     "seconds": round(result.seconds, 3),
                     "startup_seconds": round(result.startup_seconds, 3),
                 },
@@ -224,7 +232,9 @@ def run(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         f"TCP payload {rec['tcp_payload_bytes']:,} bytes = {rec['bytes_framed']:,} framed + "
         f"{rec['bytes_unparsed']:,} unparsed {rec['bytes_unparsed_by_reason']}\n"
         f"{quarantine_text(rec)}\n"
-        f"tables in {result.out}/ (packets, violations, connections, quarantine, summary); "
+        f"{distribution_text(rec)}\n"
+        f"tables in {result.out}/ (packets, violations, connections, quarantine, summary, "
+        "deliveries); "
         f"report {result.report}; {result.seconds:.1f} s"
     )
     return status

@@ -164,6 +164,39 @@ def quarantine_text(result: dict[str, Any]) -> str:
     return "quarantined: " + ", ".join(parts)
 
 
+def distribution_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """The cross-connection stage's part of the check's summary: messages in and copies
+    out, and what a capture could not show (its unknowns, by reason); ``{"skipped":
+    True}`` when the stage did not run."""
+    spread: dict[str, Any] = result.get("distribution", {})
+    if not spread or spread.get("skipped"):
+        return {"skipped": True}
+    keys = ("servers", "topics", "messages_in", "copies_out", "messages_unknown_by_reason",
+            "copies_unknown_by_reason")  # fmt: skip
+    return {key: spread[key] for key in keys}
+
+
+def distribution_text(result: dict[str, Any]) -> str:
+    """The stage's summary in words: ``"distribution: 1,593 messages in, 13,045 copies out
+    (2 servers, 20 topics); unknown: 6 messages (6 not-acknowledged), 5 copies (5
+    publication-unseen)"``."""
+    found = distribution_summary(result)
+    if found.get("skipped"):
+        return "distribution: not judged (--no-distribution)"
+
+    def unknowns(what: str, by_reason: dict[str, int]) -> str:
+        reasons = ", ".join(f"{n:,} {reason}" for reason, n in sorted(by_reason.items()))
+        total = sum(by_reason.values())
+        return f"{total:,} {what}" + (f" ({reasons})" if reasons else "")
+
+    return (
+        f"distribution: {found['messages_in']:,} messages in, {found['copies_out']:,} copies "
+        f"out ({found['servers']:,} servers, {found['topics']:,} topics); unknown: "
+        f"{unknowns('messages', found['messages_unknown_by_reason'])}, "
+        f"{unknowns('copies', found['copies_unknown_by_reason'])}"
+    )
+
+
 def unreadable_text(result: dict[str, Any]) -> list[str]:
     """One line per capture that could not be read at all, naming it and why."""
     return [

@@ -12,6 +12,7 @@ from builds import pure_only
 from pipeline_builder import read_tables
 
 from pubproof.main import main
+from pubproof.pipeline.reconcile import distribution_summary, distribution_text
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "mqtt-sample.pcapng"
 
@@ -43,12 +44,41 @@ def test_the_sample_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "<svg" in html and "<script" not in html and "MQTT-4.3.3-1" in html
     rec = json.loads((out / "reconciliation.json").read_text(encoding="utf-8"))
     assert rec["ok"] and rec["bytes_unparsed"] == 0
+    # the cross-connection stage in the summary: its unknowns by reason, as reconciled
+    spread, found = rec["distribution"], summary["distribution"]
+    assert found["messages_in"] == spread["messages_in"] == spread["publish_in"] > 0
+    assert found["copies_out"] == spread["copies_out"] == spread["publish_out"]
+    for what in ("messages", "copies"):
+        by_reason = found[f"{what}_unknown_by_reason"]
+        assert by_reason == spread[f"{what}_unknown_by_reason"]
+        unknown = {
+            k: n for k, n in spread[f"{what}_by_outcome"].items() if k.startswith("unknown:")
+        }
+        assert sum(by_reason.values()) == sum(unknown.values())
+
+
+def test_the_distribution_summary_in_words() -> None:
+    """Every unknown counted under its reason; the stage skipped said so."""
+    spread = {
+        "servers": 2, "topics": 20, "messages_in": 1593, "copies_out": 13045,
+        "messages_unknown_by_reason": {"not-acknowledged": 6, "capture-ended": 1200},
+        "copies_unknown_by_reason": {},
+    }  # fmt: skip
+    assert distribution_summary({"distribution": spread}) == spread
+    assert distribution_text({"distribution": spread}) == (
+        "distribution: 1,593 messages in, 13,045 copies out (2 servers, 20 topics); unknown: "
+        "1,206 messages (1,200 capture-ended, 6 not-acknowledged), 0 copies"
+    )
+    skipped = {"distribution": {"ok": True, "skipped": True, "publish_in": 3}}
+    assert distribution_summary(skipped) == {"skipped": True}
+    assert distribution_text(skipped) == "distribution: not judged (--no-distribution)"
 
 
 def test_human_summary_and_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(SAMPLE), "--out", str(tmp_path / "o"), "--engine", "python"]) == 0
     printed = capsys.readouterr().out
     assert "frames" in printed and "nothing quarantined" in printed
+    assert "\ndistribution: " in printed and " messages in, " in printed
     with pytest.raises(SystemExit) as stopped:
         main(
             [
