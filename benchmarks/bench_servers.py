@@ -119,12 +119,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--real", type=Path, default=None, help="a real capture as well")
     parser.add_argument("--engines", default="python,spark", help="comma-separated")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each command")
+    parser.add_argument(
+        "--inject", action="append", default=[], metavar="FAULT=COUNT",
+        help="the generator's faults (default: its own, every distribution fault twice)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     engines = [e for e in args.engines.split(",") if e]
     args.work.mkdir(parents=True, exist_ok=True)
-    capture = args.work / f"synth-{args.frames}.pcap"
-    _, expected = synth(capture, args.frames, args.seed)
+    faults = "-".join(f.replace("=", "") for f in args.inject) or "default"
+    capture = args.work / f"synth-{args.frames}-{faults}.pcap"
+    extra = [a for fault in args.inject for a in ("--inject", fault)]
+    _, expected = synth(capture, args.frames, args.seed, *extra)
     runs, problems = measure(capture, args.work, engines, args.repeat)
     for engine in engines:
         whole = args.work / f"{capture.stem}-{engine}-with"

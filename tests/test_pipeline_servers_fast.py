@@ -24,6 +24,7 @@ from pubproof.pipeline.fast import distribution as fast_distribution
 from pubproof.pipeline.servers import Stage, _event, _ledger
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.broker import DistFault
+from pubproof.pipeline.synth.faults import Fault
 
 EVERY = tuple((f.value, 3) for f in DistFault)
 _BASE = SynthConfig(frames=7000, connections=20, concurrent=12, inject=())
@@ -32,6 +33,8 @@ CAPTURES = {
     "clean-5.0": replace(_BASE, seed=32, mqtt5=1.0),
     "faults-3.1.1": replace(_BASE, seed=33, inject=EVERY),
     "faults-mixed": replace(_BASE, seed=34, mqtt5=0.5, inject=EVERY),
+    # the clients' own faults: copies of messages no PUBLISH in showed, among others
+    "client-faults": replace(_BASE, seed=36, inject=tuple((f.value, 3) for f in Fault)),
     "retained": replace(
         _BASE, seed=35, qos_mix=(1.0, 1.0, 1.0), payload_sizes=((0, 1.0), (20, 3.0))
     ),
@@ -63,7 +66,10 @@ def test_the_twin_gives_the_readable_judges_rows(
     assert twin.deliveries == readable.deliveries
     assert twin.violations == readable.violations
     taken, topics = twin.figures["topics_fast"], twin.figures["topics"]
-    if name in ("clean-3.1.1", "retained"):
+    if name == "client-faults":
+        unseen = [r for r in twin.deliveries if r.outcome == "unknown:publication-unseen"]
+        assert unseen and taken, (len(unseen), taken)
+    elif name in ("clean-3.1.1", "retained"):
         assert taken >= topics * 0.8, (taken, topics)  # plain traffic: the twin's
     elif name == "clean-5.0":
         # the synthetic 5.0 clients give most topics a Message Expiry Interval, which
@@ -115,7 +121,7 @@ def test_the_twin_gives_up_at_each_row_it_does_not_judge(
     changed = {
         "a copy at another QoS": (copy, {"qos": (rows[copy][11] + 1) % 3}),
         "RETAIN kept on a live copy": (copy, {"retain": True}),
-        "a copy of nothing owed": (copy, {"digest": "ffff"}),
+        "a copy sent twice": (copy, {}),
         "a session resumed": (connect, {"code": 1}),
         "a publication's re-send": (publish, {}),
         "lost traffic": (copy, {"type": "lost"}),
@@ -123,11 +129,26 @@ def test_the_twin_gives_up_at_each_row_it_does_not_judge(
     }
     for what, (at, change) in changed.items():
         broken = list(rows)
-        if what == "a publication's re-send":
-            broken.insert(at + 1, broken[at])  # the same PUBLISH again
-        elif what == "a copy of nothing owed" or change:
+        if not change:  # the same PUBLISH again
+            broken.insert(at + 1, broken[at])
+        else:
             broken[at] = _with(broken[at], **change)
         assert fast_distribution.judge(broken, topic) is None, what
+    # a copy of a message no PUBLISH showed, to a subscriber: unknown, as the readable
+    # judge says (and its message's copy owed still, as there)
+    unseen = list(rows)
+    unseen[copy] = _with(rows[copy], digest="ffff")
+    twin = fast_distribution.judge(unseen, topic)
+    assert twin is not None and twin == _readable(unseen)
+    assert (copy, "unknown:publication-unseen", -1, None) in twin[1]
+    # ... but to a session none of whose subscriptions matches: the readable judge's finding
+    subscribed = {r[5] for r in rows[:copy] if r[10] == "SUBACK"}
+    ended = {r[5] for r in rows[:copy] if r[10] in ("DISCONNECT", "closed")}
+    served = {r[5] for r in rows if r[10] == "PUBLISH" and r[9] == "s2c"}
+    other = sorted(subscribed - ended - served)[0]
+    stray = list(rows)
+    stray.insert(copy + 1, _with(rows[copy], connection=other, digest="ffff"))
+    assert fast_distribution.judge(stray, topic) is None
     # and the same topic without a copy: owed past the patience, a capture proves it missing
     dropped = [r for i, r in enumerate(rows) if i != copy]
     assert fast_distribution.judge(dropped, topic, patience=1e-9) is None
