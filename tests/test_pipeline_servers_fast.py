@@ -67,7 +67,7 @@ def test_the_twin_gives_the_readable_judges_rows(
     assert twin.violations == readable.violations
     taken, topics = twin.figures["topics_fast"], twin.figures["topics"]
     if name == "client-faults":
-        unseen = [r for r in twin.deliveries if r.outcome == "unknown:publication-unseen"]
+        unseen = [r for r in twin.deliveries if "unknown:publication-unseen" in r]
         assert unseen and taken, (len(unseen), taken)
     elif name in ("clean-3.1.1", "retained"):
         assert taken >= topics * 0.8, (taken, topics)  # plain traffic: the twin's
