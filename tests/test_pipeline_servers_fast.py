@@ -12,6 +12,7 @@ the twin give up at each kind of row it does not judge.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -154,9 +155,11 @@ def test_the_twin_gives_up_at_each_row_it_does_not_judge(
     assert fast_distribution.judge(dropped, topic, patience=1e-9) is None
 
 
-def _readable(rows: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any]]:
+def _readable(
+    rows: list[tuple[Any, ...]], patience: float = PATIENCE
+) -> tuple[list[Any], list[Any]]:
     """The readable judge's ledger of one topic's rows, in the twin's form."""
-    judge = DistributionJudge({}, complete=False, capture=True, patience=PATIENCE)
+    judge = DistributionJudge({}, complete=False, capture=True, patience=patience)
     for row in rows:
         judge.feed(_event(row))
     judge.finish()
@@ -235,3 +238,68 @@ def test_a_copy_forwarded_before_its_acknowledgement_is_the_twins(
             moved += 1
             break
     assert moved
+
+
+def _orphaned(rows: list[tuple[Any, ...]], qos: int) -> tuple[list[tuple[Any, ...]], int]:
+    """``rows`` with a QoS ``qos`` message's publisher cut off before its acknowledgement
+    (its link closed right after the PUBLISH, the rest of its traffic gone) and a copy of
+    the message after that; the rows, and where the link closed."""
+    published = _publishers(rows)
+    for digest, (at, publisher, level) in published.items():
+        copies = [i for i, r in enumerate(rows) if r[16] == digest and r[9] == "s2c"]
+        if level != qos or not copies or copies[0] < at + 2:
+            continue
+        close = (*rows[at][:9], "c2s", "closed", *(None,) * 8, 0.0)
+        cut = [r for i, r in enumerate(rows) if i <= at or r[5] != publisher]
+        cut.insert(at + 1, close)
+        assert cut.index(rows[copies[0]]) > at + 1
+        return cut, at + 1
+    raise AssertionError(f"no QoS {qos} message copied after its PUBLISH")
+
+
+def _connect(rows: list[tuple[Any, ...]], client_id: str) -> list[tuple[Any, ...]]:
+    """A new link's CONNECT and CONNACK for ``client_id`` (a new session), from the first
+    link's."""
+    connect = next(r for r in rows if r[10] == "CONNECT")
+    connack = next(r for r in rows if r[10] == "CONNACK" and r[5] == connect[5])
+    conn = connect[5] + "-again"
+    detail = json.dumps({**json.loads(connect[18]), "client_id": client_id})
+    return [(*connect[:5], conn, *connect[6:18], detail, *connect[19:]),
+            (*connack[:5], conn, *connack[6:])]  # fmt: skip
+
+
+@pytest.mark.parametrize("qos", [1, 2])
+def test_a_message_in_flight_as_its_link_ended(
+    qos: int, events: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    """A publisher's link ends before the server acknowledged its message: the message is
+    the server's from its first copy on (QoS 2: never released), as the readable judge
+    keeps it; a change meanwhile, or the client back, is the readable judge's to weigh."""
+    topics = _topics(events["clean-3.1.1"])
+    topic, rows = max(topics.items(), key=lambda item: len(item[1]))
+    cut, closed = _orphaned(rows, qos)
+    twin = fast_distribution.judge(cut, topic)
+    assert twin is not None and twin == _readable(cut)
+    at = cut[closed - 1]
+    message = next(i for i in twin[0] if i[0] == closed - 1)
+    assert message[1] != "unknown:not-acknowledged" and message[2] > 0, message
+    if qos == 2:
+        # a copy owed and never sent, past any patience: not missing, its message never
+        # released
+        last = max(i for i, r in enumerate(cut) if r[16] == at[16] and r[9] == "s2c")
+        unsent = cut[:last] + cut[last + 1 :]
+        twin = fast_distribution.judge(unsent, topic, patience=1e-9)
+        assert twin is not None and twin == _readable(unsent, patience=1e-9)
+    client = json.loads(next(r for r in cut if r[5] == at[5] and r[10] == "CONNECT")[18])
+    back = _connect(cut, client["client_id"])
+    # (and the same packet identifier on its new link, taken: the readable judge's flows
+    # are the client's, a re-send to it)
+    again = [_with(at, connection=back[0][5])]
+    again.append(_with(next(r for r in rows if r[10] == ("PUBACK", "PUBREC")[qos - 1]),
+                       connection=back[0][5], packet_id=at[14]))  # fmt: skip
+    for what, inserted in {
+        "a change": _connect(cut, "someone-new"),
+        "the client back": back + again,
+    }.items():
+        changed = cut[: closed + 1] + inserted + cut[closed + 1 :]  # before the copy
+        assert fast_distribution.judge(changed, topic) is None, what

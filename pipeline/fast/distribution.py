@@ -14,7 +14,9 @@ traffic :func:`judge` computes what the readable judge would write, its ledger (
 became of every PUBLISH in and out: :mod:`pubproof.judge.distribution_ledger`), with a
 table look-up per event; and it finds nothing, since there is nothing to find. As the
 readable judge, it takes a message at its acknowledgement, or at its first copy if the
-server forwards it before (a server may), and matches a copy to the first owed alike.
+server forwards it before (a server may), even after its publisher's link ended, and
+matches a copy to the first owed alike. A copy of a message no PUBLISH showed, to a session
+subscribed to the topic, is unknown (publication-unseen) here as there.
 
 It gives up (returns None, and the stage runs the readable judge on the topic from its
 first row) at the first thing outside that traffic: a link whose CONNECT it did not see or
@@ -22,14 +24,13 @@ whose session was resumed or taken over, lost traffic, a CONNACK or an acknowled
 that refuses, UNSUBSCRIBE, a subscription with options other than the defaults or a
 Shared Subscription, a filter subscribed twice, a topic name or filter the model would
 refuse, two editions, a 5.0 Message Expiry Interval or Session Expiry Interval, a
-subscription or connection changing while a message is in flight, a publisher's re-send,
-a copy that is no copy owed (unowed, another copy of one sent, a re-send; but a copy of a
-message no PUBLISH showed, to a session subscribed to the topic, is unknown there and here
-alike), a copy whose
-QoS, RETAIN, Subscription Identifiers or forwarded properties are not the model's, DUP on
-a 5.0 first copy, an order the model does not allow, and a copy owed that a capture
-proves missing (by the order of 4.6 or past the patience). Each of those is what the
-readable judge finds, leaves open or counts otherwise: only it says so.
+subscription or connection changing while a message is in flight (or a client back while
+a message of its ended link is), a publisher's re-send, a copy that is no copy owed
+(unowed, another copy of one sent, a re-send), a copy alike several messages in flight, a
+copy whose QoS, RETAIN, Subscription Identifiers or forwarded properties are not the
+model's, DUP on a 5.0 first copy, an order the model does not allow, and a copy owed that
+a capture proves missing (by the order of 4.6 or past the patience). Each of those is what
+the readable judge finds, leaves open or counts otherwise: only it says so.
 
 ``tests/test_pipeline_servers_fast.py`` holds the two equal: on every topic of synthetic
 captures with and without the broker's faults, in both editions, the twin gives the
@@ -164,6 +165,10 @@ class _Twin:
         self.messages: list[_Message] = []
         self.by_row: dict[int, _Message] = {}
         self.contents: set[str] = set()  # the payload digests of the messages taken
+        #: messages in flight as their publisher's link ended: (client, packet id) ->
+        #: (their row, the changes seen by then)
+        self.orphans: dict[tuple[str, int], tuple[int, int]] = {}
+        self.changes = 0  # subscriptions and connections that began changing
         self.retained: _Message | None = None
         self.changing = 0  # CONNECT or SUBSCRIBE not yet answered
         self.flying = 0  # QoS 1 and 2 PUBLISH not yet taken
@@ -230,6 +235,8 @@ class _Twin:
             raise GiveUp("two editions")
         if link.connected or client in self.sessions:
             raise GiveUp("a link or session taken over")
+        if any(c == client for c, _ in self.orphans):
+            raise GiveUp("a client again, a message of its ended link in flight")
         link.client, link.edition = client, edition
         link.maximum = properties.get("maximum_packet_size") is not None
         self._change(+1)
@@ -260,8 +267,12 @@ class _Twin:
         del self.sessions[session.client]
         link.session = None
         link.client = ""  # ended: the link's closing row after its DISCONNECT is no news
-        if session.inbound:
-            raise GiveUp("a message in flight as its link ended")
+        # a message in flight as its link ended stays unacknowledged (unknown), unless a
+        # copy of it shows the server took it after all (as the readable judge keeps it)
+        for packet_id, at in session.inbound.items():
+            self.orphans[session.client, packet_id] = (at, self.changes)
+        self.flying -= len(session.inbound)
+        session.inbound.clear()
         for owed in session.pending:
             self._owed(session, owed, row[T], closed=True)
 
@@ -320,6 +331,7 @@ class _Twin:
         """A subscription or connection changing (+1) or settled (-1): the readable judge
         leaves a message in flight meanwhile open, which the twin does not."""
         self.changing += by
+        self.changes += by > 0
         if self.changing and self.flying:
             raise GiveUp("a change while a message is in flight")
 
@@ -467,8 +479,21 @@ class _Twin:
             for packet_id, at in session.inbound.items()
             if self.rows[at][DIGEST] == digest
         ]
-        if len(found) > 1:
+        ended = [
+            (key, at) for key, (at, changes) in self.orphans.items()
+            if self.rows[at][DIGEST] == digest
+        ]  # fmt: skip
+        if len(found) + len(ended) > 1:
             raise GiveUp("a copy alike several messages in flight")
+        if ended:
+            ((key, at),) = ended
+            if self.orphans[key][1] != self.changes:
+                raise GiveUp("a change while a message of an ended link was in flight")
+            del self.orphans[key]
+            publisher = _Session(key[0], self.rows[at][CONNECTION], False)
+            message = self._take(publisher, at, self.rows[at], index)
+            message.released = self.rows[at][QOS] < 2  # (its PUBREL is never seen)
+            return True
         if not found:
             return False
         session, packet_id, at = found[0]
