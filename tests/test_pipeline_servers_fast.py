@@ -93,6 +93,7 @@ def _topics(rows: list[tuple[Any, ...]]) -> dict[str, list[tuple[Any, ...]]]:
 
 def _with(row: tuple[Any, ...], **changes: Any) -> tuple[Any, ...]:
     names = {
+        "detail": 18,
         "connection": 5,
         "packet_id": 14,
         "type": 10,
@@ -274,7 +275,7 @@ def test_a_message_in_flight_as_its_link_ended(
 ) -> None:
     """A publisher's link ends before the server acknowledged its message: the message is
     the server's from its first copy on (QoS 2: never released), as the readable judge
-    keeps it; a change meanwhile, or the client back, is the readable judge's to weigh."""
+    keeps it; the client back is the readable judge's to weigh."""
     topics = _topics(events["clean-3.1.1"])
     topic, rows = max(topics.items(), key=lambda item: len(item[1]))
     cut, closed = _orphaned(rows, qos)
@@ -292,14 +293,52 @@ def test_a_message_in_flight_as_its_link_ended(
         assert twin is not None and twin == _readable(unsent, patience=1e-9)
     client = json.loads(next(r for r in cut if r[5] == at[5] and r[10] == "CONNECT")[18])
     back = _connect(cut, client["client_id"])
-    # (and the same packet identifier on its new link, taken: the readable judge's flows
-    # are the client's, a re-send to it)
     again = [_with(at, connection=back[0][5])]
     again.append(_with(next(r for r in rows if r[10] == ("PUBACK", "PUBREC")[qos - 1]),
                        connection=back[0][5], packet_id=at[14]))  # fmt: skip
-    for what, inserted in {
-        "a change": _connect(cut, "someone-new"),
-        "the client back": back + again,
-    }.items():
-        changed = cut[: closed + 1] + inserted + cut[closed + 1 :]  # before the copy
-        assert fast_distribution.judge(changed, topic) is None, what
+    # someone connecting meanwhile: unsure for the message, owed nothing of it
+    changed = cut[: closed + 1] + _connect(cut, "someone-new") + cut[closed + 1 :]
+    twin = fast_distribution.judge(changed, topic)
+    assert twin is not None and twin == _readable(changed)
+    # the client back, and the same packet identifier on its new link: the readable
+    # judge's flows are the client's (a re-send to them)
+    changed = cut[: closed + 1] + back + again + cut[closed + 1 :]  # before the copy
+    assert fast_distribution.judge(changed, topic) is None
+
+
+def test_a_subscription_changing_while_a_message_flies(
+    events: dict[str, list[tuple[Any, ...]]],
+) -> None:
+    """A subscriber asks for another subscription between a QoS 1 message's PUBLISH and its
+    taking (its SUBACK after it): its copy, sent, is the twin's as the readable
+    judge's; not sent, it is unknown (subscription-changing), the readable judge's to say."""
+    topics = _topics(events["clean-3.1.1"])
+    topic, rows = max(topics.items(), key=lambda item: len(item[1]))
+    for digest, (at, publisher, qos) in _publishers(rows).items():
+        ack = next((i for i in range(at + 1, len(rows)) if rows[i][5] == publisher
+                    and rows[i][10] == "PUBACK" and rows[i][14] == rows[at][14]), None)  # fmt: skip
+        copies = [i for i, r in enumerate(rows) if r[16] == digest and r[9] == "s2c"]
+        if qos == 1 and ack is not None and copies:
+            taken = min(ack, copies[0])  # (a server may forward before its PUBACK)
+            if copies[-1] > taken:
+                break
+    else:
+        raise AssertionError("no QoS 1 message with a copy after its taking")
+    copy = copies[-1]
+    subscriber = rows[copy][5]
+    subscribe = next(r for r in rows if r[5] == subscriber and r[10] == "SUBSCRIBE")
+    suback = next(r for r in rows if r[5] == subscriber and r[10] == "SUBACK")
+    asked = {"packet_id": 999, "subscriptions": [{"filter": "elsewhere/x", "qos": 0}]}
+    request = _with(subscribe, packet_id=999, detail=json.dumps({**asked, "type": "SUBSCRIBE"}))
+    answer = _with(
+        suback, packet_id=999,
+        detail=json.dumps({"granted": [0], "packet_id": 999, "type": "SUBACK"}),
+    )  # fmt: skip
+    changing = [*rows[: at + 1], request, *rows[at + 1 : taken + 1], answer, *rows[taken + 1 :]]
+    twin = fast_distribution.judge(changing, topic)
+    assert twin is not None and twin == _readable(changing)
+    unsent = [r for r in changing if r is not rows[copy]]
+    assert fast_distribution.judge(unsent, topic) is None
+    # the same with the change answered before the taking, after the PUBLISH
+    answered = [*rows[: at + 1], request, answer, *rows[at + 1 :]]
+    assert fast_distribution.judge([r for r in answered if r is not rows[copy]], topic) is None

@@ -24,8 +24,9 @@ whose session was resumed or taken over, lost traffic, a CONNACK or an acknowled
 that refuses, UNSUBSCRIBE, a subscription with options other than the defaults or a
 Shared Subscription, a filter subscribed twice, a topic name or filter the model would
 refuse, two editions, a 5.0 Message Expiry Interval or Session Expiry Interval, a
-subscription or connection changing while a message is in flight (or a client back while
-a message of its ended link is), a publisher's re-send, a copy that is no copy owed
+client back while a message of its ended link is in flight, a copy owed and not sent to a
+session that changed (a CONNECT or SUBSCRIBE unanswered) while its message was in flight
+(the readable judge leaves it unknown), a publisher's re-send, a copy that is no copy owed
 (unowed, another copy of one sent, a re-send), a copy alike several messages in flight, a
 copy whose QoS, RETAIN, Subscription Identifiers or forwarded properties are not the
 model's, DUP on a 5.0 first copy, an order the model does not allow, and a copy owed that
@@ -109,7 +110,9 @@ class _Owed:
 class _Message:
     """A message the server took."""
 
-    __slots__ = ("copies", "digest", "owed", "publisher", "qos", "released", "row", "seq")
+    __slots__ = (
+        "copies", "digest", "owed", "publisher", "qos", "released", "row", "seq", "uncertain",
+    )  # fmt: skip
 
     def __init__(self, row: int, seq: int, publisher: str, qos: int, digest: str) -> None:
         self.row = row
@@ -120,6 +123,7 @@ class _Message:
         self.released = True  # QoS 2: False until its PUBREL
         self.owed: dict[str, str] = {}  # client -> what became of its copy
         self.copies = 0
+        self.uncertain: set[str] = set()  # clients that changed while it was in flight
 
 
 class _Session:
@@ -165,13 +169,14 @@ class _Twin:
         self.messages: list[_Message] = []
         self.by_row: dict[int, _Message] = {}
         self.contents: set[str] = set()  # the payload digests of the messages taken
-        #: messages in flight as their publisher's link ended: (client, packet id) ->
-        #: (their row, the changes seen by then)
-        self.orphans: dict[tuple[str, int], tuple[int, int]] = {}
-        self.changes = 0  # subscriptions and connections that began changing
+        #: messages in flight as their publisher's link ended: (client, packet id) -> row
+        self.orphans: dict[tuple[str, int], int] = {}
+        #: the changes that may matter to a message in flight or to come: [client, its
+        #: request's row, its answer's row or None]
+        self.window: list[list[Any]] = []
+        self.inflight: dict[int, None] = {}  # the rows of the PUBLISH in flight, in order
+        self.index = 0  # the row being read
         self.retained: _Message | None = None
-        self.changing = 0  # CONNECT or SUBSCRIBE not yet answered
-        self.flying = 0  # QoS 1 and 2 PUBLISH not yet taken
         self.latest: dict[tuple[str, str, int, int], int] = {}  # order: the latest seq sent
         self.ins: dict[int, str] = {}  # a PUBLISH in's row -> its outcome (until taken)
         self.outs: list[Out] = []
@@ -182,6 +187,7 @@ class _Twin:
 
     def run(self) -> tuple[list[In], list[Out]]:
         for index, row in enumerate(self.rows):
+            self.index = index
             t: float = row[T]
             if t > self.now:
                 self.now = t
@@ -239,13 +245,13 @@ class _Twin:
             raise GiveUp("a client again, a message of its ended link in flight")
         link.client, link.edition = client, edition
         link.maximum = properties.get("maximum_packet_size") is not None
-        self._change(+1)
+        self.window.append([client, self.index, None])
 
     def _connack(self, link: _Link, row: tuple[Any, ...]) -> None:
         fields = json.loads(row[DETAIL])
         if not link.client or link.connected or row[CODE] or fields.get("session_present"):
             raise GiveUp("a CONNACK the twin does not follow")
-        self._change(-1)
+        self._settle(link.client)
         link.connected = True
         session = _Session(link.client, row[CONNECTION], link.maximum)
         link.session = self.sessions[link.client] = session
@@ -270,8 +276,7 @@ class _Twin:
         # a message in flight as its link ended stays unacknowledged (unknown), unless a
         # copy of it shows the server took it after all (as the readable judge keeps it)
         for packet_id, at in session.inbound.items():
-            self.orphans[session.client, packet_id] = (at, self.changes)
-        self.flying -= len(session.inbound)
+            self.orphans[session.client, packet_id] = at
         session.inbound.clear()
         for owed in session.pending:
             self._owed(session, owed, row[T], closed=True)
@@ -280,14 +285,14 @@ class _Twin:
         if not link.connected or row[PACKET_ID] in link.subscribing:
             raise GiveUp("a SUBSCRIBE the twin does not follow")
         link.subscribing[int(row[PACKET_ID])] = row[DETAIL]
-        self._change(+1)
+        self.window.append([link.client, self.index, None])
 
     def _suback(self, link: _Link, index: int, row: tuple[Any, ...]) -> None:
         detail = link.subscribing.pop(int(row[PACKET_ID] or 0), None)
         session = link.session
         if detail is None or session is None:
             raise GiveUp("a SUBACK the twin does not follow")
-        self._change(-1)
+        self._settle(link.client)
         asked = json.loads(detail)
         fields = json.loads(row[DETAIL])
         codes = fields.get("reason_codes", fields.get("granted", []))
@@ -327,13 +332,11 @@ class _Twin:
             )
         return found
 
-    def _change(self, by: int) -> None:
-        """A subscription or connection changing (+1) or settled (-1): the readable judge
-        leaves a message in flight meanwhile open, which the twin does not."""
-        self.changing += by
-        self.changes += by > 0
-        if self.changing and self.flying:
-            raise GiveUp("a change while a message is in flight")
+    def _settle(self, client: str) -> None:
+        """The client's changes (CONNECT, SUBSCRIBE) answered now."""
+        for change in self.window:
+            if change[0] == client and change[2] is None:
+                change[2] = self.index
 
     # -- messages in ------------------------------------------------------------------------
 
@@ -357,9 +360,7 @@ class _Twin:
         if packet_id in session.inbound or packet_id in session.unreleased:
             raise GiveUp("a publisher's re-send, or a PUBLISH on an identifier before PUBREL")
         session.inbound[packet_id] = index
-        self.flying += 1
-        if self.changing:
-            raise GiveUp("a message in flight while a change is")
+        self.inflight[index] = None
 
     def _ack_in(self, link: _Link, index: int, row: tuple[Any, ...]) -> None:
         session = link.session
@@ -371,7 +372,6 @@ class _Twin:
         qos = self.rows[found][QOS]
         if row[TYPE] != ("PUBACK" if qos == 1 else "PUBREC") or (row[CODE] or 0) >= 0x80:
             raise GiveUp("an acknowledgement the twin does not follow")
-        self.flying -= 1
         message = self._take(session, found, self.rows[found], index)
         if qos == 2:
             message.released = False
@@ -390,6 +390,16 @@ class _Twin:
         matching subscription is owed one copy at the highest QoS granted."""
         message = _Message(index, len(self.messages) + 1, publisher.client, row[QOS], row[DIGEST])
         self.messages.append(message)
+        # the sessions whose subscriptions or connection changed while it was in flight
+        # (a change from its request to its answer, from the PUBLISH to its taking): a
+        # copy owed them and not sent is unknown, as the readable judge leaves it. Changes
+        # answered before the oldest message in flight matter to none to come
+        floor = min(index, next(iter(self.inflight), index))
+        self.inflight.pop(index, None)
+        self.window = [c for c in self.window if c[2] is None or c[2] >= floor]
+        message.uncertain = {
+            c[0] for c in self.window if c[1] <= owned and (c[2] is None or c[2] >= index)
+        }
         self.by_row[index] = message
         self.contents.add(message.digest)
         self.ins[index] = "no-subscriber"
@@ -479,16 +489,11 @@ class _Twin:
             for packet_id, at in session.inbound.items()
             if self.rows[at][DIGEST] == digest
         ]
-        ended = [
-            (key, at) for key, (at, changes) in self.orphans.items()
-            if self.rows[at][DIGEST] == digest
-        ]  # fmt: skip
+        ended = [(key, at) for key, at in self.orphans.items() if self.rows[at][DIGEST] == digest]
         if len(found) + len(ended) > 1:
             raise GiveUp("a copy alike several messages in flight")
         if ended:
             ((key, at),) = ended
-            if self.orphans[key][1] != self.changes:
-                raise GiveUp("a change while a message of an ended link was in flight")
             del self.orphans[key]
             publisher = _Session(key[0], self.rows[at][CONNECTION], False)
             message = self._take(publisher, at, self.rows[at], index)
@@ -498,7 +503,6 @@ class _Twin:
             return False
         session, packet_id, at = found[0]
         del session.inbound[packet_id]
-        self.flying -= 1
         message = self._take(session, at, self.rows[at], index)
         if self.rows[at][QOS] == 2:
             message.released = False
@@ -522,6 +526,8 @@ class _Twin:
         """A copy still owed as the link closes (``closed``) or the capture ends: unknown
         or ended, unless a capture proves it missing (the readable judge's finding)."""
         message = owed.message
+        if session.client in message.uncertain:
+            raise GiveUp("a copy owed to a session that changed while its message flew")
         if not message.released:
             outcome = "unknown:not-released"
         else:
@@ -536,8 +542,6 @@ class _Twin:
             message.owed[session.client] = outcome
 
     def _finish(self) -> tuple[list[In], list[Out]]:
-        if self.flying or self.changing:
-            raise GiveUp("a capture that ends with a change or a message in flight")
         for session in self.sessions.values():
             for owed in session.pending:
                 self._owed(session, owed, self.now, closed=False)
