@@ -1,0 +1,1 @@
+"""pubproof.testing: tests generated from the model."""
