@@ -49,17 +49,25 @@ def add_explore(commands: Subcommands) -> None:
 
 def add_run_options(command: argparse.ArgumentParser) -> None:
     """The options ``explore`` and ``explore-client`` share."""
-    command.add_argument("--clients", type=int, default=4, metavar="N",
-                         help="clients at once (default 4)")  # fmt: skip
-    command.add_argument("--seed", type=int, default=0, metavar="S",
-                         help="the seed: the same seed makes the same moves (default 0)")  # fmt: skip
+    command.add_argument(
+        "--clients", type=int, default=4, metavar="N", help="clients at once (default 4)"
+    )
+    command.add_argument(
+        "--seed", type=int, default=0, metavar="S",
+        help="the seed: the same seed makes the same moves (default 0)",
+    )  # fmt: skip
     budget = command.add_mutually_exclusive_group()
-    budget.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                        help="seconds of exploring (default 60)")  # fmt: skip
-    budget.add_argument("--steps", type=int, default=None, metavar="N",
-                        help="moves to make, at most")  # fmt: skip
-    command.add_argument("--invalid", type=int, default=20, metavar="PERCENT",
-                         help="the chance an example makes one invalid move (default 20)")  # fmt: skip
+    budget.add_argument(
+        "--budget", type=float, default=None, metavar="SECONDS",
+        help="seconds of exploring (default 60)",
+    )  # fmt: skip
+    budget.add_argument(
+        "--steps", type=int, default=None, metavar="N", help="moves to make, at most"
+    )
+    command.add_argument(
+        "--invalid", type=int, default=20, metavar="PERCENT",
+        help="the chance an example makes one invalid move (default 20)",
+    )  # fmt: skip
     command.add_argument("--json", action="store_true", help="print the run as JSON")
     command.add_argument("--out", metavar="DIR", help="write a reproducer of each failure here")
     command.add_argument("--quiet", action="store_true", help="no progress on standard error")
@@ -70,7 +78,9 @@ def _checked(command: argparse.ArgumentParser, args: argparse.Namespace) -> None
         command.error("--clients is 1 to 9")
     if not 0 <= args.invalid <= 100:
         command.error("--invalid is a percentage, 0 to 100")
-    if (args.budget is not None and args.budget <= 0) or (args.steps is not None and args.steps < 1):
+    if (args.budget is not None and args.budget <= 0) or (
+        args.steps is not None and args.steps < 1
+    ):
         command.error("--budget and --steps must be positive")
 
 
@@ -123,17 +133,21 @@ def add_replay(commands: Subcommands) -> None:
         "the model. Exit status 1 while the same rule still fails, 0 when it does not.",
     )
     command.add_argument("reproducer", metavar="REPRO", help="a reproducer's folder or JSON")
-    command.add_argument("--target", metavar="mqtt://HOST:PORT",
-                         help="the broker (default: the one the reproducer was found on)")  # fmt: skip
-    command.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
-                         help="seconds the script waits for each answer (default 2)")  # fmt: skip
+    command.add_argument(
+        "--target", metavar="mqtt://HOST:PORT",
+        help="the broker (default: the one the reproducer was found on)",
+    )  # fmt: skip
+    command.add_argument(
+        "--timeout", type=float, default=2.0, metavar="SECONDS",
+        help="seconds the script waits for each answer (default 2)",
+    )  # fmt: skip
     command.add_argument("--json", action="store_true", help="print the outcome as JSON")
     command.set_defaults(run=lambda args: run_replay(command, args))
 
 
 def run_replay(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Replay a reproducer; the exit status."""
-    from pubproof.testing.reproducer import load, replay
+    from pubproof.testing.reproducer import ReplayError, load, replay
 
     path = Path(args.reproducer)
     try:
@@ -141,7 +155,11 @@ def run_replay(command: argparse.ArgumentParser, args: argparse.Namespace) -> in
         target = Target.parse(args.target or data["target"])
     except (OSError, ValueError, KeyError) as error:
         command.error(f"{path}: {error}")
-    done = replay(path, target.host, target.port, timeout=args.timeout)
+    try:
+        done = replay(path, target.host, target.port, timeout=args.timeout)
+    except ReplayError as error:
+        sys.stderr.write(f"{path}: {error}\n")
+        return 2
     if args.json:
         out = {
             "reproducer": str(path), "target": target.url, "rule": done.rule,

@@ -61,7 +61,7 @@ class Row:
     client: int
 
 
-def _tables(edition: Edition) -> tuple[list[tuple[Enum, Enum]], list[tuple[Enum, Enum]]]:
+def _tables(edition: Edition) -> tuple[list[tuple[Any, Any]], list[tuple[Any, Any]]]:
     """The (state, input) pairs of the sender and (Method B) receiver tables."""
     if edition is Edition.V50:
         s_in: Iterable[Enum] = f5.SenderInput50
@@ -120,6 +120,11 @@ CANNOT: Mapping[tuple[str, str, str], str] = {
 }
 
 
+def _number(value: Any) -> int:
+    """A packet identifier of the evidence (0 where it has none)."""
+    return int(value or 0)
+
+
 class _Link:
     """The flow state of one client's links (across reconnections), both ends."""
 
@@ -131,7 +136,8 @@ class _Link:
         self.pending = ""  # "resume" or "clean", applied at CONNACK
         self.persistent = False
         self.connections = 0
-        self.answering: dict[int, tuple[Enum, int]] = {}  # the broker's receiver: id -> (state, QoS)
+        #: the broker as receiver, awaiting its answer: packet id -> (state, QoS)
+        self.answering: dict[int, tuple[Enum, int]] = {}
 
 
 class Coverage:
@@ -220,16 +226,18 @@ class Coverage:
                 return
             if entry.get("case") and self.v50:  # over the server's Receive Maximum
                 _, r_in = self._inputs()
-                self._take(link, BROKER, RECEIVER, int(packet_id), r_in.PUBLISH_OVER_RECEIVE_MAXIMUM)
+                over = r_in.PUBLISH_OVER_RECEIVE_MAXIMUM
+                self._take(link, BROKER, RECEIVER, _number(packet_id), over)
                 return
             if not entry.get("dup") and packet_id not in link.state[CLIENT, SENDER]:
-                self._take(link, CLIENT, SENDER, int(packet_id), self._publish_input(qos, False))
-            state = link.state[BROKER, RECEIVER].get(int(packet_id), RS.FREE)
-            link.answering[int(packet_id)] = (state, qos)
+                event = self._publish_input(qos, False)
+                self._take(link, CLIENT, SENDER, _number(packet_id), event)
+            state = link.state[BROKER, RECEIVER].get(_number(packet_id), RS.FREE)
+            link.answering[_number(packet_id)] = (state, qos)
         elif kind == "PUBREL":
-            self._take(link, BROKER, RECEIVER, int(packet_id), self._pubrel_input(code))
+            self._take(link, BROKER, RECEIVER, _number(packet_id), self._pubrel_input(code))
         elif kind in ("PUBACK", "PUBREC", "PUBCOMP"):
-            self._take(link, BROKER, SENDER, int(packet_id), self._ack_input(kind, code))
+            self._take(link, BROKER, SENDER, _number(packet_id), self._ack_input(kind, code))
 
     def _from_broker(self, link: _Link, entry: Entry) -> None:
         kind, packet_id = entry.get("type"), entry.get("packet_id")
@@ -241,14 +249,14 @@ class Coverage:
             if qos == 0:
                 self._take(link, CLIENT, RECEIVER, -1, self._publish_input(0, True))
                 return
-            pid = int(packet_id)
+            pid = _number(packet_id)
             if not (entry.get("dup") and pid in link.state[BROKER, SENDER]):
                 self._take(link, BROKER, SENDER, pid, self._publish_input(qos, False))
             self._take(link, CLIENT, RECEIVER, pid, self._publish_input(qos, True))
         elif kind == "PUBREL":
-            self._take(link, CLIENT, RECEIVER, int(packet_id), self._pubrel_input(code))
+            self._take(link, CLIENT, RECEIVER, _number(packet_id), self._pubrel_input(code))
         elif kind in ("PUBACK", "PUBREC", "PUBCOMP"):
-            pid = int(packet_id)
+            pid = _number(packet_id)
             answered = link.answering.pop(pid, None)
             if answered is not None and (kind == "PUBACK") == (answered[1] == 1):
                 state, qos = answered
@@ -309,14 +317,14 @@ class Coverage:
             "edition": self.edition.value,
             "examples": self.examples,
             "entries": [
-                {"table": r.table, "state": r.state, "input": r.input, "defined": r.defined,
-                 "broker": r.broker, "client": r.client}
+                {"table": r.table, "state": r.state, "input": r.input,
+                 "defined": r.defined, "broker": r.broker, "client": r.client}
                 for r in self.table()
-            ],  # fmt: skip
+            ],
             "unreached": [
                 {"table": r.table, "state": r.state, "input": r.input, "why": why}
                 for r, why in self.unreached()
-            ],  # fmt: skip
+            ],
             "distribution_rules": dict(self.distribution_rules()),
         }
 

@@ -204,7 +204,8 @@ def to_text(outcome: Outcome, *, target: str, edition: Edition,
     ]
     if not outcome.found:
         lines.append("no failure found")
-    for found, folder in zip(outcome.found, [*written, *([None] * len(outcome.found))]):
+    folders: list[Path | None] = [*written, *([None] * (len(outcome.found) - len(written)))]
+    for found, folder in zip(outcome.found, folders, strict=True):
         lines.append(f"FAIL {found.failure.key} ({len(found.moves)} moves, found after "
                      f"{found.seconds:.1f} s): {found.failure.message}")  # fmt: skip
         lines += [f"    {n + 1}. {m.describe()}" for n, m in enumerate(found.moves)]

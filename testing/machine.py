@@ -269,7 +269,8 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             invalid move, with the run's chosen probability."""
             self.invalid_ok = gate < run.invalid_percent
             for client in range(run.base.clients):
-                self.move(Move(kind=MoveKind.CONNECT, client=client, **data.draw(connecting)))
+                options: dict[str, Any] = data.draw(connecting)
+                self.move(Move(kind=MoveKind.CONNECT, client=client, **options))
 
         @precondition(lambda self: self.can(MoveKind.CONNECT))
         @rule(data=st.data(), options=connecting)

@@ -81,7 +81,8 @@ def token_of(entries: Sequence[Entry]) -> str:
 def program(entries: Sequence[Entry]) -> list[list[Any]]:
     """What the script replays: each packet the clients sent, a connection opened before
     each CONNECT, what the broker had sent each client by then (``expect``), the waits,
-    the drops; an acknowledgement of a packet the broker numbered points at it by its
+    the drops, the connections the broker closed (``closed``: the script waits for the
+    close); an acknowledgement of a packet the broker numbered points at it by its
     place among that client's numbered packets."""
     out: list[list[Any]] = []
     received: dict[str, int] = {}
@@ -96,14 +97,13 @@ def program(entries: Sequence[Entry]) -> list[list[Any]]:
             out.append(["quiet", entry["seconds"]])
         elif event in ("dropped", "closed") and client in opened:
             opened.discard(str(client))
-            if event == "dropped":
-                out.append(["drop", client])
+            out.append(["drop" if event == "dropped" else "closed", client])
         elif entry.get("dir") == "from-broker":
             name = str(client)
             received[name] = received.get(name, 0) + 1
             kind, packet_id = entry.get("type"), entry.get("packet_id")
             if (kind == "PUBLISH" and entry.get("qos")) or kind == "PUBREL":
-                numbered.setdefault(name, []).append(int(packet_id))
+                numbered.setdefault(name, []).append(int(packet_id or 0))
         elif entry.get("dir") == "to-broker":
             name = str(client)
             if entry.get("type") == "CONNECT" and name not in opened:
@@ -144,7 +144,8 @@ def data_of(found: Found, *, edition: Edition, readings: Mapping[str, str],
         and isinstance(e.get("topic"), str) and e.get("topic")
     })  # fmt: skip
     return {
-        "pubproof": metadata.version("pubproof"), "kind": "broker", "implementation": implementation,
+        "pubproof": metadata.version("pubproof"), "kind": "broker",
+        "implementation": implementation,
         "target": target, "edition": edition.value, "readings": dict(readings),
         "rule": found.failure.key, "failure": found.failure.to_json(),
         "expected": expected(found, edition), "observed": found.failure.message,
@@ -240,6 +241,10 @@ def evidence(trace: Sequence[Mapping[str, Any]], edition: Edition,
     return entries
 
 
+class ReplayError(Exception):
+    """The reproducer's script could not run (its error is the message)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Replayed:
     """What a replay showed: whether the same rule fails, the verdict, the script's word."""
@@ -264,6 +269,9 @@ def replay(path: Path, host: str, port: int, *, timeout: float = 2.0) -> Replaye
             capture_output=True, text=True, check=False, timeout=600,
         )  # fmt: skip
         lines = trace_file.read_text(encoding="utf-8").splitlines() if trace_file.exists() else []
+    if done.returncode not in (0, 1) or not lines:
+        raise ReplayError(f"the reproducer's script failed (status {done.returncode}): "
+                          f"{done.stderr.strip()[-600:]}")  # fmt: skip
     trace = [json.loads(line) for line in lines if line.strip()]
     entries = evidence(trace, edition, data["readings"])
     verdict = judge_example(entries, edition, data["readings"])

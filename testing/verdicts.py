@@ -127,10 +127,10 @@ def as_method_a(entries: Sequence[Entry]) -> list[Entry]:
         client, kind = str(entry.get("client")), entry.get("type")
         packet_id = entry.get("packet_id")
         if kind == "PUBREC" and entry.get("dir") == "from-broker" and "error" not in entry:
-            waiting.setdefault((client, int(packet_id)), []).append(entry)
+            waiting.setdefault((client, int(packet_id or 0)), []).append(entry)
             continue
         if kind == "PUBREL" and entry.get("dir") == "to-broker" and "error" not in entry:
-            out += [{**e, "t": entry["t"]} for e in waiting.pop((client, int(packet_id)), [])]
+            out += [{**e, "t": entry["t"]} for e in waiting.pop((client, int(packet_id or 0)), [])]
         out.append(entry)
     return out
 

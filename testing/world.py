@@ -24,6 +24,7 @@ deleted, kept sessions discarded) and closes every socket.
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
 import time
 from collections.abc import Mapping
@@ -39,12 +40,12 @@ from pubproof.probe.checks_wire import publish_bytes
 from pubproof.probe.client import Client, Subscription
 from pubproof.probe.context import BrokerClosed, CheckContext, Stalled
 from pubproof.probe.evidence import Entry
-from pubproof.probe.link import ProbeError
+from pubproof.probe.link import Link, ProbeError
 from pubproof.probe.steps import observe
 from pubproof.probe.target import Target
 from pubproof.probe.timing import Timing
 from pubproof.reference.codec import encode
-from pubproof.reference.packets import Publish
+from pubproof.reference.packets import Packet, Publish
 from pubproof.reference.properties import PublishProperties
 from pubproof.testing.moves import STRAY_PACKET_ID, Move, MoveKind
 
@@ -65,6 +66,10 @@ CARRIED = PublishProperties(
 )  # fmt: skip
 
 
+#: an example's waits: its deadline, an answer, the last quiet window, a sign of life
+TIMING = Timing(check=60.0, answer=1.0, quiet=0.03, liveness=0.5)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Example:
     """What one example runs against, and its place in the run."""
@@ -75,11 +80,30 @@ class Example:
     run_id: str
     number: int  # the example's number in the run: its client ids and topics say it
     clients: int = 4
-    timing: Timing = Timing(check=60.0, answer=1.0, quiet=0.03, liveness=0.5)
+    timing: Timing = TIMING
 
     def __post_init__(self) -> None:
         if not 1 <= self.clients <= 9 or self.number < 0:
             raise ValueError(f"1 to 9 clients and an example number, not {self!r}")
+
+
+def _hold_all(packet: Packet) -> bool:
+    """A client's hold that keeps every packet from its session."""
+    return True
+
+
+def _settled(client: Client) -> bool:
+    return client.settled
+
+
+def _more(client: Client, kind: str, before: int) -> bool:
+    """Whether the broker has sent the client more than ``before`` packets of ``kind``."""
+    return client.count(kind) > before
+
+
+def _closed(link: Link) -> bool:
+    """Whether the link is closed (read anew: reading the broker may close it)."""
+    return link.closed
 
 
 def _awaits(flow: Any) -> str:
@@ -255,7 +279,7 @@ class World:
         )
 
     def _withhold(self, move: Move) -> None:
-        self.clients[move.client].hold = lambda packet: True
+        self.clients[move.client].hold = _hold_all
 
     def _acknowledge(self, move: Move) -> None:
         client = self.clients[move.client]
@@ -280,15 +304,15 @@ class World:
             return
         if disconnect:
             link.send(control.disconnect() if self.v50 else control.DISCONNECT)
-        client.hold = lambda packet: True  # nothing is answered on a closing connection
+        client.hold = _hold_all  # nothing is answered on a closing connection
         with contextlib.suppress(OSError):
             link.sock.shutdown(socket.SHUT_WR)
         end = time.monotonic() + self.ctx.cap(self.example.timing.answer)
-        while not link.closed and (left := end - time.monotonic()) > 0:
+        while not _closed(link) and (left := end - time.monotonic()) > 0:
             self.ctx.pump(left)
         entries = self.ctx.recorder.entries
         last = entries[-1] if entries else {}
-        if link.closed and last.get("event") == "closed" and last.get("client") == client.name:
+        if _closed(link) and last.get("event") == "closed" and last.get("client") == client.name:
             last.update(event="dropped", why="the client closed it; the broker's end followed")
         else:
             link.drop()
@@ -304,21 +328,22 @@ class World:
         it a PUBREL, a PUBCOMP, an acknowledgement)."""
         for client in self.clients:
             if client.connected and client.hold is None:
-                self.ctx.wait_for(client, "the end of its flows", lambda c=client: c.settled,
-                                  closed_ok=True)  # fmt: skip
+                done = functools.partial(_settled, client)
+                self.ctx.wait_for(client, "the end of its flows", done, closed_ok=True)
 
     def _stray(self, move: Move) -> None:
         client = self.clients[move.client]
         first = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}[move.what]
+        answer = "PUBCOMP" if move.what == "PUBREL" else "PUBREL"
+        before = client.count(answer, packet_id=STRAY_PACKET_ID)
         client.send_raw(bytes((first, 2)) + STRAY_PACKET_ID.to_bytes(2, "big"))
-        if move.what in ("PUBREL", "PUBREC"):  # answered: PUBCOMP, PUBREL (5.0: 0x92)
-            answer = "PUBCOMP" if move.what == "PUBREL" else "PUBREL"
-            if move.what == "PUBREL" or self.v50:
-                self.ctx.wait_for(
-                    client, f"{answer} {STRAY_PACKET_ID}",
-                    lambda: client.count(answer, packet_id=STRAY_PACKET_ID) > 0,
-                    closed_ok=True,
-                )  # fmt: skip
+        # answered: a PUBREL with PUBCOMP [MQTT-4.3.3-2]; 5.0: a PUBREC with PUBREL 0x92
+        if move.what == "PUBREL" or (move.what == "PUBREC" and self.v50):
+            self.ctx.wait_for(
+                client, f"{answer} {STRAY_PACKET_ID}",
+                lambda: client.count(answer, packet_id=STRAY_PACKET_ID) > before,
+                closed_ok=True,
+            )  # fmt: skip
 
     def _invalid(self, move: Move) -> None:
         client = self.clients[move.client]
@@ -331,7 +356,7 @@ class World:
     def _fill_receive_maximum(self, move: Move) -> None:
         """MQTT 5.0: hold PUBREC back and publish QoS 2 until the send quota is 0."""
         client = self.clients[move.client]
-        client.hold = lambda packet: True
+        client.hold = _hold_all
         while client.session.quota > 0 and len(client.session.in_flight) < MOST_IN_FLIGHT:
             client.publish(self.topic("a"), b"fill", qos=2)
         want = len(client.session.in_flight)
@@ -382,7 +407,7 @@ class World:
         if self.retained:
             self.ctx.at_end(self._clear)
         for number in sorted(self.kept):
-            self.ctx.at_end(lambda number=number: self._discard(number))
+            self.ctx.at_end(functools.partial(self._discard, number))
         with contextlib.suppress(Exception):
             self.ctx.finish()
         self.ctx.abort()  # whatever finish left open
@@ -395,10 +420,8 @@ class World:
         for client, _ in waiting:
             client.send_raw(control.PINGREQ)
         for client, before in waiting:
-            self.ctx.wait_for(
-                client, "PINGRESP", lambda c=client, n=before: c.count("PINGRESP") > n,
-                closed_ok=True,
-            )  # fmt: skip
+            answered = functools.partial(_more, client, "PINGRESP", before)
+            self.ctx.wait_for(client, "PINGRESP", answered, closed_ok=True)
 
     def _clear(self) -> None:
         """Delete the retained messages the example published (one client, QoS 1)."""
