@@ -94,7 +94,7 @@ class Exploration:
     budget: float | None = None  # seconds of generation
     most_moves: int | None = None
     invalid_percent: int = 20  # the chance an example may make its invalid move
-    shrink_seconds: float = 120.0
+    shrink_seconds: float = 15.0
     each_move: bool = True  # judge after every move (else at the end of each example)
     started: float = field(default_factory=time.monotonic)
     examples: int = 0

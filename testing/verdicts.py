@@ -110,8 +110,11 @@ class Verdict:
         return tuple(dict.fromkeys(f.key for f in self.failures))
 
     def first(self, skip: Sequence[str] = ()) -> Failure | None:
-        """The first failure whose key is not in ``skip``."""
-        return next((f for f in self.failures if f.key not in skip), None)
+        """The first failure whose key is not in ``skip``, one that names a rule before
+        one that does not (a wait that ran out is the probe's word for an answer the link
+        judge names the rule of)."""
+        left = [f for f in self.failures if f.key not in skip]
+        return next((f for f in left if f.rules), left[0] if left else None)
 
 
 def as_method_a(entries: Sequence[Entry]) -> list[Entry]:

@@ -364,30 +364,9 @@ class World:
 
     def invalid_bytes(self, move: Move) -> bytes:
         """The bytes of an invalid move (the packet the model rejects)."""
-        topic = self.topic("a").encode()
-        client = self.clients[move.client]
-        unused = STRAY_PACKET_ID.to_bytes(2, "big")
-        if move.what == "puback-flags":
-            return b"\x42\x02" + unused
-        if move.what == "pubrel-flags":
-            return b"\x60\x02" + unused
-        if move.what == "over-receive-maximum":
-            extra = Publish(topic=self.topic("a"), payload=b"one too many", qos=2,
-                            packet_id=STRAY_PACKET_ID, properties=PublishProperties())  # fmt: skip
-            return encode(extra, edition=self.edition)
-        first, packet_id, leaf = {
-            "publish-qos3": (0x36, 1, b""), "packet-id-zero": (0x32, 0, b""),
-            "topic-wildcard": (0x30, None, b"/+"), "dup-qos0": (0x38, None, b""),
-            "alias-above-maximum": (0x30, None, b""),
-        }[move.what]  # fmt: skip
-        if not self.v50:
-            return publish_bytes(first, topic + leaf, packet_id)
-        properties = b""
-        if move.what == "alias-above-maximum":
-            connack = client.connack or {}
-            maximum = declared_by(connack.get("properties") or {}).topic_alias_maximum
-            properties = alias_property(maximum + 1)
-        return publish50_bytes(first, topic + leaf, packet_id, properties)
+        connack = self.clients[move.client].connack or {}
+        maximum = declared_by(connack.get("properties") or {}).topic_alias_maximum
+        return invalid_packet(move.what, self.topic("a"), self.edition, maximum)
 
     # -- the end -------------------------------------------------------------------------
 
@@ -446,6 +425,30 @@ FORWARDING = frozenset({
     MoveKind.PUBLISH, MoveKind.RESEND, MoveKind.ACKNOWLEDGE, MoveKind.CONNECT,
     MoveKind.SUBSCRIBE, MoveKind.INVALID,
 })  # fmt: skip
+
+def invalid_packet(what: str, topic: str, edition: Edition, alias_maximum: int = 0) -> bytes:
+    """The packet of the invalid move ``what`` on ``topic`` (5.0: ``alias_maximum`` is
+    the server's Topic Alias Maximum, which ``alias-above-maximum`` exceeds)."""
+    unused = STRAY_PACKET_ID.to_bytes(2, "big")
+    if what == "puback-flags":
+        return b"\x42\x02" + unused
+    if what == "pubrel-flags":
+        return b"\x60\x02" + unused
+    if what == "over-receive-maximum":
+        extra = Publish(topic=topic, payload=b"one too many", qos=2, packet_id=STRAY_PACKET_ID,
+                        properties=PublishProperties())  # fmt: skip
+        return encode(extra, edition=edition)
+    first, packet_id, leaf = {
+        "publish-qos3": (0x36, 1, b""), "packet-id-zero": (0x32, 0, b""),
+        "topic-wildcard": (0x30, None, b"/+"), "dup-qos0": (0x38, None, b""),
+        "alias-above-maximum": (0x30, None, b""),
+    }[what]  # fmt: skip
+    name = topic.encode() + leaf
+    if edition is not Edition.V50:
+        return publish_bytes(first, name, packet_id)
+    properties = alias_property(alias_maximum + 1) if what == "alias-above-maximum" else b""
+    return publish50_bytes(first, name, packet_id, properties)
+
 
 _ACTIONS = {
     MoveKind.CONNECT: World._connect,
