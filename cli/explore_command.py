@@ -101,8 +101,8 @@ def run_explore(command: argparse.ArgumentParser, args: argparse.Namespace) -> i
     base = Example(target=target, edition=edition, readings=readings,
                    run_id=secrets.token_hex(3), number=0, clients=args.clients)  # fmt: skip
     budget = args.budget if args.budget is not None or args.steps is not None else 60.0
-    run = Exploration(base=base, budget=budget, most_moves=args.steps,
-                      invalid_percent=args.invalid)  # fmt: skip
+    run = Exploration.of(base, budget=budget, most_moves=args.steps,
+                         invalid_percent=args.invalid)  # fmt: skip
 
     def progress(line: str) -> None:
         if not args.quiet:
@@ -124,6 +124,66 @@ def run_explore(command: argparse.ArgumentParser, args: argparse.Namespace) -> i
     return 1 if outcome.found else 0
 
 
+def add_explore_client(commands: Subcommands) -> None:
+    """Register ``pubproof explore-client``."""
+    from pubproof.probe.clients.shipped import SHIPPED
+
+    command = commands.add_parser(
+        "explore-client",
+        help="drive a client library with model-chosen server moves; shrink every failure",
+        description="Play the server for a client library (through its driver), make moves "
+        "the model enables, judge every packet and what the application was handed, shrink "
+        "each failure. Exit status 1 if a failure was found.",
+    )
+    command.add_argument(
+        "--driver", required=True, metavar="NAME|COMMAND",
+        help=f"a shipped driver ({', '.join(SHIPPED)}) or a driver's command line",
+    )  # fmt: skip
+    add_edition_options(command, PROBE_EDITIONS)
+    add_run_options(command)
+    command.set_defaults(run=lambda args: run_explore_client(command, args))
+
+
+def run_explore_client(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Explore the client library as the options say; the exit status."""
+    from pubproof.model.editions import resolve_readings
+    from pubproof.probe.clients.driver import command_line
+    from pubproof.testing.client_machine import client_machine_class, client_run
+    from pubproof.testing.coverage import Coverage
+    from pubproof.testing.explore import explore, to_json, to_text
+
+    edition, chosen = edition_and_readings(command, args)
+    _checked(command, args)
+    readings = resolve_readings(edition, chosen)
+    budget = args.budget if args.budget is not None or args.steps is not None else 60.0
+    run = client_run(
+        command_line(args.driver), edition, readings, secrets.token_hex(3), budget=budget,
+        most_moves=args.steps, invalid_percent=args.invalid,
+    )  # fmt: skip
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            sys.stderr.write(line + "\n")
+
+    coverage = Coverage(edition, judged="client")
+    outcome = explore(run, machine=client_machine_class, coverage=coverage, seed=args.seed,
+                      progress=progress)  # fmt: skip
+    written: list[Path] = []
+    if args.out:
+        from pubproof.testing.explore import client_reproducers
+
+        written = client_reproducers(outcome, Path(args.out), edition=edition,
+                                     readings=readings, driver=args.driver)  # fmt: skip
+    target = f"driver {args.driver}"
+    if args.json:
+        report = to_json(outcome, target=target, edition=edition, readings=readings,
+                         written=written)  # fmt: skip
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(to_text(outcome, target=target, edition=edition, written=written))
+    return 1 if outcome.found else 0
+
+
 def add_replay(commands: Subcommands) -> None:
     """Register ``pubproof replay``."""
     command = commands.add_parser(
@@ -141,39 +201,49 @@ def add_replay(commands: Subcommands) -> None:
         "--timeout", type=float, default=2.0, metavar="SECONDS",
         help="seconds the script waits for each answer (default 2)",
     )  # fmt: skip
+    command.add_argument(
+        "--driver", metavar="NAME|COMMAND",
+        help="a client reproducer: the driver (default: the one it was found with)",
+    )  # fmt: skip
     command.add_argument("--json", action="store_true", help="print the outcome as JSON")
     command.set_defaults(run=lambda args: run_replay(command, args))
 
 
 def run_replay(command: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Replay a reproducer; the exit status."""
-    from pubproof.testing.reproducer import ReplayError, load, replay
+    from pubproof.testing.reproducer import ReplayError, load, replay, replay_client
 
     path = Path(args.reproducer)
     try:
         data = load(path)
-        target = Target.parse(args.target or data["target"])
+        client = data["kind"] == "client"
+        where = f"driver {args.driver or data['driver']}" if client else ""
+        target = None if client else Target.parse(args.target or data["target"])
     except (OSError, ValueError, KeyError) as error:
         command.error(f"{path}: {error}")
     try:
-        done = replay(path, target.host, target.port, timeout=args.timeout)
+        if target is None:
+            done = replay_client(path, args.driver)
+        else:
+            done = replay(path, target.host, target.port, timeout=args.timeout)
+            where = target.url
     except ReplayError as error:
         sys.stderr.write(f"{path}: {error}\n")
         return 2
     if args.json:
         out = {
-            "reproducer": str(path), "target": target.url, "rule": done.rule,
+            "reproducer": str(path), "target": where, "rule": done.rule,
             "still_fails": done.still_fails, "failures": list(done.verdict.keys),
             "script": done.script_says, "trace": list(done.trace),
         }  # fmt: skip
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     else:
         state = "still fails" if done.still_fails else "no longer fails"
-        sys.stdout.write(f"{path}: {done.rule}: {state} on {target.url}\n")
+        sys.stdout.write(f"{path}: {done.rule}: {state} on {where}\n")
         for failure in done.verdict.failures:
             sys.stdout.write(f"  {failure.verdict} {failure.key}: {failure.message}\n")
         sys.stdout.write(f"  the script: {done.script_says}\n")
     return 1 if done.still_fails else 0
 
 
-__all__ = ["PROBE_EDITIONS", "add_explore", "add_replay"]
+__all__ = ["PROBE_EDITIONS", "add_explore", "add_explore_client", "add_replay"]

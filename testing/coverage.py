@@ -143,9 +143,15 @@ class _Link:
 class Coverage:
     """The (state, input) entries and distribution rules a run exercised."""
 
-    def __init__(self, edition: Edition) -> None:
+    def __init__(self, edition: Edition, *, judged: str = BROKER) -> None:
+        if judged not in (BROKER, CLIENT):
+            raise ValueError(f"the judged end is {BROKER!r} or {CLIENT!r}, not {judged!r}")
         self.edition = edition
         self.v50 = edition is Edition.V50
+        #: the judged end: a broker (the probe's evidence, its clients' links), or a client
+        #: library (the client probe's: pubproof's server sends ``to-client``, and every
+        #: connection is the one client's)
+        self.judged = judged
         self.sender, self.receiver = _tables(edition)
         self.counts: Counter[tuple[str, str, str, str]] = Counter()  # (end, table, state, input)
         self.rules: Counter[str] = Counter()
@@ -164,12 +170,13 @@ class Coverage:
         """Follow every client's links through one example's evidence."""
         self.examples += 1
         links: dict[str, _Link] = {}
+        to_server = "to-broker" if self.judged == BROKER else "from-client"
         for entry in entries:
             client, direction = entry.get("client"), entry.get("dir")
             if not isinstance(client, str) or direction is None or "error" in entry:
                 continue
-            link = links.setdefault(client, _Link())
-            if direction == "to-broker":
+            link = links.setdefault(client if self.judged == BROKER else CLIENT, _Link())
+            if direction == to_server:
                 self._from_client(link, entry)
             else:
                 self._from_broker(link, entry)
@@ -300,6 +307,8 @@ class Coverage:
     def unreached(self) -> list[tuple[Row, str]]:
         """The entries the broker never took, each with why a client cannot drive it there
         ("" where a longer run may)."""
+        if self.judged == CLIENT:
+            return [(row, "") for row in self.table() if row.client == 0]
         return [
             (row, CANNOT.get((row.table, row.state, row.input), ""))
             for row in self.table()
@@ -331,18 +340,22 @@ class Coverage:
     def summary(self) -> str:
         """The coverage as text: the tables' entries, then those never reached."""
         rows = self.table()
-        reached = sum(1 for r in rows if r.broker)
-        lines = [f"flow table entries the broker took: {reached} of {len(rows)} "
+        judged = self.judged
+        reached = sum(1 for r in rows if (r.broker if judged == BROKER else r.client))
+        lines = [f"flow table entries the {judged} took: {reached} of {len(rows)} "
                  f"(MQTT {self.edition.value}, Method B receivers)"]  # fmt: skip
-        lines.append(f"  {'table':9} {'state':14} {'input':30} {'broker':>7} {'client':>7}")
+        server = "broker" if judged == BROKER else "server"
+        lines.append(f"  {'table':9} {'state':14} {'input':30} {server:>7} {'client':>7}")
         for r in rows:
             mark = "" if r.defined == "defined" else f"  ({r.defined} if reached)"
             lines.append(
                 f"  {r.table:9} {r.state:14} {r.input:30} {r.broker:>7} {r.client:>7}{mark}"
             )
-        lines.append("never reached by the broker:")
+        lines.append(f"never reached by the {judged}:")
         for r, why in self.unreached():
             lines.append(f"  {r.table} {r.state} {r.input}: {why or 'not reached in this run'}")
+        if judged == CLIENT:
+            return "\n".join(lines) + "\n"
         rules = self.distribution_rules()
         named = [rule for rule, n in rules if n]
         lines.append(f"distribution rules the judge named: {len(named)} of {len(rules)}")

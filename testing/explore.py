@@ -26,12 +26,12 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky, HypothesisException
-from hypothesis.stateful import run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from pubproof.model.editions import Edition
 from pubproof.testing import reproducer
 from pubproof.testing.coverage import Coverage
-from pubproof.testing.machine import Exploration, ExplorationFailure, Found, machine_class
+from pubproof.testing.machine import ExplorationFailure, Found, Run, machine_class
 
 #: examples per Hypothesis run
 BATCH = 8
@@ -57,25 +57,28 @@ class Outcome:
 
 
 def explore(
-    run: Exploration,
+    run: Run,
     *,
+    machine: Callable[[Any], type[RuleBasedStateMachine]] = machine_class,
+    coverage: Coverage | None = None,
     seed: int = 0,
     moves_per_example: int = MOVES_PER_EXAMPLE,
     batch: int = BATCH,
     progress: Callable[[str], None] | None = None,
 ) -> Outcome:
-    """Explore until ``run``'s budget is spent; what it found."""
-    coverage = Coverage(run.base.edition)
+    """Explore until ``run``'s budget is spent (the examples of ``machine(run)``); what it
+    found, and the coverage (``coverage``, or a broker's of the run's edition)."""
+    coverage = coverage or Coverage(run.edition)
     run.observers.append(coverage.observe)
     number = 0
     while not run.spent():
         number += 1
         before = set(run.found)
         run.shrinking_since = None
-        machine = hypothesis_seed(seed * 100_003 + number)(machine_class(run))
+        seeded = hypothesis_seed(seed * 100_003 + number)(machine(run))
         try:
             run_state_machine_as_test(
-                machine,
+                seeded,
                 settings=settings(
                     max_examples=batch, stateful_step_count=moves_per_example,
                     deadline=None, database=None, derandomize=False,
@@ -115,7 +118,7 @@ def explore(
     )  # fmt: skip
 
 
-def polish(run: Exploration, found: Found, seconds: float = POLISH_SECONDS) -> Found:
+def polish(run: Run, found: Found, seconds: float = POLISH_SECONDS) -> Found:
     """The failure with every move it does not need taken out, one at a time from the
     last (each candidate made again in a fresh example; kept if it fails the same rule):
     what Hypothesis's shrinking left, 1-minimal. A move skipped in the live world goes
@@ -138,12 +141,12 @@ def polish(run: Exploration, found: Found, seconds: float = POLISH_SECONDS) -> F
         if failure is not None:
             removed.add(index)
             best = Found(failure=failure, moves=tuple(world.steps), entries=tuple(entries),
-                         example=world.example.number, seconds=found.seconds,
+                         example=world.number, seconds=found.seconds,
                          final=found.final)  # fmt: skip
     return best
 
 
-def _target_gone(run: Exploration) -> bool:
+def _target_gone(run: Run) -> bool:
     """Whether the target stopped taking connections (every move would be an error)."""
     return any("no connection" in error for error in run.errors[-3:])
 
@@ -160,6 +163,18 @@ def reproducers(
             implementation=implementation,
         )  # fmt: skip
         name = f"{slug(implementation)}-{edition.value}-{reproducer.slug(found.failure.key)}"
+        written.append(reproducer.write(data, out / name))
+    return written
+
+
+def client_reproducers(outcome: Outcome, out: Path, *, edition: Edition,
+                       readings: Mapping[str, str], driver: str) -> list[Path]:  # fmt: skip
+    """Write a reproducer of every failure of a client exploration under ``out``."""
+    written = []
+    for found in outcome.found:
+        data = reproducer.client_data_of(found, edition=edition, readings=readings,
+                                         driver=driver)  # fmt: skip
+        name = f"{slug(driver)}-{edition.value}-{reproducer.slug(found.failure.key)}"
         written.append(reproducer.write(data, out / name))
     return written
 

@@ -73,7 +73,7 @@ class BrokerUnderTest:
             readings=resolve_readings(edition, readings), run_id=secrets.token_hex(3),
             number=0, clients=clients,
         )  # fmt: skip
-        self.run_state = Exploration(base=base)
+        self.run_state = Exploration.of(base)
 
     def run(self, steps: Steps | Sequence[Move]) -> tuple[Verdict, list[Entry]]:
         """Make the moves in a fresh example; the verdict and the evidence."""

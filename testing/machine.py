@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
@@ -86,11 +86,37 @@ class Found:
     final: bool = False  # Hypothesis's replay of the shrunk example
 
 
-@dataclass(slots=True, kw_only=True)
-class Exploration:
-    """One run's shared state: what it runs against, its budget and what it found."""
+class Live(Protocol):
+    """What the machine and the run need of an example's live world
+    (:class:`~pubproof.testing.world.World` for a broker,
+    :class:`~pubproof.testing.client_world.ClientWorld` for a client library)."""
 
-    base: Example  # the target, edition, readings, run id, clients (number: unused)
+    steps: list[Move]
+    edition: Edition
+    stalled: bool
+    ended: bool
+    expiring: bool
+
+    @property
+    def entries(self) -> list[Entry]: ...
+
+    @property
+    def number(self) -> int: ...
+
+    def make(self, move: Move) -> None: ...
+
+    def end(self) -> list[Entry]: ...
+
+
+@dataclass(slots=True, kw_only=True)
+class Run:
+    """One run's shared state: its budget, its counts and what it found; the kind of
+    peer (a broker, a client library) is a subclass's (:meth:`world`, :meth:`verdict`,
+    :meth:`feasible`)."""
+
+    edition: Edition
+    readings: Mapping[str, str]
+    run_id: str
     budget: float | None = None  # seconds of generation
     most_moves: int | None = None
     invalid_percent: int = 20  # the chance an example may make its invalid move
@@ -110,7 +136,7 @@ class Exploration:
     #: server: the plans of every example read it, idle or not)
     receive_maximum: int = 65535
     #: called with each example's evidence and verdict (coverage)
-    observers: list[Callable[[World, list[Entry], Verdict], None]] = field(default_factory=list)
+    observers: list[Callable[[Live, list[Entry], Verdict], None]] = field(default_factory=list)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -136,14 +162,26 @@ class Exploration:
             return over or time.monotonic() - self.shrinking_since > self.shrink_seconds
         return self.spent()
 
-    def replay(self, moves: Sequence[Move]) -> tuple[World, list[Entry], Verdict] | None:
+    # -- the peer's ----------------------------------------------------------------------
+
+    def world(self) -> Live:
+        """A fresh example."""
+        raise NotImplementedError
+
+    def verdict(self, entries: list[Entry], *, final: bool) -> Verdict:
+        """The judges on an example's evidence."""
+        raise NotImplementedError
+
+    def feasible(self, moves: Sequence[Move]) -> bool:
+        """Whether ``moves`` are a plan (each enabled after those before it)."""
+        raise NotImplementedError
+
+    # -- shared --------------------------------------------------------------------------
+
+    def replay(self, moves: Sequence[Move]) -> tuple[Live, list[Entry], Verdict] | None:
         """Make ``moves`` in a fresh example, outside Hypothesis; its world, evidence and
-        verdict (None if the moves are not a plan: one is not enabled after the others)."""
-        plan = Plan(self.base.edition, self.base.clients, receive_maximum=self.receive_maximum)
-        try:
-            for move in moves:
-                plan.apply(move)
-        except ValueError:
+        verdict (None if the moves are not a plan)."""
+        if not self.feasible(moves):
             return None
         world = self.world()
         for move in moves:
@@ -151,20 +189,9 @@ class Exploration:
         entries = world.end()
         return world, entries, self.judge(world, entries, final=True)
 
-    def world(self) -> World:
-        """A fresh example."""
-        self.examples += 1
-        b = self.base
-        return World(
-            Example(
-                target=b.target, edition=b.edition, readings=b.readings, run_id=b.run_id,
-                number=self.examples, clients=b.clients, timing=b.timing,
-            )
-        )  # fmt: skip
-
-    def judge(self, world: World, entries: list[Entry], *, final: bool) -> Verdict:
+    def judge(self, world: Live, entries: list[Entry], *, final: bool) -> Verdict:
         """The judges on an example's evidence so far; the observers see the last one."""
-        verdict = judge_example(entries, world.edition, world.example.readings, final=final)
+        verdict = self.verdict(entries, final=final)
         self.judged += 1
         if final:
             self.packets += sum(1 for e in entries if "dir" in e)
@@ -173,7 +200,7 @@ class Exploration:
                 observe(world, entries, verdict)
         return verdict
 
-    def failed(self, world: World, entries: list[Entry], failure: Failure) -> None:
+    def failed(self, world: Live, entries: list[Entry], failure: Failure) -> None:
         """Keep the example (the smallest per rule; Hypothesis's final replay wins)."""
         now = self.elapsed()
         if self.first_failure is None:
@@ -185,8 +212,43 @@ class Exploration:
         if kept is None or final or (len(world.steps) <= len(kept.moves) and not kept.final):
             self.found[failure.key] = Found(
                 failure=failure, moves=tuple(world.steps), entries=tuple(entries),
-                example=world.example.number, seconds=now, final=final,
+                example=world.number, seconds=now, final=final,
             )  # fmt: skip
+
+
+@dataclass(slots=True, kw_only=True)
+class Exploration(Run):
+    """A run against a broker: ``base`` is its target, clients and timing."""
+
+    base: Example
+
+    def world(self) -> World:
+        self.examples += 1
+        b = self.base
+        return World(
+            Example(
+                target=b.target, edition=b.edition, readings=b.readings, run_id=b.run_id,
+                number=self.examples, clients=b.clients, timing=b.timing,
+            )
+        )  # fmt: skip
+
+    def verdict(self, entries: list[Entry], *, final: bool) -> Verdict:
+        return judge_example(entries, self.edition, self.readings, final=final)
+
+    def feasible(self, moves: Sequence[Move]) -> bool:
+        plan = Plan(self.edition, self.base.clients, receive_maximum=self.receive_maximum)
+        try:
+            for move in moves:
+                plan.apply(move)
+        except ValueError:
+            return False
+        return True
+
+    @classmethod
+    def of(cls, base: Example, **options: Any) -> Exploration:
+        """A run against ``base``'s target (its edition, readings and run id)."""
+        return cls(base=base, edition=base.edition, readings=base.readings,
+                   run_id=base.run_id, **options)  # fmt: skip
 
 
 def _is_final() -> bool:
@@ -198,7 +260,7 @@ def _is_final() -> bool:
 
 def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
     """The state machine of ``run``'s examples."""
-    edition = run.base.edition
+    edition = run.edition
     v50 = edition is Edition.V50
     flag = st.booleans() if v50 else st.just(False)
     invalid_names = invalid_moves(edition)
@@ -242,7 +304,7 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             if move.kind is MoveKind.CONNECT:  # the server's Receive Maximum bounds moves
                 self.plan.receive_maximum = run.receive_maximum
             if world is not None and self.failure is None and run.each_move:
-                seen = len(world.ctx.recorder.entries)
+                seen = len(world.entries)
                 if seen > self.judged_at:  # nothing new: nothing new to judge
                     self.judged_at = seen
                     self.check(final=False)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -154,6 +155,20 @@ def data_of(found: Found, *, edition: Edition, readings: Mapping[str, str],
     }  # fmt: skip
 
 
+def client_data_of(found: Found, *, edition: Edition, readings: Mapping[str, str],
+                   driver: str) -> dict[str, Any]:  # fmt: skip
+    """A client library's reproducer: the server's moves and the trace (``pubproof
+    replay`` makes the moves again with the driver)."""
+    return {
+        "pubproof": metadata.version("pubproof"), "kind": "client", "driver": driver,
+        "implementation": driver, "target": f"driver {driver}", "edition": edition.value,
+        "readings": dict(readings), "rule": found.failure.key,
+        "failure": found.failure.to_json(), "expected": expected(found, edition),
+        "observed": found.failure.message, "moves": [m.to_json() for m in found.moves],
+        "trace": list(found.entries),
+    }  # fmt: skip
+
+
 def slug(key: str) -> str:
     """A folder name for a failure's key."""
     return re.sub(r"[^A-Za-z0-9.]+", "-", key).strip("-").lower() or "failure"
@@ -163,6 +178,9 @@ def write(data: Mapping[str, Any], folder: Path) -> Path:
     """Write a reproducer's three files into ``folder``; the folder."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "reproducer.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    (folder / "README.md").write_text(readme(data), encoding="utf-8")
+    if data["kind"] != "broker":
+        return folder  # a client library's: pubproof replay makes the moves with its driver
     script_data = {k: v for k, v in data.items() if k != "trace"}
     source = Path(replayer.__file__).read_text(encoding="utf-8")
     script = (
@@ -171,7 +189,6 @@ def write(data: Mapping[str, Any], folder: Path) -> Path:
         + 'if __name__ == "__main__":\n    sys.exit(main(DATA))\n'
     )  # fmt: skip
     (folder / "replay.py").write_text(script, encoding="utf-8")
-    (folder / "README.md").write_text(readme(data), encoding="utf-8")
     return folder
 
 
@@ -184,7 +201,9 @@ def readme(data: Mapping[str, Any]) -> str:
         f"- edition {data['edition']}, readings {data['readings'] or 'the defaults'}; "
         f"found by pubproof {data['pubproof']} exploring {data['implementation']}", "",
         "Run it again: `python replay.py HOST PORT` (the standard library only; exit status "
-        "1 while the failure stands), or `pubproof replay .` (judged by the model).", "",
+        "1 while the failure stands), or `pubproof replay .` (judged by the model)."
+        if data["kind"] == "broker" else
+        "Run it again: `pubproof replay .` (the driver again, judged by the model).", "",
         "## Moves", "",
     ]  # fmt: skip
     lines += [f"{n + 1}. {Move.from_json(m).describe()}" for n, m in enumerate(data["moves"])
@@ -197,7 +216,7 @@ def readme(data: Mapping[str, Any]) -> str:
             elif entry["event"] != "skipped":
                 lines.append(f"   {entry['event']} {entry.get('client') or ''}".rstrip())
             continue
-        arrow = "->" if entry["dir"] == "to-broker" else "<-"
+        arrow = "->" if entry["dir"] in ("to-broker", "from-client") else "<-"
         what = describe(entry) if entry["type"] in _P_TYPES else entry["type"]
         case = "   (the invalid move)" if entry.get("case") else ""
         lines.append(f"   {entry['client']} {arrow} {what}  [{entry['hex']}]{case}")
@@ -209,7 +228,7 @@ def load(path: Path) -> dict[str, Any]:
     """A reproducer's data (``path``: its folder or its ``reproducer.json``)."""
     file = path / "reproducer.json" if path.is_dir() else path
     data: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
-    if data.get("kind") != "broker" or "program" not in data:
+    if not (data.get("kind") == "broker" and "program" in data) and data.get("kind") != "client":
         raise ValueError(f"{file}: not a reproducer of pubproof explore")
     return data
 
@@ -281,3 +300,23 @@ def replay(path: Path, host: str, port: int, *, timeout: float = 2.0) -> Replaye
         still_fails=rule in verdict.keys, rule=rule, verdict=verdict, script_says=said,
         trace=tuple(entries),
     )  # fmt: skip
+
+
+def replay_client(path: Path, driver: str | None = None) -> Replayed:
+    """Make a client reproducer's moves again with its driver (or ``driver``), judged by
+    the model."""
+    from pubproof.probe.clients.driver import command_line
+    from pubproof.testing.client_machine import client_run
+
+    data = load(path)
+    edition = Edition(data["edition"])
+    run = client_run(command_line(driver or data["driver"]), edition, data["readings"],
+                     secrets.token_hex(3))  # fmt: skip
+    done = run.replay([Move.from_json(m) for m in data["moves"]])
+    if done is None:
+        raise ReplayError("the reproducer's moves are not a plan")
+    _, entries, verdict = done
+    rule = data["rule"]
+    said = "the moves made again with the driver"
+    return Replayed(still_fails=rule in verdict.keys, rule=rule, verdict=verdict,
+                    script_says=said, trace=tuple(entries))  # fmt: skip

@@ -131,6 +131,11 @@ class World:
         self.expiring = False  # a message with a Message Expiry Interval was published
         self.ended = False
 
+    @property
+    def number(self) -> int:
+        """The example's number in its run."""
+        return self.example.number
+
     # -- names ---------------------------------------------------------------------------
 
     def topic(self, leaf: str) -> str:
