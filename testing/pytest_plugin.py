@@ -39,9 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def pubproof_decoder() -> Callable[[Callable[[bytes], object], Judged], None]:
-    """Hold a decoder to the model's verdict on one packet."""
+    """Hold a decoder to the model's verdict on one packet (session-scoped: it keeps no
+    state, so a ``@given`` test may ask for it)."""
     return decoder_agrees
 
 
