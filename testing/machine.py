@@ -397,9 +397,9 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.make(data, MoveKind.DROP if lose else MoveKind.DISCONNECT)
 
         @precondition(lambda self: self.can(MoveKind.STRAY))
-        @rule(data=st.data(), what=st.sampled_from(STRAY_KINDS))
-        def stray(self, data: st.DataObject, what: str) -> None:
-            self.make(data, MoveKind.STRAY, what=what)
+        @rule(data=st.data(), what=st.sampled_from(STRAY_KINDS), held=st.booleans())
+        def stray(self, data: st.DataObject, what: str, held: bool) -> None:
+            self.make(data, MoveKind.STRAY, what=what, held=held)
 
         @precondition(lambda self: self.invalid_ok and self.can(MoveKind.INVALID))
         @rule(data=st.data())

@@ -126,6 +126,9 @@ class Move:
     seconds: float = 0.0
     #: STRAY: the acknowledgement's type; INVALID: the invalid move's name
     what: str = ""
+    #: STRAY: the packet identifier of the first packet the client holds back (a flow in
+    #: progress: the wrong acknowledgement for it), not one no flow uses
+    held: bool = False
     # -- MQTT 5.0 -------------------------------------------------------------------------
     #: CONNECT: the Session Expiry Interval (seconds; 0: the session ends with the
     #: connection)
@@ -204,6 +207,8 @@ class Move:
             return f"{who} unsubscribe {self.topic}"
         if k is MoveKind.WAIT:
             return f"wait {self.seconds} s"
+        if k is MoveKind.STRAY and self.held:
+            return f"{who} {self.what} for the first packet it holds back"
         if k is MoveKind.STRAY:
             return f"{who} {self.what} {STRAY_PACKET_ID} (no flow uses it)"
         if k is MoveKind.INVALID:

@@ -339,15 +339,16 @@ class World:
     def _stray(self, move: Move) -> None:
         client = self.clients[move.client]
         first = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}[move.what]
+        held = [int(n) for p in client.held if (n := getattr(p, "packet_id", None))]
+        packet_id = held[0] if move.held and held else STRAY_PACKET_ID
         answer = "PUBCOMP" if move.what == "PUBREL" else "PUBREL"
-        before = client.count(answer, packet_id=STRAY_PACKET_ID)
-        client.send_raw(bytes((first, 2)) + STRAY_PACKET_ID.to_bytes(2, "big"))
+        before = client.count(answer, packet_id=packet_id)
+        client.send_raw(bytes((first, 2)) + packet_id.to_bytes(2, "big"))
         # answered: a PUBREL with PUBCOMP [MQTT-4.3.3-2]; 5.0: a PUBREC with PUBREL 0x92
-        if move.what == "PUBREL" or (move.what == "PUBREC" and self.v50):
+        if move.what == "PUBREL" or (move.what == "PUBREC" and self.v50 and not move.held):
             self.ctx.wait_for(
-                client, f"{answer} {STRAY_PACKET_ID}",
-                lambda: client.count(answer, packet_id=STRAY_PACKET_ID) > before,
-                closed_ok=True,
+                client, f"{answer} {packet_id}",
+                lambda: client.count(answer, packet_id=packet_id) > before, closed_ok=True,
             )  # fmt: skip
 
     def _invalid(self, move: Move) -> None:
