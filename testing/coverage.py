@@ -103,6 +103,8 @@ CANNOT: Mapping[tuple[str, str, str], str] = {
         for state in ("FREE", "ID_HELD")
         for name in ("PUBLISH_QOS1_REFUSED", "PUBLISH_QOS2_REFUSED")
     },
+    (RECEIVER, "ID_HELD", "PUBLISH_QOS0"): "a QoS 0 PUBLISH has no packet identifier: it "
+    "is counted at FREE (the table gives every state the same step)",
     (RECEIVER, "ID_HELD", "PUBLISH_QOS1"): "a QoS 1 PUBLISH on an identifier held for QoS 2 "
     "breaks the client's own rule [MQTT-2.3.1-2]; the model names no answer to judge",
     (RECEIVER, "ID_HELD", "PUBLISH_OVER_RECEIVE_MAXIMUM"): "never an input: a PUBLISH on a "

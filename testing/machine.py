@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -122,11 +123,16 @@ class Run:
     invalid_percent: int = 20  # the chance an example may make its invalid move
     shrink_seconds: float = 15.0
     each_move: bool = True  # judge after every move (else at the end of each example)
+    #: stop at a failure and shrink it (else only count the failures by rule: a run that
+    #: measures throughput or coverage)
+    shrink: bool = True
+    failing: Counter[str] = field(default_factory=Counter)  # examples failing, by rule
     started: float = field(default_factory=time.monotonic)
     examples: int = 0
     moves: int = 0
     packets: int = 0
     judged: int = 0  # judgements made
+    judging: float = 0.0  # seconds the judges took
     known: set[str] = field(default_factory=set)  # failure keys already reported
     found: dict[str, Found] = field(default_factory=dict)  # the smallest example per key
     first_failure: float | None = None  # seconds into the run
@@ -191,7 +197,9 @@ class Run:
 
     def judge(self, world: Live, entries: list[Entry], *, final: bool) -> Verdict:
         """The judges on an example's evidence so far; the observers see the last one."""
+        started = time.perf_counter()
         verdict = self.verdict(entries, final=final)
+        self.judging += time.perf_counter() - started
         self.judged += 1
         if final:
             self.packets += sum(1 for e in entries if "dir" in e)
@@ -282,6 +290,7 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.expiring = False  # a message with a Message Expiry Interval is about
             self.failure: Failure | None = None
             self.judged_at = 0  # the evidence's length when last judged
+            self.counted: set[str] = set()  # the rules this example failed (no shrinking)
 
         def can(self, kind: MoveKind) -> bool:
             return bool(self.plan.able(kind))
@@ -318,6 +327,11 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             verdict = run.judge(world, entries, final=final)
             failure = verdict.first(skip=tuple(run.known))
             if failure is None:
+                return
+            if not run.shrink:  # counted once per example and rule
+                new = set(verdict.keys) - self.counted
+                run.failing.update(new)
+                self.counted |= new
                 return
             if not final:
                 entries = world.end()
