@@ -43,7 +43,7 @@ from pubproof.probe.evidence import Entry
 from pubproof.probe.frames import describe_bytes
 from pubproof.testing import replayer
 from pubproof.testing.machine import Found
-from pubproof.testing.moves import Move, MoveKind
+from pubproof.testing.moves import Move
 from pubproof.testing.verdicts import Verdict, judge_example
 
 #: what the model expects where a failure cites no rule, by its judge
@@ -181,15 +181,19 @@ def write(data: Mapping[str, Any], folder: Path) -> Path:
     (folder / "README.md").write_text(readme(data), encoding="utf-8")
     if data["kind"] != "broker":
         return folder  # a client library's: pubproof replay makes the moves with its driver
+    (folder / "replay.py").write_text(script(data), encoding="utf-8")
+    return folder
+
+
+def script(data: Mapping[str, Any]) -> str:
+    """A broker reproducer's standalone script: the replayer's source and the data."""
     script_data = {k: v for k, v in data.items() if k != "trace"}
     source = Path(replayer.__file__).read_text(encoding="utf-8")
-    script = (
+    return (
         "#!/usr/bin/env python3\n" + source
         + f"\n\nDATA = json.loads({json.dumps(json.dumps(script_data))})\n\n"
         + 'if __name__ == "__main__":\n    sys.exit(main(DATA))\n'
     )  # fmt: skip
-    (folder / "replay.py").write_text(script, encoding="utf-8")
-    return folder
 
 
 def readme(data: Mapping[str, Any]) -> str:
@@ -206,8 +210,7 @@ def readme(data: Mapping[str, Any]) -> str:
         "Run it again: `pubproof replay .` (the driver again, judged by the model).", "",
         "## Moves", "",
     ]  # fmt: skip
-    lines += [f"{n + 1}. {Move.from_json(m).describe()}" for n, m in enumerate(data["moves"])
-              if Move.from_json(m).kind is not MoveKind.WAIT or True]  # fmt: skip
+    lines += [f"{n + 1}. {Move.from_json(m).describe()}" for n, m in enumerate(data["moves"])]
     lines += ["", "## Trace", "", "```"]
     for entry in data["trace"]:
         if "event" in entry:
@@ -282,8 +285,12 @@ def replay(path: Path, host: str, port: int, *, timeout: float = 2.0) -> Replaye
     edition = Edition(data["edition"])
     with tempfile.TemporaryDirectory(prefix="pubproof-replay-") as scratch:
         trace_file = Path(scratch) / "trace.jsonl"
+        runnable = folder / "replay.py"
+        if not runnable.exists():  # a reproducer kept as its data alone (the matrix's)
+            runnable = Path(scratch) / "replay.py"
+            runnable.write_text(script(data), encoding="utf-8")
         done = subprocess.run(
-            [sys.executable, str(folder / "replay.py"), host, str(port), "--trace",
+            [sys.executable, str(runnable), host, str(port), "--trace",
              str(trace_file), "--timeout", str(timeout)],
             capture_output=True, text=True, check=False, timeout=600,
         )  # fmt: skip

@@ -4,6 +4,7 @@ pytest fixtures."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -15,6 +16,8 @@ from pubproof.model.editions import Edition, resolve_readings
 from pubproof.reference.codec import Decoder
 from pubproof.testing import Move, MoveKind, Plan, decoder_agrees, expect, packets, steps
 from pubproof.testing.strategies import LIMITS50, Judged
+
+from conftest import ROOT
 
 pytest_plugins = ["pytester"]
 EDITIONS = list(Edition)
@@ -183,3 +186,15 @@ def test_the_fixtures_hold_a_decoder_and_skip_without_a_broker(
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*the decoder accepts*which the model rejects*"])
+
+
+def test_the_guides_example_runs_as_written(pytester: pytest.Pytester) -> None:
+    """docs/guides/explore.md's example, copied into a fresh folder as a reader would: the
+    decoder tests pass, the broker test is skipped without a broker."""
+    guide = (ROOT / "docs" / "guides" / "explore.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n# (\S+)\n(.*?)```", guide, flags=re.DOTALL)
+    assert [name for name, _ in blocks] == ["conftest.py", "test_mqtt_conformance.py"]
+    for name, source in blocks:
+        (pytester.path / name).write_text(source, encoding="utf-8")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, skipped=1)
