@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 from brokers import BROKERS, Running, started
 
+from pubproof.model.editions import Edition
 from pubproof.probe.clients.shipped import SHIPPED
 from pubproof.testing.reproducer import load, replay
 
-from conftest import ROOT
+from conftest import ROOT, load_benchmark
 
 REPRODUCERS = ROOT / "docs" / "matrix" / "reproducers"
 FOLDERS = sorted(p for p in REPRODUCERS.iterdir() if (p / "reproducer.json").is_file())
@@ -136,3 +137,15 @@ def test_a_reproducer_no_longer_fails_on_a_broker_without_the_fault(
     folder = next(p for p in FOLDERS if p.name.startswith("amqtt") and "3.3.1-4" in p.name)
     done = replay(folder, "127.0.0.1", brokers["mosquitto"].port)
     assert not done.still_fails, (done.verdict.keys, done.script_says)
+
+
+def test_a_run_without_shrinking_counts_failures_by_rule(brokers: dict[str, Running]) -> None:
+    """The benchmark's runs (``shrink=False``): aedes fails within a second, and the run
+    counts each failing example by rule and goes on, keeping nothing to shrink."""
+    bench = load_benchmark("bench_explore")
+    run, outcome = bench.run_for(brokers["aedes"].url, Edition.V311, 5.0, 1, shrink=False,
+                                 invalid=20)  # fmt: skip
+    assert outcome.found == () and outcome.errors == ()
+    assert run.failing and sum(run.failing.values()) <= outcome.examples
+    assert outcome.seconds < 5.0 + 10.0  # the budget, and the last example's end
+    assert 0 < run.judging < outcome.seconds
