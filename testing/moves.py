@@ -91,6 +91,12 @@ INVALID: Mapping[str, Invalid] = {
                 editions=_ALL),
         Invalid(name="dup-qos0", title="a QoS 0 PUBLISH with DUP set",
                 editions=(Edition.V311, Edition.V50)),
+        # 3.1 leaves a topic name's characters to a reading (topic-rules)
+        Invalid(name="topic-nul", title="a PUBLISH whose topic name holds U+0000",
+                editions=(Edition.V311, Edition.V50)),
+        Invalid(name="topic-ill-formed", title="a PUBLISH whose topic name is not "
+                "well-formed UTF-8 (the byte 0xFF)", editions=(Edition.V311, Edition.V50)),
+        Invalid(name="puback-length", title="a PUBACK with Remaining Length 3", editions=_3X),
         Invalid(name="alias-above-maximum",
                 title="a PUBLISH whose Topic Alias is above the server's Topic Alias Maximum",
                 editions=(Edition.V50,)),

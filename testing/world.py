@@ -440,6 +440,8 @@ def invalid_packet(what: str, topic: str, edition: Edition, alias_maximum: int =
         return b"\x42\x02" + unused
     if what == "pubrel-flags":
         return b"\x60\x02" + unused
+    if what == "puback-length":  # 3.x: a PUBACK is its packet identifier, nothing more
+        return b"\x40\x03" + unused + b"\x00"
     if what == "over-receive-maximum":
         extra = Publish(topic=topic, payload=b"one too many", qos=2, packet_id=STRAY_PACKET_ID,
                         properties=PublishProperties())  # fmt: skip
@@ -447,7 +449,8 @@ def invalid_packet(what: str, topic: str, edition: Edition, alias_maximum: int =
     first, packet_id, leaf = {
         "publish-qos3": (0x36, 1, b""), "packet-id-zero": (0x32, 0, b""),
         "topic-wildcard": (0x30, None, b"/+"), "dup-qos0": (0x38, None, b""),
-        "alias-above-maximum": (0x30, None, b""),
+        "alias-above-maximum": (0x30, None, b""), "topic-nul": (0x30, None, b"/\x00"),
+        "topic-ill-formed": (0x30, None, b"/\xff"),
     }[what]  # fmt: skip
     name = topic.encode() + leaf
     if edition is not Edition.V50:
