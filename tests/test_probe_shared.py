@@ -15,7 +15,7 @@ from pubproof.probe import BY_ID, BY_ID50, checks_distribution
 from pubproof.probe.checks50_wire import ACK_BUILDS
 from pubproof.probe.checks50_wire import BUILDS as BUILDS50
 from pubproof.probe.checks_flows import END_TO_END
-from pubproof.probe.checks_session import RESEND_PUBLISH_QOS1, RESEND_PUBREL
+from pubproof.probe.checks_session import RESEND_PUBLISH_QOS1, RESEND_PUBREL, persistent
 from pubproof.probe.checks_wire import BUILDS, SHARED, AckCase, PublishCase, publish_bytes
 from pubproof.probe.judge50 import case_findings50
 from pubproof.probe.judge_wire import case_findings
@@ -112,3 +112,36 @@ def test_the_layouts_differ_only_by_the_property_section() -> None:
         publish_bytes(0x30, b"a", properties=b"\x01\x01")
     with pytest.raises(ValueError, match="does not fit"):
         publish_bytes(0x30, b"a" * 200, length_bytes=1)
+
+
+def _split(data: bytes) -> tuple[int, int, bytes]:
+    """(first byte, width of the Remaining Length, the rest) of a packet."""
+    width = 1
+    while data[width] & 0x80:
+        width += 1
+    return data[0], width, data[1 + width :]
+
+
+@pytest.mark.parametrize("cid", sorted(c.id for c in SHARED.values() if isinstance(c, PublishCase)))
+def test_the_50_catalog_sends_the_50_layout(cid: str) -> None:
+    """What each catalog sends: the 5.0 bytes are the 3.x bytes with an empty property
+    section before the payload, the Remaining Length one more in as many bytes (the case
+    with no body, five bytes of Remaining Length, is the same in both)."""
+    three, five = _bytes(cid, V311), _bytes(cid, V50)
+    assert _bytes(cid, V31) == three
+    if cid == "wire.rl-five-bytes":
+        assert five == three == bytes.fromhex("30ffffffff7f")
+        return
+    first3, width3, body3 = _split(three)
+    first5, width5, body5 = _split(five)
+    assert (first5, width5) == (first3, width3), cid
+    assert body3.endswith(b"x") and body5 == body3[:-1] + b"\x00x", cid
+    assert five[1 : 1 + width5] != three[1 : 1 + width3], cid  # one more, same width
+
+
+def test_a_resumed_session_is_asked_for_in_each_editions_words() -> None:
+    """3.x: CleanSession 0; 5.0: a Session Expiry Interval above 0 (CleanSession 0 alone
+    would end the session with the connection [MQTT-3.1.2-23])."""
+    assert persistent(V31) == persistent(V311) == {"clean": False}
+    five = persistent(V50)
+    assert "clean" not in five and five["properties"]["session_expiry_interval"] > 0
