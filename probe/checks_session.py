@@ -24,6 +24,8 @@ from pubproof.reference.packets import Packet, PubComp, Publish, PubRec, PubRel
 
 PUB, SUB = "pub", "sub"
 RESUME_RULES = ("MQTT-4.4.0-1", "MQTT-3.1.2-4", "MQTT-3.2.2-2")
+#: MQTT 5.0: a Session Expiry Interval long enough for a check's reconnection, in seconds
+KEEP_SESSION = {"session_expiry_interval": 30}
 
 
 def persistent(edition: Edition) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def persistent(edition: Edition) -> dict[str, Any]:
     3.1.1); in MQTT 5.0 a Session Expiry Interval (30 s) [MQTT-3.1.2-23], the first
     connection with Clean Start 1 (a fresh session)."""
     if edition is Edition.V50:
-        return {"properties": {"session_expiry_interval": 30}}
+        return {"properties": KEEP_SESSION}
     return {"clean": False}
 
 
