@@ -9,10 +9,11 @@ decoding of the case with the broker's Topic Alias Maximum and Maximum Packet Si
 under every reading), and for a case the wire format accepts, the 5.0 Topic Alias tables.
 
 The cases the 3.x catalog has too (the QoS bits, DUP at QoS 0, packet identifier 0, the
-topic name's U+0000 and byte FF, the Remaining Length's encodings, PUBACK's and PUBREL's
-flags) are not written here: they are the shared definitions of
-:mod:`pubproof.probe.checks_wire` (:data:`~pubproof.probe.checks_wire.SHARED`), laid out
-for 5.0 with an empty property section, their titles naming the Reason Code.
+topic name's '+' (here ``wire.topic-wildcard``), U+0000 and byte FF, the Remaining
+Length's encodings, PUBACK's and PUBREL's flags) are not written here: they are the
+shared definitions of :mod:`pubproof.probe.checks_wire`
+(:data:`~pubproof.probe.checks_wire.SHARED`), laid out for 5.0 with an empty property
+section, their titles naming the Reason Code.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pubproof.probe.checks_wire import (
     RL_NON_MINIMAL,
     TOPIC_ILL_FORMED,
     TOPIC_NUL,
+    TOPIC_PLUS,
     AckBuild,
     AckCase,
     PublishCase,
@@ -112,7 +114,7 @@ def _case(cid: str, title: str, rule_id: str, build: Build) -> Check:
 def _take(case: PublishCase) -> Check:
     """A case both catalogs have (:mod:`pubproof.probe.checks_wire`): its 5.0 check, its
     build recorded."""
-    BUILDS[case.id] = case.built(V50)
+    BUILDS[case.v50.id] = case.built(V50)
     return case.v50
 
 
@@ -235,12 +237,7 @@ PUBLISH_CHECKS: tuple[Check, ...] = (
     _take(PUBLISH_QOS3),
     _take(PUBLISH_DUP_QOS0),
     _take(PACKET_ID_ZERO),
-    _case(
-        "wire.topic-wildcard",
-        "PUBLISH topic name with '+' (0x82)",
-        "MQTT-3.3.2-2",
-        lambda t, d: publish50_bytes(0x30, _t(t + "/+")),
-    ),
+    _take(TOPIC_PLUS),
     _take(TOPIC_NUL),
     _take(TOPIC_ILL_FORMED),
     _case(
@@ -316,7 +313,7 @@ def _ack_check(cid: str, title: str, kind: str, rule_id: str, build: AckBuild) -
 
 def _take_ack(case: AckCase) -> Check:
     """An acknowledgement case both catalogs have: its 5.0 check, its build recorded."""
-    ACK_BUILDS[case.id] = (case.kind, case.build)
+    ACK_BUILDS[case.v50.id] = (case.kind, case.build)
     return case.v50
 
 

@@ -166,6 +166,9 @@ class SharedCase:
     title: str
     reason50: str
     rule: Rule
+    #: the check's id in the 5.0 catalog where that names it otherwise (kept: the matrix's
+    #: rows and evidence are keyed by it)
+    id50: str = ""
     #: the check in the MQTT 3.1 and 3.1.1 catalog and in the 5.0 one (made from the above)
     v3: Check = field(init=False, repr=False)
     v50: Check = field(init=False, repr=False)
@@ -173,12 +176,18 @@ class SharedCase:
     def __post_init__(self) -> None:
         if not self.id.startswith("wire.") or not self.title or not self.reason50:
             raise ValueError(f"a shared wire case needs an id, a title and a 5.0 note: {self}")
+        if self.id50 and not self.id50.startswith("wire."):
+            raise ValueError(f"a shared wire case's 5.0 id is a wire check's: {self.id50!r}")
         for name, edition in (("v3", V3), ("v50", V50)):
             check = Check(
-                id=self.id, title=self.title_for(edition), rules=_rules(self.rule),
+                id=self.id_for(edition), title=self.title_for(edition), rules=_rules(self.rule),
                 run=self.sends(edition), judge=case_judge(edition),
             )  # fmt: skip
             object.__setattr__(self, name, check)
+
+    def id_for(self, edition: Edition) -> str:
+        """The check's id in ``edition``'s catalog."""
+        return self.id50 or self.id if edition is V50 else self.id
 
     def title_for(self, edition: Edition) -> str:
         """The check's title in ``edition``'s catalog."""
@@ -232,6 +241,11 @@ PUBLISH_DUP_QOS0 = PublishCase(
     reason50="0x82; reading dup-qos0", rule=R.DUP_QOS0,
     build=lambda t, e: publish_bytes(0x38, _t(t), edition=e),
 )  # fmt: skip
+TOPIC_PLUS = PublishCase(
+    id="wire.topic-wildcard-plus", id50="wire.topic-wildcard", title="PUBLISH topic name with '+'",
+    reason50="0x82", rule=R.TOPIC_NO_WILDCARDS,
+    build=lambda t, e: publish_bytes(0x30, _t(t + "/+"), edition=e),
+)  # fmt: skip
 TOPIC_NUL = PublishCase(
     id="wire.topic-nul", title="PUBLISH topic name with U+0000", reason50="0x81",
     rule=R.TOPIC_NUL, build=lambda t, e: publish_bytes(0x30, _t(t) + b"/\x00", edition=e),
@@ -273,10 +287,11 @@ def _flags_case(kind: str) -> AckCase:
 #: each acknowledgement with wrong flags (the 5.0 catalog has PUBACK's and PUBREL's)
 ACK_FLAGS: Mapping[str, AckCase] = MappingProxyType({kind: _flags_case(kind) for kind in ACK_TYPE})
 
-#: the cases both catalogs have, by check id
+#: the cases both catalogs have, by check id (the 3.x catalog's)
 SHARED: Mapping[str, SharedCase] = MappingProxyType({
-    c.id: c for c in (PUBLISH_QOS3, PUBLISH_DUP_QOS0, TOPIC_NUL, TOPIC_ILL_FORMED, PACKET_ID_ZERO,
-                      RL_NON_MINIMAL, RL_FIVE_BYTES, ACK_FLAGS["PUBACK"], ACK_FLAGS["PUBREL"])
+    c.id: c for c in (PUBLISH_QOS3, PUBLISH_DUP_QOS0, TOPIC_PLUS, TOPIC_NUL, TOPIC_ILL_FORMED,
+                      PACKET_ID_ZERO, RL_NON_MINIMAL, RL_FIVE_BYTES, ACK_FLAGS["PUBACK"],
+                      ACK_FLAGS["PUBREL"])
 })  # fmt: skip
 
 
@@ -301,12 +316,7 @@ def _case(cid: str, title: str, rules: Rules, build: Build) -> Check:
 PUBLISH_CHECKS: tuple[Check, ...] = (
     _take(PUBLISH_QOS3),
     _take(PUBLISH_DUP_QOS0),
-    _case(
-        "wire.topic-wildcard-plus",
-        "PUBLISH topic name with '+'",
-        _rules(R.TOPIC_NO_WILDCARDS),
-        lambda t: publish_bytes(0x30, _t(t + "/+")),
-    ),
+    _take(TOPIC_PLUS),
     _case(
         "wire.topic-wildcard-hash",
         "PUBLISH topic name with '#'",

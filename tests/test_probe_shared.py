@@ -31,19 +31,23 @@ NOTHING_DECLARED = declared({})
 def test_every_check_both_catalogs_have_is_built_once() -> None:
     both = BY_ID.keys() & BY_ID50.keys()
     distribution = {c.id for c in checks_distribution.CHECKS}
-    assert both == SHARED.keys() | SAME_OBJECT.keys() | distribution
-    for cid in both - SHARED.keys():
+    named_alike = {cid for cid, case in SHARED.items() if not case.id50}
+    assert both == named_alike | SAME_OBJECT.keys() | distribution
+    for cid in both - named_alike:
         assert BY_ID[cid] is BY_ID50[cid], cid
     for cid in SAME_OBJECT:
         assert BY_ID[cid] is SAME_OBJECT[cid], cid
     for cid, case in SHARED.items():
+        cid50 = case.id_for(V50)
+        assert case.id_for(V31) == case.id_for(V311) == cid
+        assert cid50 == (case.id50 or cid) and (cid50 == cid or cid50 not in BY_ID), cid
         assert BY_ID[cid] is case.check(V311) is case.check(V31), cid
-        assert BY_ID50[cid] is case.check(V50), cid
+        assert BY_ID50[cid50] is case.check(V50), cid
         for edition in (V31, V311, V50):
             check = case.check(edition)
             assert check.rules_for(edition)[0] == case.rule.id_for(edition), (cid, edition)
-        assert BY_ID[cid].judge is case_findings and BY_ID50[cid].judge is case_findings50
-        assert BY_ID50[cid].title == f"{BY_ID[cid].title} ({case.reason50})"
+        assert BY_ID[cid].judge is case_findings and BY_ID50[cid50].judge is case_findings50
+        assert BY_ID50[cid50].title == f"{BY_ID[cid].title} ({case.reason50})"
 
 
 def test_the_shared_checks_keep_their_rules_per_edition() -> None:
@@ -59,25 +63,53 @@ def test_the_shared_checks_keep_their_rules_per_edition() -> None:
         ),
         "wire.publish-qos3": (("MQTT-3.3.1-4",), ("MQTT-3.3.1-4", "MQTT-4.13.1-1")),
         "wire.puback-flags": (("MQTT-2.2.2-1",), ("MQTT-2.1.3-1", "MQTT-4.13.1-1")),
+        "wire.topic-wildcard-plus": (
+            ("MQTT-3.3.2-2", "MQTT-4.7.1-1", "MQTT-4.8.0-1"),
+            ("MQTT-3.3.2-2", "MQTT-4.13.1-1"),
+        ),
     }
     for cid, (v311, v50) in expected.items():
+        cid50 = SHARED[cid].id_for(V50) if cid in SHARED else cid
         assert BY_ID[cid].rules_for(V311)[: len(v311)] == v311, cid
-        assert BY_ID50[cid].rules_for(V50) == v50, cid
+        assert BY_ID50[cid50].rules_for(V50) == v50, cid
 
 
-def _bytes(cid: str, edition: Edition) -> bytes:
+def _bytes(cid: str, edition: Edition, topic: str = TOPIC) -> bytes:
     """The case as the edition's catalog sends it (through the catalog's own record)."""
     case = SHARED[cid]
     if isinstance(case, AckCase):
         if edition is V50:
-            kind, build = ACK_BUILDS[cid]
+            kind, build = ACK_BUILDS[case.id_for(V50)]
             assert kind == case.kind
             return build(7)
         return case.build(7)
     assert isinstance(case, PublishCase)
     if edition is V50:
-        return BUILDS50[cid](TOPIC, NOTHING_DECLARED)
-    return BUILDS[cid](TOPIC)
+        return BUILDS50[case.id_for(V50)](topic, NOTHING_DECLARED)
+    return BUILDS[cid](topic)
+
+
+#: the bytes each catalog sent for a shared case (3.x, 5.0; topic name "a/b", packet
+#: identifier 7) before the cases were shared, from the two catalogs' own builds then
+SENT_BEFORE = {
+    "wire.packet-id-zero": ("32080003612f62000078", "32090003612f6200000078"),
+    "wire.puback-flags": ("42020007", "42020007"),
+    "wire.publish-dup-qos0": ("38060003612f6278", "38070003612f620078"),
+    "wire.publish-qos3": ("36080003612f62000178", "36090003612f6200010078"),
+    "wire.pubrel-flags": ("60020007", "60020007"),
+    "wire.rl-five-bytes": ("30ffffffff7f", "30ffffffff7f"),
+    "wire.rl-non-minimal": ("3086000003612f6278", "3087000003612f620078"),
+    "wire.topic-ill-formed-utf8": ("30080005612f622fff78", "30090005612f622fff0078"),
+    "wire.topic-nul": ("30080005612f622f0078", "30090005612f622f000078"),
+    "wire.topic-wildcard-plus": ("30080005612f622f2b78", "30090005612f622f2b0078"),
+}
+
+
+def test_each_catalog_sends_what_it_sent_before_the_sharing() -> None:
+    assert SENT_BEFORE.keys() == SHARED.keys()
+    for cid, before in SENT_BEFORE.items():
+        now = (_bytes(cid, V311, "a/b").hex(), _bytes(cid, V50, "a/b").hex())
+        assert now == before, cid
 
 
 @pytest.mark.parametrize("edition", [V31, V311, V50])
