@@ -9,6 +9,14 @@ import ast
 from pathlib import Path
 
 import pytest
+from support.distribution_checks import (
+    check_order,
+    check_queue_offline,
+    check_resubscribe_retained,
+    check_session_expiry,
+    check_shared_one_member,
+    check_suback,
+)
 
 from pubproof.model.distribution import DistributionError, DistributionModel
 from pubproof.model.distribution_readings import (
@@ -30,14 +38,6 @@ from pubproof.model.subscriptions import (
 )
 
 from conftest import ROOT
-from distribution_checks import (
-    check_order,
-    check_queue_offline,
-    check_resubscribe_retained,
-    check_session_expiry,
-    check_shared_one_member,
-    check_suback,
-)
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 ALL = list(Edition)
@@ -450,7 +450,7 @@ def test_the_distribution_rules_are_in_the_registry_apart() -> None:
 
 
 _TESTS = ("test_topic_filters.py", "test_retained_store.py", "test_forwarding.py",
-          "test_distribution_model.py", "distribution_checks.py")  # fmt: skip
+          "test_distribution_model.py", "support/distribution_checks.py")  # fmt: skip
 
 
 def _strings() -> str:

@@ -9,12 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
-from docs_site import ROOT, built_site
 
 # docs/_ext is on sys.path at run time (docs_site puts it there)
 from pubproof_docs import data, distribution_diff
 from pubproof_docs.context import dist_index_path
 from pubproof_docs.pages_diagrams import cluster_dot, merged_edges
+from support.docs_site import ROOT, built_site
 
 from pubproof.model.distribution_diagrams import GRAPHS, forwarding_dot, reachable, retained_dot
 from pubproof.model.editions import Edition

@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_site import ROOT, built_site
 
 # docs/_ext is on sys.path at run time (docs_site puts it there) and on mypy's search path
 # (pyproject.toml's mypy_path)
 from pubproof_docs import data, linkcheck, trace
 from pubproof_docs.context import prove_json_path
+from support.docs_site import ROOT, built_site
 
 from pubproof.model.clauses import CLAUSES
 from pubproof.model.editions import READINGS, Edition

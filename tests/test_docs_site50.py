@@ -12,11 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from docs_site import ROOT, built_site
 
 # docs/_ext is on sys.path at run time (docs_site puts it there)
 from pubproof_docs import clauses50, data, edition_diff, trace
 from pubproof_docs.context import Context, load, prove_json_path
+from support.docs_site import ROOT, built_site
 
 from pubproof.model.editions import Edition
 from pubproof.model.wire import decode

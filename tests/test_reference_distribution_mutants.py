@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from test_reference_distribution_stateful import CASES, comparison_machine
+from support.distribution_comparison import CASES, comparison_machine
 
 from pubproof.reference import distribution_subscriptions as subs_module
 from pubproof.reference import distribution_topics as topics_module

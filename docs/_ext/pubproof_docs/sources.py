@@ -210,8 +210,9 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Module:
-    """A module of ``tests/``: its top-level functions, and the names it imports from the
-    other modules there (``from distribution_checks import check_suback``)."""
+    """A module of ``tests/`` or ``tests/support/``: its top-level functions, and the names
+    it imports from the other modules there (``from support.distribution_checks import
+    check_suback``)."""
 
     functions: dict[str, Function]
     imported: dict[str, tuple[str, str]]  # local name -> (module, name there)
@@ -226,6 +227,11 @@ def _module(tree: ast.Module, local: set[str]) -> _Module:
         if isinstance(node, ast.ImportFrom) and node.module in local and not node.level:
             for alias in node.names:
                 imported[alias.asname or alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            # ``from support import distribution_checks as C``
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in local:
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in local:
@@ -301,19 +307,24 @@ def _all_editions(node: Function) -> bool:
 
 def test_functions(tests: Path) -> list[TestFunction]:
     """Every test function in ``tests/test_*.py``, with the strings and names of the helper
-    functions of ``tests/`` it calls (``distribution_checks.check_suback``, a module's own
-    ``_judge(...)``): what a helper names, the test verifies through it."""
-    paths = sorted(tests.glob("*.py"))
-    local = {path.stem for path in paths}
-    modules = {path.stem: _module(_parse(path), local) for path in paths}
+    functions of ``tests/`` and ``tests/support/`` it calls
+    (``distribution_checks.check_suback``, a module's own ``_judge(...)``): what a helper
+    names, the test verifies through it."""
+    paths = [*sorted(tests.glob("*.py")), *sorted(tests.glob("support/*.py"))]
+
+    def key(path: Path) -> str:  # the name a test imports it by: ``support.builds``
+        return path.stem if path.parent == tests else f"{path.parent.name}.{path.stem}"
+
+    local = {key(path) for path in paths}
+    modules = {key(path): _module(_parse(path), local) for path in paths}
     found = []
     for path in paths:
-        if not path.name.startswith("test_"):
+        if path.parent != tests or not path.name.startswith("test_"):
             continue
         tree = _parse(path)
         for name, node in _functions(tree.body):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            helpers = _helpers(node, path.stem, modules)
+            helpers = _helpers(node, key(path), modules)
             bodies: list[ast.AST] = [node, *(modules[m].functions[n] for m, n in helpers)]
             calls = frozenset(
                 c.func.id if isinstance(c.func, ast.Name) else c.func.attr
