@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_judge_distribution import V50, Server, bad, rules
+from support.distribution_server import V50, Server, bad, rules
 
 from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_events import C2S, S2C, Event
@@ -98,7 +98,8 @@ def test_a_link_first_seen_mid_connection_is_never_judged() -> None:
     judge, found = capture(server)
     assert found == []
     assert outcomes(judge) == (
-        ["unknown:session-before-capture"], ["unknown:session-before-capture"]
+        ["unknown:session-before-capture"],
+        ["unknown:session-before-capture"],
     )
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from brokers import BROKERS, started
-from test_pipeline_live import start_capture, stop_capture
+from support.tshark_decode import start_capture, stop_capture
 
 #: the checks run on every broker: forwarding at each QoS, retained messages, overlapping
 #: subscriptions, QoS 2 duplicates, DUP, and a publisher's re-sends

@@ -22,22 +22,19 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pipeline_builder import read_tables
+from support.pipeline_builder import read_tables, stage_events
 
 from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.model.editions import Edition
 from pubproof.model.topic_filters import subscription_matches
 from pubproof.pipeline.connection import Config
-from pubproof.pipeline.engine_python import track
 from pubproof.pipeline.reconcile import reconcile
-from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.run import Job, check
 from pubproof.pipeline.servers import Stage, may_match, partition_of
 from pubproof.pipeline.source import inputs, plans
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.broker import DistFault
 from pubproof.pipeline.synth.check import compare_distribution, compare_violations
-from pubproof.pipeline.tables import sort_key
 from pubproof.pipeline.tap import C2S, S2C, Tap, digest
 
 EVERY = tuple((f.value, 2) for f in DistFault)
@@ -101,9 +98,11 @@ def test_every_message_in_is_accounted_for(name: str, request: pytest.FixtureReq
     _, expected, out = request.getfixturevalue(name)
     spread = json.loads((out / "reconciliation.json").read_text())["distribution"]
     assert spread["ok"] and spread["servers"] == 2  # an IPv4 and an IPv6 server
-    assert spread["messages_in"] == spread["publish_in"] == expected["packets_by_direction"][
-        "c2s"
-    ] - _not_publish(out, "c2s")
+    assert (
+        spread["messages_in"]
+        == spread["publish_in"]
+        == expected["packets_by_direction"]["c2s"] - _not_publish(out, "c2s")
+    )
     assert sum(spread["messages_by_outcome"].values()) == spread["messages_in"]
     assert sum(spread["copies_by_outcome"].values()) == spread["copies_out"]
     faults = Counter(r["fault"] for r in expected["distribution"])
@@ -138,14 +137,6 @@ def _not_publish(out: Path, direction: str) -> int:
     )
 
 
-def _events(path: Path) -> list[tuple[Any, ...]]:
-    """The events the connection stage writes for ``path``, in the table's order."""
-    sink = Sink()
-    for plan in plans(inputs([str(path)])):
-        track(plan.capture, plan.splits, Config(), sink, lambda: None, 1 << 30)
-    return sorted(sink.events, key=sort_key("events"))
-
-
 def _judged(rows: list[tuple[Any, ...]], count: int) -> tuple[list[Any], list[Any], Counter[str]]:
     deliveries: list[Any] = []
     violations: list[Any] = []
@@ -162,7 +153,7 @@ def _judged(rows: list[tuple[Any, ...]], count: int) -> tuple[list[Any], list[An
 def test_partitions_of_the_stage_give_the_rows_of_one(mixed: tuple[Path, Any, Path]) -> None:
     """A topic's judgement needs its rows and its server's sessions only: three partitions
     (each judging its topics, every one reading the sessions) give what one gives."""
-    rows = _events(mixed[0])
+    rows = stage_events(mixed[0])
     one = _judged(rows, 1)
     three = _judged(rows, 3)
     assert one == three

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from test_pipeline_servers import _events
+from support.pipeline_builder import stage_events
 
 from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_capture import PATIENCE
@@ -48,7 +48,7 @@ def events(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[Any
     found = {}
     for name, config in CAPTURES.items():
         generate(config, folder / f"{name}.pcap")
-        found[name] = _events(folder / f"{name}.pcap")
+        found[name] = stage_events(folder / f"{name}.pcap")
     return found
 
 

@@ -49,6 +49,7 @@ def run_rows(keyed: Sequence[tuple[str, int, Any]], *, fast: bool, config: Confi
             "packets": list(sink.packets),
             "violations": list(sink.violations),
             "connections": list(sink.connections),
+            "events": list(sink.events),  # what the cross-connection stage reads
         }
     finally:
         Connection.FAST = saved

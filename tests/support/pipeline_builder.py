@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 import struct
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
 
@@ -255,6 +257,21 @@ class Outcome:
         value = self.reconciliation[name]
         assert isinstance(value, int), (name, value)
         return value
+
+
+def stage_events(path: Path) -> list[tuple[Any, ...]]:
+    """The ``events`` rows the connection stage writes for the capture at ``path`` (what
+    the cross-connection stage reads), in the table's order."""
+    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.engine_python import track
+    from pubproof.pipeline.rows import Sink
+    from pubproof.pipeline.source import inputs, plans
+    from pubproof.pipeline.tables import sort_key
+
+    sink = Sink()
+    for plan in plans(inputs([str(path)])):
+        track(plan.capture, plan.splits, Config(), sink, lambda: None, 1 << 30)
+    return sorted(sink.events, key=sort_key("events"))
 
 
 def read_tables(out: str) -> dict[str, list[dict[str, object]]]:

@@ -1,0 +1,110 @@
+"""A scripted exchange between clients and one server, as the distribution judge's events,
+and the findings it gives that count against the server: what the distribution judge's
+tests (live and on captures) share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pubproof.judge.distribution import judge_events
+from pubproof.judge.distribution_events import C2S, S2C, Event
+from pubproof.judge.findings import MISSING, VIOLATION, Finding
+
+V311, V50 = 4, 5
+
+
+@dataclass
+class Server:
+    """A scripted exchange between clients and one server, as the judge's events."""
+
+    level: int = V311
+    t: float = 0.0
+    events: list[Event] = field(default_factory=list)
+    ids: dict[str, int] = field(default_factory=dict)
+
+    def _at(self, conn: str, direction: str, packet: Mapping[str, Any] | None) -> None:
+        self.t += 0.01
+        self.events.append(Event(t=self.t, conn=conn, direction=direction, packet=packet))
+
+    def connect(self, conn: str, client_id: str | None = None, *, clean: bool = True,
+                expiry: int = 0, maximum_packet_size: int | None = None) -> None:  # fmt: skip
+        packet: dict[str, Any] = {"type": "CONNECT", "client_id": client_id or conn,
+                                  "level": self.level}  # fmt: skip
+        if self.level == V50:
+            packet["clean_start"] = clean
+            packet["properties"] = {"session_expiry_interval": expiry} if expiry else {}
+            if maximum_packet_size is not None:
+                packet["properties"]["maximum_packet_size"] = maximum_packet_size
+        else:
+            packet["clean_session"] = clean
+        self._at(conn, C2S, packet)
+        code = "reason_code" if self.level == V50 else "return_code"
+        self._at(conn, S2C, {"type": "CONNACK", "session_present": False, code: 0})
+
+    def subscribe(self, conn: str, *filters: tuple[str, int], granted: list[int] | None = None,
+                  ident: int | None = None, **options: Any) -> None:  # fmt: skip
+        packet_id = self.ids[conn] = self.ids.get(conn, 0) + 1
+        wanted = [{"filter": f, "qos": q, **options} for f, q in filters]
+        subscribe = {"type": "SUBSCRIBE", "packet_id": packet_id, "subscriptions": wanted,
+                     "subscription_identifier": ident}  # fmt: skip
+        self._at(conn, C2S, subscribe)
+        codes = granted if granted is not None else [q for _, q in filters]
+        key = "reason_codes" if self.level == V50 else "granted"
+        self._at(conn, S2C, {"type": "SUBACK", "packet_id": packet_id, key: codes})
+
+    def publish(self, conn: str, topic: str, payload: bytes, qos: int = 0, *, retain: bool = False,
+                properties: dict[str, Any] | None = None) -> None:  # fmt: skip
+        packet_id = None
+        if qos:
+            packet_id = self.ids[conn] = self.ids.get(conn, 0) + 1
+        packet = {"type": "PUBLISH", "dup": False, "qos": qos, "retain": retain, "topic": topic,
+                  "packet_id": packet_id, "payload_hex": payload.hex()}  # fmt: skip
+        if self.level == V50:
+            packet["properties"] = properties or {}
+        self._at(conn, C2S, packet)
+        if qos == 1:
+            self._at(conn, S2C, {"type": "PUBACK", "packet_id": packet_id})
+        elif qos == 2:
+            self._at(conn, S2C, {"type": "PUBREC", "packet_id": packet_id})
+            self._at(conn, C2S, {"type": "PUBREL", "packet_id": packet_id})
+            self._at(conn, S2C, {"type": "PUBCOMP", "packet_id": packet_id})
+
+    def deliver(self, conn: str, topic: str, payload: bytes, qos: int = 0, *,
+                retain: bool = False, dup: bool = False,
+                properties: dict[str, Any] | None = None) -> None:  # fmt: skip
+        packet_id = None
+        if qos:
+            packet_id = self.ids[conn] = self.ids.get(conn, 0) + 1
+        packet = {"type": "PUBLISH", "dup": dup, "qos": qos, "retain": retain, "topic": topic,
+                  "packet_id": packet_id, "payload_hex": payload.hex()}  # fmt: skip
+        if self.level == V50:
+            packet["properties"] = properties or {}
+        self._at(conn, S2C, packet)
+        if qos == 1:
+            self._at(conn, C2S, {"type": "PUBACK", "packet_id": packet_id})
+        elif qos == 2:
+            self._at(conn, C2S, {"type": "PUBREC", "packet_id": packet_id})
+            self._at(conn, S2C, {"type": "PUBREL", "packet_id": packet_id})
+            self._at(conn, C2S, {"type": "PUBCOMP", "packet_id": packet_id})
+
+    def close(self, conn: str) -> None:
+        self.t += 0.01
+        self.events.append(Event(t=self.t, conn=conn))
+
+    def wait(self, seconds: float) -> None:
+        self.t += seconds
+
+    def judge(self, **readings: str) -> list[Finding]:
+        return judge_events(self.events, readings)
+
+
+def rules(found: list[Finding]) -> set[tuple[str, str]]:
+    """(verdict, rule) of each finding that is not a pass or a toleration."""
+    return {(f.verdict, r) for f in bad(found) for r in f.rules}
+
+
+def bad(found: list[Finding]) -> list[Finding]:
+    """The findings against the server (what it may do, tolerated, is not one)."""
+    return [f for f in found if f.verdict in (VIOLATION, MISSING)]
