@@ -386,6 +386,8 @@ class Broker:
         session.conn = None
         will, conn.will = conn.will, None
         outcome = self.engine.disconnect(session.client_id, conn.disconnect_expiry)
+        if conn.disconnect_expiry is not None and not outcome.session_ended:
+            session.expiry = conn.disconnect_expiry
         if will is not None and not self.stopped:
             if session.v50 and will.delay and not outcome.session_ended:
                 # 5.0 3.1.3.2.2: the will waits out its Will Delay Interval (or the end of
@@ -422,6 +424,10 @@ class Broker:
 
     def session_away(self, session: ClientSession) -> None:
         """A session outlives its connection (the store keeps it)."""
+
+    def connected(self, session: ClientSession) -> None:
+        """A session has a connection again, or a new one (the store keeps it if it is
+        persistent)."""
 
     def subscribed(self, session: ClientSession) -> None:
         """A session's subscriptions changed (the store keeps them)."""

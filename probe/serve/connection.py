@@ -33,6 +33,8 @@ from pubproof.judge.limits import DEFAULT as DEFAULT_NEGOTIATED
 from pubproof.judge.limits import Declared
 from pubproof.judge.link import LinkJudge
 from pubproof.model.editions import Edition
+from pubproof.model.messages import Copy
+from pubproof.model.subscriptions import SubscriptionOptions
 from pubproof.probe.serve.connect import ConnectRequest, Will
 from pubproof.probe.serve.live import Trace
 from pubproof.reference.codec import Decoder
@@ -129,8 +131,16 @@ class ClientSession:
     judge: LinkJudge
     #: the connection the session is attached to (None: the client is away)
     conn: Connection | None = None
-    #: packet identifier -> the engine's copy id, for each QoS 1 or 2 copy under way
-    inflight: dict[int, int] = field(default_factory=dict)
+    #: packet identifier -> the engine's copy, for each QoS 1 or 2 copy under way
+    inflight: dict[int, Copy] = field(default_factory=dict)
+    #: its subscriptions as asked (topic filter -> options, Subscription Identifier), as
+    #: granted by the engine: what the store keeps
+    subscriptions: dict[str, tuple[SubscriptionOptions, int | None]] = field(
+        default_factory=dict
+    )
+    #: whether it outlives its connection (3.x CleanSession 0; 5.0 an expiry above 0)
+    persistent: bool = False
+    expiry: int = 0  # 5.0 Session Expiry Interval, seconds
     #: 5.0: a will waiting out its Will Delay Interval (due time on the broker's clock)
     will_due: tuple[float, Will] | None = None
     #: the negotiated limits the judges saw last (5.0), for describing packets

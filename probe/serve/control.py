@@ -48,6 +48,8 @@ from pubproof.reference.session50 import Session50
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 SESSION_TAKEN_OVER = 0x8E
+#: 3.x CleanSession 0: a session kept with no expiry
+NEVER = 0xFFFF_FFFF
 FAILURE = 0x80
 
 
@@ -171,7 +173,11 @@ def _accept(broker: Host, conn: Connection, request: ConnectRequest) -> None:
         _take_over(broker, old, request)
     outcome = broker.engine.connect(client_id, edition, clean=request.clean, expiry=expiry)
     present = outcome.session_present and old is not None
+    if old is not None and not present:
+        broker.session_ended(client_id)  # Clean Start 1 discarded it, or it had expired
     session = _session(broker, conn, client_id, edition, old if present else None)
+    session.persistent = expiry > 0 if v50 else not request.clean
+    session.expiry = expiry if v50 else (0 if request.clean else NEVER)
     if old is not None and old.will_due is not None:
         # 5.0 [MQTT-3.1.3-9]: a new connection before the Will Delay Interval passed: no
         # will, unless the old session ended (Clean Start 1), which sends it now
@@ -192,6 +198,7 @@ def _accept(broker: Host, conn: Connection, request: ConnectRequest) -> None:
                      properties=properties or None if v50 else None)  # fmt: skip
     broker.send_raw(conn, data, kind="CONNACK")
     flows.resume(broker, session, resume=present)
+    broker.connected(session)
     flows.drain(broker, session)
 
 
@@ -221,8 +228,8 @@ def _session(
     else:
         if kept is not None:
             # the client came back in another edition: its flows cannot carry over
-            for copy_id in kept.inflight.values():
-                broker.engine.complete(client_id, copy_id)
+            for copy in kept.inflight.values():
+                broker.engine.complete(client_id, copy.copy_id)
         flows_: Session | Session50 = Session50(method=Method.B) if edition is V50 \
             else Session(method=Method.B)  # fmt: skip
         judge = link_judge(client_id, "client", edition=edition, server=False)
@@ -284,11 +291,16 @@ def on_subscribe(broker: Host, conn: Connection, frame: bytes, header: int) -> N
             return
         requests.append((str(item["filter"]), options))
     identifier = fields.get("subscription_identifier")
-    outcome = broker.engine.subscribe(session.client_id, packet_id, requests,
-                                      int(identifier) if identifier is not None else None)
+    outcome = broker.engine.subscribe(
+        session.client_id, packet_id, requests, int(identifier) if identifier is not None else None
+    )
     if outcome.closed is not None:
         _closed_by_engine(broker, conn, outcome.closed, "the SUBSCRIBE is refused")
         return
+    ident = int(identifier) if identifier is not None else None
+    for (topic_filter, options), each in zip(requests, outcome.filters, strict=True):
+        if each.code <= 2:  # granted: the subscription the store keeps
+            session.subscriptions[topic_filter] = (options, ident)
     codes = list(outcome.codes)
     if conn.v50:
         data = packets50.suback(packet_id, codes)
@@ -322,6 +334,8 @@ def on_unsubscribe(broker: Host, conn: Connection, frame: bytes, header: int) ->
     if outcome.closed is not None:
         _closed_by_engine(broker, conn, outcome.closed, "the UNSUBSCRIBE is refused")
         return
+    for topic_filter in outcome.deleted:
+        session.subscriptions.pop(topic_filter, None)
     if conn.v50:
         data = packets50.unsuback(packet_id, list(outcome.codes))
     else:

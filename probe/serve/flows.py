@@ -178,9 +178,9 @@ def _ack_in(
     ended = not outputs if isinstance(packet, PubRec) else not stray
     _answer(broker, conn, session, outputs)
     if ended:
-        copy_id = session.inflight.pop(packet.packet_id, None)
-        if copy_id is not None:
-            broker.engine.complete(session.client_id, copy_id, packet.reason_code)
+        copy = session.inflight.pop(packet.packet_id, None)
+        if copy is not None:
+            broker.engine.complete(session.client_id, copy.copy_id, packet.reason_code)
             broker.completed(session, packet.packet_id)
         drain(broker, session)
 
@@ -278,7 +278,7 @@ def drain(broker: Host, session: ClientSession) -> None:
             break
         packet = outputs[0].packet
         if packet.packet_id is not None:
-            session.inflight[packet.packet_id] = copy.copy_id
+            session.inflight[packet.packet_id] = copy
         send_packet(broker, conn, packet)
         broker.sent(session, packet, copy)
 
