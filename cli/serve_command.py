@@ -22,6 +22,7 @@ from pubproof.codec_commands import Subcommands
 from pubproof.probe.serve.live import Reporter
 from pubproof.probe.serve.misbehave import MISBEHAVIOURS
 from pubproof.probe.serve.report import summary_text, write_outputs
+from pubproof.probe.serve.restore import stored_broker
 from pubproof.probe.serve.server import run
 from pubproof.probe.serve.settings import (
     EDITION_NAMES,
@@ -31,7 +32,6 @@ from pubproof.probe.serve.settings import (
     merged,
     reading_names,
 )
-from pubproof.probe.serve.store import stored_broker
 
 #: the options that take a whole number, with what each is
 _NUMBERS = (

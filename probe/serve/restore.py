@@ -34,7 +34,10 @@ from pubproof.judge.link50 import link_judge
 from pubproof.model.editions import Edition
 from pubproof.model.messages import Copy, Properties, Publication
 from pubproof.model.subscriptions import RetainHandling, SubscriptionOptions
+from pubproof.probe.serve.broker import Broker
 from pubproof.probe.serve.connection import ClientSession
+from pubproof.probe.serve.live import Reporter
+from pubproof.probe.serve.settings import ServeSettings
 from pubproof.probe.serve.store import StoredBroker
 from pubproof.reference.session import Session
 from pubproof.reference.session50 import Session50
@@ -177,3 +180,12 @@ def _keep(
             if copy.qos:
                 engine.complete(client_id, copy.copy_id)
     return lost
+
+
+def stored_broker(settings: ServeSettings, reporter: Reporter) -> Broker:
+    """The broker the settings ask for: with its store (restored from the file) or not."""
+    if settings.store is None:
+        return Broker(settings, reporter)
+    broker = StoredBroker(settings, reporter)
+    restore(broker)
+    return broker

@@ -25,7 +25,8 @@ reaches a publisher before its message is in the file. The file is in WAL mode w
 tests do); after a power failure the last commits may be lost (``--store`` is a developer's
 broker's durability, not a bank's).
 
-:mod:`.restore` rebuilds the engine from the file at start.
+:mod:`.restore` rebuilds the engine from the file at start (:func:`pubproof.probe.serve.
+restore.stored_broker`).
 """
 
 from __future__ import annotations
@@ -239,14 +240,3 @@ class StoredBroker(Broker):
                  "owed" if packet_id is None else "sent", packet_id),
             )  # fmt: skip
             self.next_position += 1
-
-
-def stored_broker(settings: ServeSettings, reporter: Reporter) -> Broker:
-    """The broker the settings ask for: with its store (restored from the file) or not."""
-    if settings.store is None:
-        return Broker(settings, reporter)
-    from pubproof.probe.serve.restore import restore
-
-    broker = StoredBroker(settings, reporter)
-    restore(broker)
-    return broker
