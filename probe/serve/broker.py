@@ -155,10 +155,17 @@ class Broker:
                 # 5.0 DISCONNECT 0x8B "Server shutting down"
                 self.send_raw(conn, control_packets.disconnect(0x8B), kind="DISCONNECT")
             self.close(conn, "the broker stops")
+        # the judge's last word with the links still open: a copy the broker still owes a
+        # client it never sent is missing, unless the client's own limits held it back
+        # (its Receive Maximum, the window, a socket it did not read): that link closes first
+        for conn in list(self.connections.values()):
+            session = conn.session
+            if session is not None and flows.blocked(self, session):
+                self.feed_judge(conn, C2S, None)
+        self.judge_server(self.judge.finish(now, close_links=False))
         self._flush()
         for conn in list(self.connections.values()):
             self._end(conn)
-        self.judge_server(self.judge.finish(now))
 
     # -- the clock ---------------------------------------------------------------------------
 
@@ -181,7 +188,16 @@ class Broker:
         buf = conn.buffer
         pos = 0
         size = len(buf)
-        while conn.alive and size - pos >= 2:
+        while conn.alive and size - pos >= 1:
+            kind = buf[pos] >> 4
+            if kind == 0 or (kind == 15 and not conn.v50):
+                # a reserved type is judged at its first byte: nothing after it is read
+                conn.current = bytes(buf[pos : pos + 1])
+                self.refuse(conn, S.RESERVED_TYPE, f"packet type {kind} is reserved",
+                            source=Source.CODEC)  # fmt: skip
+                break
+            if size - pos < 2:
+                break
             length = 0
             at = pos + 1
             for index in range(RL_BYTES + 1):

@@ -283,6 +283,17 @@ def drain(broker: Host, session: ClientSession) -> None:
         broker.sent(session, packet, copy)
 
 
+def blocked(broker: Host, session: ClientSession) -> bool:
+    """Whether the client's own limits hold back what ``session`` is owed: a socket it has
+    not read, the window of copies under way, its Receive Maximum (5.0)."""
+    conn = session.conn
+    if conn is None or conn.paused or not broker.engine.owed(session.client_id):
+        return conn is not None and conn.paused
+    flows = session.flows
+    quota = isinstance(flows, Session50) and flows.quota <= 0
+    return quota or len(session.inflight) >= broker.settings.max_inflight
+
+
 def _too_large(conn: Connection, copy: Copy, props: PublishProperties | None, largest: int) -> bool:
     probe = Publish(topic=copy.topic, payload=copy.message.publication.payload, qos=copy.qos,
                     packet_id=1 if copy.qos else None, retain=copy.retain, properties=props)

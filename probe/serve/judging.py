@@ -106,13 +106,16 @@ class SelfJudge:
         """Whether the judge has had its ``limit`` of messages."""
         return self.judge is not None and self.messages >= self.limit
 
-    def finish(self, t: float) -> list[Finding]:
-        """Close every link in the judge's view, judge what is left, and let it go."""
+    def finish(self, t: float, *, close_links: bool = True) -> list[Finding]:
+        """Judge what is left, and let the judge go. ``close_links``: first close every
+        link in the judge's view (when it stops at its limit, mid-stream, copies are
+        still owed that the broker has yet to send); without it (the broker stops), a copy
+        still owed a connected session is *missing*."""
         judge = self.judge
         if judge is None:
             return []
         self.t = max(self.t, t)
-        for conn in sorted(self.open):
+        for conn in sorted(self.open) if close_links else ():
             judge.feed(Event(t=self.t, conn=conn, direction=S2C, packet=None))
         self.open.clear()
         found = judge.finish()[self.taken :]
