@@ -109,11 +109,10 @@ class Peer:
                                    retain=retain, dup=dup, properties=properties))  # fmt: skip
 
     def ack(self, kind: str, packet_id: int, code: int = 0) -> Peer:
-        cls: type[PubAck | PubRec | PubRel | PubComp] = {
-            "PUBACK": PubAck, "PUBREC": PubRec, "PUBREL": PubRel, "PUBCOMP": PubComp,
-        }[kind]  # fmt: skip
         props = AckProperties() if self.edition is V50 else None
-        return self.packet(cls(packet_id=packet_id, reason_code=code, properties=props))
+        made = {"PUBACK": PubAck, "PUBREC": PubRec, "PUBREL": PubRel, "PUBCOMP": PubComp}
+        ack: Packet = made[kind](packet_id=packet_id, reason_code=code, properties=props)
+        return self.packet(ack)
 
     def lose(self) -> None:
         """The network drops the connection."""
