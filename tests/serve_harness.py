@@ -110,9 +110,8 @@ class Peer:
 
     def ack(self, kind: str, packet_id: int, code: int = 0) -> Peer:
         props = AckProperties() if self.edition is V50 else None
-        made = {"PUBACK": PubAck, "PUBREC": PubRec, "PUBREL": PubRel, "PUBCOMP": PubComp}
-        ack: Packet = made[kind](packet_id=packet_id, reason_code=code, properties=props)
-        return self.packet(ack)
+        ack = {"PUBACK": PubAck, "PUBREC": PubRec, "PUBREL": PubRel, "PUBCOMP": PubComp}[kind]
+        return self.packet(ack(packet_id=packet_id, reason_code=code, properties=props))  # type: ignore[arg-type]
 
     def lose(self) -> None:
         """The network drops the connection."""
