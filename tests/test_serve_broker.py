@@ -307,3 +307,13 @@ def test_keep_alive() -> None:
     assert not peer.closed
     clients.advance(0.2)  # more than 1.5 x 2 s without a packet
     assert peer.closed
+
+
+def test_a_connection_without_connect_is_closed() -> None:
+    clients = Clients(connect_timeout=5.0)
+    peer = clients.peer()
+    peer.send(bytes.fromhex("10"))  # the start of a CONNECT, and nothing more
+    clients.advance(4.0)
+    assert not peer.closed
+    clients.advance(1.5)
+    assert peer.closed

@@ -127,7 +127,13 @@ class Broker:
     def tick(self, now: float) -> None:
         """Time passed: keep alive, Will Delay, expiry."""
         self._clock(now)
+        waited = self.settings.connect_timeout
         for conn in list(self.connections.values()):
+            if conn.state is State.AWAITING_CONNECT and now - conn.opened > waited:
+                self.reporter.notice(f"no-connect-{conn.name}",
+                                     f"{conn.name}: no CONNECT within {waited} s: closed")
+                self.close(conn, "no CONNECT")
+                continue
             if conn.alive and conn.keep_alive and now - conn.last_in > 1.5 * conn.keep_alive:
                 # [MQTT-3.1.2-24] "If the Keep Alive value is non-zero and the Server does
                 # not receive a Control Packet from the Client within one and a half times

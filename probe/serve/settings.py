@@ -104,6 +104,10 @@ class ServeSettings:
     #: 3.x: QoS 1 and 2 copies under way to one client at once (5.0: its Receive Maximum,
     #: no more than this either)
     max_inflight: int = 100
+    #: seconds a connection may take to send its CONNECT (3.1.1 section 3.1.4: "If the
+    #: Server does not receive a CONNECT Packet within a reasonable amount of time after
+    #: the Network Connection is established, the Server SHOULD close the connection")
+    connect_timeout: float = 10.0
     #: bytes written to a client and not yet taken by its socket before the broker stops
     #: sending it copies (a client that does not read)
     write_buffer_limit: int = 256 * 1024
@@ -126,6 +130,8 @@ class ServeSettings:
         _range("session_expiry_minimum", self.session_expiry_minimum, 0, FOUR_BYTES)
         _range("session_expiry_maximum", self.session_expiry_maximum, 0, FOUR_BYTES)
         _range("max_queued", self.max_queued, 1, 10_000_000)
+        if not 0 < self.connect_timeout <= 3600:
+            raise SettingsError("connect_timeout is a number of seconds from 0 to 3600")
         _range("max_inflight", self.max_inflight, 1, TWO_BYTES)
         _range("write_buffer_limit", self.write_buffer_limit, 1024, 1 << 30)
         _range("judge_messages", self.judge_messages, 0, 1 << 40)
