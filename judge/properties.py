@@ -19,79 +19,59 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from pubproof.model import wire50
+from pubproof.model import properties50, wire50
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition, Limits, resolve_readings
+from pubproof.model.properties50 import PropertyRow
 from pubproof.model.wire50 import PUBLISH_PROPERTIES, REASON_STRING, Property
 from pubproof.model.wire_core import Context, Fail, variable_byte_integer
 
 V50 = Edition.V50
 
 
-def _p(identifier: int, name: str, key: str, kind: str, *, repeatable: bool = False) -> Property:
-    strings = REASON_STRING if kind == "string" else None
+def _row(row: PropertyRow) -> Property:
+    """How the model reads ``row``: its own row where it has one (the properties of
+    PUBLISH and the acknowledgements, with their string rules), else one made from the
+    table. Where the table lets a property repeat in some packet its value is a list in
+    every packet (the Subscription Identifier of PUBLISH and SUBSCRIBE alike); whether it
+    may repeat in a given packet is :data:`ONCE`'s."""
+    model_row = _PUB.get(row.identifier) or wire50.ACK_PROPERTIES.get(row.identifier)
+    if model_row is not None:
+        return model_row
+    kind = row.type.code
     return Property(
-        identifier=identifier, name=name, key=key, type=kind, repeatable=repeatable,
-        strings=strings,
+        identifier=row.identifier, name=row.name, key=row.key, type=kind,
+        repeatable=bool(row.repeatable_in),
+        strings=REASON_STRING if kind in ("string", "pair") else None,
     )  # fmt: skip
 
 
 _PUB = PUBLISH_PROPERTIES
-_SIA = "Subscription Identifier Available"
-#: Table 2-4 (Properties): every identifier, with the model's rows where it has them
+#: the packets' names as Table 2-4 writes them, as this module's callers do ("WILL" for the
+#: Will Properties of CONNECT)
+_NAMES = {properties50.WILL: "WILL"}
+#: Table 2-4: every identifier, with how the model reads it
 ALL: Mapping[int, Property] = MappingProxyType(
-    {
-        **{i: _PUB[i] for i in (0x01, 0x02, 0x03, 0x08, 0x09, 0x0B, 0x23, 0x26)},
-        0x11: _p(0x11, "Session Expiry Interval", "session_expiry_interval", "four"),
-        0x12: _p(0x12, "Assigned Client Identifier", "assigned_client_identifier", "string"),
-        0x13: _p(0x13, "Server Keep Alive", "server_keep_alive", "two"),
-        0x15: _p(0x15, "Authentication Method", "authentication_method", "string"),
-        0x16: _p(0x16, "Authentication Data", "authentication_data_hex", "binary"),
-        0x17: _p(0x17, "Request Problem Information", "request_problem_information", "byte"),
-        0x18: _p(0x18, "Will Delay Interval", "will_delay_interval", "four"),
-        0x19: _p(0x19, "Request Response Information", "request_response_information", "byte"),
-        0x1A: _p(0x1A, "Response Information", "response_information", "string"),
-        0x1C: _p(0x1C, "Server Reference", "server_reference", "string"),
-        0x1F: wire50.ACK_PROPERTIES[0x1F],
-        0x21: _p(0x21, "Receive Maximum", "receive_maximum", "two"),
-        0x22: _p(0x22, "Topic Alias Maximum", "topic_alias_maximum", "two"),
-        0x24: _p(0x24, "Maximum QoS", "maximum_qos", "byte"),
-        0x25: _p(0x25, "Retain Available", "retain_available", "byte"),
-        0x27: _p(0x27, "Maximum Packet Size", "maximum_packet_size", "four"),
-        0x28: _p(
-            0x28, "Wildcard Subscription Available", "wildcard_subscription_available", "byte"
-        ),
-        0x29: _p(0x29, _SIA, "subscription_identifier_available", "byte"),
-        0x2A: _p(0x2A, "Shared Subscription Available", "shared_subscription_available", "byte"),
-    }
+    {row.identifier: _row(row) for row in properties50.PROPERTIES}
 )
-
-#: which identifiers each packet (and the Will Properties of CONNECT, "WILL") may carry,
-#: Table 2-4's last column
-_ALLOWED: Mapping[str, tuple[int, ...]] = {
-    "CONNECT": (0x11, 0x21, 0x27, 0x22, 0x19, 0x17, 0x26, 0x15, 0x16),
-    "WILL": (0x18, 0x01, 0x02, 0x03, 0x08, 0x09, 0x26),
-    "CONNACK": (
-        0x11, 0x21, 0x24, 0x25, 0x27, 0x12, 0x22, 0x1F, 0x26, 0x28, 0x29, 0x2A, 0x13, 0x1A,
-        0x1C, 0x15, 0x16,
-    ),
-    "PUBLISH": tuple(_PUB),
-    "PUBACK": (0x1F, 0x26),
-    "PUBREC": (0x1F, 0x26),
-    "PUBREL": (0x1F, 0x26),
-    "PUBCOMP": (0x1F, 0x26),
-    "SUBSCRIBE": (0x0B, 0x26),
-    "SUBACK": (0x1F, 0x26),
-    "UNSUBSCRIBE": (0x26,),
-    "UNSUBACK": (0x1F, 0x26),
-    "DISCONNECT": (0x11, 0x1F, 0x26, 0x1C),
-    "AUTH": (0x15, 0x16, 0x1F, 0x26),
-}  # fmt: skip
-#: the property rows of each packet (identifiers in Table 2-4's order, which is also the
-#: order the writer uses)
-TABLES: Mapping[str, Mapping[int, Property]] = MappingProxyType(
-    {name: MappingProxyType({i: ALL[i] for i in sorted(ids)}) for name, ids in _ALLOWED.items()}
-)
+#: the property rows of each packet, in Table 2-4's order, which is also the order the
+#: writer uses: read from the one property table (:mod:`pubproof.model.properties50`)
+TABLES: Mapping[str, Mapping[int, Property]] = MappingProxyType({
+    _NAMES.get(packet, packet): MappingProxyType({
+        row.identifier: ALL[row.identifier]
+        for row in sorted(properties50.of(packet), key=lambda r: r.identifier)
+    })
+    for packet in properties50.PROPERTY_SECTIONS
+})  # fmt: skip
+#: the identifiers each packet may carry only once, though they repeat elsewhere: "It is a
+#: Protocol Error to include the Subscription Identifier more than once" (3.8.2.1.2)
+ONCE: Mapping[str, frozenset[int]] = MappingProxyType({
+    _NAMES.get(packet, packet): frozenset(
+        row.identifier for row in properties50.of(packet)
+        if row.repeatable_in and packet not in row.repeatable_in
+    )
+    for packet in properties50.PROPERTY_SECTIONS
+})  # fmt: skip
 #: every property key, by identifier
 KEYS: Mapping[str, int] = MappingProxyType({p.key: i for i, p in ALL.items()})
 
@@ -152,6 +132,8 @@ def read(body: bytes, start: int, packet: str) -> tuple[dict[str, Any], int]:
                     position,
                     f"0x{identifier:02X} is not a property identifier of {what}",
                 )
+            if identifier in seen and identifier in ONCE[packet]:
+                raise ctx.fail(R.PROPERTY_ONCE, position, f"the {spec.name} appears more than once")
             # the model's own reader and judge of one property (value by type, repeats)
             value, after = wire50._value(ctx, spec, position, section_end)
             wire50._judge_property(ctx, spec, value, position, seen)

@@ -1,4 +1,5 @@
-"""MQTT 5.0 flow checks: QoS 0, 1 and 2 end to end; flow control both ways (the broker's
+"""MQTT 5.0 flow checks: QoS 0, 1 and 2 end to end (the 3.x checks, with 5.0's rule ids:
+:data:`pubproof.probe.checks_flows.END_TO_END`); flow control both ways (the broker's
 own Receive Maximum, the client's Receive Maximum); the client's Topic Alias Maximum and
 Maximum Packet Size; aliases the broker must accept; PUBREL for an identifier the broker
 does not hold; acknowledgements with an error Reason Code that end a flow.
@@ -17,10 +18,11 @@ from pubproof.judge.close import CLOSE_WITH_REASON
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import declared as declared_by
 from pubproof.probe.check import Check, Judge, Run, fixed
+from pubproof.probe.checks_flows import END_TO_END, each_once
 from pubproof.probe.client import Client
 from pubproof.probe.context import CheckContext
 from pubproof.probe.evidence import Entry, received, sent
-from pubproof.probe.expect import copies, delivered, effective_qos, label
+from pubproof.probe.expect import copies, delivered, label
 from pubproof.probe.findings import missing, passed, violation
 from pubproof.probe.judge50 import case_findings50
 from pubproof.probe.link import ProbeError
@@ -46,33 +48,6 @@ def _check(
 ) -> Check:
     return Check(id=cid, title=title, rules=fixed(*rules), run=run, judge=judge, extra=extra)
 
-
-def _each_once(view: View) -> list[Finding]:
-    """Every message the publisher published reached the subscriber as its QoS says."""
-    findings: list[Finding] = []
-    for message in view.published(PUB):
-        qos = effective_qos(view, SUB, message["qos"])
-        findings += delivered(view, SUB, message, qos, publisher=PUB)
-    return findings
-
-
-# -- end to end ------------------------------------------------------------------------------
-
-
-def _flow(qos: int) -> Run:
-    def run(ctx: CheckContext) -> None:
-        topic, payload = ctx.topic(), f"qos{qos}".encode()
-        sub = subscriber(ctx, SUB, (topic, 2))
-        pub = connected(ctx, PUB)
-        pub.publish(topic, payload, qos=qos)
-        ctx.wait_for(
-            sub,
-            "the message, every flow complete",
-            lambda: sub.delivered([payload]) and sub.settled and pub.settled,
-        )
-        ctx.quiet()
-
-    return run
 
 
 # -- the broker's Receive Maximum ---------------------------------------------------------
@@ -193,7 +168,7 @@ def _judge_client_receive_maximum(view: View) -> list[Finding]:
     if most > CLIENT_RECEIVE_MAXIMUM:
         message = f"{most} QoS > 0 PUBLISH in flight to {SUB}, whose Receive Maximum is 2"
         return [violation(message, rule, "MQTT-4.9.0-2")]
-    findings = _each_once(view)
+    findings = each_once(view)
     if most:
         message = f"at most {most} QoS > 0 PUBLISH in flight to {SUB} (Receive Maximum 2)"
         findings.append(passed(message, rule))
@@ -230,7 +205,7 @@ def _aliases(declared: int) -> Run:
 
 def _judge_aliases(declared: int) -> Judge:
     def judge(view: View) -> list[Finding]:
-        findings = _each_once(view)
+        findings = each_once(view)
         used = sorted(
             {
                 e["properties"]["topic_alias"]
@@ -426,27 +401,7 @@ def _judge_error_ack(kind: str) -> Judge:
 
 
 CHECKS: tuple[Check, ...] = (
-    _check(
-        "flow.qos0",
-        "QoS 0 end to end",
-        ("MQTT-4.3.1-1", "MQTT-3.3.4-1", "MQTT-4.5.0-1", "MQTT-3.8.4-8"),
-        _flow(0),
-        _each_once,
-    ),
-    _check(
-        "flow.qos1",
-        "QoS 1 end to end",
-        ("MQTT-4.3.2-2", "MQTT-4.3.2-4", "MQTT-3.3.4-1", "MQTT-4.5.0-1"),
-        _flow(1),
-        _each_once,
-    ),
-    _check(
-        "flow.qos2",
-        "QoS 2 end to end: exactly one delivery",
-        ("MQTT-4.3.3-2", "MQTT-4.3.3-8", "MQTT-4.3.3-11", "MQTT-4.3.3-10", "MQTT-4.5.0-1"),
-        _flow(2),
-        _each_once,
-    ),
+    *END_TO_END,
     Check(
         id="flow.broker-receive-maximum",
         title="one QoS 2 PUBLISH more than the broker's Receive Maximum, none released "

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 
 from pubproof.judge.findings import Finding
-from pubproof.probe.check import Check, Judge, Run, fixed
+from pubproof.model.editions import Edition
+from pubproof.probe.check import Check, Judge, Rules, Run, fixed
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import delivered, effective_qos
 from pubproof.probe.findings import passed
@@ -38,7 +39,7 @@ def _flow(qos: int) -> Run:
     return run
 
 
-def _each_once(view: View) -> list[Finding]:
+def each_once(view: View) -> list[Finding]:
     """Every message the publisher published reached the subscriber as its QoS says."""
     findings: list[Finding] = []
     for message in view.published(PUB):
@@ -66,7 +67,7 @@ def _method(ctx: CheckContext) -> None:
 
 
 def _judge_method(view: View) -> list[Finding]:
-    findings = _each_once(view)
+    findings = each_once(view)
     forwarded = [
         i
         for i, e in enumerate(view.entries)
@@ -147,7 +148,7 @@ def _dup_resent(ctx: CheckContext) -> None:
 
 
 def _judge_dup(view: View) -> list[Finding]:
-    findings = _each_once(view)
+    findings = each_once(view)
     forwarded = view.packets(SUB, "PUBLISH")
     if forwarded and not any(e["dup"] for e in forwarded):
         findings.append(
@@ -162,28 +163,39 @@ def _check(cid: str, title: str, rules: tuple[str, ...], run: Run, judge: Judge)
 
 FLOW_RULES = ("MQTT-3.3.4-1", "MQTT-4.5.0-1", "MQTT-2.3.1-6")
 
-CHECKS: tuple[Check, ...] = (
-    _check(
-        "flow.qos0",
-        "QoS 0 end to end",
+
+def _per_edition(v311: tuple[str, ...], v50: tuple[str, ...]) -> Rules:
+    """The rules of a check that runs in every edition: 5.0 numbers its statements afresh."""
+    return lambda edition: v50 if edition is Edition.V50 else v311
+
+
+def _end_to_end(qos: int, title: str, v311: tuple[str, ...], v50: tuple[str, ...]) -> Check:
+    return Check(id=f"flow.qos{qos}", title=title, rules=_per_edition(v311, v50),
+                 run=_flow(qos), judge=each_once)  # fmt: skip
+
+
+#: QoS 0, 1 and 2 end to end: one check each in every edition (the 5.0 catalog takes them
+#: too), the same scenario and judge, the edition's own rule ids
+END_TO_END: tuple[Check, ...] = (
+    _end_to_end(
+        0, "QoS 0 end to end",
         ("MQTT-4.3.1-1", "MQTT-3.3.4-1", "MQTT-4.5.0-1", "MQTT-3.8.4-6"),
-        _flow(0),
-        _each_once,
+        ("MQTT-4.3.1-1", "MQTT-3.3.4-1", "MQTT-4.5.0-1", "MQTT-3.8.4-8"),
     ),
-    _check(
-        "flow.qos1",
-        "QoS 1 end to end",
+    _end_to_end(
+        1, "QoS 1 end to end",
         ("MQTT-4.3.2-1", "MQTT-4.3.2-2", *FLOW_RULES),
-        _flow(1),
-        _each_once,
+        ("MQTT-4.3.2-2", "MQTT-4.3.2-4", "MQTT-3.3.4-1", "MQTT-4.5.0-1"),
     ),
-    _check(
-        "flow.qos2",
-        "QoS 2 end to end: exactly one delivery",
+    _end_to_end(
+        2, "QoS 2 end to end: exactly one delivery",
         ("MQTT-4.3.3-1", "MQTT-4.3.3-2", *FLOW_RULES),
-        _flow(2),
-        _each_once,
+        ("MQTT-4.3.3-2", "MQTT-4.3.3-8", "MQTT-4.3.3-11", "MQTT-4.3.3-10", "MQTT-4.5.0-1"),
     ),
+)  # fmt: skip
+
+CHECKS: tuple[Check, ...] = (
+    *END_TO_END,
     _check(
         "flow.qos2-method",
         "QoS 2: forwarded before or after PUBREL (Method A or B)",
@@ -196,14 +208,14 @@ CHECKS: tuple[Check, ...] = (
         "QoS 2 PUBLISH again (DUP 1) after PUBREC, before PUBREL",
         ("MQTT-4.3.3-2", "MQTT-3.3.4-1"),
         _duplicates(1),
-        _each_once,
+        each_once,
     ),
     _check(
         "qos2.duplicates-before-pubrel",
         "QoS 2 PUBLISH and three duplicates (DUP 1) at once, before PUBREL",
         ("MQTT-4.3.3-2", "MQTT-3.3.4-1"),
         _duplicates(3),
-        _each_once,
+        each_once,
     ),
     _check(
         "qos2.pubrel-unknown-id",

@@ -36,18 +36,20 @@ def frame_findings(view: View) -> list[Finding]:
         if not received(entry):
             continue
         data = bytes.fromhex(entry["hex"])
-        who = f"{entry['client']}: the broker sent {entry['hex']}"
+        # the reason first, then the packet: a reader sees what went wrong before the hex
+        who = f"{entry['client']}: the broker's {entry.get('type', 'packet')}"
+        sent = f"(sent {entry['hex']})"
         if data and data[0] >> 4 in PUBLISH_FAMILY:
             verdict = model_wire.decode(data, view.edition, view.readings)
             if verdict.failure is not None:
                 failure = verdict.failure
-                message = f"{who}: {failure.message}"
+                message = f"{who}: {failure.message} {sent}"
                 findings.append(violation(message, failure.rule, source=WIRE))
             elif "error" in entry or verdict.packets != [as_p(entry)]:
-                message = f"{who}: the reference codec and the model disagree"
+                message = f"{who}: the reference codec and the model disagree {sent}"
                 findings.append(error(message, source=WIRE))
         elif "error" in entry:
-            message = f"{who}: a malformed {entry['type']}: {entry['error']}"
+            message = f"{who} is malformed: {entry['error']} {sent}"
             findings.append(violation(message, source=WIRE))
     return findings
 

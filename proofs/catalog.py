@@ -2,7 +2,8 @@
 
 A theorem module registers its theorems when imported; this list is the one place that
 names the modules, so that ``pubproof prove`` and the tests see every theorem: the wire
-format's, then the QoS flows'. A new family of theorems slots in by adding its module.
+format's, then the QoS flows', then distribution's. A new family of theorems slots in by
+adding its module.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ THEOREM_MODULES = (
     "pubproof.proofs.protocol",
     "pubproof.proofs.methods",
     "pubproof.proofs.protocol50",
+    "pubproof.proofs.distribution",
 )
 #: The id prefix of each module's theorems, in the same order: the order of a run does not
 #: depend on which module some other code happened to import first.
 #: A theorem belongs to the family of the longest prefix it starts with (the MQTT 5.0
 #: protocol theorems follow the 3.1 and 3.1.1 ones).
-FAMILIES = ("wire.", "proto.", "proto.v5.")
+FAMILIES = ("wire.", "proto.", "proto.v5.", "dist.")
 
 
 class UnknownTheorem(ValueError):

@@ -163,17 +163,22 @@ def extreme(term: Expr, condition: Expr, *, largest: bool) -> int | None:
     return int(optimizer.model().eval(term, model_completion=True).as_long())
 
 
+def _constant(var: Expr, number: int) -> Expr:
+    if z3.is_bool(var):
+        return z3.BoolVal(bool(number))
+    if z3.is_int(var):
+        return z3.IntVal(number)
+    return z3.BitVecVal(number, var.size())
+
+
 def evaluate(term: Expr, assignment: Sequence[tuple[Expr, int]]) -> int:
-    """The value of a bit-vector or Boolean ``term`` (as 0 or 1) once every variable in it
-    is given a number; ValueError if it still depends on something else."""
-    pairs = [
-        (var, z3.BoolVal(bool(number)) if z3.is_bool(var) else z3.BitVecVal(number, var.size()))
-        for var, number in assignment
-    ]
+    """The value of a bit-vector, integer or Boolean ``term`` (as 0 or 1) once every
+    variable in it is given a number; ValueError if it still depends on something else."""
+    pairs = [(var, _constant(var, number)) for var, number in assignment]
     result = z3.simplify(z3.substitute(term, *pairs))
     if z3.is_true(result) or z3.is_false(result):
         return int(z3.is_true(result))
-    if not z3.is_bv_value(result):
+    if not (z3.is_bv_value(result) or z3.is_int_value(result)):
         raise ValueError(f"not a constant after substitution: {result}")
     return int(result.as_long())
 

@@ -124,6 +124,9 @@ def test_a_provoking_sender_rule_charges_the_receiver_only_with_its_own_duty() -
 
 
 def test_in_5_0_a_client_owes_a_should_and_a_server_a_must() -> None:
+    # 4.13.1: a Client SHOULD close, any receiver SHOULD send DISCONNECT with the code
+    assert CLIENT_SHOULD_CLOSE == "PP50-4.13.1-client-close"
+    assert DISCONNECT_REASON == "PP50-4.13.1-disconnect-reason-code"
     server = close_charges("PP50-2.2.2-property-length", V5, "server")
     client = close_charges("PP50-2.2.2-property-length", V5, "client")
     assert server.charged == (CLOSE_WITH_REASON,) and not server.should

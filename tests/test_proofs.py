@@ -59,6 +59,7 @@ def test_the_wire_theorems_are_registered() -> None:
         "pubproof.proofs.protocol",
         "pubproof.proofs.methods",
         "pubproof.proofs.protocol50",
+        "pubproof.proofs.distribution",
     )
     assert THEOREM_IDS[: len(WIRE_IDS)] == WIRE_IDS, "the wire theorems come first"
     expected = {

@@ -490,8 +490,8 @@ def test_the_tests_helpers_and_the_synthetic_generator() -> None:
 
 
 def test_the_judges_table_of_every_packet() -> None:
-    """judge.properties keeps its own rows for the packets beyond PUBLISH; they say what
-    the table says (identifier, name, key, type, packets)."""
+    """judge.properties reads the packets beyond PUBLISH with rows from the table: they say
+    what the table says (identifier, name, key, type, packets, where a property repeats)."""
     from pubproof.judge import properties as judged
 
     assert {i: (p.name, p.key, p.type) for i, p in judged.ALL.items()} == {
@@ -499,6 +499,16 @@ def test_the_judges_table_of_every_packet() -> None:
     }
     packets = {WILL if name == "WILL" else name: set(rows) for name, rows in judged.TABLES.items()}
     assert packets == {packet: set(identifiers(packet)) for packet in PROPERTY_SECTIONS}
+    # a property repeats only where the table lets it: a Subscription Identifier in
+    # PUBLISH, never in SUBSCRIBE ("It is a Protocol Error to include the Subscription
+    # Identifier more than once", 3.8.2.1.2)
+    assert judged.read(b"\x04\x0b\x01\x0b\x02", 0, "PUBLISH")[0] == {
+        "subscription_identifiers": [1, 2]
+    }
+    with pytest.raises(judged.PropertyError) as refused:
+        judged.read(b"\x04\x0b\x01\x0b\x02", 0, "SUBSCRIBE")
+    assert (refused.value.rule, refused.value.offset) == ("PP50-2.2.2-property-once", 3)
+    assert judged.ONCE["SUBSCRIBE"] == {0x0B} and not judged.ONCE["PUBLISH"]
 
 
 def test_the_module_documents_the_order_as_pubproofs_choice() -> None:
