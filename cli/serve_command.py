@@ -87,6 +87,11 @@ def add_serve(commands: Subcommands) -> None:
                          help=f"misbehave on purpose ({', '.join(MISBEHAVIOURS)}); repeatable")
     command.add_argument("--store", metavar="FILE",
                          help="keep sessions, queued and retained messages in this SQLite file")
+    command.add_argument("--no-judges", dest="judges", action="store_false", default=None,
+                         help="run no link or distribution judge (to measure what they cost; "
+                         "the codec still reads and reports every packet)")
+    command.add_argument("--connect-timeout", type=float, metavar="SECONDS",
+                         help="close a connection that sends no CONNECT within this (default 10)")
     command.add_argument("--json", action="store_true", default=None,
                          help="findings and the summary as JSON Lines")
     command.add_argument("--html", metavar="FILE", help="write the HTML report at exit")
@@ -98,6 +103,7 @@ def add_serve(commands: Subcommands) -> None:
 
 def _given(args: argparse.Namespace) -> dict[str, Any]:
     names = ["host", "port", "edition", "reading", "maximum_qos", "use_aliases", "lenient",
+             "judges", "connect_timeout",
              "misbehave", "store", "json", "html", "summary_json", "quiet",
              *(n.replace("-", "_") for n, _ in _NUMBERS),
              *(n.replace("-", "_") for n, _ in _SWITCHES)]  # fmt: skip

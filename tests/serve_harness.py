@@ -28,6 +28,7 @@ from pubproof.probe.frames import FrameSplitter, describe_bytes
 from pubproof.probe.serve.broker import Broker
 from pubproof.probe.serve.connection import Connection
 from pubproof.probe.serve.live import Reporter
+from pubproof.probe.serve.misbehave import misbehaviour
 from pubproof.probe.serve.settings import ServeSettings
 from pubproof.reference.codec import encode
 from pubproof.reference.packets import Packet, PubAck, PubComp, Publish, PubRec, PubRel
@@ -153,7 +154,8 @@ class Clients:
     def __init__(self, **settings: Any) -> None:
         self.settings = ServeSettings(**settings)
         self.reporter = Reporter(quiet=True)
-        self.broker = Broker(self.settings, self.reporter)
+        tricks = misbehaviour(self.settings.misbehave)
+        self.broker = Broker(self.settings, self.reporter, tricks)
         self.now = 0.0
 
     def peer(self, edition: Edition = V311) -> Peer:

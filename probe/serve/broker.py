@@ -44,10 +44,11 @@ from pubproof.probe.serve import rules as S
 from pubproof.probe.serve.connect import Will
 from pubproof.probe.serve.connection import ClientSession, Connection, State, Wire
 from pubproof.probe.serve.engine import Engine
-from pubproof.probe.serve.judging import SelfJudge
+from pubproof.probe.serve.judging import SelfJudge, at, owed_at_close
 from pubproof.probe.serve.live import FROM_CLIENT, KEPT_FINDINGS, TO_CLIENT, LiveFinding, Reporter
 from pubproof.probe.serve.rules import ServeRule
 from pubproof.probe.serve.settings import ServeSettings
+from pubproof.probe.serve.tricks import Tricks
 from pubproof.reference.packets import Packet, Publish
 
 T = PacketType
@@ -61,7 +62,10 @@ SERVER = "(server)"
 class Broker:
     """One broker (see the module docstring)."""
 
-    def __init__(self, settings: ServeSettings, reporter: Reporter | None = None) -> None:
+    def __init__(
+        self, settings: ServeSettings, reporter: Reporter | None = None,
+        tricks: Tricks | None = None,
+    ) -> None:  # fmt: skip
         self.settings = settings
         self.reporter = reporter or Reporter(quiet=True)
         self.engine = Engine(
@@ -72,7 +76,7 @@ class Broker:
         self.connections: dict[str, Connection] = {}
         self.judge = SelfJudge(
             self.engine.edition, settings.readings_for(self.engine.edition),
-            settings.server_config(), limit=settings.judge_messages,
+            settings.server_config(), limit=settings.judge_messages if settings.judges else 0,
             mixed=settings.edition is None,
         )  # fmt: skip
         self.now = 0.0
@@ -81,8 +85,9 @@ class Broker:
         self._touched: dict[str, Connection] = {}
         #: called after every read is taken in, before the outboxes are written
         self.before_flush: Callable[[], None] | None = None
-        #: misbehaviours (:mod:`.misbehave`) installed by name
-        self.tricks: dict[str, Any] = {}
+        #: where the broker misbehaves on purpose (:mod:`.tricks`; none by default)
+        self.tricks = tricks or Tricks()
+        self.tricks.bind(self)
         self.stopped = False
 
     # -- the transport's calls ---------------------------------------------------------------
@@ -112,7 +117,8 @@ class Broker:
         self._clock(now)
         if conn.state is State.CLOSED:
             return
-        conn.trace.event(now, how)
+        if not conn.closed_by_broker:  # the client (or the network) ended it
+            conn.trace.event(now, how)
         self._end(conn)
         self._flush()
 
@@ -143,6 +149,7 @@ class Broker:
                     f"Alive {conn.keep_alive} s)"  # fmt: skip
                 self.refuse(conn, S.KEEP_ALIVE, message, source=Source.LINK, verdict="pass",
                             disconnect=False)  # fmt: skip
+        self.tricks.tick(now)
         for session in list(self.sessions.values()):
             if session.will_due is not None and session.will_due[0] <= now:
                 _, will = session.will_due
@@ -286,13 +293,17 @@ class Broker:
         session = conn.session
         if session is not None:
             self.reporter.tally(session.client_id).packets_out += 1
+        if not self.settings.judges:
+            return
         if fields is None:
             fields = self.describe(data, TO_CLIENT, conn)
+        if conn.case:
+            return
         if session is not None and session.conn is conn:
             if kind == "CONNACK":
-                session.judge.judged_sent(kind, fields, [])  # Session Present is the broker's
+                session.judge.judged_sent(kind, fields, [], at(self.now))  # the broker's
             else:
-                session.judge.peer_sent(kind, fields)
+                session.judge.peer_sent(kind, fields, at(self.now))
         self.feed_judge(conn, S2C, fields)
 
     def feed_judge(self, conn: Connection, direction: str, fields: dict[str, Any] | None) -> None:
@@ -388,13 +399,16 @@ class Broker:
             self.send_raw(conn, control_packets.disconnect(reason_code), kind="DISCONNECT")
         self.close(conn, why)
 
-    def close(self, conn: Connection, why: str) -> None:
-        """The broker closes ``conn`` once what it has to write is written."""
+    def close(self, conn: Connection, why: str, *, by_client: bool = False) -> None:
+        """``conn`` closes once what the broker has to write is written: the broker's
+        doing, or (``by_client``) the client's DISCONNECT's."""
         if conn.state in (State.CLOSING, State.CLOSED):
             return
         conn.state = State.CLOSING
         conn.close_reason = why
-        conn.trace.event(self.now, "dropped")
+        conn.closed_by_broker = not by_client
+        if not by_client:
+            conn.trace.event(self.now, "dropped")
         self._touched[conn.name] = conn
 
     def _end(self, conn: Connection) -> None:
@@ -402,10 +416,15 @@ class Broker:
         conn.state = State.CLOSED
         self.connections.pop(conn.name, None)
         self.feed_judge(conn, C2S, None)
+        self.tricks.ended(conn)
         session = conn.session
         if session is None or session.conn is not conn:
             return  # never connected, or taken over
         session.conn = None
+        if self.settings.judges and not conn.case and not conn.closed_by_broker:
+            # what the client still owed when it (or the network) ended the connection
+            for finding in owed_at_close(session.judge, self.now):
+                self.found(conn, finding, b"")
         will, conn.will = conn.will, None
         outcome = self.engine.disconnect(session.client_id, conn.disconnect_expiry)
         if conn.disconnect_expiry is not None and not outcome.session_ended:
@@ -438,6 +457,33 @@ class Broker:
             self.reporter.notice("will-refused", f"{client_id}: will not published: {error}")
             return
         flows.distribute(self, outcome)
+
+    # -- what tricks do --------------------------------------------------------------------
+
+    def answer(self, conn: Connection, packet: Packet) -> None:
+        """Hand a packet a trick held back to the client's session now."""
+        if conn.open and conn.session is not None:
+            flows.answer(self, conn, packet)
+            self._flush()
+
+    def send_case(self, conn: Connection, data: bytes) -> None:
+        """Send bytes as they are, marked as the case (a packet the model may reject) whose
+        answer the client's close judge awaits."""
+        kind = control_packets.type_name(data[0], conn.edition) if data else "NOTHING"
+        # from the case on, what the client does is the close judge's, not the link
+        # judge's (as probe-client judges it)
+        conn.case = True
+        self.send_raw(conn, data, kind=kind)
+        conn.trace.mark_case()
+
+    def drop(self, conn: Connection, why: str) -> None:
+        """Close ``conn`` without a word (a lost connection, as the client sees it)."""
+        self.close(conn, why)
+        self._flush()
+
+    def flush(self) -> None:
+        """Write what tricks queued (outside a read)."""
+        self._flush()
 
     # -- hooks of the store -----------------------------------------------------------------
 

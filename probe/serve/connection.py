@@ -90,6 +90,8 @@ class Connection:
     will: Will | None = None
     #: why the broker closes it (None: the client did, or has not)
     close_reason: str | None = None
+    #: whether the broker ended it (a fault, a takeover, its stop), not the client
+    closed_by_broker: bool = False
     trace: Trace = field(init=False)
     packets_in: int = 0
     packets_out: int = 0
@@ -97,6 +99,8 @@ class Connection:
     current: bytes = b""
     #: set when the transport holds more than the broker lets it (the client reads slowly)
     paused: bool = False
+    #: a misbehaviour sent its case: from then on the close judge judges the client
+    case: bool = False
     #: misbehaviour state (:mod:`pubproof.probe.serve.misbehave`), by name
     tricks: dict[str, Any] = field(default_factory=dict)
 

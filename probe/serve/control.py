@@ -32,7 +32,6 @@ from pubproof.judge import packets50
 from pubproof.judge.distribution_events import C2S
 from pubproof.judge.findings import VIOLATION, Finding, Source
 from pubproof.judge.limits import declared
-from pubproof.judge.link50 import link_judge
 from pubproof.model.editions import READINGS, Edition
 from pubproof.model.rules import RULES
 from pubproof.model.subscriptions import OptionsProblem, RetainHandling, SubscriptionOptions
@@ -42,6 +41,7 @@ from pubproof.probe.serve import rules as S
 from pubproof.probe.serve.connect import ConnectRequest, Refusal, read_connect
 from pubproof.probe.serve.connection import ClientSession, Connection, State
 from pubproof.probe.serve.host import Host
+from pubproof.probe.serve.judging import at, client_judge
 from pubproof.reference.codec import Decoder
 from pubproof.reference.session import Method, Session
 from pubproof.reference.session50 import Session50
@@ -171,7 +171,8 @@ def _accept(broker: Host, conn: Connection, request: ConnectRequest) -> None:
     old = broker.sessions.get(client_id)
     if old is not None and old.conn is not None and old.conn is not conn:
         _take_over(broker, old, request)
-    outcome = broker.engine.connect(client_id, edition, clean=request.clean, expiry=expiry)
+    clean = request.clean or broker.tricks.forget(conn)
+    outcome = broker.engine.connect(client_id, edition, clean=clean, expiry=expiry)
     present = outcome.session_present and old is not None
     if old is not None and not present:
         broker.session_ended(client_id)  # Clean Start 1 discarded it, or it had expired
@@ -191,7 +192,8 @@ def _accept(broker: Host, conn: Connection, request: ConnectRequest) -> None:
     conn.state = State.OPEN
     broker.reporter.tally(client_id).connections += 1
     broker.reporter.tally(client_id).packets_in += 1
-    session.judge.peer_sent("CONNECT", request.described)
+    if broker.settings.judges:
+        session.judge.peer_sent("CONNECT", request.described, at(broker.now))
     broker.feed_judge(conn, C2S, request.described)
     shown = present and edition is not V31  # 3.1 has no Session Present flag
     data = P.connack(session_present=shown, return_code=0, edition=edition,
@@ -200,6 +202,7 @@ def _accept(broker: Host, conn: Connection, request: ConnectRequest) -> None:
     flows.resume(broker, session, resume=present)
     broker.connected(session)
     flows.drain(broker, session)
+    broker.tricks.connected(conn)
 
 
 def _take_over(broker: Host, old: ClientSession, request: ConnectRequest) -> None:
@@ -232,7 +235,7 @@ def _session(
                 broker.engine.complete(client_id, copy.copy_id)
         flows_: Session | Session50 = Session50(method=Method.B) if edition is V50 \
             else Session(method=Method.B)  # fmt: skip
-        judge = link_judge(client_id, "client", edition=edition, server=False)
+        judge = client_judge(client_id, edition)
         session = ClientSession(client_id=client_id, edition=edition, flows=flows_, judge=judge)
     broker.sessions[client_id] = session
     if isinstance(session.flows, Session50):
@@ -311,6 +314,7 @@ def on_subscribe(broker: Host, conn: Connection, frame: bytes, header: int) -> N
     broker.send_raw(conn, data, kind="SUBACK")
     broker.subscribed(session)
     flows.drain(broker, session)
+    broker.tricks.subscribed(conn)
 
 
 def on_unsubscribe(broker: Host, conn: Connection, frame: bytes, header: int) -> None:
@@ -390,7 +394,7 @@ def on_disconnect(broker: Host, conn: Connection, frame: bytes, header: int) -> 
         # [MQTT-3.14.4-3] "On receipt of DISCONNECT the Server MUST discard any Will Message
         # associated with the current connection without publishing it"
         conn.will = None
-    broker.close(conn, "the client's DISCONNECT")
+    broker.close(conn, "the client's DISCONNECT", by_client=True)
 
 
 def on_auth(broker: Host, conn: Connection, frame: bytes, header: int) -> None:

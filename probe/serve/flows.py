@@ -39,7 +39,7 @@ from pubproof.model.editions import Edition
 from pubproof.model.messages import Copy, Properties, Publication
 from pubproof.probe.serve.connection import ClientSession, Connection
 from pubproof.probe.serve.host import Host
-from pubproof.probe.serve.judging import client_findings
+from pubproof.probe.serve.judging import at, client_findings
 from pubproof.reference.codec import Decoder, encode
 from pubproof.reference.errors import InvalidPacket, ProtocolError
 from pubproof.reference.jsonform import to_p
@@ -68,24 +68,38 @@ def incoming(broker: Host, conn: Connection, frame: bytes) -> None:
     assert isinstance(packet, Publish | PubAck | PubRec | PubRel | PubComp)
     fields: dict[str, Any] = to_p(packet)  # type: ignore[assignment]
     kind = packet.type_name
-    found: list[Finding] = []
-    judge = session.judge
-    judge.judged_sent(kind, fields, found)
-    for finding in client_findings(found):
-        broker.found(conn, finding)
-    broker.feed_judge(conn, C2S, fields)
-    offence = getattr(judge, "offence", None)
+    offence = None
+    if broker.settings.judges and not conn.case:
+        found: list[Finding] = []
+        judge = session.judge
+        judge.judged_sent(kind, fields, found, at(broker.now))
+        judge.deliveries.clear()  # the model peer's: not kept by a broker
+        for finding in client_findings(found):
+            broker.found(conn, finding)
+        broker.feed_judge(conn, C2S, fields)
+        offence = getattr(judge, "offence", None)
     if offence is not None:
         # 5.0: its receiver must close (Receive Maximum, Maximum QoS, Retain Available)
         broker.close_for(conn, offence.reason_code, f"{offence.rule}: {offence.message}")
         return
     broker.on_packet(conn, packet)
+    if broker.tricks.hold(conn, packet):
+        return
+    answer(broker, conn, packet)
+
+
+def answer(broker: Host, conn: Connection, packet: Packet) -> None:
+    """The client's session answers a PUBLISH-family packet the judges passed."""
+    session = conn.session
+    assert session is not None
     if isinstance(packet, Publish):
         _publish_in(broker, conn, session, packet)
     elif isinstance(packet, PubRel):
         _answer(broker, conn, session, session.flows.receive(packet))
     else:
+        assert isinstance(packet, PubAck | PubRec | PubComp)
         _ack_in(broker, conn, session, packet)
+    broker.tricks.answered(conn, packet)
 
 
 def _wire_failure(broker: Host, conn: Connection, frame: bytes, error: ProtocolError) -> None:
@@ -115,7 +129,11 @@ def _wire_failure(broker: Host, conn: Connection, frame: bytes, error: ProtocolE
 
 
 def _publish_in(broker: Host, conn: Connection, session: ClientSession, packet: Publish) -> None:
-    outputs: list[Any] = list(session.flows.receive(packet))
+    flows = session.flows
+    if isinstance(flows, Session50):
+        outputs: list[Any] = list(flows.receive(packet, refuse=broker.tricks.refuse(conn, packet)))
+    else:
+        outputs = list(flows.receive(packet))
     delivered: list[Publish] = [o.message for o in outputs if isinstance(o, Deliver)]
     for output in outputs:
         if isinstance(output, Send):
@@ -197,8 +215,16 @@ def _answer(broker: Host, conn: Connection, session: ClientSession, outputs: lis
 def send_packet(broker: Host, conn: Connection, packet: Packet) -> bool:
     """Encode a PUBLISH-family packet for ``conn`` and write it; False when the codec
     refuses it for the client's edition (a topic a 3.1 client cannot take, say)."""
+    if isinstance(packet, Publish):
+        instead = broker.tricks.outgoing(conn, packet)
+        if instead is not None:  # a trick sent what goes in its place
+            if instead:
+                broker.send_raw(conn, instead, kind="PUBLISH")
+            return True
     try:
-        data = encode(packet, edition=conn.edition or V50, readings=conn.readings)
+        # readings None when they are the defaults: the codec's configuration is then
+        # looked up, not resolved again for every packet
+        data = encode(packet, edition=conn.edition or V50, readings=conn.readings or None)
     except InvalidPacket as error:
         broker.reporter.notice("unsendable", f"{conn.name}: a {packet.type_name} the codec "
                                f"refuses for MQTT {conn.edition}: {error}")  # fmt: skip
@@ -297,4 +323,4 @@ def blocked(broker: Host, session: ClientSession) -> bool:
 def _too_large(conn: Connection, copy: Copy, props: PublishProperties | None, largest: int) -> bool:
     probe = Publish(topic=copy.topic, payload=copy.message.publication.payload, qos=copy.qos,
                     packet_id=1 if copy.qos else None, retain=copy.retain, properties=props)
-    return len(encode(probe, edition=conn.edition or V50, readings=conn.readings)) > largest
+    return len(encode(probe, edition=conn.edition or V50, readings=conn.readings or None)) > largest

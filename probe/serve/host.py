@@ -16,6 +16,7 @@ from pubproof.probe.serve.engine import Engine
 from pubproof.probe.serve.live import Reporter
 from pubproof.probe.serve.rules import ServeRule
 from pubproof.probe.serve.settings import ServeSettings
+from pubproof.probe.serve.tricks import Tricks
 from pubproof.reference.packets import Packet, Publish
 
 
@@ -26,6 +27,8 @@ class Host(Protocol):
     engine: Engine
     sessions: dict[str, ClientSession]
     reporter: Reporter
+    tricks: Tricks
+    now: float
 
     def assign_client_id(self) -> str: ...
 
@@ -50,7 +53,9 @@ class Host(Protocol):
 
     def close_for(self, conn: Connection, reason_code: int | None, why: str) -> None: ...
 
-    def close(self, conn: Connection, why: str) -> None: ...
+    def close(self, conn: Connection, why: str, *, by_client: bool = False) -> None: ...
+
+    def send_case(self, conn: Connection, data: bytes) -> None: ...
 
     def publish_will(self, client_id: str, edition: Edition, will: Will) -> None: ...
 

@@ -31,7 +31,8 @@ from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.ends import about_client
 from pubproof.judge.findings import Finding
-from pubproof.judge.link import FORWARD_DUP
+from pubproof.judge.link import FORWARD_DUP, LinkJudge
+from pubproof.judge.link50 import link_judge
 from pubproof.model.editions import Edition
 from pubproof.model.subscriptions import ServerConfig
 
@@ -40,9 +41,33 @@ NEVER = 0xFFFF_FFFF
 LEVELS = {Edition.V31: 3, Edition.V311: 4, Edition.V50: 5}
 
 
+#: an answer a client owed for this long when its connection ended is missing (as
+#: probe-client's answer timeout: it had the time)
+ANSWER_SECONDS = 2.0
+
+
 def client_findings(found: list[Finding]) -> list[Finding]:
     """The link judge's findings about a client, as they cite the Client's rules."""
     return [about_client(f) for f in found if FORWARD_DUP not in f.rules]
+
+
+def client_judge(client_id: str, edition: Edition) -> LinkJudge:
+    """The link judge of one client, over all its connections: the client judged, what it
+    owes kept with when it became owed (an answer still owed when a connection ends is
+    missing; the model peer's deliveries are let go after each packet, see :func:`at`)."""
+    return link_judge(client_id, "client", edition=edition, keep=True, server=False)
+
+
+def at(now: float) -> int:
+    """The index the judges file a packet under: the broker's clock in milliseconds (what
+    ``probe-client`` numbers by the entries of its evidence)."""
+    return int(now * 1000)
+
+
+def owed_at_close(judge: LinkJudge, now: float) -> list[Finding]:
+    """The client's connection ended: what it owed for :data:`ANSWER_SECONDS` is missing."""
+    judge.deliveries.clear()
+    return client_findings(judge.close(at(now - ANSWER_SECONDS)))
 
 
 class SelfJudge:

@@ -57,9 +57,18 @@ class Trace:
     items: deque[tuple[float, str, bytes | str]] = field(
         default_factory=lambda: deque(maxlen=TRACE_PACKETS)
     )
+    #: the packet a misbehaviour sent as its case (its time and bytes), if any
+    case: tuple[float, bytes] | None = None
+    case_at: int = 0
 
     def packet(self, t: float, direction: str, data: bytes) -> None:
         self.items.append((t, direction, data))
+
+    def mark_case(self) -> None:
+        """The packet just traced is the case."""
+        t, _, data = self.items[-1]
+        assert isinstance(data, bytes)
+        self.case = (t, data)
 
     def event(self, t: float, what: str) -> None:
         """An event (``accepted``, ``closed``, ...) among the packets."""
@@ -73,8 +82,11 @@ class Trace:
                 out.append({"event": data, "client": self.conn, "t": round(t, 4)})
                 continue
             fields = describe(data, direction)
-            out.append({**fields, "dir": direction, "client": self.conn, "hex": data.hex(),
-                        "t": round(t, 4)})  # fmt: skip
+            entry = {**fields, "dir": direction, "client": self.conn, "hex": data.hex(),
+                     "t": round(t, 4)}  # fmt: skip
+            if self.case is not None and self.case == (t, data):
+                entry["case"] = True
+            out.append(entry)
         return tuple(out)
 
 

@@ -30,13 +30,14 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from pubproof.judge.link50 import link_judge
 from pubproof.model.editions import Edition
 from pubproof.model.messages import Copy, Properties, Publication
 from pubproof.model.subscriptions import RetainHandling, SubscriptionOptions
 from pubproof.probe.serve.broker import Broker
 from pubproof.probe.serve.connection import ClientSession
+from pubproof.probe.serve.judging import client_judge
 from pubproof.probe.serve.live import Reporter
+from pubproof.probe.serve.misbehave import misbehaviour
 from pubproof.probe.serve.settings import ServeSettings
 from pubproof.probe.serve.store import StoredBroker
 from pubproof.reference.session import Session
@@ -103,8 +104,7 @@ def restore(broker: StoredBroker) -> None:
         flows_data = json.loads(flows_text)
         flows = Session50.from_json(flows_data) if edition is V50 else Session.from_json(flows_data)
         session = ClientSession(client_id=client_id, edition=edition, flows=flows,
-                                judge=link_judge(client_id, "client", edition=edition,
-                                                 server=False),
+                                judge=client_judge(client_id, edition),
                                 persistent=True, expiry=left)  # fmt: skip
         for item in json.loads(subscriptions):
             topic_filter, options, identifier = _options(item)
@@ -183,9 +183,11 @@ def _keep(
 
 
 def stored_broker(settings: ServeSettings, reporter: Reporter) -> Broker:
-    """The broker the settings ask for: with its store (restored from the file) or not."""
+    """The broker the settings ask for: with its store (restored from the file) or not,
+    and the misbehaviours they name."""
+    tricks = misbehaviour(settings.misbehave)
     if settings.store is None:
-        return Broker(settings, reporter)
-    broker = StoredBroker(settings, reporter)
+        return Broker(settings, reporter, tricks)
+    broker = StoredBroker(settings, reporter, tricks)
     restore(broker)
     return broker

@@ -111,6 +111,9 @@ class ServeSettings:
     #: bytes written to a client and not yet taken by its socket before the broker stops
     #: sending it copies (a client that does not read)
     write_buffer_limit: int = 256 * 1024
+    #: whether the link and distribution judges run (off only to measure what they cost:
+    #: the codec still reads every packet, and a packet it rejects is still reported)
+    judges: bool = True
     #: messages the distribution judge is fed before serve stops feeding it (it keeps
     #: every message it judged); 0 turns it off
     judge_messages: int = 100_000

@@ -44,6 +44,7 @@ from pubproof.probe.serve.broker import Broker
 from pubproof.probe.serve.connection import ClientSession
 from pubproof.probe.serve.live import Reporter
 from pubproof.probe.serve.settings import ServeSettings
+from pubproof.probe.serve.tricks import Tricks
 from pubproof.reference.packets import Publish
 
 FORMAT = "1"
@@ -98,8 +99,11 @@ def properties_json(message: Message) -> str:
 class StoredBroker(Broker):
     """The broker whose persistent sessions and retained messages are in a file."""
 
-    def __init__(self, settings: ServeSettings, reporter: Reporter | None = None) -> None:
-        super().__init__(settings, reporter)
+    def __init__(
+        self, settings: ServeSettings, reporter: Reporter | None = None,
+        tricks: Tricks | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(settings, reporter, tricks)
         assert settings.store is not None
         self.db = open_store(settings.store)
         self.started_wall = time.time()
