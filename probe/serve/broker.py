@@ -393,8 +393,14 @@ class Broker:
                                  source=source, role="client"))  # fmt: skip
         self.close_for(conn, rule.reason_code if disconnect else None, f"{rule_id}: {message}")
 
-    def close_for(self, conn: Connection, reason_code: int | None, why: str) -> None:
-        """Close ``conn`` because of a fault (5.0: DISCONNECT ``reason_code`` first)."""
+    def close_for(
+        self, conn: Connection, reason_code: int | None, why: str, fault: str = "control"
+    ) -> None:
+        """Close ``conn`` because of a fault (5.0: DISCONNECT ``reason_code`` first), of
+        the ``fault`` kind: "wire" (a packet the codec rejects), "flow" (the flows say its
+        receiver closes), "control" (a rule of the control packets)."""
+        if not self.tricks.closes(conn, fault):
+            return
         if conn.v50 and conn.open and reason_code is not None:
             self.send_raw(conn, control_packets.disconnect(reason_code), kind="DISCONNECT")
         self.close(conn, why)
@@ -465,6 +471,12 @@ class Broker:
         if conn.open and conn.session is not None:
             flows.answer(self, conn, packet)
             self._flush()
+
+    def inject(self, message: Publish, publisher: str = "$pubproof") -> None:
+        """A message the broker publishes of its own (a trick's, a check's), owed to the
+        sessions whose subscriptions match it as any other."""
+        flows.own(self, publisher, message)
+        self._flush()
 
     def send_case(self, conn: Connection, data: bytes) -> None:
         """Send bytes as they are, marked as the case (a packet the model may reject) whose

@@ -80,7 +80,7 @@ def incoming(broker: Host, conn: Connection, frame: bytes) -> None:
         offence = getattr(judge, "offence", None)
     if offence is not None:
         # 5.0: its receiver must close (Receive Maximum, Maximum QoS, Retain Available)
-        broker.close_for(conn, offence.reason_code, f"{offence.rule}: {offence.message}")
+        broker.close_for(conn, offence.reason_code, f"{offence.rule}: {offence.message}", "flow")
         return
     broker.on_packet(conn, packet)
     if broker.tricks.hold(conn, packet):
@@ -125,7 +125,9 @@ def _wire_failure(broker: Host, conn: Connection, frame: bytes, error: ProtocolE
     broker.found(conn, Finding(verdict=VIOLATION, rules=(error.rule,),
                                message=f"{error.message}{where}", source=Source.WIRE,
                                role="client"))  # fmt: skip
-    broker.close_for(conn, error.reason_code, f"{error.rule}: {error.message}")
+    broker.close_for(conn, error.reason_code, f"{error.rule}: {error.message}", "wire")
+    if conn.alive:  # a trick kept it open: a decoder that has failed stays failed
+        conn.decoder = Decoder(edition=edition, readings=conn.readings or None, limits=limits)
 
 
 def _publish_in(broker: Host, conn: Connection, session: ClientSession, packet: Publish) -> None:
@@ -143,14 +145,14 @@ def _publish_in(broker: Host, conn: Connection, session: ClientSession, packet: 
             message = f"the reference session closes for {output.rule} (0x{output.reason_code:02X})"
             broker.found(conn, Finding(verdict=VIOLATION, rules=(output.rule,), message=message,
                                        source=Source.LINK, role="client"))  # fmt: skip
-            broker.close_for(conn, output.reason_code, message)
+            broker.close_for(conn, output.reason_code, message, "flow")
             return
     for publish in delivered:
-        _own(broker, session, publish)
+        own(broker, session.client_id, publish)
 
 
-def _own(broker: Host, session: ClientSession, message: Publish) -> None:
-    """The broker took ownership of ``message`` from ``session``'s client."""
+def publication(publisher: str, message: Publish) -> Publication:
+    """The message of a PUBLISH (its Topic Alias resolved) as the distribution takes it."""
     props = message.properties
     properties = Properties() if props is None else Properties(
         payload_format_indicator=props.payload_format_indicator,
@@ -160,14 +162,18 @@ def _own(broker: Host, session: ClientSession, message: Publish) -> None:
         correlation_data=props.correlation_data,
         user_properties=props.user_properties,
     )  # fmt: skip
-    publication = Publication(
-        publisher=session.client_id, topic=message.topic, payload=message.payload,
+    return Publication(
+        publisher=publisher, topic=message.topic, payload=message.payload,
         qos=message.qos, retain=message.retain, properties=properties,
     )  # fmt: skip
+
+
+def own(broker: Host, publisher: str, message: Publish) -> None:
+    """The broker took ownership of ``message`` (from the client ``publisher``)."""
     try:
-        outcome = broker.engine.publish(publication)
+        outcome = broker.engine.publish(publication(publisher, message))
     except ValueError as error:  # a topic name the engine refuses after the codec took it
-        broker.reporter.notice("engine-refused", f"{session.client_id}: {error}")
+        broker.reporter.notice("engine-refused", f"{publisher}: {error}")
         return
     distribute(broker, outcome)
 

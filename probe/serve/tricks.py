@@ -38,6 +38,11 @@ class Tricks:
         """5.0: the Reason Code (0x80 or more) that refuses a new QoS 1 or 2 message, or 0."""
         return 0
 
+    def closes(self, conn: Connection, fault: str) -> bool:
+        """Whether the broker closes ``conn`` for a fault of the client's, as the standard
+        says it does (``fault``: "wire", "flow" or "control")."""
+        return True
+
     def forget(self, conn: Connection) -> bool:
         """Whether the broker has lost the client's session (Session Present 0 whatever
         the CONNECT asked)."""
