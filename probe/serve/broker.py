@@ -256,8 +256,6 @@ class Broker:
             self.refuse(conn, S.FIRST_PACKET, f"the first packet is {self.type_name(frame)}",
                         source=Source.LINK, disconnect=False)  # fmt: skip
             return
-        if conn.session is not None:
-            self.reporter.tally(conn.session.client_id).packets_in += 1
         handler = _HANDLERS.get(kind)
         if handler is None:
             self.refuse(conn, S.RESERVED_TYPE, f"packet type {kind} is reserved",
@@ -291,8 +289,6 @@ class Broker:
         conn.trace.packet(self.now, TO_CLIENT, data)
         self._touched[conn.name] = conn
         session = conn.session
-        if session is not None:
-            self.reporter.tally(session.client_id).packets_out += 1
         if not self.settings.judges:
             return
         if fields is None:
@@ -421,6 +417,9 @@ class Broker:
         """The connection is gone: its session is away (or ends), its will goes out."""
         conn.state = State.CLOSED
         self.connections.pop(conn.name, None)
+        tally = self.reporter.tally(conn.client_id)  # counted per connection, added at its end
+        tally.packets_in += conn.packets_in
+        tally.packets_out += conn.packets_out
         self.feed_judge(conn, C2S, None)
         self.tricks.ended(conn)
         session = conn.session

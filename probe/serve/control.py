@@ -191,7 +191,6 @@ def _accept(broker: Host, conn: Connection, request: ConnectRequest) -> None:
     conn.will = request.will
     conn.state = State.OPEN
     broker.reporter.tally(client_id).connections += 1
-    broker.reporter.tally(client_id).packets_in += 1
     if broker.settings.judges:
         session.judge.peer_sent("CONNECT", request.described, at(broker.now))
     broker.feed_judge(conn, C2S, request.described)

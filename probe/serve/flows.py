@@ -276,8 +276,9 @@ def drain(broker: Host, session: ClientSession) -> None:
     window = broker.settings.max_inflight
     limit = broker.settings.write_buffer_limit
     largest = conn.client_declared.maximum_packet_size if v50 else None
+    backlog = conn.wire.backlog()  # once: what this drain adds is in outbox_bytes
     for owed in engine.owed(client_id):
-        if conn.wire.backlog() + conn.outbox_bytes > limit:
+        if backlog + conn.outbox_bytes > limit:
             conn.paused = True
             broker.reporter.notice(f"slow-{conn.name}", f"{conn.name} ({client_id}) reads "
                                    f"slowly: copies wait (at most {engine.max_queued} kept)")
