@@ -226,7 +226,7 @@ MUTANTS: dict[str, tuple[Callable[[], Any], Callable[[], None]]] = {
     ),
     "the DISCONNECT code not judged": (
         disconnect_code_not_judged,
-        lambda: C.test_the_disconnect_reason_code_is_judged(0x00, "violation"),
+        lambda: C.test_the_disconnect_reason_code_is_judged(0x00, "deviation"),
     ),
     "AUTH reserved in 5.0": (auth_reserved_in_5_0, PK.test_protocol_levels_and_auth),
     "property repeats not judged": (
