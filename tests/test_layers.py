@@ -9,9 +9,9 @@
 
 Every ``import`` and ``from ... import`` in every module counts, wherever it stands (inside
 a function, under ``TYPE_CHECKING``): an arrow is an arrow. The reference may use the rule
-registry and its plain data (rules, wire rules, editions, the trace form ``P``, the texts,
-the 5.0 property table) but none of the model's logic: it is the independent
-implementation the tests compare with the model.
+registry and its plain data (rules, wire rules, editions and the distribution readings, the
+trace form ``P``, the texts, the 5.0 property table) but none of the model's logic: it is the
+independent implementation the tests compare with the model.
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ REFERENCE_MAY_USE = {
     "pubproof.model.trace",
     "pubproof.model.texts",
     "pubproof.model.properties50",  # Table 2-4 of MQTT 5.0 as data
+    # the table of distribution readings (names, values, defaults per edition) and its
+    # resolver, as editions' READINGS and resolve_readings are: the distribution core
+    # must take the same readings, by the same names, as the model
+    "pubproof.model.distribution_readings",
 }
 SUBPACKAGES = {"model", "reference", "judge", "proofs", "probe", "pipeline"}
 
