@@ -35,15 +35,14 @@ from pubproof.judge import packets as control_packets
 from pubproof.judge.distribution_events import C2S, S2C
 from pubproof.judge.findings import VIOLATION, Finding, Source
 from pubproof.judge.packets import PacketType
-from pubproof.model.distribution_state import PublishOutcome
 from pubproof.model.editions import Edition
-from pubproof.model.messages import Copy, Properties, Publication
+from pubproof.model.messages import Properties, Publication
 from pubproof.probe.frames import describe_bytes
 from pubproof.probe.serve import control, flows
 from pubproof.probe.serve import rules as S
 from pubproof.probe.serve.connect import Will
 from pubproof.probe.serve.connection import ClientSession, Connection, State, Wire
-from pubproof.probe.serve.engine import Engine
+from pubproof.probe.serve.engine import Copy, Engine, PublishOutcome
 from pubproof.probe.serve.judging import SelfJudge, at, owed_at_close
 from pubproof.probe.serve.live import FROM_CLIENT, KEPT_FINDINGS, TO_CLIENT, LiveFinding, Reporter
 from pubproof.probe.serve.rules import ServeRule

@@ -33,9 +33,9 @@ from pubproof.judge.limits import DEFAULT as DEFAULT_NEGOTIATED
 from pubproof.judge.limits import Declared
 from pubproof.judge.link import LinkJudge
 from pubproof.model.editions import Edition
-from pubproof.model.messages import Copy
 from pubproof.model.subscriptions import SubscriptionOptions
 from pubproof.probe.serve.connect import ConnectRequest, Will
+from pubproof.probe.serve.engine import Copy
 from pubproof.probe.serve.live import Trace
 from pubproof.reference.codec import Decoder
 from pubproof.reference.session import Session

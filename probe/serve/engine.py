@@ -31,25 +31,61 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pubproof.model.distribution import DistributionModel as ENGINE
-from pubproof.model.distribution_state import (
+from pubproof.model import subscriptions as model_subscriptions
+from pubproof.model.editions import Edition
+from pubproof.model.messages import NO_PROPERTIES, Properties, Publication
+
+# -- the switch: the distribution core (the model's twin, tested equal to it step by step);
+# -- ``from pubproof.model.distribution import DistributionModel as ENGINE`` and the
+# -- outcomes of ``pubproof.model.distribution_state`` run the readable model instead
+from pubproof.reference.distribution import DistributionCore as ENGINE
+from pubproof.reference.distribution_state import (
     ClockOutcome,
     CompleteOutcome,
     ConnectOutcome,
+    Copy,
     DisconnectOutcome,
+    Message,
+    Options,
     PublishOutcome,
+    ServerConfig,
     SubscribeOutcome,
     UnsubscribeOutcome,
 )
-from pubproof.model.editions import Edition
-from pubproof.model.messages import Copy, Publication
-from pubproof.model.subscriptions import ServerConfig, SubscriptionOptions
+from pubproof.reference.packets import Publish
 
-__all__ = ["ENGINE", "Engine"]
+__all__ = [
+    "ENGINE", "Copy", "Engine", "Message", "PublishOutcome", "message_properties", "publication",
+]  # fmt: skip
 
 V50 = Edition.V50
 #: "If the Session Expiry Interval is 0xFFFFFFFF (UINT_MAX), the Session does not expire."
 NEVER = 0xFFFF_FFFF
+
+
+def publication(publisher: str, message: Publish) -> Publication:
+    """The message of a PUBLISH (its Topic Alias resolved) as the distribution takes it:
+    the model's ``Publication``, which both the model and the core read."""
+    props = message.properties
+    properties = NO_PROPERTIES if props is None else Properties(
+        payload_format_indicator=props.payload_format_indicator,
+        message_expiry_interval=props.message_expiry_interval,
+        content_type=props.content_type,
+        response_topic=props.response_topic,
+        correlation_data=props.correlation_data,
+        user_properties=props.user_properties,
+    )  # fmt: skip
+    return Publication(
+        publisher=publisher, topic=message.topic, payload=message.payload,
+        qos=message.qos, retain=message.retain, properties=properties,
+    )  # fmt: skip
+
+
+def message_properties(message: Message) -> Properties:
+    """The properties of a message the broker took (always a :func:`publication`'s)."""
+    published = message.publication
+    assert isinstance(published, Publication)
+    return published.properties
 
 
 class Engine:
@@ -59,12 +95,17 @@ class Engine:
         self,
         edition: Edition | None,
         readings: Mapping[str, str],
-        config: ServerConfig,
+        config: model_subscriptions.ServerConfig,
         *,
         max_queued: int,
     ) -> None:
         self.edition = edition or V50
-        self.core = ENGINE(self.edition, readings, config)
+        own = ServerConfig(
+            maximum_qos=config.maximum_qos, wildcard_subscriptions=config.wildcard_subscriptions,
+            shared_subscriptions=config.shared_subscriptions,
+            subscription_identifiers=config.subscription_identifiers,
+        )  # fmt: skip
+        self.core = ENGINE(self.edition, readings, own)
         self.max_queued = max_queued
         self.dropped = 0  # copies dropped to keep within max_queued
 
@@ -97,7 +138,7 @@ class Engine:
         self,
         client_id: str,
         packet_id: int,
-        requests: Sequence[tuple[str, SubscriptionOptions]],
+        requests: Sequence[tuple[str, Options]],
         identifier: int | None,
     ) -> SubscribeOutcome:
         return self.core.subscribe(
@@ -111,10 +152,10 @@ class Engine:
 
     # -- messages ------------------------------------------------------------------------
 
-    def publish(self, publication: Publication) -> PublishOutcome:
-        """The broker took ownership of ``publication``; the sessions that went over the
-        bound are trimmed."""
-        outcome = self.core.publish(publication)
+    def publish(self, message: Publication) -> PublishOutcome:
+        """The broker took ownership of ``message``; the sessions that went over the bound
+        are trimmed."""
+        outcome = self.core.publish(message)
         owed: dict[str, int] = {}
         for copy in outcome.copies:
             owed[copy.client_id] = owed.get(copy.client_id, 0) + 1
@@ -146,8 +187,8 @@ class Engine:
 
     def _bound(self, client_id: str) -> None:
         session = self.core.sessions.get(client_id)
-        if session is None:
-            return
+        if session is None or len(session.pending) + len(session.optional) <= self.max_queued:
+            return  # within the bound: the common case, two lengths read
         if session.connected:
             owed = self.core.owed(client_id)
             for copy in owed[: max(0, len(owed) - self.max_queued)]:
@@ -170,3 +211,7 @@ class Engine:
         del session.optional[:optional]
         del session.pending[: over - optional]
         self.dropped += over
+        if hasattr(session, "expiring"):
+            # the core counts the copies waiting with a Message Expiry Interval
+            waiting = (*session.pending, *session.optional)
+            session.expiring = sum(1 for c in waiting if c.message.expires_at is not None)

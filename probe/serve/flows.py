@@ -34,10 +34,9 @@ from typing import Any
 from pubproof.judge.close import expectation
 from pubproof.judge.distribution_events import C2S
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding, Source
-from pubproof.model.distribution_state import PublishOutcome
 from pubproof.model.editions import Edition
-from pubproof.model.messages import Copy, Properties, Publication
 from pubproof.probe.serve.connection import ClientSession, Connection
+from pubproof.probe.serve.engine import Copy, PublishOutcome, message_properties, publication
 from pubproof.probe.serve.host import Host
 from pubproof.probe.serve.judging import at, client_findings
 from pubproof.reference.codec import Decoder, encode
@@ -151,23 +150,6 @@ def _publish_in(broker: Host, conn: Connection, session: ClientSession, packet: 
         own(broker, session.client_id, publish)
 
 
-def publication(publisher: str, message: Publish) -> Publication:
-    """The message of a PUBLISH (its Topic Alias resolved) as the distribution takes it."""
-    props = message.properties
-    properties = Properties() if props is None else Properties(
-        payload_format_indicator=props.payload_format_indicator,
-        message_expiry_interval=props.message_expiry_interval,
-        content_type=props.content_type,
-        response_topic=props.response_topic,
-        correlation_data=props.correlation_data,
-        user_properties=props.user_properties,
-    )  # fmt: skip
-    return Publication(
-        publisher=publisher, topic=message.topic, payload=message.payload,
-        qos=message.qos, retain=message.retain, properties=properties,
-    )  # fmt: skip
-
-
 def own(broker: Host, publisher: str, message: Publish) -> None:
     """The broker took ownership of ``message`` (from the client ``publisher``)."""
     try:
@@ -253,7 +235,7 @@ def resume(broker: Host, session: ClientSession, *, resume: bool) -> None:
 
 
 def _properties(copy: Copy, expiry: int | None) -> PublishProperties:
-    props = copy.message.publication.properties
+    props = message_properties(copy.message)
     return PublishProperties(
         payload_format_indicator=props.payload_format_indicator,
         message_expiry_interval=expiry,

@@ -7,12 +7,10 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from pubproof.judge.findings import Finding
-from pubproof.model.distribution_state import PublishOutcome
 from pubproof.model.editions import Edition
-from pubproof.model.messages import Copy
 from pubproof.probe.serve.connect import Will
 from pubproof.probe.serve.connection import ClientSession, Connection
-from pubproof.probe.serve.engine import Engine
+from pubproof.probe.serve.engine import Copy, Engine, PublishOutcome
 from pubproof.probe.serve.live import Reporter
 from pubproof.probe.serve.rules import ServeRule
 from pubproof.probe.serve.settings import ServeSettings

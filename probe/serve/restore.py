@@ -31,10 +31,11 @@ from collections import defaultdict
 from typing import Any
 
 from pubproof.model.editions import Edition
-from pubproof.model.messages import Copy, Properties, Publication
+from pubproof.model.messages import Properties, Publication
 from pubproof.model.subscriptions import RetainHandling, SubscriptionOptions
 from pubproof.probe.serve.broker import Broker
 from pubproof.probe.serve.connection import ClientSession
+from pubproof.probe.serve.engine import Copy
 from pubproof.probe.serve.judging import client_judge
 from pubproof.probe.serve.live import Reporter
 from pubproof.probe.serve.misbehave import misbehaviour

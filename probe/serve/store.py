@@ -37,11 +37,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pubproof.model.distribution_state import PublishOutcome
-from pubproof.model.messages import Copy, Message
 from pubproof.model.subscriptions import SubscriptionOptions
 from pubproof.probe.serve.broker import Broker
 from pubproof.probe.serve.connection import ClientSession
+from pubproof.probe.serve.engine import Copy, Message, PublishOutcome, message_properties
 from pubproof.probe.serve.live import Reporter
 from pubproof.probe.serve.settings import ServeSettings
 from pubproof.probe.serve.tricks import Tricks
@@ -84,7 +83,7 @@ def options_json(options: SubscriptionOptions, identifier: int | None) -> list[A
 
 
 def properties_json(message: Message) -> str:
-    props = message.publication.properties
+    props = message_properties(message)
     return json.dumps({
         "payload_format_indicator": props.payload_format_indicator,
         "message_expiry_interval": props.message_expiry_interval,
