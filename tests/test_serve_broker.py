@@ -317,3 +317,20 @@ def test_a_connection_without_connect_is_closed() -> None:
     assert not peer.closed
     clients.advance(1.5)
     assert peer.closed
+
+
+def test_a_qos2_copy_is_under_way_until_its_pubcomp() -> None:
+    """The broker's window (3.x: --max-inflight) counts a QoS 2 copy until PUBCOMP, not
+    until PUBREC: the flow is not complete before [MQTT-4.3.3-1]."""
+    clients = Clients(max_inflight=1)
+    sub = clients.client("sub")
+    sub.subscribe(1, ("w", 2))
+    pub = clients.client("pub")
+    for n in (1, 2):
+        pub.publish("w", bytes([n]), 2, packet_id=n).ack("PUBREL", n)
+    (first,) = sub.publishes()
+    sub.ack("PUBREC", first["packet_id"])
+    assert [p["type"] for p in sub.read()] == ["PUBREL"]  # the second waits
+    sub.ack("PUBCOMP", first["packet_id"])
+    (second,) = sub.publishes()
+    assert second["payload_hex"] == bytes([2]).hex()
