@@ -11,6 +11,7 @@ shipped`); a library that is not installed here skips its part (the CI installs 
 
 from __future__ import annotations
 
+import json
 import secrets
 import signal
 import socket
@@ -323,3 +324,49 @@ def test_garbage_from_a_socket_is_a_finding_and_a_close_never_a_traceback() -> N
     assert "Traceback" not in text
     assert summary is not None and serve.findings()
     assert serve.process is not None and serve.process.returncode == 0
+
+
+# -- serve's findings are probe-client's ----------------------------------------------------------
+
+EVIDENCE = Path(__file__).resolve().parents[1] / "docs" / "matrix" / "evidence"
+#: (the probe-client check, serve's options for the same behaviour, the plan's messages)
+SAME_BEHAVIOUR = {
+    "send.maximum-qos-0": (["--maximum-qos", "0"], [Message("same/q", 1, b"maxqos")]),
+    "send.receive-maximum-qos2": (
+        ["--receive-maximum", "2"], [Message("same/r", 2, f"rm{n}".encode()) for n in range(5)],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("check", sorted(SAME_BEHAVIOUR))
+def test_serve_reports_what_probe_client_reports(check: str) -> None:
+    """A 5.0 client's behaviour under a server's limits: each library's violations through
+    serve are the ones probe-client's committed evidence gives for the same check."""
+    libraries = _available()
+    if not libraries:
+        pytest.skip("no client library here")
+    options, messages = SAME_BEHAVIOUR[check]
+    serve = ServeProcess(["--edition", "5.0", *options]).start()
+    run = secrets.token_hex(3)
+    clients = Clients(serve.url, run)
+    expected: dict[str, set[str]] = {}
+    try:
+        for name in libraries:
+            committed = json.loads((EVIDENCE / f"{name}-5.0.json").read_text())
+            verdicts = next(c for c in committed["checks"] if c["id"] == check)["rule_verdicts"]
+            expected[f"{run}{name[:6]}"] = {r for r, v in verdicts.items() if v == "violation"}
+            if name == "mosquitto-clients":
+                plans = [[m] for m in messages]  # one topic and QoS per mosquitto_pub -l
+                plans = [messages] if len({(m.topic, m.qos) for m in messages}) == 1 else plans
+            else:
+                plans = [messages]
+            for plan in plans:
+                clients.start(name, "5.0", name[:6], publish=tuple(plan))
+        time.sleep(6.0)  # each publishes, each flow runs its course
+    finally:
+        clients.stop()
+        serve.stop()
+    for client_id, wanted in expected.items():
+        found = {r for f in serve.findings() if f["client_id"] == client_id
+                 and f["verdict"] == "violation" for r in f["rules"]}  # fmt: skip
+        assert found == wanted, (client_id, found, wanted)
