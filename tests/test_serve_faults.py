@@ -98,6 +98,29 @@ def test_a_client_that_stops_reading_is_bounded() -> None:
     assert got and len(got) <= queued + written // 100
 
 
+def test_a_client_that_never_acknowledges_is_bounded_and_told_of() -> None:
+    """A client that reads but sends no PUBACK: --max-inflight copies under way, then at
+    most --max-queued kept, the oldest dropped, counted, and said once."""
+    clients = Clients(max_inflight=5, max_queued=20, judge_messages=0)
+    mute = clients.client("mute")
+    mute.subscribe(1, ("m/#", 1))
+    mute.read()
+    pub = clients.client("pub")
+    for n in range(100):
+        pub.publish("m/t", str(n).encode(), 1, packet_id=n + 1)
+    engine = clients.broker.engine
+    got = mute.publishes()
+    assert len(got) == 5  # the window
+    assert len(engine.owed("mute")) == 20
+    assert engine.dropped == 100 - 5 - 20
+    assert clients.reporter.notices["dropped"] >= 1
+    # the newest were kept: once acknowledged, the next to go is message 80
+    for each in got:
+        mute.ack("PUBACK", each["packet_id"])
+    after = mute.publishes()
+    assert after and after[0]["payload_hex"] == b"80".hex()
+
+
 def test_the_distribution_judge_stops_at_its_limit() -> None:
     clients = Clients(judge_messages=10)
     sub = clients.client("sub")

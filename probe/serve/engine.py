@@ -108,6 +108,7 @@ class Engine:
         self.core = ENGINE(self.edition, readings, own)
         self.max_queued = max_queued
         self.dropped = 0  # copies dropped to keep within max_queued
+        self.announced = 0  # of them, those the broker has said it dropped
 
     # -- sessions ------------------------------------------------------------------------
 

@@ -163,6 +163,12 @@ def own(broker: Host, publisher: str, message: Publish) -> None:
 def distribute(broker: Host, outcome: PublishOutcome) -> None:
     """The copies a message made owed go out to the connected sessions."""
     broker.owned(outcome)
+    engine = broker.engine
+    if engine.dropped > engine.announced:
+        # said once (a notice is printed at its first time), counted in the summary
+        engine.announced = engine.dropped
+        broker.reporter.notice("dropped", f"a session owed more than --max-queued "
+                               f"({engine.max_queued}) copies: the oldest dropped")
     done: set[str] = set()
     for copy in (*outcome.copies, *outcome.optional):
         if copy.client_id in done:
