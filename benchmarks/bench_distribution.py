@@ -171,7 +171,7 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
     model_s = time.perf_counter() - t0
     progress(f"{name}: timing the core on {len(mine):,} messages")
     counted: list[int] = []
-    best, median, repeats = timed(
+    best, median, _wall, repeats = timed(
         lambda: counted.append(run_once(core, mine)),
         budget=args.budget,
         min_repeats=args.min_repeats,

@@ -23,6 +23,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("check", "pubproof.check_command", "add_check"),
     ("probe-client", "pubproof.probe_client_command", "add_probe_client"),
     ("serve", "pubproof.serve_command", "add_serve"),
+    ("explore", "pubproof.explore_command", "add_explore"),
+    ("explore-client", "pubproof.explore_command", "add_explore_client"),
+    ("replay", "pubproof.explore_command", "add_replay"),
 )
 
 

@@ -198,6 +198,37 @@ class Copy(NamedTuple):
         seconds = left // 1000 if rounding == "down" else -(-left // 1000)
         return seconds if seconds > 0 else 0
 
+    def to_packet(
+        self, *, packet_id: int | None, message_expiry_interval: int | None, v50: bool
+    ) -> Publish:
+        """The PUBLISH this copy is, to send now: DUP 0 [MQTT-3.3.1-3], ``packet_id`` for
+        QoS 1 and 2, and in 5.0 the publication's properties unaltered [MQTT-3.3.2-4]
+        [MQTT-3.3.2-15] [MQTT-3.3.2-16] [MQTT-3.3.2-17] [MQTT-3.3.2-18] [MQTT-3.3.2-20],
+        but no Topic Alias [MQTT-3.3.2-7], with ``message_expiry_interval`` (what
+        ``DistributionCore.send`` returned: the interval left [MQTT-3.3.2-6]) and the
+        copy's Subscription Identifiers [MQTT-3.3.4-3]."""
+        publication = self.message.publication
+        properties = None
+        if v50:
+            given = publication.properties
+            properties = PublishProperties(
+                payload_format_indicator=getattr(given, "payload_format_indicator", None),
+                message_expiry_interval=message_expiry_interval,
+                response_topic=getattr(given, "response_topic", None),
+                correlation_data=getattr(given, "correlation_data", None),
+                user_properties=tuple(getattr(given, "user_properties", ())),
+                subscription_identifiers=self.subscription_identifiers,
+                content_type=getattr(given, "content_type", None),
+            )
+        return Publish(
+            topic=publication.topic,
+            payload=publication.payload,
+            qos=self.qos,
+            packet_id=packet_id,
+            retain=self.retain,
+            properties=properties,
+        )
+
 
 class RetainHandling(enum.IntEnum):
     """MQTT 5.0 Retain Handling (Subscription Options bits 4 and 5, 3.8.3.1)."""

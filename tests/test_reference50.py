@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from builds import pure_only
 from hypothesis import given
 from hypothesis import strategies as st
+from support.builds import pure_only
 
 from pubproof.model.editions import Edition, Limits
 from pubproof.reference import (

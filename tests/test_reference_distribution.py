@@ -303,3 +303,39 @@ def test_publications_from_a_packet_or_the_model() -> None:
     assert mine.message.expires_at == 9_000
     theirs = core.publish(ModelPublication(publisher="p", topic="a/b", qos=2))
     assert [c.qos for c in theirs.copies] == [2]
+
+
+def test_a_copy_is_the_publish_a_broker_sends() -> None:
+    core = server(V50)
+    core.subscribe("s1", 1, [("a/#", opts(1))], subscription_identifier=5)
+    props = PublishProperties(
+        message_expiry_interval=30,
+        topic_alias=4,
+        user_properties=(("k", "v"),),
+        content_type="text/plain",
+    )
+    core.publish(pub(qos=2, retain=True, payload=b"hi", properties=props))
+    core.advance(10_400)
+    copy, interval = core.send("s1")
+    packet = copy.to_packet(packet_id=17, message_expiry_interval=interval, v50=True)
+    assert (packet.topic, packet.payload, packet.qos, packet.packet_id, packet.dup) == (
+        "a/b",
+        b"hi",
+        1,
+        17,
+        False,
+    )
+    assert packet.retain is False  # [MQTT-3.3.1-12] a live copy
+    assert packet.properties == PublishProperties(
+        message_expiry_interval=19,  # [MQTT-3.3.2-6]
+        user_properties=(("k", "v"),),
+        content_type="text/plain",
+        subscription_identifiers=(5,),  # no Topic Alias [MQTT-3.3.2-7]
+    )
+    old = server(V311)
+    old.subscribe("s1", 1, [("a/b", opts(0))])
+    old.publish(pub(qos=1, payload=b"x"))
+    copy, interval = old.send("s1")
+    assert copy.to_packet(packet_id=None, message_expiry_interval=interval, v50=False) == Publish(
+        topic="a/b", payload=b"x"
+    )
