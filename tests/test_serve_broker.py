@@ -10,12 +10,11 @@ way each and hold the tests to noticing.
 from __future__ import annotations
 
 import pytest
+from support.serve_harness import Clients
 
 from pubproof.judge import packets as P
 from pubproof.model.editions import Edition
 from pubproof.reference.properties import PublishProperties
-
-from serve_harness import Clients
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 

@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.serve_harness import Clients
 
 from pubproof.model.editions import Edition
 from pubproof.probe.serve import flows
 from pubproof.probe.serve.live import LiveFinding, Reporter
 from pubproof.probe.serve.settings import ServeSettings, SettingsError, load_file, merged
 from pubproof.reference.packets import Publish
-
-from serve_harness import Clients
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 EDITIONS = st.sampled_from([V31, V311, V50])

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.serve_harness import ServeProcess
 
 from pubproof.judge import packets as P
 from pubproof.probe.clients.driver import Driver, Message, Plan
 from pubproof.probe.clients.shipped import SHIPPED
 from pubproof.reference.codec import Decoder, encode
 from pubproof.reference.packets import PubAck, Publish
-
-from serve_harness import ServeProcess
 
 LIBRARIES = ("paho-mqtt", "mosquitto-clients", "mqttjs", "gmqtt")
 EDITIONS = ("3.1.1", "5.0")

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.serve_harness import Clients, Peer
 
 from pubproof.model.editions import Edition
 from pubproof.probe.serve.misbehave import MISBEHAVIOURS, OBSERVE
-
-from serve_harness import Clients, Peer
 
 V311, V50 = Edition.V311, Edition.V50
 

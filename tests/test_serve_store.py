@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from support.serve_harness import Clients, FakeWire
+
 from pubproof.model.editions import Edition
 from pubproof.probe.serve.live import Reporter
 from pubproof.probe.serve.restore import stored_broker
 from pubproof.probe.serve.settings import ServeSettings
 from pubproof.probe.serve.store import StoredBroker
-
-from serve_harness import Clients, FakeWire
 
 V311, V50 = Edition.V311, Edition.V50
 
