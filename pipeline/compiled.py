@@ -67,6 +67,8 @@ COMPILED = (
     "pubproof.pipeline.connection",
     "pubproof.pipeline.engine_python",
     "pubproof.reference.common",
+    "pubproof.reference.section50",
+    "pubproof.reference.fast50",
     "pubproof.reference.decode50",
     "pubproof.reference.codec",
     "pubproof.judge.ends",

@@ -12,7 +12,7 @@ from pubproof.model.editions import Limits
 from pubproof.model.rules import Rule
 from pubproof.reference.common import ACK_TYPE_BYTE as _ACK_TYPE_BYTE
 from pubproof.reference.common import Config
-from pubproof.reference.decode50 import (
+from pubproof.reference.section50 import (
     _CONTENT_TYPE,
     _CORRELATION,
     _MEI,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -37,7 +38,9 @@ from pubproof.reference import (
     decode50,
     decode_all,
     encode,
+    fast50,
     from_p,
+    section50,
     to_p,
 )
 from pubproof.reference.properties import AckProperties, PublishProperties
@@ -1152,14 +1155,17 @@ def test_p_form_of_5_0_packets() -> None:
 
 
 @contextmanager
-def patched(name: str, value: object) -> Iterator[None]:
-    original = getattr(decode50, name)
-    setattr(decode50, name, value)
+def patched(modules: tuple[ModuleType, ...], name: str, value: object) -> Iterator[None]:
+    """``name`` replaced by ``value`` in each of ``modules`` (those whose code reads it)."""
+    originals = [getattr(module, name) for module in modules]
+    for module in modules:
+        setattr(module, name, value)
     codec.clear_caches()
     try:
         yield
     finally:
-        setattr(decode50, name, original)
+        for module, original in zip(modules, originals, strict=True):
+            setattr(module, name, original)
         codec.clear_caches()
 
 
@@ -1167,16 +1173,26 @@ def _widened_codes() -> dict[int, frozenset[int]]:
     return {kind: frozenset(range(256)) for kind in decode50._ACK_CODES}
 
 
-MUTANTS: dict[str, tuple[str, Any]] = {
-    "any ack Reason Code": ("_ACK_CODES", _widened_codes()),
-    "Reason String valid in PUBLISH": ("_PUBLISH_IDS", decode50._PUBLISH_IDS | {0x1F}),
-    "PFI valid in acks": ("_ACK_IDS", decode50._ACK_IDS | {0x01}),
-    "Response Topic wildcards allowed": ("_WILDCARD_BYTES", re.compile(rb"[^\x00-\xff]")),
-    "MEI three bytes": ("_FIXED_SIZE", {**decode50._FIXED_SIZE, 0x02: 3}),
-    "no minimal rule": ("_vbi_size", lambda value: 4),
+#: mutant -> (the modules whose code reads the name, the name, its mutated value)
+MUTANTS: dict[str, tuple[tuple[ModuleType, ...], str, Any]] = {
+    "any ack Reason Code": ((decode50,), "_ACK_CODES", _widened_codes()),
+    "Reason String valid in PUBLISH": (
+        (section50,),
+        "_PUBLISH_IDS",
+        section50._PUBLISH_IDS | {0x1F},
+    ),
+    "PFI valid in acks": ((section50,), "_ACK_IDS", section50._ACK_IDS | {0x01}),
+    "Response Topic wildcards allowed": (
+        (section50,),
+        "_WILDCARD_BYTES",
+        re.compile(rb"[^\x00-\xff]"),
+    ),
+    "MEI three bytes": ((section50,), "_FIXED_SIZE", {**section50._FIXED_SIZE, 0x02: 3}),
+    "no minimal rule": ((decode50, section50), "_vbi_size", lambda value: 4),
     "Content Type judged as a Reason String": (
+        (section50,),
         "_STRING_RULES",
-        {**decode50._STRING_RULES, 0x03: decode50._STRING_RULES[0x1F]},
+        {**section50._STRING_RULES, 0x03: section50._STRING_RULES[0x1F]},
     ),
 }
 
@@ -1193,7 +1209,7 @@ def _table_fails() -> bool:
     return False
 
 
-#: the mutants that replace a function of decode50, which its compiled callers call
+#: the mutants that replace a function of the decoder, which its compiled callers call
 #: directly: they run in the pure pass
 PATCH_COMPILED_CODE = {"no minimal rule"}
 
@@ -1203,8 +1219,8 @@ PATCH_COMPILED_CODE = {"no minimal rule"}
     [pytest.param(m, marks=pure_only) if m in PATCH_COMPILED_CODE else m for m in sorted(MUTANTS)],
 )
 def test_each_check_is_live(mutant: str) -> None:
-    name, value = MUTANTS[mutant]
-    with patched(name, value):
+    modules, name, value = MUTANTS[mutant]
+    with patched(modules, name, value):
         assert _table_fails(), f"the case table does not notice: {mutant}"
     assert not _table_fails()
 
@@ -1249,12 +1265,12 @@ def test_the_fast_paths_shared_memory_of_property_sections_is_bounded_and_per_re
     decoder = Decoder(edition=V50)
     many = [
         Publish(topic="t", properties=PublishProperties(user_properties=(("n", str(i)),)))
-        for i in range(decode50._SECTION_CACHE_SIZE + 1000)
+        for i in range(fast50._SECTION_CACHE_SIZE + 1000)
     ]
     decoder.feed(b"".join(encode(packet, edition=V50) for packet in many))
     assert list(decoder) == many
-    memory = decode50._PUBLISH_SECTIONS[False]
-    assert 0 < len(memory) <= decode50._SECTION_CACHE_SIZE
+    memory = fast50._PUBLISH_SECTIONS[False]
+    assert 0 < len(memory) <= fast50._SECTION_CACHE_SIZE
     # one receiver's packet puts the section in the memory (its alias judged against the
     # largest maximum); a receiver of a smaller maximum still refuses it, and one of a
     # larger maximum is handed the same object

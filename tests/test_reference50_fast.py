@@ -16,7 +16,7 @@ import pytest
 from pubproof.model.editions import Edition, Limits
 from pubproof.reference import NEED_DATA, Decoder, ProtocolError
 from pubproof.reference.common import Whole5
-from pubproof.reference.decode50 import whole_of
+from pubproof.reference.fast50 import whole_of
 from pubproof.reference.packets import PubAck, PubComp, Publish, PubRec, PubRel
 from pubproof.reference.properties import AckProperties, PublishProperties
 
