@@ -55,6 +55,8 @@ from types import ModuleType
 #: the modules compiled: every frame and every packet goes through them
 COMPILED = (
     "pubproof.pipeline.capture",
+    "pubproof.pipeline.capture_plan",
+    "pubproof.pipeline.capture_read",
     "pubproof.pipeline.dissect",
     "pubproof.pipeline.source",
     "pubproof.pipeline.reassembly",

@@ -103,7 +103,8 @@ def test_a_share_dissects_few_of_the_others_frames(
 def test_the_reader_passes_over_exactly_the_frames_with_a_skipped_key(
     planned: list[Any],
 ) -> None:
-    from pubproof.pipeline.capture import Problem, read_frames
+    from pubproof.pipeline.capture import Problem
+    from pubproof.pipeline.capture_read import read_frames
     from pubproof.pipeline.dissect import ETHERNET, segment_key
 
     def key(record: Any) -> bytes | None:
