@@ -463,7 +463,7 @@ def test_the_proofs_tables() -> None:
 def test_the_benchmarks_writer() -> None:
     """The benchmark's independent writer of 5.0 streams gives the encoders' bytes for
     packets with every property of PUBLISH and of an acknowledgement."""
-    bench = load_benchmark("bench_codec")
+    bench = load_benchmark("codec_streams")
     packets: list[Publish | PubAck] = [
         Publish(topic="a", qos=1, packet_id=9, payload=b"x", properties=_every_publish_property()),
         PubAck(packet_id=1, reason_code=0x10,
