@@ -8,12 +8,15 @@ the live probe), this layer holds what judging traffic needs, once:
 - :mod:`~pubproof.judge.packets`: the one table of packet types, the fixed header, and the
   descriptions of the control packets (CONNECT, CONNACK, SUBSCRIBE, SUBACK, PINGREQ,
   PINGRESP, DISCONNECT...);
-- :mod:`~pubproof.judge.link`: the link judge, compiled from the model's flow tables, with
-  the judged end and its peer as parameters; :mod:`~pubproof.judge.ends` runs two of them
-  over a captured connection, one per end;
+- :mod:`~pubproof.judge.link`: the link judge, the model's flow tables read at every
+  packet, with the judged end and its peer as parameters; :mod:`~pubproof.judge.ends`
+  runs two of them over a captured connection, one per end;
 - :mod:`~pubproof.judge.close`: the close judge ([MQTT-4.8.0-1]: what a receiver owes after
   a packet it must reject);
-- :mod:`~pubproof.judge.describe`: how a judge names a packet in its messages.
+- :mod:`~pubproof.judge.describe`: how a judge names a packet in its messages;
+- :mod:`~pubproof.judge.cited`: the rule ids the link judges cite besides the tables' own,
+  and what they hand on (the offence a receiver must close for), shared with the compiled
+  twins.
 
 MQTT 5.0 adds: :mod:`~pubproof.judge.packets50` (the 5.0 control packets, AUTH included,
 described and encoded) with :mod:`~pubproof.judge.properties` (Table 2-4, read and written
@@ -22,5 +25,10 @@ CONNACK declared, the model's limits per direction); :mod:`~pubproof.judge.alias
 direction's Topic Alias map); :mod:`~pubproof.judge.link50` (the link judge on the 5.0
 flow tables); the close judge judges 5.0 offences and the DISCONNECT Reason Code.
 
-The probe and the pipeline are thin applications of it; neither imports the other.
+The judges here are written to be read, like the model's tables, and every application
+that does not need speed uses them (the probe, the docs). The capture pipeline runs
+compiled twins of the link judges (:mod:`pubproof.pipeline.fast`), held equal to these
+finding for finding by differential tests (``tests/test_judge_twins.py``); the mutation
+tests patch the judges here. The probe and the pipeline are thin applications of this
+layer; neither imports the other.
 """

@@ -4,17 +4,15 @@ A receiver keeps, per alias, UNSET or SET to a topic name
 (:data:`pubproof.model.topic_alias.RECEIVER_ALIAS`); :class:`TopicAliases` is that state for
 one direction of one connection, so a judge can name the topic of a PUBLISH that carries
 an alias alone, and say what the receiver must do with an alias it cannot resolve. The
-actions carried out are the table's: map, resolve, or the DISCONNECT the receiver sends
-(0x82 Protocol Error for an alias with no mapping, 0x94 Topic Alias invalid for 0 or above
-the receiver's Topic Alias Maximum); every mapping goes with the connection
-[MQTT-3.3.2-7].
+actions carried out are the table's, read at every PUBLISH: map, resolve, or the
+DISCONNECT the receiver sends (0x82 Protocol Error for an alias with no mapping, 0x94 Topic
+Alias invalid for 0 or above the receiver's Topic Alias Maximum); every mapping goes with
+the connection [MQTT-3.3.2-7].
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
 
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
@@ -34,7 +32,8 @@ V50 = Edition.V50
 ALIAS_ZERO = R.TOPIC_ALIAS_ZERO.id_for(V50)
 #: "It is a Protocol Error if the Topic Name is zero length and there is no Topic Alias."
 TOPIC_OR_ALIAS = R.TOPIC_OR_ALIAS.id_for(V50)
-_CODE: Final = {
+#: the DISCONNECT Reason Code of each action that closes the connection
+DISCONNECT_CODE = {
     AliasInAction.DISCONNECT_PROTOCOL_ERROR: PROTOCOL_ERROR,
     AliasInAction.DISCONNECT_ALIAS_INVALID: TOPIC_ALIAS_INVALID,
 }
@@ -52,34 +51,11 @@ class AliasResult:
     note: str = ""
 
 
-#: RECEIVER_ALIAS by input (in AliasInInput's order), each a pair (the UNSET step, the SET
-#: step): an alias's state is whether the map holds it, so a PUBLISH costs no look-up keyed
-#: by enum members (whose hash is a Python call)
-Steps = tuple[tuple[AliasStep, AliasStep], ...]
-
-
-def by_input(table: Mapping[tuple[AliasIn, AliasInInput], AliasStep]) -> Steps:
-    """The receiver's table, indexed for :meth:`TopicAliases.resolve`."""
-    return tuple((table[AliasIn.UNSET, event], table[AliasIn.SET, event]) for event in AliasInInput)
-
-
-#: the table read once (the tests' mutants replace it with a mutated table's: so not
-#: Final, which the compiled build would read as a C static, past the patched module)
-STEPS = by_input(RECEIVER_ALIAS)
-_INPUT = {event: i for i, event in enumerate(AliasInInput)}
-_TOPIC_AND_ALIAS: Final = _INPUT[AliasInInput.TOPIC_AND_ALIAS]
-_ALIAS_ONLY: Final = _INPUT[AliasInInput.ALIAS_ONLY]
-_ALIAS_INVALID: Final = _INPUT[AliasInInput.ALIAS_INVALID]
-_SET_MAPPING: Final = AliasInAction.SET_MAPPING
-_RESOLVE: Final = AliasInAction.RESOLVE
-
-
 class TopicAliases:
     """One direction's Topic Alias map (the receiver's), for one connection at a time."""
 
-    __slots__ = ("mapping",)
-
     def __init__(self) -> None:
+        #: alias -> the topic name it is SET to (UNSET: no entry)
         self.mapping: dict[int, str] = {}
 
     def reset(self) -> None:
@@ -92,55 +68,43 @@ class TopicAliases:
     def receive(self, topic: str, alias: int | None, maximum: int) -> AliasResult:
         """A PUBLISH with ``topic`` (possibly empty) and ``alias`` (None: no Topic Alias)
         arrives at a receiver whose Topic Alias Maximum is ``maximum``."""
-        resolved, step = self.resolve(topic, alias, maximum)
-        if resolved is None:
-            return self.refusal(topic, alias, maximum, step)
-        return AliasResult(resolved, () if step is None else step.rules)
-
-    def resolve(
-        self, topic: str, alias: int | None, maximum: int
-    ) -> tuple[str | None, AliasStep | None]:
-        """:meth:`receive` without its result: the topic name the PUBLISH stands for (None:
-        the receiver must close, :meth:`refusal` says why) and the table's step (None: no
-        Topic Alias). The judges call it once per PUBLISH."""
         if alias is None:
-            return topic or None, None
+            return AliasResult(topic) if topic else refusal(None, maximum, None)
         if not 1 <= alias <= maximum:
-            event = _ALIAS_INVALID
+            event = AliasInInput.ALIAS_INVALID
         elif topic:
-            event = _TOPIC_AND_ALIAS
+            event = AliasInInput.TOPIC_AND_ALIAS
         else:
-            event = _ALIAS_ONLY
-        mapping = self.mapping
-        step = STEPS[event][alias in mapping]
+            event = AliasInInput.ALIAS_ONLY
+        state = AliasIn.SET if alias in self.mapping else AliasIn.UNSET
+        step = RECEIVER_ALIAS[state, event]
         resolved = topic
         for action in step.actions:
-            if action is _SET_MAPPING:
-                mapping[alias] = topic
-            elif action is _RESOLVE:
-                resolved = mapping[alias]
-            elif action in _CODE:
-                return None, step
-        return resolved, step
+            if action is AliasInAction.SET_MAPPING:
+                self.mapping[alias] = topic
+            elif action is AliasInAction.RESOLVE:
+                resolved = self.mapping[alias]
+            elif action in DISCONNECT_CODE:
+                return refusal(alias, maximum, step)
+        return AliasResult(resolved, step.rules)
 
-    @staticmethod
-    def refusal(topic: str, alias: int | None, maximum: int, step: AliasStep | None) -> AliasResult:
-        """Why a PUBLISH :meth:`resolve` resolved to None makes its receiver close: the
-        DISCONNECT Reason Code of the table's ``step``, the rules, a note."""
-        if alias is None or step is None:
-            return AliasResult(
-                None, (TOPIC_OR_ALIAS,), PROTOCOL_ERROR,
-                "an empty topic name and no Topic Alias",
-            )  # fmt: skip
-        action = next(a for a in step.actions if a in _CODE)
-        rules = step.rules
-        if not 1 <= alias <= maximum:
-            # the table cites both bounds; the finding cites the one broken
-            rules = (ALIAS_ZERO,) if alias == 0 else (ALIAS_ABOVE_MAXIMUM,)
-        if alias == 0:
-            note = "the Topic Alias is 0"
-        elif alias > maximum:
-            note = f"the Topic Alias {alias} is above the receiver's maximum {maximum}"
-        else:
-            note = "an empty topic name with an alias the receiver has no mapping for"
-        return AliasResult(None, rules, _CODE[action], note)
+
+def refusal(alias: int | None, maximum: int, step: AliasStep | None) -> AliasResult:
+    """Why a PUBLISH makes its receiver close, the table's ``step`` for its ``alias``
+    refusing it (None: no alias, and an empty topic name): the DISCONNECT Reason Code, the
+    rule it breaks, a note."""
+    if alias is None or step is None:
+        note = "an empty topic name and no Topic Alias"
+        return AliasResult(None, (TOPIC_OR_ALIAS,), PROTOCOL_ERROR, note)
+    reason_code = next(DISCONNECT_CODE[a] for a in step.actions if a in DISCONNECT_CODE)
+    rules = step.rules
+    if not 1 <= alias <= maximum:
+        # the table cites both bounds; the finding cites the one broken
+        rules = (ALIAS_ZERO,) if alias == 0 else (ALIAS_ABOVE_MAXIMUM,)
+    if alias == 0:
+        note = "the Topic Alias is 0"
+    elif alias > maximum:
+        note = f"the Topic Alias {alias} is above the receiver's maximum {maximum}"
+    else:
+        note = "an empty topic name with an alias the receiver has no mapping for"
+    return AliasResult(None, rules, reason_code, note)

@@ -68,8 +68,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pubproof.judge.cited import FlowOffence
 from pubproof.judge.findings import DEVIATION, PASS, TOLERATED, VIOLATION, Finding, Source
-from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import FrameError, PacketType, header_length, type_name
 from pubproof.model import flow_rules, flow_rules50
 from pubproof.model import wire as model_wire

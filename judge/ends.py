@@ -1,7 +1,8 @@
 """Both ends of one connection, judged by two link judges: what a capture needs.
 
-A capture judges both implementations, so two :class:`~pubproof.judge.link.LinkJudge`
-watch the connection, one per end:
+A capture judges both implementations, so two link judges watch the connection, one per
+end, each fed every packet (:meth:`~pubproof.judge.link.LinkJudge.peer_sent` of the
+receiver's judge, :meth:`~pubproof.judge.link.LinkJudge.judged_sent` of the sender's):
 
 - one takes the server for the judged end: it judges what the **server** sends
   (acknowledgements nobody awaits, PUBREL before PUBREC, re-sends without DUP, a new message
@@ -23,47 +24,33 @@ In MQTT 5.0 (``edition=Edition.V50``) the two judges are
 Maximum QoS and Retain Available bind it), [MQTT-3.3.1-3] is not judged, and after each
 packet :attr:`BothEnds.topic` is its resolved topic name and :attr:`BothEnds.offence` what
 its receiver must close for.
+
+The capture pipeline runs a compiled twin of this class
+(:class:`pubproof.pipeline.fast.ends.BothEnds`: the two judges share each direction's alias
+map and skip the dispatch), held equal to it by ``tests/test_judge_twins.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
+from pubproof.judge.cited import FORWARD_DUP, FlowOffence, about_client
 from pubproof.judge.findings import Finding
 from pubproof.judge.limits import DEFAULT, Negotiated
-from pubproof.judge.link import FORWARD_DUP, ID_IN_USE_CLIENT, ID_IN_USE_SERVER, LinkJudge, as_dict
-from pubproof.judge.link50 import ACKS, FlowOffence, LinkJudge50
+from pubproof.judge.link import LinkJudge
+from pubproof.judge.link50 import LinkJudge50
 from pubproof.model.editions import Edition, Limits
 
 SERVER, CLIENT = "server", "client"
-C2S: Final = "c2s"
-S2C: Final = "s2c"
-#: the packets the link judges read (a QoS 0 PUBLISH is judged by the codec alone)
-JUDGED: Final = frozenset(
-    {"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"}
-)
-#: MQTT 5.0: the same packets, QoS 0 PUBLISH included
-#: a rule of the judged end that binds a Server, and the same rule for a Client
-_SERVER_TO_CLIENT_RULE = {ID_IN_USE_SERVER: ID_IN_USE_CLIENT}
-
-
-def about_client(finding: Finding) -> Finding:
-    """A finding of the judge that takes the client for the judged end, with the Server's
-    rule ids replaced by the Client's (each id once)."""
-    if not any(rule in _SERVER_TO_CLIENT_RULE for rule in finding.rules):
-        return finding
-    return finding.with_rules(
-        tuple(dict.fromkeys(_SERVER_TO_CLIENT_RULE.get(r, r) for r in finding.rules))
-    )
+C2S, S2C = "c2s", "s2c"
+#: the packets the link judges read (in 3.x a QoS 0 PUBLISH is judged by the codec alone)
+JUDGED = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP", "CONNECT", "CONNACK"})
 
 
 class BothEnds:
     """Feed the packets of one connection in capture order; each call returns the findings
     about the packet's sender."""
-
-    __slots__ = ("clean_session", "client50", "of_client", "of_server", "offence", "server50",
-                 "topic", "v50")  # fmt: skip
 
     def __init__(self, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.clean_session: bool | None = None  # from CONNECT; None until it is seen
@@ -77,11 +64,6 @@ class BothEnds:
         #: MQTT 5.0, after each packet fed: what its receiver must close for (and the
         #: DISCONNECT Reason Code the model calls for), for the close judge
         self.offence: FlowOffence | None = None
-        self.v50 = False  # two LinkJudge50
-        #: MQTT 5.0: the two judges as LinkJudge50 (the sender's judge is the client's for
-        #: c2s, the server's for s2c; :meth:`sender50`)
-        self.client50: LinkJudge50 | None = None
-        self.server50: LinkJudge50 | None = None
         if edition is Edition.V50:
             self.edition = edition
 
@@ -97,20 +79,12 @@ class BothEnds:
     def edition(self, value: Edition) -> None:
         if value is Edition.V50:
             if not isinstance(self.of_server, LinkJudge50):
-                self.of_server = server = LinkJudge50(SERVER, SERVER, server=True)
-                self.of_client = client = LinkJudge50(CLIENT, CLIENT, server=False)
-                # one Topic Alias map per direction, as its receiver holds it, for both
-                # judges: a PUBLISH is resolved once, by its sender's judge (feed50)
-                client.judged_aliases = server.peer_aliases  # c2s
-                client.peer_aliases = server.judged_aliases  # s2c
-                self.client50, self.server50 = client, server
-                self.v50 = True
+                self.of_server = LinkJudge50(SERVER, SERVER, server=True)
+                self.of_client = LinkJudge50(CLIENT, CLIENT, server=False)
             return
         if isinstance(self.of_server, LinkJudge50):
             self.of_server = LinkJudge(SERVER, SERVER)
             self.of_client = LinkJudge(CLIENT, CLIENT)
-            self.client50 = self.server50 = None
-            self.v50 = False
         self.v311 = value is Edition.V311
 
     @property
@@ -142,10 +116,10 @@ class BothEnds:
     def feed(self, direction: str, given: Mapping[str, Any]) -> list[Finding]:
         """Judge one packet (``given``: ``P`` or a control packet's fields) sent ``c2s``
         or ``s2c``; the findings are about its sender."""
-        fields = as_dict(given)
+        fields = dict(given)
         kind = fields.get("type")
-        if self.v50:
-            return self.feed50(direction, kind, fields)
+        if isinstance(self.of_server, LinkJudge50):
+            return self._feed50(direction, kind, fields)
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_session"))
         if kind not in JUDGED or (kind == "PUBLISH" and fields.get("qos") not in (1, 2)):
@@ -162,73 +136,30 @@ class BothEnds:
             return [about_client(f) for f in found if FORWARD_DUP not in f.rules]
         self.of_server.judged_sent(kind, fields, found)
         self.of_client.peer_sent(kind, fields)
-        if found and self.clean_session is not True:
+        if self.clean_session is not True:
             # a resumed session re-sends with DUP 1 what an earlier connection sent
             return [f for f in found if FORWARD_DUP not in f.rules]
         return found
 
-    def sender50(self, direction: str) -> LinkJudge50:
-        """MQTT 5.0: the judge of the end that sends ``direction`` ("c2s" or "s2c")."""
-        judge = self.client50 if direction == C2S else self.server50 if direction == S2C else None
-        if judge is None:
-            raise KeyError(direction)
-        return judge
-
-    def mapped0(self, direction: str, topic: str, alias: int, retain: bool) -> bool:
-        """MQTT 5.0: whether a QoS 0 PUBLISH sent ``direction`` with the topic name
-        ``topic`` (not empty) and the Topic Alias ``alias`` would change nothing in the
-        judges and make them find nothing: its receiver's map holds ``alias`` for ``topic``
-        already, within the Topic Alias Maximum the receiver declared, and its RETAIN is
-        0 or allowed. :meth:`feed50` would map the alias to the same topic name again (the
-        alias table's step for a topic name and a known alias) and, for QoS 0, owe and
-        deliver nothing; so the capture pipeline need not feed it (its evidence is only
-        ever its own, and a QoS 0 PUBLISH has no flow whose trail it would join)."""
-        sender = self.sender50(direction)
-        # what resolve50 reads for the judged end's PUBLISH (by_judged)
-        return (
-            1 <= alias <= sender.judged_alias_maximum
-            and sender.judged_aliases.mapping.get(alias) == topic
-            and (not retain or sender.server or sender.retain_available)
-        )
-
-    def feed50(self, direction: str, kind: Any, given: Mapping[str, Any]) -> list[Finding]:
-        """:meth:`feed` on a 5.0 connection (``kind``: ``given.get("type")``), for a
-        caller that knows the judges are 5.0 (the capture pipeline, once per packet)."""
-        fields = as_dict(given)
-        self.topic = None
-        self.offence = None
+    def _feed50(self, direction: str, kind: Any, fields: dict[str, Any]) -> list[Finding]:
+        """:meth:`feed` on a 5.0 connection: the topic and offence are the sender's judge's."""
+        self.topic = self.offence = None
         if kind not in JUDGED:
             return []
         if kind == "CONNECT" and direction == C2S:
             self.clean_session = bool(fields.get("clean_start"))
-        found: list[Finding] = []
         if direction == C2S:
-            sender, receiver = self.client50, self.server50
+            sender, receiver = self.of_client, self.of_server
         elif direction == S2C:
-            sender, receiver = self.server50, self.client50
+            sender, receiver = self.of_server, self.of_client
         else:
             raise KeyError(direction)
-        assert sender is not None and receiver is not None
-        if kind == "PUBLISH":
-            # peer_sent and judged_sent, the topic resolved once through the map the two
-            # judges share (the receiver's judge would resolve it alike)
-            resolution = sender.resolve50(fields, by_judged=True)
-            receiver.offence, receiver.topic = None, sender.topic
-            receiver.peer_publishes(fields, resolution, 0)
-            sender.offence = None
-            sender.judged_publishes(fields, resolution, found)
-        elif kind in ACKS or kind == "PUBREL":
-            # peer_sent and judged_sent without their dispatch (once per acknowledgement)
-            receiver.offence = receiver.topic = sender.offence = sender.topic = None
-            if kind == "PUBREL":
-                receiver.peer_pubrel(fields, 0)
-                sender.judged_pubrel(fields, found)
-            else:
-                receiver.peer_acks(kind, fields, 0)
-                sender.judged_acks(kind, fields, found)
-        else:
-            receiver.peer_sent(kind, fields)
-            sender.judged_sent(kind, fields, found)
-        self.topic = sender.topic
-        self.offence = sender.offence
+        assert isinstance(sender, LinkJudge50)
+        found: list[Finding] = []
+        receiver.peer_sent(kind, fields)
+        sender.judged_sent(kind, fields, found)
+        self.topic, self.offence = sender.topic, sender.offence
         return found
+
+
+__all__ = ["C2S", "CLIENT", "JUDGED", "S2C", "SERVER", "BothEnds", "about_client"]

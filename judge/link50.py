@@ -1,39 +1,43 @@
 """The link judge in MQTT 5.0: the 5.0 flow tables' judgement of one end of a connection.
 
-:class:`LinkJudge50` is :class:`~pubproof.judge.link.LinkJudge` for a 5.0 connection: the
-same four table-driven parts (the judged end as receiver and as sender, a model peer as
-receiver and the peer as sender), read from the 5.0 tables
-(:mod:`pubproof.model.flows50`, Method B for the QoS 2 receivers, as in 3.x) and the Topic
-Alias table (:mod:`pubproof.model.topic_alias`, through
-:class:`~pubproof.judge.aliases.TopicAliases`), with what the two ends declared in CONNECT
-and CONNACK (:mod:`pubproof.judge.limits`). What 5.0 adds to the 3.x judge:
+Rules / theory of operation
+---------------------------
+:class:`LinkJudge50` extends :class:`~pubproof.judge.link.LinkJudge`: the same four
+table-driven parts (the judged end as receiver and as sender, a model peer as receiver and
+the peer as sender), what is owed, paid and missing, the same judgement of a PUBLISH on an
+identifier (a re-send owed, a new flow, a flow in progress), read from the 5.0 tables
+(:mod:`pubproof.model.flows50`, Method B for the QoS 2 receivers, as in 3.x). What 5.0
+adds, here:
 
 - **Reason Codes.** An acknowledgement is its table input by its code (below 0x80 or
   not). A PUBACK or PUBREC of 0x80 or more ends the flow: a re-send of that PUBLISH
-  afterwards breaks [MQTT-4.4.0-2], a PUBREL after such a PUBREC [MQTT-4.3.3-4]. A PUBREL
-  for an identifier the receiver does not hold is owed a PUBCOMP 0x92 (the table's
-  ``SEND_PUBCOMP_NOT_FOUND``); answering it 0x00 is tolerated (no MUST names the code).
+  afterwards breaks [MQTT-4.4.0-2], a PUBREL after such a PUBREC [MQTT-4.3.3-4]; it is
+  also the receiver's refusal of the message (the table's ``PUBLISH_QOS*_REFUSED``, from
+  the receiver's state before the PUBLISH). A PUBREL for an identifier the receiver does
+  not hold is owed a PUBCOMP 0x92 (the table's ``SEND_PUBCOMP_NOT_FOUND``); answering it
+  0x00 is tolerated (no MUST names the code).
 - **Flow control.** Each end's send quota is the table's ``TAKE_QUOTA`` and
   ``RELEASE_QUOTA``, kept as the set of identifiers holding a unit, and starts afresh at
   each connection [MQTT-4.9.0-1]. A new QoS 1 or 2 PUBLISH while the sender already holds
   the receiver's Receive Maximum breaks [MQTT-3.3.4-9] (a Server) or [MQTT-3.3.4-7] (a
   Client) and [MQTT-4.9.0-2]; its receiver owes the table's DISCONNECT 0x93, not an
   acknowledgement.
-- **Topic Alias**, per direction: alias 0, above the receiver's Topic Alias Maximum, or
-  an alias with an empty topic name and no mapping; the receiver owes DISCONNECT 0x94 or
-  0x82. Every PUBLISH's topic is resolved through its direction's map: :attr:`topic`.
+- **Topic Alias**, per direction (:class:`~pubproof.judge.aliases.TopicAliases`): alias 0,
+  above the receiver's Topic Alias Maximum, or an alias with an empty topic name and no
+  mapping; the receiver owes DISCONNECT 0x94 or 0x82. Every PUBLISH's topic is resolved
+  through its direction's map: :attr:`LinkJudge50.topic`.
 - **What the Server declared** binds the Client's PUBLISH: QoS above Maximum QoS
   [MQTT-3.2.2-11] (the Server's DISCONNECT 0x9B), RETAIN 1 when Retain Available is 0
-  [MQTT-3.2.2-14] (0x9A).
+  [MQTT-3.2.2-14] (0x9A). What each end declared is :mod:`pubproof.judge.limits`'s.
 - **Re-sending** only on a resumed session: Clean Start 0 answered by Session Present 1
   (the table's RESUME); anything else is CLEAN (a 5.0 session may have expired, so
   Session Present 0 is not a finding). A re-send on the same connection breaks
   [MQTT-4.4.0-1] ("MUST NOT resend messages at any other time").
 
-A packet after which its receiver must close sets :attr:`offence` (a :class:`FlowOffence`
-with the DISCONNECT Reason Code the table calls for), whichever end sent it; the findings
-are only ever about the judged end. A packet that calls for a DISCONNECT changes no flow
-state: its receiver is to close instead of processing it.
+A packet after which its receiver must close sets :attr:`LinkJudge50.offence` (a
+:class:`FlowOffence` with the DISCONNECT Reason Code the table calls for), whichever end
+sent it; the findings are only ever about the judged end. A packet that calls for a
+DISCONNECT changes no flow state: its receiver is to close instead of processing it.
 
 The Maximum Packet Size is the wire's (the model decoder with
 :meth:`~pubproof.judge.limits.Negotiated.limits_for`, and
@@ -44,30 +48,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar
 
 from pubproof.judge.aliases import TopicAliases
-from pubproof.judge.describe import P_FIELDS, describe, same_message
+
+# the rules the judge cites besides the tables' own, the offence, how a Reason Code is
+# read (:mod:`pubproof.judge.cited`)
+from pubproof.judge.cited import (
+    ALIAS_MAX_CLIENT,
+    ALIAS_MAX_SERVER,
+    MAXIMUM_QOS,
+    NO_PUBLISH_AFTER_PUBREL,
+    NOT_AFTER_ERROR,
+    PUBCOMP_FOR_PUBREL,
+    PUBCOMP_REASON,
+    PUBREL_ON_PUBREC,
+    QOS_NOT_SUPPORTED,
+    QUOTA_CLIENT,
+    QUOTA_SERVER,
+    QUOTA_ZERO,
+    RESEND50,
+    RESENT_DUP50,
+    RETAIN_AVAILABLE,
+    RETAIN_NOT_SUPPORTED,
+    FlowOffence,
+    reason_code,
+)
+from pubproof.judge.describe import describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
-from pubproof.judge.link import (
-    _NOTHING,
-    R_FREE,
-    RECEIVER_STATES_ALL,
-    S_AWAIT_PUBCOMP,
-    S_FREE,
-    SENDER_STATES,
-    LinkJudge,
-    Owed,
-    _Flow,
-    as_dict,
-)
-from pubproof.model import flow_rules50 as FR
+from pubproof.judge.link import ACKS, METHOD, LinkJudge, Owed, p_of
 from pubproof.model.editions import Edition
-from pubproof.model.flows import Method, ReceiverState, SenderState
+from pubproof.model.flows import ReceiverState, SenderState, Undefined
 from pubproof.model.flows50 import (
     ACTION_CODE,
-    RECEIVER_STATES50,
     ReceiverAction50,
     ReceiverInput50,
     SenderAction50,
@@ -79,183 +93,36 @@ from pubproof.model.flows50 import (
 )
 from pubproof.model.topic_alias import ALIAS_ABOVE_MAXIMUM
 
-METHOD = Method.B
 V50 = Edition.V50
-
-
-def _id(rule: Any) -> str:
-    return str(rule.id_for(V50))
-
-
-# -- the rules the judge cites besides the tables' own --------------------------------------
-#: QoS 1 and 2 PUBLISH beyond the receiver's Receive Maximum, by the sender's role
-QUOTA_SERVER: Final = _id(FR.SERVER_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-9]
-QUOTA_CLIENT: Final = _id(FR.CLIENT_RECEIVE_MAXIMUM)  # [MQTT-3.3.4-7]
-QUOTA_ZERO: Final = _id(FR.QUOTA_ZERO)  # [MQTT-4.9.0-2]
-#: an alias above the receiver's Topic Alias Maximum, by the sender's role
-ALIAS_MAX_SERVER = _id(FR.ALIAS_SERVER_MAX)  # [MQTT-3.3.2-11]
-ALIAS_MAX_CLIENT = _id(FR.ALIAS_CLIENT_MAX)  # [MQTT-3.3.2-9]
-MAXIMUM_QOS: Final = _id(FR.CLIENT_MAXIMUM_QOS)  # [MQTT-3.2.2-11]
-RETAIN_AVAILABLE: Final = _id(FR.CLIENT_RETAIN_AVAILABLE)  # [MQTT-3.2.2-14]
-NOT_AFTER_ERROR: Final = _id(FR.NO_RESEND_AFTER_ERROR)  # [MQTT-4.4.0-2]
-RESEND = _id(FR.RESEND)  # [MQTT-4.4.0-1]
-RESENT_DUP = _id(FR.DUP_ON_RESEND)  # [MQTT-3.3.1-1]
-PUBREL_ON_PUBREC: Final = _id(FR.QOS2_PUBREL)  # [MQTT-4.3.3-4]
-NO_PUBLISH_AFTER_PUBREL: Final = _id(FR.QOS2_NO_REPUBLISH)  # [MQTT-4.3.3-6]
-PUBCOMP_FOR_PUBREL: Final = _id(FR.QOS2_PUBCOMP)  # [MQTT-4.3.3-11]
-PUBCOMP_REASON: Final = "MQTT-3.7.2-1"  # a wire rule: "MUST use one of the PUBCOMP Reason Codes"
-#: the Server's DISCONNECT Reason Codes for what it declared in CONNACK (3.2.2.3.4:
-#: "use DISCONNECT with Reason Code 0x9B (QoS not supported)"; 3.2.2.3.5: "The Server
-#: SHOULD send a DISCONNECT with Reason Code of 0x9A (Retain not supported)")
-QOS_NOT_SUPPORTED: Final = 0x9B
-RETAIN_NOT_SUPPORTED: Final = 0x9A
-
-
-@dataclass(frozen=True, slots=True)
-class FlowOffence:
-    """A packet after which its receiver must close: the rule it breaks, why, and the
-    DISCONNECT Reason Code the model calls for."""
-
-    rule: str
-    message: str
-    reason_code: int
-
-
-#: a PUBLISH with its topic resolved, or (None) the offence its receiver must close for
-Resolution = tuple[dict[str, Any] | None, FlowOffence | None]
-
-
-# -- the 5.0 tables, compiled once -----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SenderEntry50:
-    """A 5.0 sender's table entry for one (state, input)."""
-
-    defined: bool
-    next: int  # the next state's position in SenderState (-1 when undefined)
-    takes_quota: bool
-    releases_quota: bool
-    pubrel_code: int | None  # the PUBREL it sends, by its Reason Code
-    resends_publish: bool
-    verdict: str
-    rules: tuple[str, ...]
-    note: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReceiverEntry50:
-    """A 5.0 receiver's table entry for one (state, input)."""
-
-    defined: bool
-    next: int
-    replies: tuple[tuple[str, int | None], ...]  # (type, code; None: the refusal's own)
-    delivers: bool
-    disconnect: int | None  # the DISCONNECT Reason Code it sends
-    verdict: str
-    rules: tuple[str, ...]
-    note: str
-
-
-_S_INDEX = {state: i for i, state in enumerate(SENDER_STATES)}
-_R_INDEX = {state: i for i, state in enumerate(RECEIVER_STATES_ALL)}
 SA, SI, RA, RI = SenderAction50, SenderInput50, ReceiverAction50, ReceiverInput50
-_PUBREL = {SA.SEND_PUBREL, SA.SEND_PUBREL_NOT_FOUND}
-_REPLY = {
-    RA.SEND_PUBACK: "PUBACK", RA.SEND_PUBACK_ERROR: "PUBACK",
-    RA.SEND_PUBREC: "PUBREC", RA.SEND_PUBREC_ERROR: "PUBREC",
-    RA.SEND_PUBCOMP: "PUBCOMP", RA.SEND_PUBCOMP_NOT_FOUND: "PUBCOMP",
+
+
+#: an acknowledgement received, by its type and whether its code is an error: the input
+ACK_RECEIVED = {
+    ("PUBACK", False): SI.PUBACK_OK, ("PUBACK", True): SI.PUBACK_ERROR,
+    ("PUBREC", False): SI.PUBREC_OK, ("PUBREC", True): SI.PUBREC_ERROR,
+    ("PUBCOMP", False): SI.PUBCOMP_OK, ("PUBCOMP", True): SI.PUBCOMP_NOT_FOUND,
 }  # fmt: skip
+#: a receiver's refusal of a new message (an error PUBACK or PUBREC), by the QoS
+REFUSED = {"PUBACK": RI.PUBLISH_QOS1_REFUSED, "PUBREC": RI.PUBLISH_QOS2_REFUSED}
 
 
-def _sender(state: SenderState, event: SenderInput50) -> SenderEntry50:
-    step = sender_step50(state, event)
-    if isinstance(step, Step50):
-        assert isinstance(step.next, SenderState)
-        actions = step.actions
-        pubrel = next((ACTION_CODE[a] for a in actions if a in _PUBREL), None)
-        return SenderEntry50(
-            True, _S_INDEX[step.next], SA.TAKE_QUOTA in actions, SA.RELEASE_QUOTA in actions,
-            pubrel, SA.RESEND_PUBLISH in actions, "", step.rules, step.note,
-        )  # fmt: skip
-    return SenderEntry50(False, -1, False, False, None, False, step.verdict, step.rules, step.note)
-
-
-def _receiver(state: ReceiverState, event: ReceiverInput50) -> ReceiverEntry50 | None:
-    if state not in RECEIVER_STATES50[METHOD]:
-        return None
-    step = receiver_step50(METHOD, state, event)
-    if isinstance(step, Step50):
-        assert isinstance(step.next, ReceiverState)
-        actions = step.actions
-        replies = tuple((_REPLY[a], ACTION_CODE.get(a)) for a in actions if a in _REPLY)
-        disconnect = next(
-            (ACTION_CODE[a] for a in actions if a is RA.DISCONNECT_RECEIVE_MAXIMUM), None
-        )
-        return ReceiverEntry50(
-            True, _R_INDEX[step.next], replies, RA.DELIVER in actions, disconnect, "",
-            step.rules, step.note,
-        )  # fmt: skip
-    return ReceiverEntry50(False, -1, (), False, None, step.verdict, step.rules, step.note)
-
-
-#: SENDER50[input][state]
-SENDER50: Mapping[SenderInput50, tuple[SenderEntry50, ...]] = {
-    event: tuple(_sender(state, event) for state in SENDER_STATES) for event in SI
-}
-#: RECEIVER50[input][state] (None for a state Method B does not use)
-RECEIVER50: Mapping[ReceiverInput50, tuple[ReceiverEntry50 | None, ...]] = {
-    event: tuple(_receiver(state, event) for state in RECEIVER_STATES_ALL) for event in RI
-}
-#: imported names the per-packet path reads, as this module's own Final names: the
-#: compiled build reads those as C statics, not from the module's dict at every use
-_P_FIELDS: Final = P_FIELDS
-# these four tables are not Final (which the compiled build reads as C statics, past a
-# patched module): tests/test_judge50_mutants.py replaces them
-_TX_PUBLISH = {1: SENDER50[SI.PUBLISH_QOS1], 2: SENDER50[SI.PUBLISH_QOS2]}
-#: the sender's input for an acknowledgement: [kind][code >= 0x80]
-_TX_ACK = {
-    "PUBACK": (SENDER50[SI.PUBACK_OK], SENDER50[SI.PUBACK_ERROR]),
-    "PUBREC": (SENDER50[SI.PUBREC_OK], SENDER50[SI.PUBREC_ERROR]),
-    "PUBCOMP": (SENDER50[SI.PUBCOMP_OK], SENDER50[SI.PUBCOMP_NOT_FOUND]),
-}
-_RX_PUBLISH: Final = {
-    0: RECEIVER50[RI.PUBLISH_QOS0], 1: RECEIVER50[RI.PUBLISH_QOS1],
-    2: RECEIVER50[RI.PUBLISH_QOS2],
-}  # fmt: skip
-_RX_REFUSED = {
-    1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED],
-    2: RECEIVER50[RI.PUBLISH_QOS2_REFUSED],
-}
-_RX_OVER: Final = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
-_RX_PUBREL = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
-_RESUMED = "the re-send the resumed session owes"
-#: the acknowledgements of :meth:`LinkJudge50.peer_acks` and :meth:`LinkJudge50.judged_acks`
-ACKS: Final = frozenset(_TX_ACK)
-
-
-def _code(fields: Mapping[str, Any]) -> int:
-    code = fields.get("reason_code")
-    return code if isinstance(code, int) else 0
-
-
-def topic_alias(fields: Mapping[str, Any]) -> int | None:
-    """A PUBLISH's Topic Alias: in its ``properties`` (``P``) or at the top level."""
-    properties: Any = fields.get("properties")
-    # a dict is the common case: no abstract-class check on the per-packet path
-    alias = properties.get("topic_alias") if properties else None
-    if alias is None:
-        alias = fields.get("topic_alias")
-    return alias if type(alias) is int else None
-
-
-@dataclass(slots=True)
-class _Ended:
+@dataclass(frozen=True, slots=True)
+class Ended:
     """A flow of the judged end that an error acknowledgement ended."""
 
     kind: str
     code: int
     message: Mapping[str, Any]
+
+
+def topic_alias(fields: Mapping[str, Any]) -> int | None:
+    """A PUBLISH's Topic Alias: in its ``properties`` (``P``) or at the top level."""
+    properties = fields.get("properties") or {}
+    alias = properties.get("topic_alias")
+    if alias is None:
+        alias = fields.get("topic_alias")
+    return alias if type(alias) is int else None
 
 
 class LinkJudge50(LinkJudge):
@@ -264,48 +131,68 @@ class LinkJudge50(LinkJudge):
     :class:`~pubproof.judge.link.LinkJudge`'s, plus :attr:`topic`, :attr:`offence` and
     :attr:`negotiated`."""
 
-    __slots__ = (
-        "ended",
-        "judged_alias_maximum",
-        "judged_aliases",
-        "judged_quota",
-        "judged_receive_maximum",
-        "maximum_qos",
-        "negotiated",
-        "offence",
-        "peer_alias_maximum",
-        "peer_aliases",
-        "peer_quota",
-        "peer_receive_maximum",
-        "peer_refusable",
-        "refusable",
-        "retain_available",
-        "server",
-        "topic",
-    )  # fmt: skip
+    # -- the edition's tables ------------------------------------------------------------
+    PUBLISH_SENT: ClassVar[Mapping[int, Any]] = {1: SI.PUBLISH_QOS1, 2: SI.PUBLISH_QOS2}
+    PUBLISH_RECEIVED: ClassVar[Mapping[int, Any]] = {
+        0: RI.PUBLISH_QOS0,
+        1: RI.PUBLISH_QOS1,
+        2: RI.PUBLISH_QOS2,
+    }
+    SENDER_RECONNECT: ClassVar[Mapping[bool, Any]] = {True: SI.RESUME, False: SI.CLEAN}
+    RECEIVER_RECONNECT: ClassVar[Mapping[bool, Any]] = {True: RI.RESUME, False: RI.CLEAN}
+    SENDS: ClassVar[Mapping[Any, str]] = {
+        SA.SEND_PUBREL: "PUBREL", SA.SEND_PUBREL_NOT_FOUND: "PUBREL",
+        RA.SEND_PUBACK: "PUBACK", RA.SEND_PUBACK_ERROR: "PUBACK",
+        RA.SEND_PUBREC: "PUBREC", RA.SEND_PUBREC_ERROR: "PUBREC",
+        RA.SEND_PUBCOMP: "PUBCOMP", RA.SEND_PUBCOMP_NOT_FOUND: "PUBCOMP",
+    }  # fmt: skip
+    RESEND_PUBLISH: ClassVar[Any] = SA.RESEND_PUBLISH
+    DELIVER: ClassVar[Any] = RA.DELIVER
 
     def __init__(self, label: str, judged: str, *, server: bool, keep: bool = False) -> None:
         super().__init__(label, judged, keep=keep)
         self.server = server
+        #: what the two ends declared in CONNECT and CONNACK
         self.negotiated: Negotiated = DEFAULT
-        # what negotiated says, read once per CONNECT and CONNACK (_negotiate) and not
-        # once per PUBLISH: Negotiated and Declared are interpreted classes
-        self.judged_alias_maximum = self.peer_alias_maximum = 0
-        self.judged_receive_maximum = self.peer_receive_maximum = 0
-        self.maximum_qos = 2
-        self.retain_available = True
-        self._negotiate(DEFAULT)
         self.judged_aliases = TopicAliases()  # what the judged end sends, as its peer maps it
         self.peer_aliases = TopicAliases()  # what the peer sends, as the judged end maps it
         self.judged_quota: set[int] = set()  # identifiers holding a unit of the judged end's
         self.peer_quota: set[int] = set()  # ... and of the peer's send quota
-        self.ended: dict[int, _Ended] = {}  # the judged end's flows an error ack ended
-        self.refusable: dict[int, int] = {}  # packet id -> the judged receiver's prior state
-        self.peer_refusable: dict[int, int] = {}  # ... and the model peer's
+        self.ended: dict[int, Ended] = {}  # the judged end's flows an error ack ended
+        #: packet identifier -> the judged end's receiver state before the last QoS 2
+        #: PUBLISH on it (what a refusal of that PUBLISH steps from)
+        self.refusable: dict[int, ReceiverState] = {}
+        self.peer_refusable: dict[int, ReceiverState] = {}  # ... and the model peer's
         #: the resolved topic name of the last PUBLISH fed (None: none, or unresolvable)
         self.topic: str | None = None
         #: set by the last packet fed when its receiver must close (with a Reason Code)
         self.offence: FlowOffence | None = None
+
+    def sender_step(self, state: SenderState, event: Any) -> Step50 | Undefined:
+        return sender_step50(state, event)
+
+    def receiver_step(self, state: ReceiverState, event: Any) -> Step50 | Undefined:
+        return receiver_step50(METHOD, state, event)
+
+    def ack_received(self, kind: str, fields: Mapping[str, Any]) -> Any:
+        return ACK_RECEIVED[kind, is_error(reason_code(fields))]
+
+    def pubrel_received(self, fields: Mapping[str, Any]) -> Any:
+        return RI.PUBREL_NOT_FOUND if is_error(reason_code(fields)) else RI.PUBREL_OK
+
+    def acknowledgement(self, kind: str, packet_id: Any, action: Any) -> dict[str, Any]:
+        # the code the action sends (an error action's: the refusal's own, not known here)
+        return {"type": kind, "packet_id": packet_id, "reason_code": ACTION_CODE.get(action)}
+
+    def shown_code(self, fields: Mapping[str, Any]) -> str:
+        return f" 0x{reason_code(fields):02X}"
+
+    def delivered(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """What the model peer delivers: the ``P`` with its properties, the topic name
+        resolved and the Topic Alias gone (it is the connection's, not the message's)."""
+        properties = dict(fields.get("properties") or {})
+        properties.pop("topic_alias", None)
+        return {**p_of(fields), "properties": properties}
 
     # -- what each end declared ----------------------------------------------------------
 
@@ -319,228 +206,24 @@ class LinkJudge50(LinkJudge):
         """What the peer declared about what it receives."""
         return self.negotiated.client if self.server else self.negotiated.server
 
-    def _negotiate(self, negotiated: Negotiated) -> None:
-        """What the two ends declared is now ``negotiated``."""
-        self.negotiated = negotiated
-        judged, peer = self.judged_receives, self.peer_receives
-        # the Topic Alias Maximum that binds what the judged end sends (its peer's), and
-        # the one that binds what the peer sends
-        self.judged_alias_maximum = peer.topic_alias_maximum
-        self.peer_alias_maximum = judged.topic_alias_maximum
-        self.judged_receive_maximum = judged.receive_maximum
-        self.peer_receive_maximum = peer.receive_maximum
-        self.maximum_qos = negotiated.maximum_qos
-        self.retain_available = negotiated.retain_available
+    # -- flow control: a sender's step moves its send quota too --------------------------
 
-    # -- connections ---------------------------------------------------------------------
-
-    def _connect50(self, fields: Mapping[str, Any]) -> None:
-        self.connections += 1
-        self._negotiate(self.negotiated.with_connect(fields))
-        if not self.keep:
-            # what was owed on the last connection is owed no more (a live peer's judge
-            # reports it missing when the probe says the connection closed)
-            self.owed.clear()
-        self.pending = "clean" if fields.get("clean_start") else "resume"
-        # a new Network Connection: the alias maps go [MQTT-3.3.2-7], the send quota
-        # starts afresh [MQTT-4.9.0-1]
-        self.judged_aliases.reset()
-        self.peer_aliases.reset()
-        self.judged_quota.clear()
-        self.peer_quota.clear()
-
-    def _connack50(self, fields: Mapping[str, Any], found: list[Finding], index: int) -> None:
-        self._negotiate(self.negotiated.with_connack(fields))
-        pending, self.pending = self.pending, None
-        if pending is None or is_error(_code(fields)):
-            return
-        # the table's RESUME only for Clean Start 0 and a session present [MQTT-4.4.0-1]
-        resume = pending == "resume" and bool(fields.get("session_present"))
-        event = SI.RESUME if resume else SI.CLEAN
-        for packet_id, flow in list(self.judged_tx.items()):
-            entry = SENDER50[event][flow.state]
-            assert entry.defined
-            if entry.resends_publish:
-                resent = {**flow.message, "dup": True}
-                self._owe("PUBLISH", packet_id, self._owed(resent, entry.rules, index, _RESUMED))
-            if entry.pubrel_code is not None:
-                packet = {"type": "PUBREL", "packet_id": packet_id, "reason_code": 0}
-                self._owe("PUBREL", packet_id, self._owed(packet, entry.rules, index, _RESUMED))
-            if entry.takes_quota:
-                self.judged_quota.add(packet_id)
-            if entry.next == S_FREE:
-                del self.judged_tx[packet_id]
-            else:
-                flow.state = entry.next
-        for packet_id, state in list(self.peer_tx.items()):
-            entry = SENDER50[event][state]
-            if entry.takes_quota:
-                self.peer_quota.add(packet_id)
-            if entry.next == S_FREE:
-                del self.peer_tx[packet_id]
-            else:
-                self.peer_tx[packet_id] = entry.next
-        if not resume:
-            # the receivers' CLEAN entries: every identifier free
-            self.judged_rx.clear()
-            self.peer_rx.clear()
-            self.ended.clear()
-            self.refusable.clear()
-            self.peer_refusable.clear()
-
-    # -- the checks a PUBLISH meets before any flow ----------------------------------------
-
-    def resolve50(self, fields: dict[str, Any], by_judged: bool) -> Resolution:
-        """The PUBLISH with its topic resolved, or the offence that makes its receiver
-        close (the alias, then what the Server declared); :attr:`topic` is set. Two judges
-        of one connection that share the direction's alias map (:class:`~pubproof.judge.
-        ends.BothEnds`) resolve a PUBLISH once: the sender's judge (``by_judged``), for
-        both."""
-        topic = fields.get("topic") or ""
-        # topic_alias, inlined: once per PUBLISH
-        properties: Any = fields.get("properties")
-        alias = as_dict(properties).get("topic_alias") if properties else None
-        if alias is None:
-            alias = fields.get("topic_alias")
-        if type(alias) is not int:
-            alias = None
-        resolved = topic
-        if alias is not None or not topic:
-            # the receiver's map and what it declared (peer_receives or judged_receives)
-            if by_judged:
-                aliases, maximum = self.judged_aliases, self.judged_alias_maximum
-            else:
-                aliases, maximum = self.peer_aliases, self.peer_alias_maximum
-            found, step = aliases.resolve(topic, alias, maximum)
-            if found is None:
-                self.topic = None
-                result = aliases.refusal(topic, alias, maximum, step)
-                assert result.reason_code is not None
-                return None, FlowOffence(result.rules[0], result.note, result.reason_code)
-            resolved = found
-        self.topic = resolved
-        if by_judged != self.server:  # the client sends: what the Server declared binds it
-            qos = fields.get("qos", 0)
-            if isinstance(qos, int) and qos > self.maximum_qos:
-                note = f"QoS {qos} is above the Server's Maximum QoS {self.maximum_qos}"
-                return None, FlowOffence(MAXIMUM_QOS, note, QOS_NOT_SUPPORTED)
-            if fields.get("retain") and not self.retain_available:
-                note = "RETAIN 1, and the Server declared Retain Available 0"
-                return None, FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
-        if resolved == topic:
-            return fields, None
-        return {**fields, "topic": resolved}, None
-
-    def _unanswered(self, fields: dict[str, Any], by_judged: bool) -> None:
-        """A QoS 1 or 2 PUBLISH its receiver must close for is still a flow its sender
-        started (the table's entry from FREE, with its quota unit): a receiver that answers
-        it anyway is then judged by the close judge alone, not also as answering nothing."""
-        qos, packet_id = fields.get("qos"), fields.get("packet_id")
-        if qos not in (1, 2) or not isinstance(packet_id, int):
-            return
-        entry = _TX_PUBLISH[qos][S_FREE]
-        quota = self.judged_quota if by_judged else self.peer_quota
-        if by_judged and packet_id not in self.judged_tx:
-            self.judged_tx[packet_id] = _Flow(entry.next, _p(fields))
-        elif not by_judged and packet_id not in self.peer_tx:
-            self.peer_tx[packet_id] = entry.next
-        else:
-            return
-        if entry.takes_quota:
+    @staticmethod
+    def _quota(quota: set[int], packet_id: int, step: Step50) -> None:
+        if SA.TAKE_QUOTA in step.actions:
             quota.add(packet_id)
+        if SA.RELEASE_QUOTA in step.actions:
+            quota.discard(packet_id)
 
-    def _offence_rules(self, offence: FlowOffence) -> tuple[str, ...]:
-        if offence.rule == ALIAS_ABOVE_MAXIMUM:
-            # the receiver's bound, and the sender's own MUST NOT
-            return (offence.rule, ALIAS_MAX_SERVER if self.server else ALIAS_MAX_CLIENT)
-        return (offence.rule,)
+    def judged_steps(self, packet_id: Any, step: Any) -> None:
+        """As in 3.x, and the step moves the judged end's send quota."""
+        self._quota(self.judged_quota, packet_id, step)
+        super().judged_steps(packet_id, step)
 
-    # -- what the peer sent ----------------------------------------------------------------
-
-    def peer_sent(self, kind: str, given: Mapping[str, Any], index: int = 0) -> None:
-        """A packet the peer sent the judged end (``given``: the 5.0 ``P`` or a control
-        packet's 5.0 description; ``index``: its position in the evidence)."""
-        fields = as_dict(given)
-        self.offence = None
-        if kind == "PUBLISH":
-            self.peer_publishes(fields, self.resolve50(fields, by_judged=False), index)
-            return
-        self.topic = None
-        if kind in _TX_ACK:
-            self.peer_acks(kind, fields, index)
-        elif kind == "PUBREL":
-            self.peer_pubrel(fields, index)
-        elif kind == "CONNECT":
-            self._connect50(fields)
-        elif kind == "CONNACK":
-            self._connack50(fields, [], index)
-
-    def peer_publishes(self, fields: dict[str, Any], resolution: Resolution, index: int) -> None:
-        """The peer sent a PUBLISH: :meth:`peer_sent` with the PUBLISH's ``resolution``
-        (:meth:`resolve50`, this judge's or its sharing twin's); sets :attr:`offence`."""
-        resolved, offence = resolution
-        if resolved is None:
-            self.offence = offence
-            self._unanswered(fields, by_judged=False)
-            return
-        qos, packet_id = resolved.get("qos"), resolved.get("packet_id")
-        if qos not in (1, 2) or not isinstance(packet_id, int):
-            return  # QoS 0 owes nothing and touches no identifier
-        judged_rx = self.judged_rx
-        state = judged_rx.get(packet_id, R_FREE)
-        if state == R_FREE and packet_id not in self.peer_tx:  # a new message
-            maximum = self.judged_receive_maximum
-            over = len(self.peer_quota) >= maximum
-            entry = _TX_PUBLISH[qos][S_FREE]
-            self.peer_tx[packet_id] = entry.next
-            if entry.takes_quota:
-                self.peer_quota.add(packet_id)
-            if over:
-                # the receiver's table: DISCONNECT 0x93, no acknowledgement
-                disconnect = _RX_OVER[state]
-                assert disconnect is not None and disconnect.disconnect is not None
-                rule = QUOTA_CLIENT if self.server else QUOTA_SERVER
-                self.offence = FlowOffence(rule, self._over(maximum), disconnect.disconnect)
-                return
-        received = _RX_PUBLISH[qos][state]
-        assert received is not None
-        if not received.defined:
-            return  # the judged end's own judgement of its peer: not this judge's
-        if qos == 2:
-            self.refusable[packet_id] = state
-        owed_now = self.owed
-        for reply, code in received.replies:
-            # _answer's _NOTHING and _owe, inlined: once per QoS 1 and 2 PUBLISH
-            owed = (
-                self._answer(reply, packet_id, code, received, index, resolved)
-                if self.keep or code
-                else _NOTHING
-            )
-            queue = owed_now.get((reply, packet_id))
-            if queue is None:
-                owed_now[reply, packet_id] = [owed]
-            else:
-                queue.append(owed)
-        if received.next == R_FREE:  # _move_rx, inlined
-            judged_rx.pop(packet_id, None)
-        else:
-            judged_rx[packet_id] = received.next
-
-    def _answer(
-        self,
-        reply: str,
-        packet_id: int,
-        code: int | None,
-        entry: ReceiverEntry50,
-        index: int,
-        why: Mapping[str, Any],
-    ) -> Owed:
-        """What is kept of an answer owed: its expected Reason Code only when it is one
-        to compare (0x92), everything for a live peer."""
-        if not self.keep and not code:
-            return _NOTHING
-        packet = {"type": reply, "packet_id": packet_id, "reason_code": code}
-        return self._owed(packet, entry.rules, index, why)
+    def peer_steps(self, packet_id: Any, step: Any) -> None:
+        """As in 3.x, and the step moves the peer's send quota."""
+        self._quota(self.peer_quota, packet_id, step)
+        super().peer_steps(packet_id, step)
 
     @staticmethod
     def _over(maximum: int) -> str:
@@ -549,303 +232,289 @@ class LinkJudge50(LinkJudge):
             "Receive Maximum"
         )
 
-    @staticmethod
-    def _move_rx(states: dict[int, int], packet_id: int, nxt: int) -> None:
-        if nxt == R_FREE:
-            states.pop(packet_id, None)
-        else:
-            states[packet_id] = nxt
+    def _over_offence(self, rule: str, maximum: int) -> FlowOffence:
+        """The receiver's table for a PUBLISH beyond its Receive Maximum: DISCONNECT 0x93."""
+        step = self.receiver_step(ReceiverState.FREE, RI.PUBLISH_OVER_RECEIVE_MAXIMUM)
+        assert isinstance(step, Step50)
+        code = next(ACTION_CODE[a] for a in step.actions if a is RA.DISCONNECT_RECEIVE_MAXIMUM)
+        return FlowOffence(rule, self._over(maximum), code)
 
-    def peer_pubrel(self, fields: dict[str, Any], index: int) -> None:
-        """The peer sent a PUBREL (:meth:`peer_sent`, its dispatch done)."""
-        packet_id = fields.get("packet_id")
-        assert isinstance(packet_id, int)
-        judged_rx = self.judged_rx
-        code = fields.get("reason_code")  # _code, inlined
-        if not isinstance(code, int):
-            code = 0
-        # `code != 0 and`: success, most acknowledgements, is no error, and the model's
-        # is_error (interpreted, and replaced by a mutation test) is not called for it
-        entry = _RX_PUBREL[code != 0 and is_error(code)][judged_rx.get(packet_id, R_FREE)]
-        assert entry is not None and entry.defined
-        owed_now = self.owed
-        for reply, code in entry.replies:
-            # _answer's _NOTHING and _owe, inlined: once per PUBREL
-            owed = (
-                self._answer(reply, packet_id, code, entry, index, fields)
-                if self.keep or code
-                else _NOTHING
-            )
-            queue = owed_now.get((reply, packet_id))
-            if queue is None:
-                owed_now[reply, packet_id] = [owed]
-            else:
-                queue.append(owed)
-        if entry.next == R_FREE:  # _move_rx, inlined
-            judged_rx.pop(packet_id, None)
-        else:
-            judged_rx[packet_id] = entry.next
+    # -- the packets -----------------------------------------------------------------------
 
-    def peer_acks(self, kind: str, fields: dict[str, Any], index: int) -> None:
-        """The peer sent a PUBACK, PUBREC or PUBCOMP (:meth:`peer_sent`, its dispatch
-        done)."""
-        packet_id = fields.get("packet_id")
-        assert isinstance(packet_id, int)
-        code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
-        if not isinstance(code, int):
-            code = 0
-        error = code != 0 and is_error(code)  # success is no error (see peer_pubrel)
-        flow = self.judged_tx.get(packet_id)
-        entry = _TX_ACK[kind][error][S_FREE if flow is None else flow.state]
-        if error and kind != "PUBCOMP":
-            self._refused50(kind, packet_id, self.peer_rx, self.peer_refusable)
-        if not entry.defined:
-            return
-        if entry.pubrel_code is not None:
-            # PUBREL 0x00 after a PUBREC below 0x80; 0x92 to a PUBREC for no flow
-            packet = {"type": "PUBREL", "packet_id": packet_id, "reason_code": entry.pubrel_code}
-            # why it is owed: kept for a live peer only (_owed)
-            why = f"the answer to {kind} 0x{code:02X}" if self.keep else ""
-            self._owe("PUBREL", packet_id, self._owed(packet, entry.rules, index, why))
-        if entry.releases_quota:
-            self.judged_quota.discard(packet_id)
-        if flow is None:
-            return
-        if entry.next == S_FREE:
-            del self.judged_tx[packet_id]
-            if error and kind != "PUBCOMP":
-                # [MQTT-4.4.0-2] "treated as acknowledged, and MUST NOT be retransmitted"
-                self.ended[packet_id] = _Ended(kind, code, flow.message)
+    def peer_sent(self, kind: str, given: Mapping[str, Any], index: int = 0) -> None:
+        """A packet the peer sent the judged end (``given``: the 5.0 ``P`` or a control
+        packet's 5.0 description; ``index``: its position in the evidence)."""
+        self.offence = self.topic = None
+        if kind == "CONNACK":  # either end's connection is this judge's
+            self._connack(dict(given), [], index)
         else:
-            flow.state = entry.next
-
-    # -- what the judged end sent ------------------------------------------------------------
+            super().peer_sent(kind, given, index)
 
     def judged_sent(
         self, kind: str, given: Mapping[str, Any], found: list[Finding], index: int = 0
     ) -> None:
         """A packet the judged end sent its peer; findings about it go to ``found``."""
-        fields = as_dict(given)
-        self.offence = None
-        if kind == "PUBLISH":
-            self.judged_publishes(fields, self.resolve50(fields, by_judged=True), found)
-            return
-        self.topic = None
-        if kind in _TX_ACK:
-            self.judged_acks(kind, fields, found)
-        elif kind == "PUBREL":
-            self.judged_pubrel(fields, found)
-        elif kind == "CONNECT":
-            self._connect50(fields)
-        elif kind == "CONNACK":
-            self._connack50(fields, found, index)
+        self.offence = self.topic = None
+        if kind == "CONNECT":
+            self._connect(dict(given))
+        else:
+            super().judged_sent(kind, given, found, index)
 
-    def judged_publishes(
-        self, fields: dict[str, Any], resolution: Resolution, found: list[Finding]
-    ) -> None:
-        """The judged end sent a PUBLISH: :meth:`judged_sent` with its ``resolution``
-        (:meth:`resolve50`); sets :attr:`offence`."""
-        resolved, offence = resolution
+    # -- connections -----------------------------------------------------------------------
+
+    def _connect(self, fields: Mapping[str, Any]) -> None:
+        """A CONNECT: a new Network Connection, with what the Client declared; it resumes the
+        session at the CONNACK if it asks to (Clean Start 0) and the Server has one."""
+        self.connections += 1
+        self.negotiated = self.negotiated.with_connect(fields)
+        if not self.keep:
+            # what was owed on the last connection is owed no more (a live peer's judge
+            # reports it missing when the probe says the connection closed)
+            self.owed.clear()
+        self.pending = "clean" if fields.get("clean_start") else "resume"
+        # the alias maps go with the connection [MQTT-3.3.2-7], the send quota starts
+        # afresh [MQTT-4.9.0-1]
+        self.judged_aliases.reset()
+        self.peer_aliases.reset()
+        self.judged_quota.clear()
+        self.peer_quota.clear()
+
+    def _connack(self, fields: Mapping[str, Any], found: list[Finding], index: int) -> None:
+        self.negotiated = self.negotiated.with_connack(fields)
+        pending, self.pending = self.pending, None
+        if pending is None or is_error(reason_code(fields)):
+            return
+        # the table's RESUME only for Clean Start 0 and a session present [MQTT-4.4.0-1]
+        self._reconnect(pending == "resume" and bool(fields.get("session_present")), index)
+
+    def _reconnect(self, resume: bool, index: int) -> None:
+        super()._reconnect(resume, index)
+        if not resume:
+            self.ended.clear()
+            self.refusable.clear()
+            self.peer_refusable.clear()
+
+    # -- a PUBLISH, before any flow: its topic, and what the Server declared ----------------
+
+    def _resolve(self, fields: dict[str, Any], *, by_judged: bool) -> dict[str, Any] | None:
+        """The PUBLISH with its topic name resolved through its receiver's alias map, or
+        None and :attr:`offence` set (the alias; then, for a Client's PUBLISH, what the
+        Server declared); :attr:`topic` is set."""
+        if by_judged:
+            aliases, maximum = self.judged_aliases, self.peer_receives.topic_alias_maximum
+        else:
+            aliases, maximum = self.peer_aliases, self.judged_receives.topic_alias_maximum
+        topic = fields.get("topic") or ""
+        alias = topic_alias(fields)
+        result = aliases.receive(topic, alias, maximum)
+        self.topic = result.topic
+        if result.topic is None:
+            assert result.reason_code is not None
+            self.offence = FlowOffence(result.rules[0], result.note, result.reason_code)
+            return None
+        if by_judged != self.server:  # the client sends: what the Server declared binds it
+            qos, maximum_qos = fields.get("qos", 0), self.negotiated.maximum_qos
+            if isinstance(qos, int) and qos > maximum_qos:
+                note = f"QoS {qos} is above the Server's Maximum QoS {maximum_qos}"
+                self.offence = FlowOffence(MAXIMUM_QOS, note, QOS_NOT_SUPPORTED)
+                return None
+            if fields.get("retain") and not self.negotiated.retain_available:
+                note = "RETAIN 1, and the Server declared Retain Available 0"
+                self.offence = FlowOffence(RETAIN_AVAILABLE, note, RETAIN_NOT_SUPPORTED)
+                return None
+        return fields if result.topic == topic else {**fields, "topic": result.topic}
+
+    def _unanswered(self, fields: Mapping[str, Any], *, by_judged: bool) -> None:
+        """A QoS 1 or 2 PUBLISH its receiver must close for is still a flow its sender
+        started (the table's entry from FREE, with its quota unit): a receiver that answers
+        it anyway is then judged by the close judge alone, not also as answering nothing."""
+        qos: Any = fields.get("qos")
+        packet_id = fields.get("packet_id")
+        if qos not in self.PUBLISH_SENT or not isinstance(packet_id, int):
+            return
+        step = self.sender_step(SenderState.FREE, self.PUBLISH_SENT[qos])
+        assert isinstance(step, Step50)
+        if by_judged and packet_id not in self.judged_tx:
+            self._start_flow(fields, step)
+        elif not by_judged and packet_id not in self.peer_tx:
+            self.peer_steps(packet_id, step)
+
+    def _offence_rules(self, offence: FlowOffence) -> tuple[str, ...]:
+        if offence.rule == ALIAS_ABOVE_MAXIMUM:
+            # the receiver's bound, and the sender's own MUST NOT
+            return (offence.rule, ALIAS_MAX_SERVER if self.server else ALIAS_MAX_CLIENT)
+        return (offence.rule,)
+
+    # -- what the peer sent ------------------------------------------------------------------
+
+    def _peer_publishes(self, fields: dict[str, Any], index: int) -> None:
+        """As in 3.x, after the topic is resolved; a new message starts the peer's flow
+        when the judged end holds the identifier free and the peer has no flow on it, and
+        one beyond the judged end's Receive Maximum owes DISCONNECT 0x93, not an answer."""
+        resolved = self._resolve(fields, by_judged=False)
         if resolved is None:
-            assert offence is not None
-            self.offence = offence
+            self._unanswered(fields, by_judged=False)
+            return
+        qos: Any = resolved.get("qos")
+        packet_id = resolved.get("packet_id")
+        if qos not in self.PUBLISH_SENT or not isinstance(packet_id, int):
+            return  # QoS 0 owes nothing and touches no identifier
+        state = self.judged_rx.get(packet_id, ReceiverState.FREE)
+        if state is ReceiverState.FREE and packet_id not in self.peer_tx:  # a new message
+            maximum = self.judged_receives.receive_maximum
+            over = len(self.peer_quota) >= maximum
+            self.peer_steps(packet_id, self.sender_step(SenderState.FREE, self.PUBLISH_SENT[qos]))
+            if over:
+                rule = QUOTA_CLIENT if self.server else QUOTA_SERVER
+                self.offence = self._over_offence(rule, maximum)
+                return
+        if qos == 2:
+            self.refusable[packet_id] = state
+        self._judged_receives(self.PUBLISH_RECEIVED[qos], resolved, index)
+
+    def _peer_acks(self, kind: str, fields: Mapping[str, Any], index: int) -> None:
+        """As in 3.x (a PUBREC for no flow makes the judged end owe PUBREL 0x92); an error
+        PUBACK or PUBREC is also the model peer's refusal of the message, and ends the
+        judged end's flow for good [MQTT-4.4.0-2]."""
+        packet_id = fields.get("packet_id")
+        assert isinstance(packet_id, int)
+        code = reason_code(fields)
+        refusal = is_error(code) and kind in REFUSED
+        if refusal:
+            self._refused(kind, packet_id, self.peer_rx, self.peer_refusable)
+        flow = self.judged_tx.get(packet_id)
+        super()._peer_acks(kind, fields, index)
+        if refusal and flow is not None and packet_id not in self.judged_tx:
+            # [MQTT-4.4.0-2] "treated as acknowledged, and MUST NOT be retransmitted"
+            self.ended[packet_id] = Ended(kind, code, flow.message)
+
+    def _refused(
+        self,
+        kind: str,
+        packet_id: int,
+        states: dict[int, ReceiverState],
+        before: dict[int, ReceiverState],
+    ) -> None:
+        """A receiver refused a new message (an error PUBACK or PUBREC): the table's REFUSED
+        entry from its state when the PUBLISH came (``states``: that receiver's,
+        ``before``: its states then)."""
+        step = self.receiver_step(before.pop(packet_id, ReceiverState.FREE), REFUSED[kind])
+        if isinstance(step, Step50):
+            self._move(states, packet_id, step.next)
+
+    # -- what the judged end sent ------------------------------------------------------------
+
+    def _judged_publishes(self, fields: dict[str, Any], found: list[Finding]) -> None:
+        """As in 3.x, after the topic is resolved: the judged end's flow, then the model
+        peer receives the PUBLISH (unless it is beyond the peer's Receive Maximum)."""
+        resolved = self._resolve(fields, by_judged=True)
+        if resolved is None:
+            assert self.offence is not None
             what = describe({**fields, "topic": self.topic or fields.get("topic") or "(no topic)"})
-            rules = self._offence_rules(offence)
-            self._found(found, VIOLATION, f"{what}: {offence.message}", *rules)
+            rules = self._offence_rules(self.offence)
+            self._found(found, VIOLATION, f"{what}: {self.offence.message}", *rules)
             self._unanswered(fields, by_judged=True)
             return
-        qos, packet_id = resolved["qos"], resolved.get("packet_id")
-        over = False
-        if qos in (1, 2) and isinstance(packet_id, int):
-            over = self._judged_flow50(resolved, packet_id, found)
-        self._peer_receives50(resolved, packet_id, over, found)
+        if resolved["qos"] in self.PUBLISH_SENT and isinstance(resolved.get("packet_id"), int):
+            self._judged_flow(resolved, found)
+        self._peer_receives(self.PUBLISH_RECEIVED[resolved["qos"]], resolved, found)
 
-    def _about(
-        self, found: list[Finding], verdict: str, fields: Mapping[str, Any], note: str, *rules: str
-    ) -> None:
-        """A finding about the PUBLISH ``fields``, described only now (a finding is rare)."""
-        self._found(found, verdict, f"{describe(fields)}: {note}", *rules)
+    def _resent(self, fields: dict[str, Any], resent: Owed, found: list[Finding]) -> None:
+        if not fields["dup"]:
+            self._about(found, VIOLATION, fields, "re-sent with DUP 0", RESENT_DUP50)
+        if not same_message(fields, resent.packet):
+            self._about(found, VIOLATION, fields, "the re-send is not the original", RESEND50)
 
-    def _judged_flow50(self, fields: dict[str, Any], packet_id: int, found: list[Finding]) -> bool:
-        """The judged end's flow on ``packet_id``; True when this PUBLISH is beyond the
-        peer's Receive Maximum."""
-        # _pay, its look-up first: a re-send owed is rare
-        resent = self._pay("PUBLISH", packet_id) if ("PUBLISH", packet_id) in self.owed else None
-        if resent is not None:
-            assert resent.packet is not None
-            if not fields["dup"]:
-                self._about(found, VIOLATION, fields, "re-sent with DUP 0", RESENT_DUP)
-            if not same_message(fields, resent.packet):
-                self._about(found, VIOLATION, fields, "the re-send is not the original", RESEND)
-            return False
-        flow = self.judged_tx.get(packet_id)
-        if flow is not None:
-            if not same_message(fields, flow.message):
-                entry = _TX_PUBLISH[fields["qos"]][flow.state]
-                note = entry.note or "a new message on a packet identifier still in use"
-                self._about(found, entry.verdict or VIOLATION, fields, note, *entry.rules)
-                flow.message = _p(fields)
-            elif flow.state == S_AWAIT_PUBCOMP:
-                note = "the PUBLISH re-sent after its PUBREL"
-                self._about(found, VIOLATION, fields, note, NO_PUBLISH_AFTER_PUBREL)
-            else:
-                # [MQTT-4.4.0-1] "Clients and Servers MUST NOT resend messages at any other
-                # time" than on a resumed session
-                note = "re-sent on the same connection" + ("" if fields["dup"] else ", DUP 0")
-                rules = (RESEND,) if fields["dup"] else (RESEND, RESENT_DUP)
-                self._about(found, VIOLATION, fields, note, *rules)
-            return False
-        ended = self.ended.pop(packet_id, None) if self.ended else None
+    def _new_flow(self, fields: dict[str, Any], found: list[Finding]) -> None:
+        """A new message on a free identifier: a re-send of a message an error
+        acknowledgement ended [MQTT-4.4.0-2], one beyond the peer's Receive Maximum; the
+        sender table's entry from FREE."""
+        packet_id = fields["packet_id"]
+        ended = self.ended.pop(packet_id, None)
         if ended is not None and fields["dup"] and same_message(fields, ended.message):
             note = (
                 f"re-sent after {ended.kind} 0x{ended.code:02X}, which acknowledged it "
                 "(an error acknowledgement ends the flow)"
             )
             self._about(found, VIOLATION, fields, note, NOT_AFTER_ERROR)
-        entry = _TX_PUBLISH[fields["qos"]][S_FREE]
-        assert entry.defined
-        over = False
-        if entry.takes_quota:
-            maximum = self.peer_receive_maximum
-            if len(self.judged_quota) >= maximum:
-                over = True
-                rule = QUOTA_SERVER if self.server else QUOTA_CLIENT
-                self._about(found, VIOLATION, fields, self._over(maximum), rule, QUOTA_ZERO)
-                disconnect = _RX_OVER[R_FREE]
-                assert disconnect is not None and disconnect.disconnect is not None
-                self.offence = FlowOffence(rule, self._over(maximum), disconnect.disconnect)
-            self.judged_quota.add(packet_id)
-        self.judged_tx[packet_id] = _Flow(entry.next, _p(fields))
-        return over
+        step = self.sender_step(SenderState.FREE, self.PUBLISH_SENT[fields["qos"]])
+        assert isinstance(step, Step50)
+        maximum = self.peer_receives.receive_maximum
+        if SA.TAKE_QUOTA in step.actions and len(self.judged_quota) >= maximum:
+            rule = QUOTA_SERVER if self.server else QUOTA_CLIENT
+            self._about(found, VIOLATION, fields, self._over(maximum), rule, QUOTA_ZERO)
+            self.offence = self._over_offence(rule, maximum)
+        self._start_flow(fields, step)
 
-    def _peer_receives50(
-        self, fields: dict[str, Any], packet_id: int | None, over: bool, found: list[Finding]
-    ) -> None:
-        """The model peer receives what the judged end sent (deliveries, its verdicts)."""
-        qos = fields["qos"]
-        state = R_FREE if qos == 0 or packet_id is None else self.peer_rx.get(packet_id, R_FREE)
-        if over and state == R_FREE:
-            return  # the peer answers DISCONNECT 0x93: nothing delivered, no state
-        entry = _RX_PUBLISH[qos][state]
-        assert entry is not None
-        if not entry.defined:
-            self._found(found, entry.verdict, f"{describe(fields)}: {entry.note}", *entry.rules)
+    def _on_flow(self, fields: dict[str, Any], flow: Any, found: list[Finding]) -> None:
+        if not same_message(fields, flow.message):
+            step = self.sender_step(flow.state, self.PUBLISH_SENT[fields["qos"]])
+            assert isinstance(step, Undefined)
+            note = step.note or "a new message on a packet identifier still in use"
+            self._about(found, step.verdict or VIOLATION, fields, note, *step.rules)
+            flow.message = p_of(fields)
+        elif flow.state is SenderState.AWAIT_PUBCOMP:
+            note = "the PUBLISH re-sent after its PUBREL"
+            self._about(found, VIOLATION, fields, note, NO_PUBLISH_AFTER_PUBREL)
+        else:
+            # [MQTT-4.4.0-1] "Clients and Servers MUST NOT resend messages at any other
+            # time" than on a resumed session
+            note = "re-sent on the same connection" + ("" if fields["dup"] else ", DUP 0")
+            rules = (RESEND50,) if fields["dup"] else (RESEND50, RESENT_DUP50)
+            self._about(found, VIOLATION, fields, note, *rules)
+
+    def _peer_receives(self, event: Any, fields: dict[str, Any], found: list[Finding]) -> None:
+        """As in 3.x; a PUBLISH beyond its Receive Maximum (the offence of
+        :meth:`_new_flow`) the peer does not receive: it answers DISCONNECT 0x93."""
+        packet_id: Any = fields.get("packet_id")
+        state = ReceiverState.FREE
+        if packet_id is not None:
+            state = self.peer_rx.get(packet_id, ReceiverState.FREE)
+        if self.offence is not None and state is ReceiverState.FREE:
             return
-        if entry.delivers and self.keep:
-            delivered = _p(fields)
-            properties = dict(fields.get("properties") or {})
-            properties.pop("topic_alias", None)
-            delivered["properties"] = properties
-            self.deliveries.append(delivered)
-        if packet_id is not None and qos:
-            if qos == 2:
-                self.peer_refusable[packet_id] = state
-            if entry.next == R_FREE:  # _move_rx, inlined
-                self.peer_rx.pop(packet_id, None)
-            else:
-                self.peer_rx[packet_id] = entry.next
+        if event is RI.PUBLISH_QOS2:
+            self.peer_refusable[packet_id] = state
+        super()._peer_receives(event, fields, found)
 
-    def judged_pubrel(self, fields: dict[str, Any], found: list[Finding]) -> None:
-        """The judged end sent a PUBREL (:meth:`judged_sent`, its dispatch done)."""
-        packet_id = fields.get("packet_id")
-        assert isinstance(packet_id, int)
-        code = fields.get("reason_code")  # _code, inlined
-        if not isinstance(code, int):
-            code = 0
-        if self._pay("PUBREL", packet_id) is None:
-            flow = self.judged_tx.get(packet_id)
-            what = f"PUBREL {packet_id}"
-            ended = self.ended.get(packet_id)
-            if flow is None and ended is not None and ended.kind == "PUBREC":
-                note = (
-                    f"after PUBREC 0x{ended.code:02X}, which ended the flow (PUBREL only "
-                    "after a PUBREC below 0x80)"
-                )
-                self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC, NOT_AFTER_ERROR)
-            elif flow is None:
-                note = "for a packet identifier with no flow in progress (answered PUBCOMP 0x92)"
-                self._found(found, TOLERATED, f"{what} {note}", PUBCOMP_FOR_PUBREL)
-            elif flow.state == S_AWAIT_PUBCOMP:
-                note = "again: a re-send on the same connection"
-                self._found(found, VIOLATION, f"{what} {note}", RESEND)
-            else:
-                note = "before the PUBREC (PUBREL only after a PUBREC below 0x80)"
-                self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC)
-        state = self.peer_rx.get(packet_id, R_FREE)
-        entry = _RX_PUBREL[code != 0 and is_error(code)][state]  # see peer_pubrel
-        assert entry is not None and entry.defined
-        self._move_rx(self.peer_rx, packet_id, entry.next)
-
-    def judged_acks(self, kind: str, fields: dict[str, Any], found: list[Finding]) -> None:
-        """The judged end sent a PUBACK, PUBREC or PUBCOMP (:meth:`judged_sent`, its
-        dispatch done)."""
-        packet_id = fields.get("packet_id")
-        assert isinstance(packet_id, int)
-        code = fields.get("reason_code")  # _code, inlined: once per acknowledgement
-        if not isinstance(code, int):
-            code = 0
-        error = code != 0 and is_error(code)  # success is no error (see peer_pubrel)
-        # _pay, inlined: once per acknowledgement
-        owed: Owed | None = None
-        queue = self.owed.get((kind, packet_id))
-        if queue:
-            owed = queue.pop(0)
-            if not queue:
-                del self.owed[kind, packet_id]
-        if owed is not None:
-            expected = owed.packet.get("reason_code") if owed.packet is not None else None
-            if kind == "PUBCOMP" and expected is not None and is_error(expected) and not error:
-                note = (
-                    f"0x{code:02X} for a PUBREL whose identifier it did not hold (the model "
-                    f"answers 0x{expected:02X}, Packet Identifier not found)"
-                )
-                self._found(
-                    found, TOLERATED, f"PUBCOMP {packet_id}: {note}", PUBCOMP_FOR_PUBREL,
-                    PUBCOMP_REASON,
-                )  # fmt: skip
-            if error and kind in ("PUBACK", "PUBREC"):
-                self._refused50(kind, packet_id, self.judged_rx, self.refusable)
-        peer_tx = self.peer_tx
-        entry = _TX_ACK[kind][error][peer_tx.get(packet_id, S_FREE)]
-        if entry.defined:
-            if entry.releases_quota:
-                self.peer_quota.discard(packet_id)
-            if entry.next == S_FREE:
-                peer_tx.pop(packet_id, None)
-            else:
-                peer_tx[packet_id] = entry.next
-        elif owed is None:
+    def _judged_pubrel(self, fields: dict[str, Any], found: list[Finding]) -> None:
+        """The judged end sends a PUBREL: one it owes, or the 5.0 QoS 2 sender's rules."""
+        packet_id = fields["packet_id"]
+        if self._pay("PUBREL", packet_id) is not None:
+            return
+        flow = self.judged_tx.get(packet_id)
+        ended = self.ended.get(packet_id)
+        what = f"PUBREL {packet_id}"
+        if flow is None and ended is not None and ended.kind == "PUBREC":
+            note = (
+                f"after PUBREC 0x{ended.code:02X}, which ended the flow (PUBREL only after a "
+                "PUBREC below 0x80)"
+            )
+            self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC, NOT_AFTER_ERROR)
+        elif flow is None:
+            note = "for a packet identifier with no flow in progress (answered PUBCOMP 0x92)"
+            self._found(found, TOLERATED, f"{what} {note}", PUBCOMP_FOR_PUBREL)
+        elif flow.state is SenderState.AWAIT_PUBCOMP:
             self._found(
-                found, entry.verdict, f"{kind} {packet_id} 0x{code:02X}: {entry.note}",
-                *entry.rules,
-            )  # fmt: skip
+                found, VIOLATION, f"{what} again: a re-send on the same connection", RESEND50
+            )
+        else:
+            note = "before the PUBREC (PUBREL only after a PUBREC below 0x80)"
+            self._found(found, VIOLATION, f"{what} {note}", PUBREL_ON_PUBREC)
 
-    def _refused50(
-        self, kind: str, packet_id: int, states: dict[int, int], before: dict[int, int]
-    ) -> None:
-        """A receiver refused a new message (an error PUBACK or PUBREC): the table's
-        REFUSED entry from the state before it (``states``: that receiver's, ``before``:
-        its state when the PUBLISH came)."""
-        qos = 1 if kind == "PUBACK" else 2
-        entry = _RX_REFUSED[qos][before.pop(packet_id, R_FREE)]
-        if entry is not None and entry.defined:
-            self._move_rx(states, packet_id, entry.next)
-
-
-def _p(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``P``'s fields of ``fields``, in ``P``'s order (a 5.0 PUBLISH's
-    ``properties`` left out)."""
-    if type(fields) is dict and tuple(fields) == _P50_ORDER:
-        # the capture pipeline's 5.0 P: every key of P, in P's order, with its properties
-        # between the packet identifier and the payload; the same copy made in C
-        copy = dict(fields)
-        del copy["properties"]
-        return copy
-    return {k: fields[k] for k in _P_FIELDS if k in fields}
-
-
-#: the keys of a 5.0 PUBLISH's ``P`` as the capture pipeline builds it
-_P50_ORDER: Final = (*P_FIELDS[:-1], "properties", P_FIELDS[-1])
+    def _paid(self, kind: str, fields: dict[str, Any], owed: Owed, found: list[Finding]) -> None:
+        """The judged end sent an answer it owed: with the code the model answers (PUBCOMP
+        0x00 where it owes 0x92 is tolerated); an error PUBACK or PUBREC refuses the
+        message."""
+        code, expected = reason_code(fields), owed.packet.get("reason_code")
+        if kind == "PUBCOMP" and expected is not None and is_error(expected) and not is_error(code):
+            note = (
+                f"0x{code:02X} for a PUBREL whose identifier it did not hold (the model "
+                f"answers 0x{expected:02X}, Packet Identifier not found)"
+            )
+            self._found(found, TOLERATED, f"PUBCOMP {fields['packet_id']}: {note}",
+                        PUBCOMP_FOR_PUBREL, PUBCOMP_REASON)  # fmt: skip
+        if is_error(code) and kind in REFUSED:
+            self._refused(kind, fields["packet_id"], self.judged_rx, self.refusable)
 
 
 def link_judge(
@@ -864,3 +533,23 @@ def link_judge(
             label, judged, server=judged != "client" if server is None else server, keep=keep
         )
     return LinkJudge(label, judged, keep=keep, v311=edition is not Edition.V31)
+
+
+__all__ = [
+    "ACKS",
+    "ALIAS_MAX_CLIENT",
+    "ALIAS_MAX_SERVER",
+    "MAXIMUM_QOS",
+    "NOT_AFTER_ERROR",
+    "QUOTA_CLIENT",
+    "QUOTA_SERVER",
+    "QUOTA_ZERO",
+    "RETAIN_AVAILABLE",
+    "Ended",
+    "FlowOffence",
+    "LinkJudge",
+    "LinkJudge50",
+    "link_judge",
+    "reason_code",
+    "topic_alias",
+]

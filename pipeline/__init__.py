@@ -12,9 +12,11 @@ reconcile). The stages, each a module with one job:
   steps below in order), built on :mod:`.detect` (which connections are MQTT, which end is
   the client), :mod:`.reassembly` (TCP, streamed, memory bounded by the out-of-order
   window), :mod:`.framing` (fixed headers; resynchronisation after gaps), :mod:`.describe`
-  (the codec, control packets), the judges of :mod:`pubproof.judge` (the link judge over
-  both ends, the close judge), :mod:`.trail` (a finding's evidence) and :mod:`.rows` (the
-  rows it writes, one named tuple per table);
+  (the codec, control packets), the link judges over both ends (:mod:`.fast`: the
+  compiled twins of :mod:`pubproof.judge`'s, with :mod:`.fast.layout`, the layout tricks
+  the per-packet path shares, and why), the close judge of :mod:`pubproof.judge`,
+  :mod:`.trail` (a finding's evidence) and :mod:`.rows` (the rows it writes, one named
+  tuple per table);
 - :mod:`.engine_python` (one process, no Spark imported) and :mod:`.engine_spark` (one
   Spark job: a secondary sort by (capture, 4-tuple, frame), the same trackers in
   ``mapPartitionsWithIndex``), with its helpers:

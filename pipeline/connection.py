@@ -24,13 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from pubproof.judge.cited import FlowOffence
 from pubproof.judge.close import CloseJudge, Seen
 from pubproof.judge.close import shown as shown_after_offence
-from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import DEVIATION, TOLERATED, Source
 from pubproof.judge.limits import too_large
-from pubproof.judge.link import as_dict
-from pubproof.judge.link50 import FlowOffence
 from pubproof.judge.packets import ACKS, LEVELS, PacketType
 from pubproof.model import wire_rules as R
 from pubproof.model.editions import Edition
@@ -49,6 +47,8 @@ from pubproof.pipeline.describe import (
 )
 from pubproof.pipeline.dissect import ACK, FIN, RST, SYN, Segment
 from pubproof.pipeline.family import PublishFamilyDecoder
+from pubproof.pipeline.fast.ends import C2S, S2C, BothEnds
+from pubproof.pipeline.fast.layout import as_dict
 from pubproof.pipeline.framing import Framed, Framer, Unframable, short_packets
 from pubproof.pipeline.reassembly import WINDOW_BYTES, WINDOW_SEGMENTS, Data, Gap, Stream
 from pubproof.pipeline.receivers import Receivers

@@ -74,8 +74,9 @@ def readings_for(edition: Edition, chosen: tuple[tuple[str, str], ...]) -> Mappi
 
 
 #: the descriptions of control packets (any type but the PUBLISH family) of at most
-#: ``_KEPT_BYTES`` bytes, per edition (by its identity: an Enum member's hash is a Python
-#: call) and by the packet's bytes. A control packet's description is a function of its
+#: ``_KEPT_BYTES`` bytes, per edition (by its identity: a memo keyed by ``id()``, of
+#: objects that live as long as the process, :mod:`pubproof.pipeline.fast.layout`) and by
+#: the packet's bytes. A control packet's description is a function of its
 #: bytes and edition alone (not of readings or limits), and immutable: the same CONNACK,
 #: SUBSCRIBE, SUBACK or DISCONNECT on many connections is described once (the 200,000-frame
 #: 5.0 editions capture's 2,874 described packets are 408 distinct ones, 402 of them
@@ -178,7 +179,8 @@ def _kind(rule: str | None, edition: Edition) -> str:
 #: the ``properties`` column of a 5.0 packet without properties
 NO_PROPERTIES = "{}"
 #: property sections seen, by identity (the codec hands out one object per distinct
-#: section it has judged, see ``reference.fast50``): (the object, its JSON, its dict).
+#: section it has judged, see ``reference.fast50``): (the object, its JSON, its dict);
+#: a memo keyed by ``id()`` that keeps the object (:mod:`pubproof.pipeline.fast.layout`).
 #: The capture pipeline's packets that the codec's fast path takes do not come here: what
 #: is shown of their section is kept with it (``reference.common.Section.shown``, made by
 #: :func:`show_properties`); this serves the rest (the codec's general way, ``P`` of a

@@ -22,6 +22,8 @@ import ipaddress
 import struct
 from typing import Any, Final, NamedTuple
 
+from pubproof.pipeline.fast.layout import new_tuple
+
 ETHERNET: Final = 1
 RAW: Final = 101
 LINUX_SLL: Final = 113
@@ -56,10 +58,8 @@ class Segment(NamedTuple):
     payload_len: int  # the payload the segment carried (more when the snapshot cut it)
 
 
-#: builds a Segment from a tuple of its fields in C: the named tuple's own ``__new__`` is a
-#: Python function, a call per frame (the compiled build calls the class like any Python
-#: class)
-_new: Final = tuple.__new__
+#: a Segment made by ``tuple.__new__``, once per frame (:mod:`pubproof.pipeline.fast.layout`)
+_new: Final = new_tuple
 
 #: endpoints seen lately: the 12 bytes of IPv4 source, destination and TCP ports -> the
 #: segment's (src, sport, dst, dport); bounded (cleared when full), so memory is too

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pubproof.judge.ends import C2S, S2C
 from pubproof.judge.limits import DEFAULT, Negotiated
 from pubproof.model.editions import Edition
 from pubproof.pipeline.family import PublishFamilyDecoder, decoder_for
+from pubproof.pipeline.fast.ends import C2S, S2C
 from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.common import Whole5
 from pubproof.reference.packets import Packet

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pubproof.pipeline.capture import Split
+from pubproof.pipeline.fast.layout import new_tuple
 from pubproof.pipeline.source import keyed_frames
 
 #: frames a reader holds before it emits its chunks
@@ -88,7 +89,7 @@ def _plain(kind: type) -> bool:
 def frames(records: Iterable[tuple[Key, bytes]]) -> Iterator[tuple[Key, Any]]:
     """Chunks sorted by key, back to ``((capture, group, frame), value)`` per frame, in
     that order (the order of the frames themselves sorted by key)."""
-    make = tuple.__new__
+    make = new_tuple  # each frame's named tuple made in C (pipeline.fast.layout)
     for (capture, group, _), data in records:
         kind, numbers, values = pickle.loads(data)
         if kind is None or kind is tuple:

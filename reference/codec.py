@@ -135,9 +135,9 @@ def _config(edition: Edition, readings: tuple[tuple[str, str], ...]) -> Config:
     )
 
 
-# The configurations of the editions with their default readings, by id(edition): the
-# common case, without resolving the readings and hashing them (and the edition, an Enum
-# with a Python-level __hash__) on every call. Emptied with _config's cache by clear_caches.
+# The configurations of the editions with their default readings, by id(edition) (a memo
+# keyed by identity: reference.layout): the common case, without resolving the readings
+# and hashing them on every call. Emptied with _config's cache by clear_caches.
 _DEFAULT_CONFIGS: dict[int, Config] = {}
 
 
@@ -314,8 +314,7 @@ class Decoder(Decoder50):
                     ack.packet_id = buf[body] << 8 | buf[body + 1]
                     ack.reason_code = 0
                     ack.properties = None
-                    # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-                    # 0.3 us this way, measured), more than a whole small-PUBLISH decode
+                    # the layout swap (reference.layout)
                     ack.__class__ = _ACK_BY_KIND[first >> 4]  # type: ignore[assignment]
                     self._pos = end
                     yield ack  # type: ignore[misc]
@@ -358,8 +357,7 @@ class Decoder(Decoder50):
                 packet.dup = (first & 8) != 0
                 packet.retain = (first & 1) != 0
                 packet.properties = None
-                # __class__ swap kept: the constructor re-validates (1.7 us a Publish,
-                # 0.3 us this way, measured), more than a whole small-PUBLISH decode
+                # the layout swap (reference.layout)
                 packet.__class__ = Publish  # type: ignore[assignment]
                 self._pos = end
                 yield packet  # type: ignore[misc]

@@ -61,3 +61,11 @@ class IncompleteStream(ProtocolError):
 
 class InvalidPacket(ProtocolViolation):
     """A packet object that cannot exist (raised on construction or when encoding)."""
+
+
+class InvalidTopic(ProtocolViolation):
+    """A topic name or topic filter that breaks a rule of section 4.7 (or, for a 5.0
+    Shared Subscription, 4.8.2), raised by the subscription and retained-topic indexes
+    (:mod:`pubproof.reference.topics`). ``offset`` is the byte offset in the string's UTF-8
+    encoding; in 5.0 ``reason_code`` is 0x8F Topic Filter invalid or 0x90 Topic Name
+    invalid."""

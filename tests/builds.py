@@ -10,6 +10,10 @@ Such a test is marked :data:`pure_only`; it runs in the pure pass.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import pytest
 
 from pubproof.pipeline.compiled import loaded
@@ -22,3 +26,14 @@ pure_only = pytest.mark.skipif(
     reason="patches or reads the Python source of a compiled module: runs in the pure pass "
     "(PUBPROOF_PURE=1, scripts/test)",
 )
+
+
+@contextmanager
+def patched(owner: Any, name: str, value: object) -> Iterator[None]:
+    """``owner.name`` is ``value`` for the block (a mutant), then what it was."""
+    original = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 
@@ -39,3 +40,28 @@ def load_benchmark(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+#: The test modules the quick loop (``scripts/test --quick``) leaves out: those that start
+#: brokers, client libraries, Spark, a browser or the docs build, run the proofs, or fuzz.
+#: ``scripts/test`` (what CI runs) runs every one. A module joins when its tests take more
+#: than a few seconds; ``pytest --durations=20`` says which do.
+HEAVY = frozenset({
+    "test_docs_browser", "test_docs_site", "test_docs_site50", "test_notebooks",
+    "test_fuzz_smoke", "test_pipeline_fuzz", "test_judge50_mosquitto", "test_matrix",
+    "test_pipeline_cli", "test_pipeline_cluster", "test_pipeline_live", "test_pipeline_spark",
+    "test_spark_class_archive", "test_probe_client", "test_probe_client50",
+    "test_probe_client_paho_c", "test_probe_live", "test_probe_live50", "test_proofs",
+    "test_proofs50", "test_proofs_crosscheck", "test_proofs_distribution",
+    "test_session_stateful", "test_session50_stateful",
+})
+
+
+def pytest_collection_modifyitems(config: object, items: list[Any]) -> None:
+    """Mark every test of a :data:`HEAVY` module ``heavy`` (``-m "not heavy"``: the quick
+    loop)."""
+    import pytest
+
+    for item in items:
+        if Path(str(item.fspath)).stem in HEAVY:
+            item.add_marker(pytest.mark.heavy)

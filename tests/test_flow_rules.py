@@ -16,6 +16,7 @@ from pubproof.model.editions import Edition
 from pubproof.model.rules import RULES, Kind, Rule, RuleRegistry, Strength, rule
 
 V311 = Edition.V311
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _table_ids() -> set[str]:
@@ -29,10 +30,11 @@ def _table_ids() -> set[str]:
 
 
 def _source(module: ModuleType) -> str:
-    """The module's Python source, read from the file beside it (inspect.getsource cannot
-    read it when the module runs compiled)."""
-    path = Path(str(module.__file__))
-    return (path.parent / (module.__name__.rpartition(".")[2] + ".py")).read_text("utf-8")
+    """The module's Python source, read from the checkout (``pubproof.judge.link`` is
+    ``judge/link.py``): inspect.getsource cannot read a compiled module, and the strict
+    editable install keeps no source beside a compiled one."""
+    parts = module.__name__.split(".")[1:]
+    return ROOT.joinpath(*parts[:-1], parts[-1] + ".py").read_text("utf-8")
 
 
 def _judge_ids() -> set[str]:

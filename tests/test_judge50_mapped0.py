@@ -1,10 +1,10 @@
-"""``BothEnds.mapped0``: the QoS 0 PUBLISH the capture pipeline leaves unjudged (a topic
-name and a Topic Alias its receiver's map holds for it already) changes nothing in the
-judges and makes them find nothing. Two BothEnds on random 5.0 traffic (aliases mapped
-and re-mapped, then ``test_judge50_shared.stream``'s faults), one fed every packet, the
-other not those ``mapped0`` names: the same findings on every packet fed, none on each
-one left out, and the same judge states throughout; each mutant of ``mapped0`` fails
-that."""
+"""``BothEnds.mapped0`` (the capture pipeline's, :mod:`pubproof.pipeline.fast.ends`): the
+QoS 0 PUBLISH the capture pipeline leaves unjudged (a topic name and a Topic Alias its
+receiver's map holds for it already) changes nothing in the judges and makes them find
+nothing. Two BothEnds on random 5.0 traffic (aliases mapped and re-mapped, then
+``streams.stream``'s faults), one fed every packet, the other not those ``mapped0``
+names: the same findings on every packet fed, none on each one left out, and the same
+judge states throughout; each mutant of ``mapped0`` fails that."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_judge50_shared import Packet, state, stream
+from streams import Packet, state, stream
 
-from pubproof.judge.ends import BothEnds
 from pubproof.model.editions import Edition
+from pubproof.pipeline.fast.ends import BothEnds
 
 SEEDS = range(300)
 

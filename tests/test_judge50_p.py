@@ -1,8 +1,8 @@
-"""The 5.0 link judge's copy of a PUBLISH's ``P`` kept for its flow (``link50._p``): its
-fast path for the capture pipeline's 5.0 ``P`` (a dict of P's keys in P's order with
-``properties`` before ``payload_hex``) gives what the general copy gives, the same items
-in the same order, on that shape and on every other; a mutant of the fast path that keeps
-the properties is caught."""
+"""The compiled 5.0 link judge's copy of a PUBLISH's ``P`` kept for its flow
+(``pubproof.pipeline.fast.link50._p``): its fast path for the capture pipeline's 5.0 ``P``
+(a dict of P's keys in P's order with ``properties`` before ``payload_hex``) gives what
+the general copy gives, the same items in the same order, on that shape and on every
+other; a mutant of the fast path that keeps the properties is caught."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pubproof.judge import link50
 from pubproof.judge.describe import P_FIELDS
+from pubproof.pipeline.fast import link50
 
 _PIPELINE_ORDER = (*P_FIELDS[:-1], "properties", P_FIELDS[-1])
 

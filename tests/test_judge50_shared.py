@@ -1,5 +1,6 @@
-"""BothEnds in MQTT 5.0 resolves each PUBLISH once, through the Topic Alias map its two
-judges share for the direction, and hands each acknowledgement and PUBREL to the judges'
+"""The capture pipeline's BothEnds (:mod:`pubproof.pipeline.fast.ends`) in MQTT 5.0
+resolves each PUBLISH once, through the Topic Alias map its two judges share for the
+direction, and hands each acknowledgement and PUBREL to the judges'
 per-kind methods without their dispatch: the same findings, topics, offences and judge
 states as two LinkJudge50 fed apart, each resolving through its own map (``peer_sent``
 and ``judged_sent``, the probe's way). Random streams of faulty traffic: aliases out of
@@ -9,81 +10,19 @@ mutant of the shared path fails them."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from builds import pure_only
+from streams import C2S, Packet, state, stream
 
-from pubproof.judge import ends
-from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import Finding
-from pubproof.judge.link50 import LinkJudge50
 from pubproof.model.editions import Edition
-
-Packet = tuple[str, dict[str, Any]]
-
-
-def _properties(r: random.Random, server: bool) -> dict[str, int]:
-    chosen = {}
-    if r.random() < 0.7:
-        chosen["receive_maximum"] = r.choice([1, 2, 3, 65535])
-    if r.random() < 0.7:
-        chosen["topic_alias_maximum"] = r.choice([0, 1, 2, 3])
-    if server and r.random() < 0.3:
-        chosen["maximum_qos"] = r.choice([0, 1])
-    if server and r.random() < 0.3:
-        chosen["retain_available"] = r.choice([0, 1])
-    return chosen
-
-
-def stream(seed: int, length: int = 120) -> list[Packet]:
-    """Random 5.0 traffic, faults included, both ways."""
-    r = random.Random(seed)
-    ids = range(1, r.choice([2, 4, 8]) + 1)
-    packets: list[Packet] = []
-    for _ in range(length):
-        x, direction = r.random(), r.choice([C2S, S2C])
-        if x < 0.03:
-            fields = {"type": "CONNECT", "clean_start": r.random() < 0.5}
-            packets.append((C2S, {**fields, "properties": _properties(r, False)}))
-        elif x < 0.06:
-            fields = {"type": "CONNACK", "session_present": r.random() < 0.6}
-            fields["reason_code"] = r.choice([0, 0, 0, 0x80])
-            packets.append((S2C, {**fields, "properties": _properties(r, True)}))
-        elif x < 0.5:
-            qos = r.choice([0, 1, 1, 2, 2])
-            properties = {"topic_alias": r.choice([0, 1, 2, 3, 4])} if r.random() < 0.6 else {}
-            packets.append((direction, {
-                "type": "PUBLISH", "dup": r.random() < 0.3, "qos": qos,
-                "retain": r.random() < 0.15, "topic": r.choice(["a", "b/c", "", "d"]),
-                "packet_id": r.choice(ids) if qos else None,
-                "payload_hex": r.choice(["00", "01"]), "properties": properties,
-            }))  # fmt: skip
-        elif x < 0.97:
-            kind = r.choice(["PUBACK", "PUBREC", "PUBREL", "PUBCOMP"])
-            code = r.choice([0, 0, 0, 0x10, 0x80, 0x92]) if r.random() < 0.5 else 0
-            packets.append(
-                (direction, {"type": kind, "packet_id": r.choice(ids), "reason_code": code})
-            )
-        else:
-            packets.append((direction, {"type": r.choice(["DISCONNECT", "PINGREQ"])}))
-    return packets
-
-
-def state(judge: Any) -> tuple[Any, ...]:
-    """What a judge (a LinkJudge50) holds, its alias maps by content."""
-    assert isinstance(judge, LinkJudge50)
-    return (
-        judge.judged_rx, judge.peer_rx,
-        {k: (flow.state, flow.message) for k, flow in judge.judged_tx.items()},
-        judge.peer_tx, judge.owed, judge.connections, judge.pending, judge.negotiated,
-        judge.judged_aliases.mapping, judge.peer_aliases.mapping, judge.judged_quota,
-        judge.peer_quota, judge.ended, judge.refusable, judge.peer_refusable, judge.topic,
-        judge.offence,
-    )  # fmt: skip
+from pubproof.pipeline.fast import ends
+from pubproof.pipeline.fast.ends import BothEnds
+from pubproof.pipeline.fast.link50 import LinkJudge50
 
 
 def _apart(

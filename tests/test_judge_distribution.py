@@ -23,8 +23,6 @@ from pubproof.judge.distribution import DistributionJudge, judge_events
 from pubproof.judge.distribution_events import C2S, S2C, Event, from_probe
 from pubproof.judge.findings import MISSING, PASS, TOLERATED, VIOLATION, Finding
 
-from conftest import ROOT
-
 V311, V50 = 4, 5
 
 
@@ -395,9 +393,9 @@ def test_events_validate_themselves() -> None:
 
 
 def _evidence(name: str, check: str) -> list[Event]:
-    report = json.loads((Path(ROOT) / "docs" / "matrix" / "evidence" / name).read_text("utf-8"))
-    found = next(c for c in report["checks"] if c["id"] == check)
-    return list(from_probe(found["evidence"]))
+    """A pinned conversation with a real broker (tests/conversations/README.md)."""
+    pinned = Path(__file__).parent / "conversations" / f"{name.removesuffix('.json')}--{check}.json"
+    return list(from_probe(json.loads(pinned.read_text("utf-8"))["evidence"]))
 
 
 def test_real_brokers_faults_are_found_under_their_rules() -> None:

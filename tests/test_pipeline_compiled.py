@@ -154,9 +154,9 @@ print(json.dumps({
     assert found["folders"]["pubproof"] == str(root / "cli")
     assert found["folders"]["pubproof.pipeline"] == str(root / "pipeline")
     for module in compiled.COMPILED:
-        layer, name = module.split(".")[1:]
-        assert found["sources"][module] == str(root / layer / f"{name}.py")
-        assert found["staged"][module] == str(root / layer / f"{name}.py")
+        checkout = root.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        assert found["sources"][module] == str(checkout)
+        assert found["staged"][module] == str(checkout)
     assert found["init"] == str(root / "cli" / "__init__.py")
 
 

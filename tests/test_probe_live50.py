@@ -4,14 +4,14 @@ The broker runs with the configuration ``scripts/probe-mosquitto --edition 5.0``
 (``MOSQUITTO_LIMITS50`` of ``interop/brokers.py``, the one way mosquitto is started). The
 run must finish in bounded time, every verdict must rest on evidence that decodes as
 recorded and replays to the same verdict, every rule id must be one the project knows, and
-the verdicts must be the ones ``docs/probe-results.md`` records for mosquitto in 5.0: a
+the verdicts must be the ones the conformance matrix's committed evidence records for
+mosquitto in 5.0 (``docs/matrix/evidence/mosquitto-5.0.json``, the same configuration): a
 change in the broker, the model or the probe shows here.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import time
@@ -30,7 +30,7 @@ from pubproof.model.rules import RULES
 from pubproof.probe import BY_ID50, VERDICTS, rejudge
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "docs" / "probe-results.md"
+RECORDED = ROOT / "docs" / "matrix" / "evidence" / "mosquitto-5.0.json"
 V50 = Edition.V50
 #: the whole 5.0 catalog must end well within this (a minute or so, the issue says)
 RUN_BOUND = 60.0
@@ -43,11 +43,9 @@ OUTSIDE_INDEX = frozenset({"MQTT-3.1.2-23", "MQTT-3.2.2-3", "MQTT-3.8.3-3", "MQT
 
 
 def recorded_verdicts() -> dict[str, str]:
-    """check id -> mosquitto's 5.0 verdict, from the table of docs/probe-results.md."""
-    text = RESULTS.read_text(encoding="utf-8")
-    section = text.split("## MQTT 5.0: every check", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `([^`]+)` \| [^|]* \| \**([a-z-]+)\**", section, re.M)
-    return dict(rows)
+    """check id -> mosquitto's 5.0 verdict, from the matrix's committed evidence."""
+    report = json.loads(RECORDED.read_text(encoding="utf-8"))
+    return {c["id"]: c["verdict"] for c in report["checks"]}
 
 
 @pytest.fixture(scope="module")
