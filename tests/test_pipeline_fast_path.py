@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pubproof.model.wire import encode_remaining_length
-from pubproof.pipeline.connection import Config, Connection, Tracker
+from pubproof.pipeline.connection import Connection, Tracker
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.dissect import ACK, FIN, SYN, Segment
 from pubproof.pipeline.framing import Framer, short_packets
 from pubproof.pipeline.reassembly import Data, Stream

@@ -136,7 +136,7 @@ def test_a_local_master_scans_and_a_cluster_shuffles() -> None:
 
 
 def test_an_unknown_read_is_refused_before_spark_starts(tmp_path: Path) -> None:
-    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.connection_state import Config
     from pubproof.pipeline.engine_spark import run
 
     with pytest.raises(ValueError, match="unknown read 'both'"):
