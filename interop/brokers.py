@@ -12,7 +12,7 @@ listens, and stops its whole process group afterwards.
 
 - ``mosquitto``: Debian's mosquitto (``apt-get install mosquitto``; ``scripts/system-deps``);
   it takes configuration lines of its own (:data:`MOSQUITTO_LIMITS50`: the limits the 5.0
-  catalog needs it to declare in CONNACK, as ``docs/probe-results.md`` records it)
+  catalog needs it to declare in CONNACK, its ``config50``, which the matrix starts it with)
 - ``amqtt``: amqtt's broker (PyPI, ``pip install -e '.[probe]'``)
 - ``aedes``: aedes (npm, ``interop/package.json``; ``npm ci`` in ``interop/``)
 - ``rabbitmq``: RabbitMQ's MQTT plugin (Debian ``rabbitmq-server``; QoS 0 and 1 only)
@@ -77,6 +77,9 @@ class Broker:
     #: its version here; None when it is not installed
     version: Callable[[], str | None]
     launch: Start
+    #: its configuration lines for the 5.0 catalog (the limits it must declare in CONNACK
+    #: for the checks of those limits to probe anything), which the matrix starts it with
+    config50: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.editions or self.max_qos not in (0, 1, 2) or self.seconds <= 0:
@@ -214,7 +217,7 @@ REGISTRY = (
     Broker(
         name="mosquitto", editions=("3.1.1", "3.1", "5.0"), max_qos=2, seconds=10.0,
         install="apt-get install mosquitto; scripts/system-deps",
-        version=_mosquitto_version, launch=_mosquitto,
+        version=_mosquitto_version, launch=_mosquitto, config50=MOSQUITTO_LIMITS50,
     ),
     Broker(
         name="amqtt", editions=("3.1.1",), max_qos=2, seconds=20.0,

@@ -68,7 +68,8 @@ FAST = ("mosquitto", "amqtt", "aedes", "paho-mqtt", "mqttjs", "paho-c", "mqtt-pa
 
 
 def _probe_broker(name: str, edition: str) -> dict[str, Any]:
-    with brokers.started(name) as running:
+    config = brokers.BROKERS[name].config50 if edition == "5.0" else ()
+    with brokers.started(name, config) as running:
         argv = [PUBPROOF, "probe", running.url, "--json", "--quiet", "--edition", edition]
         if running.broker.max_qos < 2:
             argv += ["--max-qos", str(running.broker.max_qos)]

@@ -8,17 +8,23 @@ words, says what pubproof does about it (``model``; the reading in
 :data:`pubproof.model.editions.READINGS` that switches it, when one exists) and names the
 theorem whose counterexample separates the readings (``witness``), when one exists.
 
-MQTT 5.0 is in none of the five excerpts. An entry about 5.0 quotes the standard with a
-``source`` ("MQTT 5.0 section 3.3.2.1"); such a quote is held to the project's record of
-the 5.0 wording (:func:`record_50`: the rules' and the readings' 5.0 quotes, and the
-catalog's own ``[[standard]]`` passages for the few sentences no rule quotes). Its
-``examples`` are bytes written by hand from the wire contract
+MQTT 5.0 is in none of the five excerpts, nor is what 3.1 and 3.1.1 say outside PUBLISH.
+An entry quotes such text with a ``source`` ("MQTT 5.0 section 3.3.2.1", "MQTT 3.1.1
+section 4.6", "MQTT V3.1 section 2.1"); such a quote is held to the project's record of that
+edition's wording (:func:`record`: the quotes of the rules, wire, flow and distribution
+alike, the passages of the readings, wire and distribution alike, and the catalog's own
+``[[standard]]`` passages for the few sentences neither quotes). An entry about 5.0's wire
+format shows ``examples``: bytes written by hand from the wire contract
 (``docs/guides/mqtt5-wire.md``) with the verdict each configuration must give; the model's
 decoder confirms them (:func:`example_problems`). An entry about the 5.0 flows shows
 ``traces`` instead: packets and events written by hand in the form of the protocol
 theorems' counterexamples, with what the model's 5.0 sessions must do with them
 (:func:`trace_outcome`), which :func:`example_problems` has
-:func:`pubproof.model.replay.replay` confirm.
+:func:`pubproof.model.replay.replay` confirm. An entry about distribution (a server's
+behaviour across sessions, its reading one of
+:data:`pubproof.model.distribution_readings.DISTRIBUTION_READINGS`) shows ``scenarios``:
+events written by hand, run through the distribution model under each value of the reading
+(:mod:`pubproof.model.ambiguity_scenarios`), with what the model must do under each.
 """
 
 from __future__ import annotations
@@ -32,10 +38,20 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from pubproof.model.ambiguity_scenarios import Scenario, load_scenario, scenario_problems
 from pubproof.model.clauses import BY_ID as CLAUSES_BY_ID
 from pubproof.model.clauses import LANGUAGES, lines
-from pubproof.model.editions import READINGS, Edition, Limits, ReadingError, resolve_readings
-from pubproof.model.rules import RULES
+from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
+from pubproof.model.distribution_rules import distribution_rules
+from pubproof.model.editions import (
+    READINGS,
+    Edition,
+    Limits,
+    Reading,
+    ReadingError,
+    resolve_readings,
+)
+from pubproof.model.rules import RULES, Rule
 
 
 class Kind(enum.Enum):
@@ -57,13 +73,17 @@ class Severity(enum.Enum):
 
     WIRE = "changes-wire-verdict"  # the verdict on some bytes
     FLOW = "changes-flow-behaviour"  # what an end does in a flow (no single packet shows it)
+    #: what a server sends to whom across sessions (no single flow shows it)
+    DISTRIBUTION = "changes-distribution"
     EDITORIAL = "editorial"  # nothing a peer can observe
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Quote:
     """An exact passage of one excerpt, with an English gloss for the translations; or,
-    with a ``source``, of the MQTT 5.0 standard ("MQTT 5.0 section 3.3.2.1")."""
+    with a ``source``, of a text the excerpts do not hold ("MQTT 5.0 section 3.3.2.1",
+    "MQTT 3.1.1 section 4.6", "MQTT V3.1 section 2.1"; a non-normative comment adds
+    " (non-normative comment)")."""
 
     lang: str
     text: str
@@ -73,7 +93,8 @@ class Quote:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Passage:
-    """A sentence of the MQTT 5.0 standard that the catalog quotes and no rule records."""
+    """A sentence of a standard (5.0, 3.1.1 or V3.1) that the catalog quotes and no rule or
+    reading records."""
 
     source: str
     text: str
@@ -142,11 +163,22 @@ class Ambiguity:
     quotes: tuple[Quote, ...]
     readings: tuple[str, ...]  # the possible readings, in words
     model: str  # what pubproof does about it
-    reading: str | None = None  # the name in READINGS that switches it
+    #: the name in READINGS (or, for distribution, DISTRIBUTION_READINGS) that switches it
+    reading: str | None = None
     witness: str | None = None  # the theorem whose counterexample separates the readings
-    rules: tuple[str, ...] = ()  # keys of RULES that embody the choice
+    #: keys of the rules that embody the choice (wire, flow or distribution rules)
+    rules: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()  # hand-written bytes and their verdicts (5.0)
     traces: tuple[FlowExample, ...] = ()  # hand-written 5.0 traces and their outcomes
+    #: hand-written runs of the distribution model under each value of the reading
+    scenarios: tuple[Scenario, ...] = ()
+
+    @property
+    def the_reading(self) -> Reading | None:
+        """The reading that switches it: a wire reading or a distribution reading."""
+        if self.reading is None:
+            return None
+        return READINGS.get(self.reading) or DISTRIBUTION_READINGS.get(self.reading)
 
 
 def _expected(row: Mapping[str, Any]) -> Expected:
@@ -210,6 +242,7 @@ def _ambiguity(entry: Mapping[str, Any]) -> Ambiguity:
         rules=tuple(entry.get("rules", ())),
         examples=tuple(_example(e) for e in entry.get("examples", ())),
         traces=tuple(_flow_example(e) for e in entry.get("traces", ())),
+        scenarios=tuple(load_scenario(e) for e in entry.get("scenarios", ())),
     )
 
 
@@ -219,12 +252,18 @@ def load(data: Mapping[str, Any]) -> tuple[Ambiguity, ...]:
 
 
 def load_standard(data: Mapping[str, Any]) -> tuple[Passage, ...]:
-    """The catalog's ``[[standard]]`` passages: 5.0 sentences it quotes that no rule does."""
+    """The catalog's ``[[standard]]`` passages: sentences it quotes that no rule does."""
     return tuple(Passage(source=p["source"], text=p["text"]) for p in data.get("standard", ()))
 
 
-_SECTION_50 = re.compile(r"MQTT 5\.0 (?:\(OASIS\), )?section (\d+(?:\.\d+)*)$")
+_COMMENT = r"(?: \(non-normative comment\))?"
+_SECTION_50 = re.compile(r"MQTT 5\.0 (?:\(OASIS\), )?section (\d+(?:\.\d+)*)" + _COMMENT + "$")
 _ID_50 = re.compile(r"MQTT 5\.0 \[MQTT-(\d+(?:\.\d+)*)-\d+\]$")
+_SECTION_311 = re.compile(r"MQTT 3\.1\.1 (?:\(OASIS\), )?section (\d+(?:\.\d+)*)" + _COMMENT + "$")
+_SECTION_31 = re.compile(r"MQTT V3\.1 (?:section (\d+(?:\.\d+)*)|(Appendix A))$")
+
+#: How each edition's sources are named, for the messages.
+SOURCE_PREFIXES = {"5.0": "MQTT 5.0", "3.1.1": "MQTT 3.1.1", "3.1": "MQTT V3.1"}
 
 
 def _section_50(source: str) -> str | None:
@@ -233,23 +272,51 @@ def _section_50(source: str) -> str | None:
     return match.group(1) if match else None
 
 
+def source_section(source: str) -> tuple[str, str] | None:
+    """The edition and section a source outside the excerpts names: ("5.0", "3.3.2.1") for
+    "MQTT 5.0 section 3.3.2.1", ("3.1.1", "4.6") for "MQTT 3.1.1 section 4.6" (or "MQTT
+    3.1.1 (OASIS), section 4.6"), ("3.1", "2.1") for "MQTT V3.1 section 2.1", ("3.1",
+    "Appendix A") for "MQTT V3.1 Appendix A"; None for anything else."""
+    section = _section_50(source)
+    if section is not None:
+        return "5.0", section
+    match = _SECTION_311.match(source)
+    if match:
+        return "3.1.1", match.group(1)
+    match = _SECTION_31.match(source)
+    if match:
+        return "3.1", match.group(1) or match.group(2)
+    return None
+
+
 def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
-def record_50(standard: tuple[Passage, ...] = ()) -> dict[str, list[str]]:
-    """The project's record of the MQTT 5.0 standard's wording, by section: every 5.0 quote
-    of the rules (wire and flow rules), every 5.0 passage of the readings, and
-    ``standard`` (the catalog's own)."""
-    found: dict[str, list[str]] = {}
-    sources = [(q.source, q.text) for r in (*RULES.values(), *RULES.flows()) for q in r.quotes]
-    sources += [(p.source, p.text) for r in READINGS.values() for p in r.passages]
+def _registry() -> tuple[Rule, ...]:
+    """Every rule that quotes a standard: wire, flow and distribution rules."""
+    return (*RULES.values(), *RULES.flows(), *distribution_rules())
+
+
+def record(standard: tuple[Passage, ...] = ()) -> dict[tuple[str, str], list[str]]:
+    """The project's record of the standards' wording outside the excerpts, by (edition,
+    section): every quote of the rules (wire, flow and distribution), every passage of the
+    readings (wire and distribution), and ``standard`` (the catalog's own)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    sources = [(q.source, q.text) for r in _registry() for q in r.quotes]
+    readings = (*READINGS.values(), *DISTRIBUTION_READINGS.values())
+    sources += [(p.source, p.text) for r in readings for p in r.passages]
     sources += [(p.source, p.text) for p in standard]
     for source, text in sources:
-        section = _section_50(source)
-        if section is not None:
-            found.setdefault(section, []).append(_squeeze(text))
+        where = source_section(source)
+        if where is not None:
+            found.setdefault(where, []).append(_squeeze(text))
     return found
+
+
+def record_50(standard: tuple[Passage, ...] = ()) -> dict[str, list[str]]:
+    """The MQTT 5.0 part of :func:`record`, by section."""
+    return {s: texts for (e, s), texts in record(standard).items() if e == "5.0"}
 
 
 def judge(data: bytes, expected: Expected) -> str:
@@ -341,9 +408,13 @@ def trace_problems(entries: tuple[Ambiguity, ...]) -> list[str]:
 
 
 def example_problems(entries: tuple[Ambiguity, ...]) -> list[str]:
-    """Every example whose stated verdict is not the model's, and every trace whose stated
-    outcome is not the model's sessions', in words (empty when all hold)."""
+    """Every example whose stated verdict is not the model's, every trace whose stated
+    outcome is not the model's sessions', and every scenario whose stated outcome is not
+    the distribution model's, in words (empty when all hold)."""
     found: list[str] = trace_problems(entries)
+    for entry in entries:
+        for scenario in entry.scenarios:
+            found += scenario_problems(entry.id, entry.reading, scenario)
     for entry in entries:
         for example in entry.examples:
             try:
@@ -374,16 +445,18 @@ def problems(
     """Everything wrong with a catalog, in words (empty when it holds).
 
     Ids are unique; every quote is an exact substring of its excerpt and every translated
-    quote has an English gloss, and every quote of the 5.0 standard (with a ``source``) is
-    in the project's record of that section (:func:`record_50`); the clause, the reading
-    and the rule keys exist; an entry states at least two readings; an entry with a reading
-    says, in ``model``, the reading's default in every edition it applies to; an example's
-    configurations exist and its bytes give the stated verdicts
-    (:func:`example_problems`). (That the witness theorems exist is checked by the tests:
-    the model does not import the proofs.)
+    quote has an English gloss, and every quote of a standard outside the excerpts (with a
+    ``source``) is in the project's record of that edition's section (:func:`record`); the
+    clause, the reading (a wire or a distribution reading) and the rule keys (wire, flow or
+    distribution rules) exist; an entry states at least two readings; an entry with a
+    reading says, in ``model``, the reading's default in every edition it applies to; an
+    example's configurations exist and its bytes give the stated verdicts, and a trace or a
+    scenario gives the stated outcome (:func:`example_problems`). (That the witness
+    theorems exist is checked by the tests: the model does not import the proofs.)
     """
     found: list[str] = []
-    record = record_50(STANDARD if standard is None else standard)
+    recorded = record(STANDARD if standard is None else standard)
+    keys = {r.key for r in _registry()}
     ids = [e.id for e in entries]
     found += [
         f"ambiguity id {i!r} is used twice" for i in sorted({i for i in ids if ids.count(i) > 1})
@@ -399,24 +472,23 @@ def problems(
             found.append(f"{where}: no quotes")
         if len(entry.readings) < 2:
             found.append(f"{where}: fewer than two readings")
-        flow_keys = {r.key for r in RULES.flows()}
-        found += [
-            f"{where}: unknown rule key {k!r}"
-            for k in entry.rules
-            if k not in RULES and k not in flow_keys
-        ]
+        found += [f"{where}: unknown rule key {k!r}" for k in entry.rules if k not in keys]
         for quote in entry.quotes:
             if quote.source is not None:
-                section = _section_50(quote.source)
-                if section is None or quote.lang != "en":
-                    found.append(f"{where}: a quote's source is 'MQTT 5.0 section <n>' in en: "
+                at = source_section(quote.source)
+                if at is None or quote.lang != "en":
+                    named = next(
+                        (p for p in SOURCE_PREFIXES.values() if quote.source.startswith(p)),
+                        "MQTT 5.0",
+                    )
+                    found.append(f"{where}: a quote's source is '{named} section <n>' in en: "
                                  f"{quote.source!r}")  # fmt: skip
                 elif not quote.text or not any(
-                    _squeeze(quote.text) in text for text in record.get(section, ())
+                    _squeeze(quote.text) in text for text in recorded.get(at, ())
                 ):
                     found.append(
-                        f"{where}: not in the project's record of MQTT 5.0 section {section}: "
-                        f"{quote.text!r}"
+                        f"{where}: not in the project's record of "
+                        f"{SOURCE_PREFIXES[at[0]]} section {at[1]}: {quote.text!r}"
                     )
                 continue
             if quote.lang not in texts:
@@ -426,7 +498,7 @@ def problems(
             if quote.lang != "en" and not (quote.note or "").strip():
                 found.append(f"{where}: the {quote.lang} quote {quote.text[:20]!r} has no gloss")
         if entry.reading is not None:
-            reading = READINGS.get(entry.reading)
+            reading = entry.the_reading
             if reading is None:
                 found.append(f"{where}: unknown reading {entry.reading!r}")
                 continue
@@ -447,7 +519,7 @@ def _read() -> dict[str, Any]:
 _DATA = _read()
 AMBIGUITIES: tuple[Ambiguity, ...] = load(_DATA)
 
-#: The 5.0 passages the catalog quotes that no rule or reading records.
+#: The passages of the standards the catalog quotes that no rule or reading records.
 STANDARD: tuple[Passage, ...] = load_standard(_DATA)
 
 #: Entries by id.
@@ -470,7 +542,9 @@ __all__ = [
     "load",
     "load_standard",
     "problems",
+    "record",
     "record_50",
+    "source_section",
     "trace_outcome",
     "trace_problems",
 ]

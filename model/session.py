@@ -47,17 +47,22 @@ class Output:
 
 
 @dataclass(slots=True)
-class _Outgoing:
+class Outgoing:
+    """A message this end sent at QoS 1 or 2 and the state of its flow."""
+
     state: SenderState
-    message: PublishP
+    message: PublishP  # as the application published it
 
 
 @dataclass(slots=True)
 class SessionModel:
-    """One end of a session: its outgoing flows and its incoming QoS 2 flows."""
+    """One end of a session: its outgoing flows and its incoming QoS 2 flows.
+
+    :class:`pubproof.model.session50.SessionModel50` extends it for MQTT 5.0: the same
+    state per packet identifier, allocation and bookkeeping, driven by the 5.0 tables."""
 
     method: Method = Method.B
-    outgoing: dict[int, _Outgoing] = field(default_factory=dict)  # in sending order
+    outgoing: dict[int, Outgoing] = field(default_factory=dict)  # in sending order
     incoming: dict[int, tuple[ReceiverState, PublishP | None]] = field(default_factory=dict)
     last_id: int = 0
 
@@ -110,7 +115,7 @@ class SessionModel:
         event = SI.PUBLISH_QOS1 if qos == 1 else SI.PUBLISH_QOS2
         step = sender_step(SenderState.FREE, event)
         assert isinstance(step, Step)
-        self.outgoing[packet_id] = _Outgoing(step.next, message)  # type: ignore[arg-type]
+        self.outgoing[packet_id] = Outgoing(step.next, message)  # type: ignore[arg-type]
         return judged + self._sender_outputs(step, message)
 
     def _allocate(self) -> int | None:
@@ -139,10 +144,7 @@ class SessionModel:
         if isinstance(step, Undefined):
             return [Output(kind=step.verdict, packet=packet, rules=step.rules, note=step.note)]
         assert flow is not None
-        if step.next is SenderState.FREE:
-            del self.outgoing[packet_id]
-        else:
-            flow.state = step.next  # type: ignore[assignment]
+        self._move(packet_id, flow, step.next)  # type: ignore[arg-type]
         return self._sender_outputs(step, flow.message)
 
     def _receive_publish(self, packet: PublishP) -> list[Output]:
@@ -182,7 +184,15 @@ class SessionModel:
         self._set_incoming(packet_id, step.next, None)  # type: ignore[arg-type]
         return outputs
 
+    def _move(self, packet_id: int, flow: Outgoing, state: SenderState) -> None:
+        """The outgoing flow moves to ``state``; at FREE its identifier is free again."""
+        if state is SenderState.FREE:
+            del self.outgoing[packet_id]
+        else:
+            flow.state = state
+
     def _set_incoming(self, packet_id: int, state: ReceiverState, stored: PublishP | None) -> None:
+        """The incoming flow moves to ``state``, holding ``stored``; at FREE it is gone."""
         if state is ReceiverState.FREE:
             self.incoming.pop(packet_id, None)
         else:
@@ -223,10 +233,7 @@ class SessionModel:
             step = sender_step(flow.state, event)
             assert isinstance(step, Step)
             outputs += self._sender_outputs(step, flow.message)
-            if step.next is SenderState.FREE:
-                del self.outgoing[packet_id]
-            else:
-                flow.state = step.next  # type: ignore[assignment]
+            self._move(packet_id, flow, step.next)  # type: ignore[arg-type]
         if not resume:
             self.incoming.clear()
             self.last_id = 0

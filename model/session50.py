@@ -1,9 +1,12 @@
 """One end of an MQTT 5.0 session, driven by the 5.0 flow tables and the Topic Alias tables.
 
-As :class:`pubproof.model.session.SessionModel` for 3.1 and 3.1.1, this class only routes
-packets and events to entries of :mod:`pubproof.model.flows50` and
-:mod:`pubproof.model.topic_alias` and carries out their actions; what it adds is the state
-those actions act on that is not per packet identifier:
+:class:`SessionModel50` extends :class:`pubproof.model.session.SessionModel` (3.1 and
+3.1.1): the same state per packet identifier (the outgoing flows in sending order, the
+incoming QoS 2 flows, the last identifier allocated), the same allocation and bookkeeping,
+and it too only routes packets and events to table entries, here of
+:mod:`pubproof.model.flows50` and :mod:`pubproof.model.topic_alias`, and carries out their
+actions. It replaces the routing (the 5.0 tables' inputs and actions differ: Reason Codes,
+quota) and adds the state those actions act on that is not per packet identifier:
 
 - the **send quota**, set to the peer's Receive Maximum at each connection
   [MQTT-4.9.0-1] and moved by the tables' ``TAKE_QUOTA`` / ``RELEASE_QUOTA``; a new QoS 1
@@ -20,8 +23,9 @@ Alias Maximum (what it sent) and its peer's (what it received). The application'
 on an incoming message is ``receive(packet, refuse=code)``: a code of 0x80 or more refuses
 a new QoS 1 or 2 message (PUBACK / PUBREC with that code).
 
-Outputs are those of the 3.1.1 session plus ``wait`` and ``disconnect`` (with the
-DISCONNECT Reason Code); after a ``disconnect`` the connection is closed and the caller
+Outputs (:class:`Output50`, an :class:`~pubproof.model.session.Output` with a Reason Code)
+are those of the 3.1.1 session plus ``wait`` and ``disconnect`` (with the DISCONNECT
+Reason Code); after a ``disconnect`` the connection is closed and the caller
 reconnects the session (or not) with :meth:`reconnect`.
 """
 
@@ -30,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pubproof.model.flows import Method, ReceiverState, SenderState, Undefined
+from pubproof.model.flows import ReceiverState, SenderState, Undefined
 from pubproof.model.flows50 import (
     ACTION_CODE,
     PROTOCOL_ERROR,
@@ -44,6 +48,7 @@ from pubproof.model.flows50 import (
     receiver_step50,
     sender_step50,
 )
+from pubproof.model.session import Outgoing, Output, SessionModel
 from pubproof.model.topic_alias import (
     RECEIVER_ALIAS,
     SENDER_ALIAS,
@@ -65,20 +70,11 @@ _ACK_OF: dict[ReceiverAction50, AckType] = {
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Output50:
-    """Something a 5.0 end does: send, deliver, judge its peer, wait, or disconnect."""
+class Output50(Output):
+    """Something a 5.0 end does: send, deliver, judge its peer, wait, or disconnect (its
+    ``kind``: those of :class:`~pubproof.model.session.Output`, ``wait``, ``disconnect``)."""
 
-    kind: str  # "send" | "deliver" | "violation" | "tolerated" | "wait" | "disconnect"
-    packet: P | None = None
-    rules: tuple[str, ...] = ()
-    note: str = ""
     reason_code: int | None = None  # the DISCONNECT's
-
-
-@dataclass(slots=True)
-class _Flow:
-    state: SenderState
-    message: PublishP  # as the application published it: the whole topic, no alias
 
 
 def ack50(kind: AckType, packet_id: int, reason_code: int = 0) -> AckP:
@@ -96,18 +92,19 @@ def publish50(
     }  # fmt: skip
 
 
-@dataclass(slots=True)
-class SessionModel50:
-    """One end of a 5.0 session with its negotiated limits."""
+@dataclass(slots=True, kw_only=True)
+class SessionModel50(SessionModel):
+    """One end of a 5.0 session with its negotiated limits. The outgoing messages
+    (:attr:`outgoing`) are kept as the application published them: the whole topic, no
+    alias (each sending applies the connection's Topic Alias table).
 
-    method: Method = Method.B
+    Its ``publish``, ``receive`` and ``reconnect`` return :class:`Output50`; its ``publish``
+    allocates the packet identifier (no chosen one, as a trace gives the 3.x end)."""
+
     receive_maximum: int = 65535  # this end's, sent to the peer
     topic_alias_maximum: int = 0  # this end's, sent to the peer
     peer_receive_maximum: int = 65535
     peer_topic_alias_maximum: int = 0
-    outgoing: dict[int, _Flow] = field(default_factory=dict)  # in sending order
-    incoming: dict[int, tuple[ReceiverState, PublishP | None]] = field(default_factory=dict)
-    last_id: int = 0
     quota: int = -1  # set from peer_receive_maximum when the session starts
     alias_in: dict[int, str] = field(default_factory=dict)
     alias_out: dict[str, int] = field(default_factory=dict)
@@ -120,7 +117,11 @@ class SessionModel50:
 
     # -- the application publishes -----------------------------------------------------
 
-    def publish(self, topic: str, payload: bytes, qos: int, retain: bool = False) -> list[Output50]:
+    # The overrides return Output50 lists (list is invariant) and this ``publish`` takes no
+    # chosen identifier: hence the ignores of [override] on the three entry points.
+    def publish(  # type: ignore[override]
+        self, topic: str, payload: bytes, qos: int, retain: bool = False
+    ) -> list[Output50]:
         """What the end sends for a new message (``wait`` at zero send quota)."""
         if qos == 0:
             message = publish50(topic, payload, 0, retain, None)
@@ -138,18 +139,9 @@ class SessionModel50:
         message = publish50(topic, payload, qos, retain, packet_id)
         step = sender_step50(SenderState.FREE, SI.PUBLISH_QOS1 if qos == 1 else SI.PUBLISH_QOS2)
         assert isinstance(step, Step50)
-        flow = _Flow(step.next, message)  # type: ignore[arg-type]
+        flow = Outgoing(step.next, message)  # type: ignore[arg-type]
         self.outgoing[packet_id] = flow
         return self._sender_actions(step, flow, packet_id)
-
-    def _allocate(self) -> int | None:
-        candidate = self.last_id
-        for _ in range(65535):
-            candidate = candidate % 65535 + 1
-            if candidate not in self.outgoing:
-                self.last_id = candidate
-                return candidate
-        return None
 
     def _aliased(self, message: PublishP) -> PublishP:
         """The PUBLISH as sent on this connection: the Topic Alias sender table applied."""
@@ -169,7 +161,7 @@ class SessionModel50:
                 return {**message, "topic": "", "properties": props}
         return {**message, "properties": props}
 
-    def _sender_actions(self, step: Step50, flow: _Flow, packet_id: int) -> list[Output50]:
+    def _sender_actions(self, step: Step50, flow: Outgoing, packet_id: int) -> list[Output50]:
         outputs: list[Output50] = []
         for action in step.actions:
             if action is SA.TAKE_QUOTA:
@@ -192,11 +184,11 @@ class SessionModel50:
 
     # -- a packet arrives ---------------------------------------------------------------
 
-    def receive(self, packet: P, *, refuse: int = 0) -> list[Output50]:
+    def receive(self, packet: P, *, refuse: int = 0) -> list[Output50]:  # type: ignore[override]
         """What the end does with a packet from its peer. ``refuse`` (>= 0x80) is the
         application's refusal of a new QoS 1 or 2 message."""
         if packet["type"] == "PUBLISH":
-            return self._receive_publish(packet, refuse)
+            return self._receive_publish50(packet, refuse)
         packet_id = packet["packet_id"]
         code = packet.get("reason_code", 0)
         if packet["type"] == "PUBREL":
@@ -214,11 +206,8 @@ class SessionModel50:
         if isinstance(step, Undefined):
             return [Output50(kind=step.verdict, packet=packet, rules=step.rules, note=step.note)]
         if flow is None:  # an entry for a free identifier: PUBREL 0x92 to a stray PUBREC
-            return self._sender_actions(step, _Flow(SenderState.FREE, packet), packet_id)  # type: ignore[arg-type]
-        if step.next is SenderState.FREE:
-            del self.outgoing[packet_id]
-        else:
-            flow.state = step.next  # type: ignore[assignment]
+            return self._sender_actions(step, Outgoing(SenderState.FREE, packet), packet_id)  # type: ignore[arg-type]
+        self._move(packet_id, flow, step.next)  # type: ignore[arg-type]
         return self._sender_actions(step, flow, packet_id)
 
     def _resolve(self, packet: PublishP) -> PublishP | Output50:
@@ -259,7 +248,7 @@ class SessionModel50:
                 )  # fmt: skip
         return {**packet, "topic": topic, "properties": props}
 
-    def _receive_publish(self, packet: PublishP, refuse: int) -> list[Output50]:
+    def _receive_publish50(self, packet: PublishP, refuse: int) -> list[Output50]:
         resolved = self._resolve(packet)
         if isinstance(resolved, Output50):
             return [resolved]
@@ -314,15 +303,12 @@ class SessionModel50:
                 outputs.append(Output50(kind="send", packet=ack50(kind, packet_id, code),
                                         rules=step.rules))  # fmt: skip
         if packet_id is not None and event is not RI.PUBLISH_QOS0:
-            if step.next is ReceiverState.FREE:
-                self.incoming.pop(packet_id, None)
-            else:
-                self.incoming[packet_id] = (step.next, stored)  # type: ignore[assignment]
+            self._set_incoming(packet_id, step.next, stored)  # type: ignore[arg-type]
         return outputs
 
     # -- the connection ---------------------------------------------------------------
 
-    def reconnect(self, *, resume: bool) -> list[Output50]:
+    def reconnect(self, *, resume: bool) -> list[Output50]:  # type: ignore[override]
         """A new connection. ``resume``: Clean Start 0 and a session present; otherwise
         (Clean Start 1, or the session expired) everything is dropped [MQTT-4.4.0-1]."""
         self._new_connection()
@@ -332,18 +318,12 @@ class SessionModel50:
             step = sender_step50(flow.state, event)
             assert isinstance(step, Step50)
             outputs += self._sender_actions(step, flow, packet_id)
-            if step.next is SenderState.FREE:
-                del self.outgoing[packet_id]
-            else:
-                flow.state = step.next  # type: ignore[assignment]
+            self._move(packet_id, flow, step.next)  # type: ignore[arg-type]
         r_event = RI.RESUME if resume else RI.CLEAN
         for packet_id, (state, stored) in list(self.incoming.items()):
             r_step = receiver_step50(self.method, state, r_event)
             assert isinstance(r_step, Step50)
-            if r_step.next is ReceiverState.FREE:
-                del self.incoming[packet_id]
-            else:
-                self.incoming[packet_id] = (r_step.next, stored)  # type: ignore[assignment]
+            self._set_incoming(packet_id, r_step.next, stored)  # type: ignore[arg-type]
         if not resume:
             self.last_id = 0
         return outputs
@@ -361,9 +341,9 @@ class SessionModel50:
 
     def snapshot(self) -> dict[str, Any]:
         """The session state in a comparable, JSON-ready form."""
-        return {
-            "outgoing": [[i, f.state.name, f.message] for i, f in self.outgoing.items()],
-            "incoming": sorted([i, s.name, m] for i, (s, m) in self.incoming.items()),
+        # the base named, not super(): a slotted dataclass is a new class, which the
+        # zero-argument super() of its methods does not know
+        return SessionModel.snapshot(self) | {
             "quota": self.quota,
             "alias_in": sorted(self.alias_in.items()),
             "alias_out": sorted(self.alias_out.items()),

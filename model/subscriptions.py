@@ -14,13 +14,13 @@ multiple SUBSCRIBE packets" [MQTT-3.8.4-4]), :func:`grant` gives the SUBACK code
 granted (the lower of the one requested and the server's maximum) or a failure code, from
 ``SUBACK_CODES`` of the edition [MQTT-3.9.3-2]. What is refused, and why:
 
-==========================================  ===============  ===============================
-the filter                                  3.1.1            5.0
-==========================================  ===============  ===============================
-has a wildcard the server does not support  0x80 [3.8.3-2]   0xA2 Wildcard not supported
-is a Shared Subscription, not supported     (none)           0x9E Shared not supported
-carries an identifier, not supported        (none)           0xA1 Identifiers not supported
-==========================================  ===============  ===============================
+==========================================  ==============  =============================
+the filter                                  3.1.1           5.0
+==========================================  ==============  =============================
+has a wildcard the server does not support  0x80 [3.8.3-2]  0xA2 Wildcard not supported
+is a Shared Subscription, not supported     (none)          0x9E Shared not supported
+carries an identifier, not supported        (none)          0xA1 Identifiers not supported
+==========================================  ==============  =============================
 
 A filter that breaks the filter rules is a protocol violation (5.0: a Malformed Packet),
 unless reading ``invalid-filter`` is "refuse" (then 0x80). MQTT 3.1 has no failure code at

@@ -42,7 +42,7 @@ from pubproof.pipeline.fast.ends import C2S, S2C
 from pubproof.pipeline.framing import Framed, Unframable
 from pubproof.pipeline.wire_error import WireError
 from pubproof.reference.common import Section, Whole5
-from pubproof.reference.decode50 import whole_of
+from pubproof.reference.fast50 import whole_of
 from pubproof.reference.packets import Ack, Packet, Publish
 from pubproof.reference.properties import (
     NO_ACK_PROPERTIES,

@@ -31,6 +31,12 @@ def fixed(*rule_ids: str) -> Rules:
     return lambda edition: rule_ids
 
 
+def per_edition(v3: tuple[str, ...], v50: tuple[str, ...]) -> Rules:
+    """The rules of a check that runs in every edition: ``v3`` in MQTT 3.1 and 3.1.1,
+    ``v50`` in 5.0 (which numbers its statements afresh)."""
+    return lambda edition: v50 if edition is Edition.V50 else v3
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     """One entry of the catalog."""

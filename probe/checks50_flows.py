@@ -19,6 +19,7 @@ from pubproof.judge.findings import Finding
 from pubproof.judge.limits import declared as declared_by
 from pubproof.probe.check import Check, Judge, Run, fixed
 from pubproof.probe.checks_flows import END_TO_END, each_once
+from pubproof.probe.checks_session import KEEP_SESSION
 from pubproof.probe.client import Client
 from pubproof.probe.context import CheckContext
 from pubproof.probe.evidence import Entry, received, sent
@@ -39,8 +40,6 @@ MOST_IN_FLIGHT = 100
 CLIENT_RECEIVE_MAXIMUM = 2
 CLIENT_TOPIC_ALIAS_MAXIMUM = 2
 CLIENT_MAXIMUM_PACKET_SIZE = 128
-#: a Session Expiry Interval long enough for a check's reconnection, in seconds
-KEEP_SESSION = {"session_expiry_interval": 30}
 
 
 def _check(

@@ -15,13 +15,13 @@ from typing import Any
 
 from pubproof.probe.check import Check, Run, fixed
 from pubproof.probe.checks_distribution import by_distribution
+from pubproof.probe.checks_session import KEEP_SESSION
 from pubproof.probe.client import Subscription
 from pubproof.probe.context import CheckContext
 from pubproof.probe.steps import clear_retained, connected, end_session, subscriber
 from pubproof.reference.properties import PublishProperties
 
 PUB, SUB = "pub", "sub"
-KEEP_SESSION = {"session_expiry_interval": 30}
 #: how long the expiry checks wait (the broker's clock may count whole seconds)
 EXPIRED_WAIT = 2.2
 REDUCED_WAIT = 1.2

@@ -10,16 +10,14 @@ unacknowledged, with the original Packet Identifiers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pubproof.judge.findings import Finding
 from pubproof.probe.check import Check, Judge, Run, fixed
+from pubproof.probe.checks_session import RESEND_PUBLISH_QOS1, RESEND_PUBREL
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import copies, delivered, label
 from pubproof.probe.findings import passed, violation
 from pubproof.probe.steps import connected, end_session, subscriber
 from pubproof.probe.view import View
-from pubproof.reference.packets import Packet, Publish, PubRel
 
 PUB, SUB = "pub", "sub"
 #: how long the check waits past a Session Expiry Interval of 1 s (whole-second clocks)
@@ -94,68 +92,6 @@ def _judge_discarded(why: str) -> Judge:
     return judge
 
 
-# -- re-sends on a resumed session --------------------------------------------------------
-
-
-def _subscriber_drops(qos: int, hold: Callable[[Packet], bool], what: str) -> Run:
-    """The subscriber (Session Expiry 30 s) drops its connection holding ``what``, and
-    resumes its session."""
-
-    def run(ctx: CheckContext) -> None:
-        topic, payload = ctx.topic(), f"resume-{what.lower()}".encode()
-        sub = subscriber(ctx, SUB, (topic, qos), properties={"session_expiry_interval": 30})
-        end_session(ctx, sub)
-        sub.hold = hold
-        pub = connected(ctx, PUB)
-        pub.publish(topic, payload, qos=qos)
-        ctx.wait_for(sub, what, lambda: bool(sub.held))
-        sub.drop()
-        sub.hold, sub.held = None, []
-        before = sub.count(what)
-        sub.reconnect(clean=False)
-        ctx.wait_for(
-            sub,
-            f"the re-sent {what}, every flow complete",
-            lambda: sub.count(what) > before and sub.settled and pub.settled,
-        )
-        ctx.quiet()
-
-    return run
-
-
-def _judge_resent(qos: int, kind: str) -> Judge:
-    def judge(view: View) -> list[Finding]:
-        published = view.published(PUB)
-        connects = [
-            i for i, e in enumerate(view.entries)
-            if e.get("client") == SUB and e.get("type") == "CONNECT"
-        ]  # fmt: skip
-        if not published or len(connects) < 2:
-            return []
-        before = {
-            e["packet_id"] for e in view.entries[: connects[1]]
-            if e.get("client") == SUB and e.get("type") == kind and e.get("dir") == "from-broker"
-        }  # fmt: skip
-        findings: list[Finding] = []
-        for entry in view.entries[connects[1] :]:
-            if (
-                entry.get("client") == SUB and entry.get("type") == kind
-                and entry.get("dir") == "from-broker" and entry.get("packet_id") in before
-            ):  # fmt: skip
-                dup = " with DUP 1" if entry.get("dup") else ""
-                note = f"re-sent {kind} {entry['packet_id']}{dup} after the session resumed"
-                findings.append(passed(note, "MQTT-4.4.0-1"))
-                break
-        message = published[0]
-        if qos == 2:
-            return findings + delivered(view, SUB, message, 2, publisher=PUB)
-        if copies(view, SUB, message):  # a held and a re-sent copy: at least once
-            findings.append(passed(f"{SUB} got {label(message)} at least once"))
-        return findings
-
-    return judge
-
-
 CHECKS: tuple[Check, ...] = (
     Check(
         id="session.expiry-within",
@@ -181,18 +117,6 @@ CHECKS: tuple[Check, ...] = (
             "with no Session Expiry Interval (0: the session ends with the connection)"
         ),
     ),
-    Check(
-        id="session.resend-publish-qos1",
-        title="subscriber drops before PUBACK, resumes: PUBLISH re-sent with DUP 1",
-        rules=fixed("MQTT-4.4.0-1", "MQTT-3.3.1-1"),
-        run=_subscriber_drops(1, lambda p: isinstance(p, Publish), "PUBLISH"),
-        judge=_judge_resent(1, "PUBLISH"),
-    ),
-    Check(
-        id="session.resend-pubrel",
-        title="subscriber drops before PUBCOMP, resumes: PUBREL re-sent, not PUBLISH",
-        rules=fixed("MQTT-4.4.0-1", "MQTT-4.3.3-6"),
-        run=_subscriber_drops(2, lambda p: isinstance(p, PubRel), "PUBREL"),
-        judge=_judge_resent(2, "PUBREL"),
-    ),
+    RESEND_PUBLISH_QOS1,
+    RESEND_PUBREL,
 )

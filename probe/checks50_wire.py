@@ -7,6 +7,13 @@ A check sends one *case*, then PINGREQ, and reads until PINGRESP or the end of t
 connection. :func:`pubproof.probe.judge50.case_findings50` judges the outcome: the model's
 decoding of the case with the broker's Topic Alias Maximum and Maximum Packet Size (and
 under every reading), and for a case the wire format accepts, the 5.0 Topic Alias tables.
+
+The cases the 3.x catalog has too (the QoS bits, DUP at QoS 0, packet identifier 0, the
+topic name's '+' (here ``wire.topic-wildcard``), U+0000 and byte FF, the Remaining
+Length's encodings, PUBACK's and PUBREL's flags) are not written here: they are the
+shared definitions of :mod:`pubproof.probe.checks_wire`
+(:data:`~pubproof.probe.checks_wire.SHARED`), laid out for 5.0 with an empty property
+section, their titles naming the Reason Code.
 """
 
 from __future__ import annotations
@@ -15,26 +22,39 @@ from collections.abc import Callable
 
 from pubproof.judge.close import close_rules
 from pubproof.judge.limits import Declared
-from pubproof.judge.limits import declared as declared_by
 from pubproof.model.editions import Edition
 from pubproof.model.properties50 import BY_KEY
-from pubproof.model.wire import encode_remaining_length
-from pubproof.probe.check import Check, Run, fixed
+from pubproof.probe.check import Check, fixed
+from pubproof.probe.checks_wire import (
+    ACK_FLAGS,
+    ACK_TYPE,
+    PACKET_ID_ZERO,
+    PUBLISH_DUP_QOS0,
+    PUBLISH_QOS3,
+    RL_FIVE_BYTES,
+    RL_NON_MINIMAL,
+    TOPIC_ILL_FORMED,
+    TOPIC_NUL,
+    TOPIC_PLUS,
+    AckBuild,
+    AckCase,
+    PublishCase,
+    ack_bytes,
+    ack_case,
+    publish_bytes,
+    publish_case,
+)
 from pubproof.probe.context import CheckContext
 from pubproof.probe.judge50 import case_findings50
-from pubproof.probe.steps import connected, observe, subscriber
-from pubproof.reference.packets import Publish, PubRec, PubRel
+from pubproof.probe.steps import connected, observe
 
+V50 = Edition.V50
 #: (topic name, the broker's declarations) -> the bytes of the case
 Build = Callable[[str, Declared], bytes]
 #: the property identifiers the cases write (Table 2-4)
 TOPIC_ALIAS = BY_KEY["topic_alias"].identifier
 CONTENT_TYPE = BY_KEY["content_type"].identifier
 RESPONSE_TOPIC = BY_KEY["response_topic"].identifier
-
-
-def _vbi(value: int) -> bytes:
-    return encode_remaining_length(value)
 
 
 def publish50_bytes(
@@ -47,14 +67,12 @@ def publish50_bytes(
     property_length: bytes | None = None,
     remaining_length: bytes | None = None,
 ) -> bytes:
-    """A 5.0 PUBLISH laid out field by field, faults and all."""
-    body = len(topic).to_bytes(2, "big") + topic
-    if packet_id is not None:
-        body += packet_id.to_bytes(2, "big")
-    body += (_vbi(len(properties)) if property_length is None else property_length) + properties
-    body += payload
-    length = _vbi(len(body)) if remaining_length is None else remaining_length
-    return bytes((first,)) + length + body
+    """A 5.0 PUBLISH laid out field by field, faults and all (:func:`~pubproof.probe.
+    checks_wire.publish_bytes` with its property section)."""
+    return publish_bytes(
+        first, topic, packet_id, payload, edition=V50, properties=properties,
+        property_length=property_length, remaining_length=remaining_length,
+    )  # fmt: skip
 
 
 def prop_two(identifier: int, value: int) -> bytes:
@@ -81,17 +99,6 @@ def _rules(rule_id: str) -> tuple[str, ...]:
     return close_rules(rule_id, Edition.V50)
 
 
-def _publish_case(build: Build) -> Run:
-    def run(ctx: CheckContext) -> None:
-        pub = connected(ctx, "pub")
-        assert pub.connack is not None
-        theirs = declared_by(pub.connack.get("properties", {}))
-        pub.send_raw(build(ctx.topic(), theirs), case=True)
-        observe(ctx, pub)
-
-    return run
-
-
 #: check id -> how it builds its case
 BUILDS: dict[str, Build] = {}
 
@@ -99,9 +106,16 @@ BUILDS: dict[str, Build] = {}
 def _case(cid: str, title: str, rule_id: str, build: Build) -> Check:
     BUILDS[cid] = build
     return Check(
-        id=cid, title=title, rules=fixed(*_rules(rule_id)), run=_publish_case(build),
+        id=cid, title=title, rules=fixed(*_rules(rule_id)), run=publish_case(build),
         judge=case_findings50,
     )  # fmt: skip
+
+
+def _take(case: PublishCase) -> Check:
+    """A case both catalogs have (:mod:`pubproof.probe.checks_wire`): its 5.0 check, its
+    build recorded."""
+    BUILDS[case.v50.id] = case.built(V50)
+    return case.v50
 
 
 def _too_large(topic: str, theirs: Declared) -> bytes:
@@ -188,26 +202,14 @@ PUBLISH_CHECKS: tuple[Check, ...] = (
         "MQTT-2.2.2-1",
         lambda t, d: publish50_bytes(0x30, _t(t), property_length=b"", payload=b""),
     ),
-    _case(
-        "wire.rl-non-minimal",
-        "PUBLISH with a Remaining Length in more bytes than needed (reading rl-encoding)",
-        "MQTT-1.5.5-1",
-        lambda t, d: publish50_bytes(
-            0x30, _t(t), remaining_length=bytes((len(t) + 4 | 0x80, 0x00))
-        ),
-    ),
+    _take(RL_NON_MINIMAL),
     _case(
         "wire.property-length-non-minimal",
         "PUBLISH with a Property Length of 0 in two bytes (80 00; reading rl-encoding)",
         "MQTT-1.5.5-1",
         lambda t, d: publish50_bytes(0x30, _t(t), property_length=b"\x80\x00"),
     ),
-    _case(
-        "wire.rl-five-bytes",
-        "a Remaining Length of five bytes (0x81)",
-        "PP50-1.5.5-four-bytes",
-        lambda t, d: bytes.fromhex("30ffffffff7f"),
-    ),
+    _take(RL_FIVE_BYTES),
     _case(
         "wire.packet-too-large",
         "PUBLISH one byte over the broker's Maximum Packet Size (0x95)",
@@ -232,42 +234,12 @@ PUBLISH_CHECKS: tuple[Check, ...] = (
         "PP50-3.3.2-payload-utf8",
         lambda t, d: publish50_bytes(0x30, _t(t), properties=b"\x01\x01", payload=b"\xff"),
     ),
-    _case(
-        "wire.publish-qos3",
-        "PUBLISH with both QoS bits set (0x81)",
-        "MQTT-3.3.1-4",
-        lambda t, d: publish50_bytes(0x36, _t(t), 1),
-    ),
-    _case(
-        "wire.publish-dup-qos0",
-        "PUBLISH QoS 0 with DUP set (0x82; reading dup-qos0)",
-        "MQTT-3.3.1-2",
-        lambda t, d: publish50_bytes(0x38, _t(t)),
-    ),
-    _case(
-        "wire.packet-id-zero",
-        "PUBLISH QoS 1 with packet identifier 0 (0x82)",
-        "MQTT-2.2.1-3",
-        lambda t, d: publish50_bytes(0x32, _t(t), 0),
-    ),
-    _case(
-        "wire.topic-wildcard",
-        "PUBLISH topic name with '+' (0x82)",
-        "MQTT-3.3.2-2",
-        lambda t, d: publish50_bytes(0x30, _t(t + "/+")),
-    ),
-    _case(
-        "wire.topic-nul",
-        "PUBLISH topic name with U+0000 (0x81)",
-        "MQTT-4.7.3-2",
-        lambda t, d: publish50_bytes(0x30, _t(t) + b"/\x00"),
-    ),
-    _case(
-        "wire.topic-ill-formed-utf8",
-        "PUBLISH topic name with byte FF (0x81)",
-        "MQTT-3.3.2-1",
-        lambda t, d: publish50_bytes(0x30, _t(t) + b"/\xff"),
-    ),
+    _take(PUBLISH_QOS3),
+    _take(PUBLISH_DUP_QOS0),
+    _take(PACKET_ID_ZERO),
+    _take(TOPIC_PLUS),
+    _take(TOPIC_NUL),
+    _take(TOPIC_ILL_FORMED),
     _case(
         "wire.response-topic-wildcard",
         "PUBLISH with a Response Topic containing '#' (0x82)",
@@ -319,50 +291,6 @@ ALIAS_ACROSS = Check(
 
 # -- acknowledgements: each sent where the flow calls for it, with a fault --------------
 
-AckBuild = Callable[[int], bytes]  # packet identifier -> the bytes of the case
-
-
-def _ack_case(kind: str, build: AckBuild) -> Run:
-    """The subscriber answers a forwarded message (PUBACK, PUBREC, PUBCOMP), or the
-    publisher releases its own (PUBREL), with the case."""
-
-    def run(ctx: CheckContext) -> None:
-        topic = ctx.topic()
-        if kind == "PUBREL":
-            pub = connected(ctx, "pub")
-            pub.hold = lambda p: isinstance(p, PubRec)
-            message = pub.publish(topic, b"ack", qos=2)
-            ctx.wait_for(pub, "PUBREC", lambda: bool(pub.held))
-            assert message.packet_id is not None
-            pub.send_raw(build(message.packet_id), case=True)
-            observe(ctx, pub)
-            return
-        qos = 1 if kind == "PUBACK" else 2
-        sub = subscriber(ctx, "sub", (topic, qos))
-        if kind == "PUBCOMP":
-            sub.hold = lambda p: isinstance(p, PubRel)
-        else:
-            sub.hold = lambda p: isinstance(p, Publish)
-        pub = connected(ctx, "pub")
-        pub.publish(topic, b"ack", qos=qos)
-        ctx.wait_for(sub, "PUBREL" if kind == "PUBCOMP" else "PUBLISH", lambda: bool(sub.held))
-        packet_id = sub.held[0].packet_id
-        assert packet_id is not None
-        sub.send_raw(build(packet_id), case=True)
-        observe(ctx, sub)
-
-    return run
-
-
-def _ack(first: int, *rest: int) -> AckBuild:
-    """An acknowledgement: first byte, packet identifier, then ``rest`` (Remaining Length
-    counted)."""
-    return lambda packet_id: (
-        bytes((first, 2 + len(rest))) + packet_id.to_bytes(2, "big") + bytes(rest)
-    )
-
-
-_FIRST = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}
 _REASON_RULE = {
     "PUBACK": "MQTT-3.4.2-1",
     "PUBREC": "MQTT-3.5.2-1",
@@ -378,9 +306,15 @@ ACK_BUILDS: dict[str, tuple[str, AckBuild]] = {}
 def _ack_check(cid: str, title: str, kind: str, rule_id: str, build: AckBuild) -> Check:
     ACK_BUILDS[cid] = (kind, build)
     return Check(
-        id=cid, title=title, rules=fixed(*_rules(rule_id)), run=_ack_case(kind, build),
+        id=cid, title=title, rules=fixed(*_rules(rule_id)), run=ack_case(kind, build),
         judge=case_findings50,
     )  # fmt: skip
+
+
+def _take_ack(case: AckCase) -> Check:
+    """An acknowledgement case both catalogs have: its 5.0 check, its build recorded."""
+    ACK_BUILDS[case.v50.id] = (case.kind, case.build)
+    return case.v50
 
 
 ACK_CHECKS: tuple[Check, ...] = (
@@ -390,37 +324,25 @@ ACK_CHECKS: tuple[Check, ...] = (
             f"{kind} with Reason Code 0x05, not one of {kind}'s (0x82)",
             kind,
             _REASON_RULE[kind],
-            _ack(first, 0x05),
+            ack_bytes(first, 0x05),
         )
-        for kind, first in _FIRST.items()
+        for kind, first in ACK_TYPE.items()
     ),
-    _ack_check(
-        "wire.puback-flags",
-        "PUBACK with flags 0010 (0x81)",
-        "PUBACK",
-        "MQTT-2.1.3-1",
-        _ack(0x42),
-    ),
-    _ack_check(
-        "wire.pubrel-flags",
-        "PUBREL with flags 0000 (0x81)",
-        "PUBREL",
-        "MQTT-3.6.1-1",
-        _ack(0x60),
-    ),
+    _take_ack(ACK_FLAGS["PUBACK"]),
+    _take_ack(ACK_FLAGS["PUBREL"]),
     _ack_check(
         "wire.puback-property-length",
         "PUBACK whose Property Length runs past the packet (0x81)",
         "PUBACK",
         "PP50-2.2.2-property-length",
-        _ack(0x40, 0x00, 0x05),
+        ack_bytes(0x40, 0x00, 0x05),
     ),
     _ack_check(
         "wire.pubrec-property-unknown",
         "PUBREC with a Topic Alias property, which PUBREC does not have (0x81)",
         "PUBREC",
         "PP50-2.2.2-property-identifier",
-        _ack(0x50, 0x00, 0x03, TOPIC_ALIAS, 0x00, 0x01),
+        ack_bytes(0x50, 0x00, 0x03, TOPIC_ALIAS, 0x00, 0x01),
     ),
 )
 

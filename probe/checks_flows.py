@@ -11,8 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from pubproof.judge.findings import Finding
-from pubproof.model.editions import Edition
-from pubproof.probe.check import Check, Judge, Rules, Run, fixed
+from pubproof.probe.check import Check, Judge, Run, fixed, per_edition
 from pubproof.probe.context import CheckContext
 from pubproof.probe.expect import delivered, effective_qos
 from pubproof.probe.findings import passed
@@ -164,13 +163,8 @@ def _check(cid: str, title: str, rules: tuple[str, ...], run: Run, judge: Judge)
 FLOW_RULES = ("MQTT-3.3.4-1", "MQTT-4.5.0-1", "MQTT-2.3.1-6")
 
 
-def _per_edition(v311: tuple[str, ...], v50: tuple[str, ...]) -> Rules:
-    """The rules of a check that runs in every edition: 5.0 numbers its statements afresh."""
-    return lambda edition: v50 if edition is Edition.V50 else v311
-
-
 def _end_to_end(qos: int, title: str, v311: tuple[str, ...], v50: tuple[str, ...]) -> Check:
-    return Check(id=f"flow.qos{qos}", title=title, rules=_per_edition(v311, v50),
+    return Check(id=f"flow.qos{qos}", title=title, rules=per_edition(v311, v50),
                  run=_flow(qos), judge=each_once)  # fmt: skip
 
 

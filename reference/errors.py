@@ -69,3 +69,13 @@ class InvalidTopic(ProtocolViolation):
     (:mod:`pubproof.reference.topics`). ``offset`` is the byte offset in the string's UTF-8
     encoding; in 5.0 ``reason_code`` is 0x8F Topic Filter invalid or 0x90 Topic Name
     invalid."""
+
+
+class DistributionError(ProtocolError):
+    """An event the distribution core (:mod:`pubproof.reference.distribution`) cannot take:
+    one the broker running it should never pass (a SUBSCRIBE for a client with no
+    connection, a copy that is not owed, options an edition does not have). ``rule`` is
+    the MQTT rule the event would break where there is one (a Control Packet before
+    CONNECT: [MQTT-3.1.0-1]), else ``"usage"``."""
+
+    kind = "usage"

@@ -13,14 +13,14 @@ every field against the rules again; the decoder has already checked each field,
 strictly, as it read it. Measured on the Python source (one object, the best of five runs
 of 200,000, on a shared machine):
 
-============================  ===============  ===========
+=============================  ===============  ========
 built                          the constructor  the swap
-============================  ===============  ===========
+=============================  ===============  ========
 ``Publish``                    3.6 us           0.2 us
 an acknowledgement (PUBACK)    1.5 us           0.3 us
 ``PublishProperties``          3.4 us           0.7 us
 ``AckProperties``              1.3 us           0.3 us
-============================  ===============  ===========
+=============================  ===============  ========
 
 A constructor costs more than the whole decode of a small PUBLISH. Python allows the
 assignment only between classes of the same layout: the same ``__slots__``, in the same

@@ -47,7 +47,8 @@ def load_benchmark(name: str) -> ModuleType:
 #: ``scripts/test`` (what CI runs) runs every one. A module joins when its tests take more
 #: than a few seconds; ``pytest --durations=20`` says which do.
 HEAVY = frozenset({
-    "test_docs_browser", "test_docs_site", "test_docs_site50", "test_notebooks",
+    "test_docs_browser", "test_docs_site", "test_docs_site50",
+    "test_docs_distribution", "test_notebooks",
     "test_fuzz_smoke", "test_pipeline_fuzz", "test_judge50_mosquitto", "test_matrix",
     "test_pipeline_cli", "test_pipeline_cluster", "test_pipeline_live", "test_pipeline_spark",
     "test_spark_class_archive", "test_probe_client", "test_probe_client50",

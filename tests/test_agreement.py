@@ -17,65 +17,24 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from pubproof.model import wire as model
-from pubproof.model.editions import READINGS, Edition, Limits, resolve_readings
-from pubproof.model.trace import P
-from pubproof.reference import NEED_DATA, Decoder, ProtocolError, encode, from_p, to_p
-
-from strategies import (
+from support.agreement import (
+    ANY_ALIAS,
+    Stream,
+    decoder_for,
+    model_verdict,
+    reference_verdict,
+    streams,
+)
+from support.strategies import (
     edition_and_readings,
-    limits50,
-    mutated,
-    raw_ack50,
-    raw_publish,
-    raw_publish50,
     valid_packet,
     valid_packet_for,
 )
 
-#: In 5.0 a round trip is judged by a receiver that takes any Topic Alias.
-ANY_ALIAS = Limits(topic_alias_maximum=0xFFFF)
-
-
-def _decoder(edition: Edition, readings: dict[str, str], limits: Limits | None) -> Decoder:
-    if limits is None:
-        return Decoder(edition=edition, readings=readings)
-    return Decoder(edition=edition, readings=readings, limits=limits)
-
-
-def reference_verdict(
-    chunks: list[bytes],
-    edition: Edition,
-    readings: dict[str, str],
-    limits: Limits | None = None,
-) -> dict[str, Any]:
-    decoder = _decoder(edition, readings, limits)
-    packets: list[P] = []
-    try:
-        for chunk in chunks:
-            decoder.feed(chunk)
-            packets.extend(to_p(p) for p in decoder)
-        decoder.close()
-    except ProtocolError as error:
-        return {
-            "packets": packets,
-            "error": (error.rule, error.offset, error.kind, getattr(error, "reason_code", None)),
-        }
-    return {"packets": packets, "error": None}
-
-
-def model_verdict(
-    data: bytes, edition: Edition, readings: dict[str, str], limits: Limits | None = None
-) -> dict[str, Any]:
-    verdict = model.decode(data, edition, readings, limits)
-    failure = verdict.failure
-    error = (
-        None
-        if failure is None
-        else (failure.rule, failure.offset, failure.kind, failure.reason_code)
-    )
-    return {"packets": verdict.packets, "error": error}
+from pubproof.model import wire as model
+from pubproof.model.editions import READINGS, Edition, Limits, resolve_readings
+from pubproof.model.trace import P
+from pubproof.reference import NEED_DATA, ProtocolError, encode, from_p, to_p
 
 
 @st.composite
@@ -109,35 +68,6 @@ def test_a_valid_packets_round_trip_and_equal_the_model(
     assert model_verdict(data, edition, readings, limits) == ok
 
 
-Stream = tuple[Edition, dict[str, str], Limits | None, bytes]
-
-
-@st.composite
-def streams(draw: st.DrawFn) -> Stream:
-    edition, readings = draw(edition_and_readings())
-    limits = draw(limits50()) if edition is Edition.V50 else None
-    packets = draw(st.lists(valid_packet_for(edition), min_size=0, max_size=4))
-    data = b""
-    for packet in packets:
-        try:
-            data += model.encode(packet, edition, readings)
-        except model.EncodeError:
-            continue
-    kind = draw(st.sampled_from(["mutation", "mutation", "arbitrary", "raw", "raw"]))
-    if kind == "arbitrary":
-        data = draw(st.binary(max_size=64))
-    elif kind == "raw":
-        raw = (
-            draw(st.one_of(raw_publish50(), raw_ack50(), raw_publish()))
-            if edition is Edition.V50
-            else draw(raw_publish())
-        )
-        data = raw + draw(st.sampled_from([b"", data]))
-    else:
-        data = draw(mutated(data))
-    return edition, readings, limits, data
-
-
 @given(streams())
 def test_b_any_bytes_same_verdict(case: Stream) -> None:
     edition, readings, limits, data = case
@@ -165,7 +95,7 @@ def next_packet_verdict(
 ) -> dict[str, Any]:
     """As ``reference_verdict``, through ``next_packet()`` instead of iteration (the
     iterator has a fast path of its own; the two must not differ)."""
-    decoder = _decoder(edition, readings, limits)
+    decoder = decoder_for(edition, readings, limits)
     packets: list[P] = []
     try:
         for chunk in chunks:

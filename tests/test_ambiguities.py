@@ -3,9 +3,10 @@
 Every quote is an exact substring of its excerpt (a quote of the 5.0 standard: of the
 project's record of that section); every clause, reading, rule key and witness theorem
 exists; every reading in READINGS is an entry (a reading is an ambiguity by definition);
-ids are unique; every example's bytes get the stated verdicts from the model's decoder.
-Mutants below show each check can fail. The readings' own passages
-(``READINGS[...].passages``) are checked against the texts too.
+ids are unique; every example's bytes get the stated verdicts from the model's decoder,
+and every scenario of a distribution reading the stated outcome from the distribution
+model, under each value of the reading. Mutants below show each check can fail. The
+readings' own passages (``READINGS[...].passages``) are checked against the texts too.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ from pubproof.model.ambiguities import (
     Severity,
     judge,
     problems,
-    record_50,
+    record,
+    source_section,
 )
+from pubproof.model.ambiguity_scenarios import outcome
 from pubproof.model.clauses import BY_ID as CLAUSES_BY_ID
 from pubproof.model.clauses import lines
+from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
 from pubproof.model.editions import READINGS, Edition
 from pubproof.model.rules import RULES
 from pubproof.proofs.catalog import load as load_theorems
@@ -53,12 +57,12 @@ def test_the_catalog_is_a_careful_reading() -> None:
 
 def test_every_reading_is_an_entry_with_its_witness() -> None:
     named = {entry.reading for entry in AMBIGUITIES if entry.reading}
-    assert named == set(READINGS)
+    assert named == set(READINGS) | set(DISTRIBUTION_READINGS)
     witnessed = {entry.reading for entry in AMBIGUITIES if entry.witness and entry.reading
                  and entry.witness == f"wire.reading-irrelevant.{entry.reading}"}  # fmt: skip
     assert witnessed == set(READINGS)
     for entry in AMBIGUITIES:
-        if entry.reading:
+        if entry.reading in READINGS:
             # the reading's own witness, or the editions' (whose details list one per rule)
             allowed = {f"wire.reading-irrelevant.{entry.reading}", "wire.editions-agree"}
             assert entry.witness in allowed, entry.id
@@ -91,6 +95,55 @@ def test_every_witness_is_a_theorem_expected_to_be_refuted(entry_id: str) -> Non
     assert entry.witness in theorems, entry.id
     # a witness separates readings: its claim "they agree" is expected refuted
     assert theorems[entry.witness].expected == "refuted", entry.id
+
+
+def test_every_distribution_reading_has_a_scenario_that_parts_its_values() -> None:
+    """The witness of a distribution reading: events the distribution model runs under each
+    value of the reading, giving a different outcome for each (the catalog states them, and
+    problems() holds the model to them)."""
+    for name, reading in DISTRIBUTION_READINGS.items():
+        entries = [a for a in AMBIGUITIES if a.reading == name]
+        assert len(entries) == 1, name
+        (entry,) = entries
+        assert entry.severity is Severity.DISTRIBUTION and entry.scenarios, name
+        parted = False
+        for scenario in entry.scenarios:
+            assert set(scenario.expect) == set(reading.values), (name, scenario.note)
+            assert scenario.edition in reading.defaults, (name, scenario.note)
+            outcomes = {v: outcome(scenario, name, v) for v in reading.values}
+            assert outcomes == dict(scenario.expect), (name, scenario.note)
+            parted = parted or len(set(outcomes.values())) == len(reading.values)
+        assert parted, name
+
+
+def test_a_scenario_the_model_does_not_confirm_is_caught() -> None:
+    entry = BY_ID["overlapping-subscriptions"]
+    (scenario,) = entry.scenarios
+    # the two values' outcomes swapped: the model says otherwise under both
+    swapped = replace(
+        scenario,
+        expect={"one-copy": scenario.expect["per-subscription"],
+                "per-subscription": scenario.expect["one-copy"]},
+    )  # fmt: skip
+    found = problems(replaced(replace(entry, scenarios=(swapped,))))
+    assert len(found) == 2 and all("the model gives" in p for p in found)
+    # a value the reading does not have, and a step the model cannot take
+    stray = replace(scenario, expect={**scenario.expect, "two-copies": ()})
+    found = problems(replaced(replace(entry, scenarios=(stray,))))
+    assert found == [
+        f"ambiguity 'overlapping-subscriptions': scenario {scenario.note!r}: 'two-copies' is "
+        "not a value of overlapping-copies"
+    ]
+    broken = replace(scenario, steps=({"subscribe": "nobody", "filters": []},))
+    found = problems(replaced(replace(entry, scenarios=(broken,))))
+    assert len(found) == 2 and all("does not run" in p for p in found)
+    # a scenario under an entry whose reading is a wire reading
+    wire = BY_ID["qos-3"]
+    found = problems(replaced(replace(wire, scenarios=(scenario,))))
+    assert found == [
+        f"ambiguity 'qos-3': scenario {scenario.note!r}: the entry's reading 'qos3' is not a "
+        "distribution reading"
+    ]
 
 
 def test_the_editions_witness_is_used() -> None:
@@ -198,8 +251,9 @@ def test_the_5_0_entries_quote_the_standard_and_show_bytes() -> None:
     assert len(entries) >= 11  # 6 of the wire format, 5 of the PUBLISH family's flows
     for entry in entries:
         assert any(q.source for q in entry.quotes), entry.id
-        # a witness of its own: bytes, or (a flow question) traces the sessions confirm
-        assert entry.examples or entry.traces, entry.id
+        # a witness of its own: bytes, or (a flow question) traces the sessions confirm, or
+        # (a question of distribution) scenarios the distribution model confirms
+        assert entry.examples or entry.traces or entry.scenarios, entry.id
         # every example is judged in 5.0 at least once
         if entry.examples:
             assert any(v.edition is Edition.V50 for e in entry.examples for v in e.verdicts), (
@@ -231,12 +285,27 @@ def test_every_5_0_reading_has_examples_that_part_it() -> None:
 
 def test_every_standard_passage_is_quoted_and_recorded_nowhere_else() -> None:
     quoted = [q.text for a in AMBIGUITIES for q in a.quotes if q.source]
-    without = record_50(())
+    without = record(())
     for passage in STANDARD:
         assert any(" ".join(t.split()) in " ".join(passage.text.split()) for t in quoted)
-        section = passage.source.removeprefix("MQTT 5.0 section ")
+        at = source_section(passage.source)
+        assert at is not None, passage.source
         # once a rule or a reading quotes the sentence, the catalog's own copy goes
-        assert all(" ".join(passage.text.split()) not in t for t in without.get(section, ()))
+        assert all(" ".join(passage.text.split()) not in t for t in without.get(at, ()))
+
+
+def test_a_quote_of_3_1_1_or_3_1_is_held_to_its_edition_and_section() -> None:
+    entry = BY_ID["ordering-same-qos"]
+    first = entry.quotes[0]
+    assert first.source == "MQTT 3.1.1 section 4.6"
+    # the same words under 5.0's section 4.6 (5.0 numbers the sentence otherwise) or 3.1's
+    for source in ("MQTT 5.0 section 4.6", "MQTT V3.1 section 4.6", "MQTT 3.1.1 section 4.7"):
+        moved = replace(first, source=source)
+        found = problems(replaced(replace(entry, quotes=(moved, *entry.quotes[1:]))))
+        assert len(found) == 1 and "not in the project's record of" in found[0], source
+    assert source_section("MQTT V3.1 Appendix A") == ("3.1", "Appendix A")
+    assert source_section("MQTT 3.1.1 section 4.6 (non-normative comment)") == ("3.1.1", "4.6")
+    assert source_section("MQTT 3.1.1") is None
 
 
 def test_a_5_0_quote_under_another_section_is_caught() -> None:
@@ -251,11 +320,10 @@ def test_a_5_0_quote_under_another_section_is_caught() -> None:
 
 def test_a_5_0_quote_found_only_in_a_missing_standard_passage_is_caught() -> None:
     found = problems(AMBIGUITIES, standard=())
-    # the 1.2 definitions (quoted twice now), 4.7.3-1, and the three sentences of 3.3.1.3
-    # and 3.3.2.3.3 that v5-retained-message-expiry quotes
-    assert len(found) == 7
-    sections = ("section 1.2", "section 4.7.3", "section 3.3.1.3", "section 3.3.2.3.3")
-    assert all(any(s in p for s in sections) for p in found)
+    # the 1.2 definitions, quoted three times (4.7.3-1 and the sentences of 3.3.1.3 and
+    # 3.3.2.3.3 that v5-retained-message-expiry quotes are the distribution rules' now)
+    assert len(found) == 3
+    assert all("MQTT 5.0 section 1.2" in p for p in found)
 
 
 def test_a_5_0_quote_without_a_section_is_caught() -> None:
@@ -298,8 +366,8 @@ def test_an_example_under_an_unknown_reading_is_caught() -> None:
 def test_the_5_0_entries_name_the_rules_that_embody_them() -> None:
     for entry in AMBIGUITIES:
         if entry.id.startswith("v5-"):
-            flows = {r.key: r for r in RULES.flows()}
-            named = [RULES[k] if k in RULES else flows[k] for k in entry.rules]
+            others = {r.key: r for r in (*RULES.flows(), *RULES.distributions())}
+            named = [RULES[k] if k in RULES else others[k] for k in entry.rules]
             assert any(Edition.V50 in rule.ids for rule in named), entry.id
 
 

@@ -7,6 +7,7 @@ import tracemalloc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.strategies import edition_and_readings
 
 from pubproof.model.editions import Edition
 from pubproof.reference import (
@@ -21,8 +22,6 @@ from pubproof.reference import (
     decode_all,
     encode,
 )
-
-from strategies import edition_and_readings
 
 
 @given(edition_and_readings(), st.lists(st.binary(max_size=40), max_size=6))

@@ -1,4 +1,5 @@
-"""Mutants of the distribution model, each killed by a check of tests/distribution_checks.py.
+"""Mutants of the distribution model, each killed by a check of
+tests/support/distribution_checks.py.
 
 Every invariant the distribution tests hold has a mutant here: a small change to the model
 (patched for the test only) that breaks one rule, and the check that must then fail. A
@@ -14,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from support import distribution_checks as C
 
 from pubproof.model import (
     distribution,
@@ -28,8 +30,6 @@ from pubproof.model.forwarding import Delivery, Shape
 from pubproof.model.messages import Copy, Properties
 from pubproof.model.retained import RetainedAction, RetainedInput, RetainedState, RetainedStep
 from pubproof.model.subscriptions import RetainHandling
-
-import distribution_checks as C
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 Patch = Callable[[pytest.MonkeyPatch], None]

@@ -16,8 +16,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from docs_site import built_site
 from PIL import Image
+from support.docs_site import built_site
 
 from pubproof.model.clauses import CLAUSES
 

@@ -4,6 +4,7 @@ statement."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -12,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_site import ROOT, built_site
 
 # docs/_ext is on sys.path at run time (docs_site puts it there) and on mypy's search path
 # (pyproject.toml's mypy_path)
 from pubproof_docs import data, linkcheck, trace
 from pubproof_docs.context import prove_json_path
+from support.docs_site import ROOT, built_site
 
 from pubproof.model.clauses import CLAUSES
 from pubproof.model.editions import READINGS, Edition
@@ -59,12 +60,23 @@ def test_every_clause_is_on_the_clause_page_in_every_language_or_as_a_marked_gap
     assert 'id="pp-language-picker"' in html
 
 
+def _indexes() -> dict[str, dict[str, data.IndexEntry]]:
+    """The four tables the trace reads: Tables A and B of the normative index, Tables C
+    and D of the distribution index (the project's copies)."""
+    docs = ROOT / "docs"
+    return {
+        "index": data.load_index(docs / "data" / "normative-index.md"),
+        "index_50": data.load_index_50(docs / "data" / "normative-index.md"),
+        "dist_index": data.load_dist_index(docs / "data" / "distribution-index.md", "C"),
+        "dist_index_50": data.load_dist_index(docs / "data" / "distribution-index.md", "D"),
+    }
+
+
 def _trace(out_of_scope: dict[str, data.OutOfScope] | None = None) -> trace.Trace:
     docs = ROOT / "docs"
     return trace.build(
         root=ROOT,
-        index=data.load_index(docs / "data" / "normative-index.md"),
-        index_50=data.load_index_50(docs / "data" / "normative-index.md"),
+        **_indexes(),
         out_of_scope=out_of_scope
         if out_of_scope is not None
         else data.load_out_of_scope(docs / "data" / "out-of-scope.toml"),
@@ -78,16 +90,88 @@ def test_the_traceability_model_follows_the_registries() -> None:
     assert model.problems == []
     assert model.uncovered() == []
     flow50 = {r.key for r in RULES.flows() if Edition.V50 in r.ids}
-    assert {r.key for r in model.rules.values() if r.key} == set(RULES) | flow50
+    flow311 = {r.key for r in RULES.flows() if Edition.V311 in r.ids}
+    distribution = {r.key for r in RULES.distributions()}
+    assert len(distribution) >= 90
+    assert {r.key for r in model.rules.values() if r.key} == (
+        set(RULES) | flow50 | flow311 | distribution
+    )
     assert set(model.theorems) == {t.id for t in load_theorems()}
-    for rule in RULES.values():
+    for rule in (*RULES.values(), *RULES.distributions()):
         for edition, rule_id in rule.ids.items():
             key = trace.key_50(rule_id) if edition is Edition.V50 else rule_id
             assert key in model.statements, (rule.key, edition)
+            # a distribution rule implements its statement in the edition it names
+            node = model.rules[trace.need_id("R50_" if edition is Edition.V50 else "R_", rule.key)]
+            assert key in node.implements, (rule.key, edition)
     # every id of the PUBLISH and acknowledgement sections of 3.1.1 is traced
     index = data.load_index(ROOT / "docs" / "data" / "normative-index.md")
     sections = [i for i, e in index.items() if e.section[:3] in {"3.3", "3.4", "3.5", "3.6", "3.7"}]
     assert sections and all(i in model.statements for i in sections)
+
+
+def test_every_statement_of_distribution_is_traced_and_4_6_and_4_7_accounted_for() -> None:
+    """Tables C (3.1.1) and D (5.0) of the distribution index: each statement traced, in
+    its edition, with the index's paraphrase where Tables A and B have no row; those of 4.6
+    and 4.7 (and every other) covered or out of scope with a reason that is not that the
+    server is not modelled."""
+    built_site()
+    model = _trace()
+    tables = _indexes()
+    assert (len(tables["dist_index"]), len(tables["dist_index_50"])) == (43, 59)
+    for table, edition, home in (
+        ("dist_index", "3.1.1", "index"),
+        ("dist_index_50", "5.0", "index_50"),
+    ):
+        for rule_id, entry in tables[table].items():
+            statement = model.statements[data.statement_key(rule_id, edition)]
+            assert statement.edition == edition, rule_id
+            if rule_id not in tables[home]:
+                assert statement.text == entry.paraphrase, rule_id
+                assert statement.origin.startswith("distribution index"), rule_id
+            assert model.covered(statement) or statement.out_of_scope is not None, rule_id
+    in_4_6_4_7 = [s for s in model.statements.values() if s.section.startswith(("4.6", "4.7"))]
+    assert len(in_4_6_4_7) >= 28  # 3.1.1: 6 + 8, 5.0: 6 + 8
+    assert all(model.covered(s) or s.out_of_scope is not None for s in in_4_6_4_7)
+    # 4.7 (topic names and filters, matching) is covered whole, in both editions
+    assert all(model.covered(s) for s in in_4_6_4_7 if s.section.startswith("4.7.")
+               and s.key != "5.0:MQTT-4.7.0-1")  # fmt: skip
+    # the issue's promise: no statement is out of scope because the server is not modelled
+    reasons = data.load_out_of_scope(ROOT / "docs" / "data" / "out-of-scope.toml")
+    for reason in reasons.values():
+        said = reason.reason.lower()
+        assert "not modelled" not in said and "outside one flow" not in said, reason.key
+        for word in ("subscriptions are not", "no retained store", "forwarding is not",
+                     "queue is not", "matching is not"):  # fmt: skip
+            assert word not in said, reason.key
+
+
+def test_the_distribution_index_is_the_shared_one_unchanged() -> None:
+    """The copy in docs/data records the SHA-256 of what it copies, and is the shared
+    source's text byte for byte where the shared source is at hand."""
+    first, rest = (
+        (ROOT / "docs" / "data" / "distribution-index.md").read_text("utf-8").split("\n", 1)
+    )
+    recorded = re.search(r"sha256 of the original: ([0-9a-f]{64})", first)
+    assert recorded is not None and first.startswith("<!-- provenance:")
+    assert hashlib.sha256(rest.encode("utf-8")).hexdigest() == recorded.group(1)
+    # the shared source beside the checkout, or above it (a worktree sits deeper)
+    found = [b / "shared" / "spec" / "distribution-index.md" for b in ROOT.parents]
+    for shared in (f for f in found if f.exists()):
+        assert shared.read_text(encoding="utf-8") == rest, shared
+
+
+def test_a_distribution_index_with_a_row_missing_or_twice_is_refused(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "data" / "distribution-index.md").read_text("utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| MQTT-4.7.2-1 |"))
+    missing, twice = tmp_path / "missing.md", tmp_path / "twice.md"
+    missing.write_text(text.replace(row + "\n", "", 1), "utf-8")
+    twice.write_text(text.replace(row, row + "\n" + row, 1), "utf-8")
+    with pytest.raises(data.DocsDataError, match="42 rows of Table C"):
+        data.load_dist_index(missing, "C")
+    with pytest.raises(data.DocsDataError, match="two rows in Table C"):
+        data.load_dist_index(twice, "C")
+    assert len(data.load_dist_index(missing, "D")) == 59  # Table D keeps its own row
 
 
 def test_the_5_0_statements_of_the_wire_format_are_traced_apart_from_3_1_1() -> None:
@@ -127,17 +211,18 @@ def test_the_5_0_statements_of_the_wire_format_are_traced_apart_from_3_1_1() -> 
 
 def test_a_5_0_reason_is_keyed_by_its_edition() -> None:
     reasons = data.load_out_of_scope(ROOT / "docs" / "data" / "out-of-scope.toml")
-    key = "5.0:MQTT-3.3.1-13"
+    key = "5.0:MQTT-3.9.2-1"
     assert reasons[key].edition == "5.0"
     # without its edition the reason names a 3.1.1 statement that does not exist, and the
     # 5.0 statement is left without one
-    bare = data.OutOfScope(id="MQTT-3.3.1-13", reason="x", kind="statement")
+    bare = data.OutOfScope(id="MQTT-3.9.2-1", reason="x", kind="statement")
     model = _trace({**{k: v for k, v in reasons.items() if k != key}, bare.key: bare})
     assert [s.key for s in model.uncovered()] == [key]
-    assert any("MQTT-3.3.1-13, which is not a traced statement" in p for p in model.problems)
+    assert any("MQTT-3.9.2-1, which is not a traced statement" in p for p in model.problems)
     # and a 5.0 reason does not excuse the 3.1.1 statement of the same number
-    dropped = {k: v for k, v in reasons.items() if k != "MQTT-3.3.1-5"}
-    assert [s.key for s in _trace(dropped).uncovered()] == ["MQTT-3.3.1-5"]
+    assert "5.0:MQTT-3.8.1-1" in reasons
+    dropped = {k: v for k, v in reasons.items() if k != "MQTT-3.8.1-1"}
+    assert [s.key for s in _trace(dropped).uncovered()] == ["MQTT-3.8.1-1"]
 
 
 def test_a_statement_without_coverage_or_reason_is_reported() -> None:
@@ -163,7 +248,8 @@ def test_a_test_naming_an_id_of_two_editions_verifies_the_rule_of_the_edition_it
     """MQTT-2.2.2-1 is 3.1.1's reserved flags (ack.flags) and 5.0's Property Length
     (props.present): a test counts for the 5.0 rule only when it names 5.0."""
     (tmp_path / "model").mkdir()
-    for name in ("wire_rules.py", "flows.py", "flow_rules50.py"):
+    for name in ("wire_rules.py", "flows.py", "flow_rules.py", "flow_rules50.py",
+                 "distribution_rules.py", "distribution_rules50.py"):  # fmt: skip
         (tmp_path / "model" / name).write_text((ROOT / "model" / name).read_text("utf-8"), "utf-8")
     (tmp_path / "vectors").mkdir()
     (tmp_path / "vectors" / "corpus.jsonl").write_text("", "utf-8")
@@ -176,11 +262,9 @@ def test_a_test_naming_an_id_of_two_editions_verifies_the_rule_of_the_edition_it
         "def test_only_new():\n    check('MQTT-3.3.2-8')\n",
         "utf-8",
     )
-    docs = ROOT / "docs"
     model = trace.build(
         root=tmp_path,
-        index=data.load_index(docs / "data" / "normative-index.md"),
-        index_50=data.load_index_50(docs / "data" / "normative-index.md"),
+        **_indexes(),
         out_of_scope={},
         prove=data.load_prove(prove_json_path(ROOT)),
     )
@@ -221,8 +305,7 @@ def test_a_failed_theorem_verifies_nothing(tmp_path: Path) -> None:
     docs = ROOT / "docs"
     model = trace.build(
         root=ROOT,
-        index=data.load_index(docs / "data" / "normative-index.md"),
-        index_50=data.load_index_50(docs / "data" / "normative-index.md"),
+        **_indexes(),
         out_of_scope=data.load_out_of_scope(docs / "data" / "out-of-scope.toml"),
         prove=data.load_prove(broken),
     )

@@ -12,11 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from docs_site import ROOT, built_site
 
 # docs/_ext is on sys.path at run time (docs_site puts it there)
 from pubproof_docs import clauses50, data, edition_diff, trace
 from pubproof_docs.context import Context, load, prove_json_path
+from support.docs_site import ROOT, built_site
 
 from pubproof.model.editions import Edition
 from pubproof.model.wire import decode
@@ -30,8 +30,8 @@ def _context(out_of_scope: dict[str, data.OutOfScope] | None = None) -> Context:
     if out_of_scope is None:
         return ctx
     model = trace.build(
-        root=ROOT, index=ctx.index, index_50=ctx.index_50, out_of_scope=out_of_scope,
-        prove=ctx.prove,
+        root=ROOT, index=ctx.index, index_50=ctx.index_50, dist_index=ctx.dist_index,
+        dist_index_50=ctx.dist_index_50, out_of_scope=out_of_scope, prove=ctx.prove,
     )  # fmt: skip
     return replace(ctx, trace=model)
 
@@ -56,16 +56,16 @@ def test_the_78_statements_of_the_publish_family_are_all_accounted_for() -> None
 
 def test_a_statement_without_a_reason_or_with_an_unverified_one_is_a_problem() -> None:
     reasons = data.load_out_of_scope(DOCS / "data" / "out-of-scope.toml")
-    key = "5.0:MQTT-3.3.2-4"
+    key = "5.0:MQTT-3.3.4-6"
     dropped = {k: v for k, v in reasons.items() if k != key}
     found = clauses50.problems(_context(dropped))
     assert found == [
-        "the 5.0 statement MQTT-3.3.2-4 is neither covered nor out of scope with a reason "
+        "the 5.0 statement MQTT-3.3.4-6 is neither covered nor out of scope with a reason "
         "(UNCOVERED)"
     ]
     unverified = {**reasons, key: replace(reasons[key], kind="unverified")}
     found = clauses50.problems(_context(unverified))
-    assert len(found) == 1 and "MQTT-3.3.2-4" in found[0] and "not verified" in found[0]
+    assert len(found) == 1 and "MQTT-3.3.4-6" in found[0] and "not verified" in found[0]
 
 
 def test_the_clause_page_shows_every_statement_with_its_rules_and_quotes() -> None:
@@ -77,7 +77,9 @@ def test_the_clause_page_shows_every_statement_with_its_rules_and_quotes() -> No
     assert "78 statements" in html
     # a covered statement quotes the standard as its rule does; one out of scope gives why
     assert "A Topic Alias of 0 is not permitted." in html
-    assert "the retained-message store" in html
+    assert "an identifier a Client sent is never forwarded" in html
+    # a statement the distribution model covers quotes its rule's 5.0 words
+    assert "the Server MUST replace any existing retained message for this topic" in html
 
 
 def test_every_edition_diff_witness_is_judged_differently_by_the_model() -> None:
@@ -155,7 +157,11 @@ def test_every_statement_of_the_78_is_quoted_from_a_checked_record() -> None:
         ]
         assert quoted or passages.get(ref), ref
     own = [p for ps in passages.values() for p in ps if p.origin == "standard50.toml"]
-    assert len(own) == 25 and all(p.source.startswith("MQTT 5.0 section ") for p in own)
+    # 3.3.2-3 and 3.6.1-1 (their rules quote 3.1.1), 3.3.4-6 and 4.3.3-13 (out of scope);
+    # the distribution rules quote the other 21 the file held before them
+    assert {p.label for p in own} == {"MQTT-3.3.2-3", "MQTT-3.6.1-1", "MQTT-3.3.4-6",
+                                      "MQTT-4.3.3-13"}  # fmt: skip
+    assert all(p.source.startswith("MQTT 5.0 section ") for p in own)
 
 
 def test_a_passage_recorded_twice_or_without_one_label_is_a_problem(tmp_path: Path) -> None:
@@ -198,7 +204,7 @@ def test_the_sphinx_build_fails_when_one_of_the_78_is_only_unverified(tmp_path: 
     [[unverified]] satisfies sphinx-needs (it has a reason) but not the 5.0 page's check."""
     built_site()
     source = (DOCS / "data" / "out-of-scope.toml").read_text("utf-8")
-    entry = '[[statement]]\nid = "MQTT-3.3.2-4"\nedition = "5.0"'
+    entry = '[[statement]]\nid = "MQTT-3.3.4-6"\nedition = "5.0"'
     assert source.count(entry) == 1
     (tmp_path / "oos.toml").write_text(
         source.replace(entry, entry.replace("[[statement]]", "[[unverified]]")), "utf-8"
@@ -215,6 +221,6 @@ def test_the_sphinx_build_fails_when_one_of_the_78_is_only_unverified(tmp_path: 
         env=env, capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode != 0
-    assert "MQTT 5.0 PUBLISH family" in done.stderr and "MQTT-3.3.2-4" in done.stderr, done.stderr[
+    assert "MQTT 5.0 PUBLISH family" in done.stderr and "MQTT-3.3.4-6" in done.stderr, done.stderr[
         -2000:
     ]

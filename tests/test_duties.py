@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builds import pure_only
+from support.builds import pure_only
 
 from pubproof.judge import close as close_judge
 from pubproof.judge.close import (

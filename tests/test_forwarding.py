@@ -11,17 +11,7 @@ import subprocess
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from pubproof.model.decisions import NodeKind, action, graph, outcome, question, rules_by_edition
-from pubproof.model.distribution import DistributionModel
-from pubproof.model.distribution_diagrams import GRAPHS, diagrams, reachable, retained_dot
-from pubproof.model.editions import Edition
-from pubproof.model.forwarding import Shape, dispatch, session_delivery
-from pubproof.model.messages import Message, Properties, Publication
-from pubproof.model.subscriptions import Subscription, SubscriptionOptions
-from pubproof.model.topic_filters import subscription_matches
-
-from distribution_checks import (
+from support.distribution_checks import (
     check_expiry,
     check_forwarded_properties,
     check_live_retain_flag,
@@ -31,6 +21,15 @@ from distribution_checks import (
     check_retain_as_published,
     check_subscription_identifiers,
 )
+
+from pubproof.model.decisions import NodeKind, action, graph, outcome, question, rules_by_edition
+from pubproof.model.distribution import DistributionModel
+from pubproof.model.distribution_diagrams import GRAPHS, diagrams, reachable, retained_dot
+from pubproof.model.editions import Edition
+from pubproof.model.forwarding import Shape, dispatch, session_delivery
+from pubproof.model.messages import Message, Properties, Publication
+from pubproof.model.subscriptions import Subscription, SubscriptionOptions
+from pubproof.model.topic_filters import subscription_matches
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 ALL = list(Edition)

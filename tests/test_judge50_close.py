@@ -132,7 +132,7 @@ def test_a_server_that_reads_on_after_a_5_0_offence() -> None:
     _, found = _judge_wire_offence(S2C, [ack50(4, 9)], limits=limits)
     ((_, finding),) = found
     assert finding.verdict == "deviation" and finding.role == "client"
-    assert finding.rules == (CLIENT_SHOULD_CLOSE,)
+    assert finding.rules == (CLIENT_SHOULD_CLOSE,) == ("PP50-4.13.1-client-close",)
     # within the limits there is no offence at all
     _, found = _judge_wire_offence(C2S, [ack50(4, 9)], limits=Limits(topic_alias_maximum=3))
     assert found == []

@@ -6,7 +6,7 @@ of both ends and the old API, the negotiated limits, a live peer judge's deliver
 from __future__ import annotations
 
 import pytest
-from link50_packets import OPEN, V5, ack, connack, connect, pub, run
+from support.link50_packets import OPEN, V5, ack, connack, connect, pub, run
 
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import Finding

@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from link50_packets import V5, connack, connect
+from support.link50_packets import V5, connack, connect
 
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.findings import Finding

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from link50_packets import V5, ack, connack, connect, pub
+from support.link50_packets import V5, ack, connack, connect, pub
 
 from pubproof.judge.ends import C2S, S2C, BothEnds
 from pubproof.judge.link50 import LinkJudge50

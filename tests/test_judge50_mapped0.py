@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from streams import Packet, state, stream
+from support.streams import Packet, state, stream
 
 from pubproof.model.editions import Edition
 from pubproof.pipeline.fast.ends import BothEnds

@@ -16,10 +16,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-import test_judge50_close as C
-import test_judge50_link as L
-import test_judge50_packets as PK
-from builds import patched
+from support.builds import patched
+from support.suites import suite
 
 from pubproof.judge import aliases, close, limits, link50, packets, properties
 from pubproof.judge.describe import same_message
@@ -37,6 +35,8 @@ from pubproof.model.flows50 import (
 from pubproof.model.topic_alias import RECEIVER_ALIAS, AliasIn, AliasInInput
 
 SA, SI, RA, RI = SenderAction50, SenderInput50, ReceiverAction50, ReceiverInput50
+#: the test files whose tests kill the mutants
+C, L, PK = suite("test_judge50_close"), suite("test_judge50_link"), suite("test_judge50_packets")
 
 
 def _step_without(step_of: Callable[..., Any], *dropped: Any) -> Callable[..., Any]:

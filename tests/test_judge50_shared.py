@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from builds import pure_only
-from streams import C2S, Packet, state, stream
+from support.builds import pure_only
+from support.streams import C2S, Packet, state, stream
 
 from pubproof.judge.findings import Finding
 from pubproof.model.editions import Edition

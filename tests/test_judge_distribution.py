@@ -151,9 +151,7 @@ def test_every_pair_of_published_and_granted_qos(published: int, granted: int) -
     for wrong in {0, 1, 2} - {right}:
         found = _one_subscriber(published, granted, wrong).judge()
         assert rules(found) == {(VIOLATION, "MQTT-3.8.4-6")}, (wrong, found)
-    assert rules(_one_subscriber(published, granted, None).judge()) == {
-        (MISSING, "MQTT-4.5.0-1")
-    }
+    assert rules(_one_subscriber(published, granted, None).judge()) == {(MISSING, "MQTT-4.5.0-1")}
 
 
 def test_a_client_that_never_subscribed_gets_nothing() -> None:

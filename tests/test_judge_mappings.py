@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from streams import C2S, SEQUENCES, state, stream
+from support.streams import C2S, SEQUENCES, state, stream
 
 from pubproof.judge import ends, link50
 from pubproof.judge.findings import Finding

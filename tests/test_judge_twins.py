@@ -30,10 +30,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from builds import patched, pure_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streams import (
+from support.builds import patched, pure_only
+from support.streams import (
     C2S,
     S2C,
     SEQUENCES,

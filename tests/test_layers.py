@@ -9,14 +9,16 @@
 
 Every ``import`` and ``from ... import`` in every module counts, wherever it stands (inside
 a function, under ``TYPE_CHECKING``): an arrow is an arrow. The reference may use the rule
-registry and its plain data (rules, wire rules, editions, the trace form ``P``, the texts,
-the 5.0 property table) but none of the model's logic: it is the independent
-implementation the tests compare with the model.
+registry and its plain data (rules, wire rules, editions and the distribution readings, the
+trace form ``P``, the texts, the 5.0 property table) but none of the model's logic: it is the
+independent implementation the tests compare with the model.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +55,10 @@ REFERENCE_MAY_USE = {
     "pubproof.model.trace",
     "pubproof.model.texts",
     "pubproof.model.properties50",  # Table 2-4 of MQTT 5.0 as data
+    # the table of distribution readings (names, values, defaults per edition) and its
+    # resolver, as editions' READINGS and resolve_readings are: the distribution core
+    # must take the same readings, by the same names, as the model
+    "pubproof.model.distribution_readings",
 }
 SUBPACKAGES = {"model", "reference", "judge", "proofs", "probe", "pipeline"}
 
@@ -166,3 +172,64 @@ def test_every_source_folder_is_a_layer() -> None:
     """A new top-level folder of Python code must take its place in the contract."""
     packaged = {p.parent.relative_to(ROOT).parts[0] for p in ROOT.glob("*/__init__.py")}
     assert packaged <= set(FOLDERS)
+
+
+def _modules_imported(path: Path) -> set[str]:
+    """The top-level names of every module ``path`` imports, wherever the import stands."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _test_imports(tests: Path) -> set[str]:
+    """``file imports test_file`` for every test file or support module of ``tests`` that
+    imports a test file."""
+    test_files = {p.stem for p in tests.glob("test_*.py")}
+    return {
+        f"{path.relative_to(tests)} imports {name}"
+        for path in sorted([*tests.glob("*.py"), *tests.glob("support/*.py")])
+        for name in _modules_imported(path) & test_files
+    }
+
+
+def test_no_test_file_imports_another() -> None:
+    """What tests share lives in ``tests/support`` (tests/README.md); a mutation runner
+    reaches the file whose tests kill its mutants through ``support.suites``, by name."""
+    tests = ROOT / "tests"
+    assert _test_imports(tests) == set()
+    assert {p.name for p in tests.glob("*.py") if not p.name.startswith("test_")} == {
+        "conftest.py"
+    }
+
+
+def test_a_test_file_importing_another_is_seen(tmp_path: Path) -> None:
+    (tmp_path / "support").mkdir()
+    (tmp_path / "test_a.py").write_text("def test_a() -> None: ...\n")
+    (tmp_path / "test_b.py").write_text("def f() -> None:\n    from test_a import test_a\n")
+    (tmp_path / "support" / "x.py").write_text("import test_a as A\n")
+    (tmp_path / "test_c.py").write_text("from support.x import A\n")
+    assert _test_imports(tmp_path) == {"test_b.py imports test_a", "support/x.py imports test_a"}
+
+
+def test_every_test_file_is_on_the_map() -> None:
+    """tests/README.md maps the code to its tests by file-name patterns; a test file no
+    pattern names is a test nobody looks for."""
+    tests = ROOT / "tests"
+    text = (tests / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    patterns = {p for row in rows for p in re.findall(r"`(test_[\w*]+)`", row.split("|")[2])}
+    assert len(patterns) > 20
+    unmapped = [
+        p.name
+        for p in sorted(tests.glob("test_*.py"))
+        if not any(fnmatch.fnmatch(p.stem, pattern) for pattern in patterns)
+    ]
+    assert unmapped == []
+    # every support module is named in the map's paragraph on support/
+    named = set(re.findall(r"`(\w+)`", text.split("`support/`", 1)[1]))
+    modules = {p.stem for p in (tests / "support").glob("*.py")} - {"__init__"}
+    assert modules <= named, sorted(modules - named)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from brokers import BROKERS
-from docs_site import EXT
+from support.docs_site import EXT
 
 from pubproof.probe.clients.shipped import SHIPPED
 

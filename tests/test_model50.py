@@ -49,9 +49,12 @@ def verdict(hex_stream: str, limits: Limits | None = None, **readings: str) -> A
 
 def test_the_three_forms_of_a_success_are_one_packet() -> None:
     forms = [verdict(h).packets for h in ("40020001", "4003000100", "400400010000")]
-    assert forms[0] == forms[1] == forms[2] == [
-        {"type": "PUBACK", "packet_id": 1, "reason_code": 0, "properties": {}}
-    ]
+    assert (
+        forms[0]
+        == forms[1]
+        == forms[2]
+        == [{"type": "PUBACK", "packet_id": 1, "reason_code": 0, "properties": {}}]
+    )
     assert wire.encode(forms[2][0], V50).hex() == "40020001"
 
 

@@ -12,10 +12,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
-import test_agreement
 from hypothesis import given, settings
+from support.agreement import Stream, model_verdict, reference_verdict, streams
 
-from pubproof.model.editions import Edition
 from pubproof.reference import codec
 from pubproof.vector_commands import check_corpus
 
@@ -63,9 +62,13 @@ def test_the_corpus_kills(mutant: str) -> None:
 
 
 @settings(max_examples=3000, database=None, derandomize=True)
-@given(test_agreement.streams())
-def _same_verdict(case: tuple[Edition, dict[str, str], bytes]) -> None:
-    test_agreement.test_b_any_bytes_same_verdict.hypothesis.inner_test(case)  # type: ignore[attr-defined]
+@given(streams())
+def _same_verdict(case: Stream) -> None:
+    # property (b) of test_agreement.py: any bytes, the same verdict from both
+    edition, readings, limits, data = case
+    assert reference_verdict([data], edition, readings, limits) == model_verdict(
+        data, edition, readings, limits
+    )
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))

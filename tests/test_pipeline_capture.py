@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from pipeline_builder import Conn, ether, ipv4, other_block, pcap, pcapng, sll, tcp
+from support.pipeline_builder import Conn, ether, ipv4, other_block, pcap, pcapng, sll, tcp
 
 from pubproof.pipeline.capture import Plan, Problem, Record
 from pubproof.pipeline.capture_plan import plan

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from builds import pure_only
-from pipeline_builder import read_tables
+from support.builds import pure_only
+from support.pipeline_builder import read_tables
 
 from pubproof.main import main
 
@@ -125,7 +125,7 @@ def test_reconciliation_fails_loudly(
 
 
 def _with_garbage_session(tmp_path: Path) -> Path:
-    from pipeline_builder import Conn, ether, pcap
+    from support.pipeline_builder import Conn, ether, pcap
 
     conn = Conn()
     frames = [*conn.handshake(), conn.segment("c2s", b"not mqtt at all"), *conn.close()]

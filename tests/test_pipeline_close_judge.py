@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from pipeline_builder import (
+from support.pipeline_builder import (
     CONNACK,
     Conn,
     Outcome,

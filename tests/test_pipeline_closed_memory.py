@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from pipeline_builder import ACK, CONNACK, FIN, Conn, ack, connect, ether, publish
+from support.pipeline_builder import ACK, CONNACK, FIN, Conn, ack, connect, ether, publish
 
 from pubproof.pipeline.connection import Connection, Tracker
 from pubproof.pipeline.connection_state import Config

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from pipeline_builder import read_tables
+from support.pipeline_builder import read_tables
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "mqtt-sample.pcapng"
 SPLIT_BYTES = "200000"  # several read tasks for a 1 MB input

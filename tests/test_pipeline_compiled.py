@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from builds import COMPILED
+from support.builds import COMPILED
 
 from pubproof.pipeline import compiled
 
@@ -195,7 +195,7 @@ def test_both_builds_write_the_same_tables(tmp_path: Path) -> None:
     if not _compiled_elsewhere():
         # the two runs would both be the Python source: a comparison that cannot fail
         pytest.skip("no compiled build here (python -m pubproof.pipeline.compiled build)")
-    from pipeline_builder import read_tables
+    from support.pipeline_builder import read_tables
 
     tables = []
     for pure in ("1", "0"):

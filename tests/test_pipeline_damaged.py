@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from builds import pure_only
-from pipeline_builder import read_tables
+from support.builds import pure_only
+from support.pipeline_builder import read_tables
 
 from pubproof.main import main
 from pubproof.pipeline import capture_plan

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builds import pure_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builds import pure_only
 
 from pubproof.model.editions import READINGS, Edition
 from pubproof.model.wire import encode_remaining_length

@@ -9,7 +9,7 @@ import struct
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pipeline_builder import ether, ipv4, tcp
+from support.pipeline_builder import ether, ipv4, tcp
 
 from pubproof.pipeline import dissect as D
 

@@ -12,67 +12,24 @@ malformed and out-of-scope packets), and mutants of the fast path are caught."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from builds import pure_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.builds import pure_only
+from support.fast_path import both_paths, keyed_capture
 
 from pubproof.model.wire import encode_remaining_length
-from pubproof.pipeline.connection import Connection, Tracker
+from pubproof.pipeline.connection import Connection
 from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.dissect import ACK, FIN, SYN, Segment
 from pubproof.pipeline.framing import Framer, short_packets
 from pubproof.pipeline.reassembly import Data, Stream
-from pubproof.pipeline.rows import Sink
-from pubproof.pipeline.source import QUARANTINE_GROUP, inputs, keyed_frames, plans
 from pubproof.pipeline.synth import SynthConfig, generate
 
-Rows = dict[str, list[tuple[Any, ...]]]
-
 pytestmark = pure_only
-
-
-def _run(keyed: Sequence[tuple[str, int, Any]], *, fast: bool, config: Config) -> Rows:
-    saved = Connection.FAST
-    Connection.FAST = fast
-    try:
-        sink = Sink()
-        trackers: dict[str, Tracker] = {}
-        for group, frame, value in keyed:
-            if group == QUARANTINE_GROUP:
-                continue
-            tracker = trackers.get(group)
-            if tracker is None:
-                tracker = trackers[group] = Tracker("cap", config, sink)
-            tracker.feed(frame, value)
-        for group in sorted(trackers):
-            trackers[group].finish()
-        return {
-            "packets": list(sink.packets),
-            "violations": list(sink.violations),
-            "connections": list(sink.connections),
-        }
-    finally:
-        Connection.FAST = saved
-
-
-def _both(keyed: Sequence[tuple[str, int, Any]], config: Config | None = None) -> Rows:
-    config = config or Config()
-    fast = _run(keyed, fast=True, config=config)
-    general = _run(keyed, fast=False, config=config)
-    for table in fast:
-        assert fast[table] == general[table], table
-    return fast
-
-
-def _keyed_capture(path: Path) -> list[tuple[str, int, Any]]:
-    return [
-        item for plan in plans(inputs([str(path)])) for s in plan.splits for item in keyed_frames(s)
-    ]
 
 
 @pytest.mark.parametrize(
@@ -89,7 +46,7 @@ def test_synthetic_captures_give_the_same_rows(
 ) -> None:
     config = SynthConfig(seed=seed, frames=2500, connections=12, concurrent=6, **extra)
     generate(config, tmp_path / "s.pcap")
-    rows = _both(_keyed_capture(tmp_path / "s.pcap"))
+    rows = both_paths(keyed_capture(tmp_path / "s.pcap"))
     assert len(rows["packets"]) > 500
     assert rows["violations"], "the injected faults are found"
 
@@ -204,7 +161,7 @@ def connections(draw: st.DrawFn) -> list[tuple[str, int, Any]]:
 @settings(max_examples=300, deadline=None)
 @given(connections())
 def test_random_connections_give_the_same_rows(keyed: list[tuple[str, int, Any]]) -> None:
-    _both(keyed)
+    both_paths(keyed)
 
 
 @settings(max_examples=60, deadline=None)
@@ -215,7 +172,7 @@ def test_forced_edition_and_readings_give_the_same_rows(
     from pubproof.model.editions import Edition
 
     readings = (("topic-rules", "as-3.1.1"), ("dup-qos0", "reject"))
-    _both(keyed, Config(edition=Edition(edition), readings=readings))
+    both_paths(keyed, Config(edition=Edition(edition), readings=readings))
 
 
 # -- mutants of the fast path are caught -------------------------------------------------------
@@ -293,10 +250,10 @@ def test_mutants_of_the_fast_path_are_caught(
     monkeypatch: pytest.MonkeyPatch, mutant: str, capture: Any
 ) -> None:
     keyed = capture()
-    _both(keyed)  # the fast path itself agrees
+    both_paths(keyed)  # the fast path itself agrees
     if mutant == "accept-ignores-waiting":
         monkeypatch.setattr(Stream, "accept", _mutant_accept_ignores_waiting)
     else:
         monkeypatch.setattr(Connection, "_cut", _mutant_cut_uncounted)
     with pytest.raises(AssertionError):
-        _both(keyed)
+        both_paths(keyed)

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from builds import pure_only
 from hypothesis import given
 from hypothesis import strategies as st
+from support.builds import pure_only
 
 from pubproof.model.wire import encode_remaining_length
 from pubproof.pipeline import framing

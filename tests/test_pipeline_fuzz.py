@@ -7,7 +7,17 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pipeline_builder import CONNACK, Conn, ack, connect, ether, pcap, pcapng, publish, run_check
+from support.pipeline_builder import (
+    CONNACK,
+    Conn,
+    ack,
+    connect,
+    ether,
+    pcap,
+    pcapng,
+    publish,
+    run_check,
+)
 
 from pubproof.pipeline.dissect import dissect
 

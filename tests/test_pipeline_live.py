@@ -18,8 +18,6 @@ Nothing here skips: a missing broker, client or tshark fails the test.
 from __future__ import annotations
 
 import json
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -32,7 +30,15 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from brokers import BROKERS, started
-from tshark_decode import Pdu, mqtt_pdus, preferences, tshark
+from support.tshark_decode import (
+    Pdu,
+    mqtt_pdus,
+    preferences,
+    start_capture,
+    stop_capture,
+    tool,
+    tshark,
+)
 
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
@@ -58,12 +64,6 @@ PUBLISHES: list[tuple[str, list[str]]] = [  # (topic, mosquitto_pub options)
 ]
 
 
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    assert path is not None, f"{name} is not installed (scripts/system-deps installs it)"
-    return path
-
-
 @dataclass(slots=True)
 class Recording:
     """The capture, the broker's port, and the crafted sessions: client port -> (fault,
@@ -75,36 +75,6 @@ class Recording:
 
 
 # -- recording ------------------------------------------------------------------------------
-
-
-def start_capture(path: Path, port: int) -> subprocess.Popen[bytes]:
-    """tshark on loopback, filtered to the broker's port; returns once it captures."""
-    argv = [tshark(), "-i", "lo", "-f", f"tcp port {port}", "-w", str(path), "-q"]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert process.stderr is not None
-    end = time.monotonic() + 30
-    seen = b""
-    while time.monotonic() < end:
-        line = process.stderr.readline()
-        seen += line
-        if b"Capturing on" in line:
-            time.sleep(0.3)  # the filter is attached once tshark says so; a margin anyway
-            return process
-        if process.poll() is not None:
-            break
-    process.kill()
-    raise AssertionError(f"tshark did not start capturing: {seen.decode(errors='replace')}")
-
-
-def stop_capture(process: subprocess.Popen[bytes]) -> None:
-    time.sleep(0.5)  # the last segments reach the capture
-    process.send_signal(signal.SIGINT)  # tshark writes out and exits cleanly
-    try:
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def run_clients(port: int, folder: Path) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builds import pure_only
-from pipeline_builder import ether, ipv4, pcap, tcp
-from test_pipeline_spark import _captures
+from support.builds import pure_only
+from support.pipeline_builder import ether, ipv4, pcap, tcp
+from support.spark_captures import many_captures
 
 from pubproof.pipeline import source
 from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, partition_of
@@ -22,7 +22,7 @@ from pubproof.pipeline.source import QUARANTINE_GROUP, keyed_frames, partition_o
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     directory = tmp_path_factory.mktemp("partitions")
-    files = _captures()
+    files = many_captures()
     # frames that are no segment, some with a 4-tuple's address bytes (quarantined)
     damaged = bytearray(ether(ipv4("10.0.0.1", "10.0.0.2", tcp(40000, 1883, 5, 0, 0x18, b"x"))))
     damaged[46] = 4 << 4  # a TCP header of 16 bytes

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builds import pure_only
+from support.builds import pure_only
 
 from pubproof.main import main
 from pubproof.model import flows, normative_index

@@ -4,7 +4,7 @@ and a connection keeps its evidence trail with :meth:`Trail.note`."""
 from __future__ import annotations
 
 import pytest
-from pipeline_builder import CONNACK, Conn, connect, ether, publish
+from support.pipeline_builder import CONNACK, Conn, connect, ether, publish
 
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition

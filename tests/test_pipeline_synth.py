@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tshark_decode import PI_ERROR, Pdu, fields, mqtt_pdus, preferences, split
+from support.tshark_decode import PI_ERROR, Pdu, fields, mqtt_pdus, preferences, split
 
 from pubproof.model.editions import Edition
 from pubproof.model.flows import (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pipeline_builder import (
+from support.pipeline_builder import (
     ACK,
     CONNACK,
     FIN,

@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from brokers import BROKERS, started
-from live50 import (
+from support.live50 import (
     PROPERTY_IDS,
     Pdu5,
     Raw5,
@@ -48,8 +48,7 @@ from live50 import (
     tshark_row,
     wire_rule,
 )
-from test_pipeline_live import start_capture, stop_capture, tool
-from tshark_decode import preferences
+from support.tshark_decode import preferences, start_capture, stop_capture, tool
 
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition, Limits

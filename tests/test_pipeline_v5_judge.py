@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from pipeline_builder import CONNACK, Conn, Outcome, connect, ether, pcap, read_tables, run_check
+from support.pipeline_builder import (
+    CONNACK,
+    Conn,
+    Outcome,
+    connect,
+    ether,
+    pcap,
+    read_tables,
+    run_check,
+)
 
 from pubproof.judge import packets as control
 from pubproof.main import main
@@ -317,7 +326,7 @@ def test_qos0_publishes_the_fast_path_leaves_unjudged_change_nothing(tmp_path: P
     or find something in it (a mapping set, an alias no mapping stands for, RETAIN without
     Retain Available); the general way feeds every one. Both write the same rows on a
     session with each kind, a second CONNECT (the judges' alias maps go) included."""
-    from test_pipeline_fast_path import _both, _keyed_capture
+    from support.fast_path import both_paths, keyed_capture
 
     frames = session(
         ("c2s", publish5("a", topic_alias=1)),  # sets the mapping: judged
@@ -335,7 +344,7 @@ def test_qos0_publishes_the_fast_path_leaves_unjudged_change_nothing(tmp_path: P
     )
     capture = tmp_path / "q0.pcap"
     capture.write_bytes(pcap([ether(f) for f in frames]))
-    rows = _both(_keyed_capture(capture))
+    rows = both_paths(keyed_capture(capture))
     rules = [row[5] for row in rows["violations"]]
     assert rules == [
         "PP50-3.3.2-topic-alias-unknown", "MQTT-3.2.2-14", "PP50-3.3.4-topic-alias-maximum"
@@ -357,7 +366,7 @@ def test_acknowledgements_on_one_identifier_are_judged_each_as_itself(tmp_path: 
     PUBACK 0x00 on identifier 5 ends its flow (the re-send after it is a finding); a
     PUBCOMP after a PUBREC on 7 completes the flow (7 is free for the next message); a
     PUBACK on 6 answers 6."""
-    from test_pipeline_fast_path import _both, _keyed_capture
+    from support.fast_path import both_paths, keyed_capture
 
     again = Publish(topic="b", qos=1, packet_id=5, payload=b"m", dup=True,
                     properties=PublishProperties())  # fmt: skip
@@ -380,7 +389,7 @@ def test_acknowledgements_on_one_identifier_are_judged_each_as_itself(tmp_path: 
     capture = tmp_path / "acks.pcap"
     capture.write_bytes(pcap([ether(f) for f in frames]))
     for _ in range(2):  # the second time, every acknowledgement's fields are shared ones
-        rows = _both(_keyed_capture(capture))
+        rows = both_paths(keyed_capture(capture))
         assert [row[5] for row in rows["violations"]] == ["MQTT-4.4.0-2"]
         assert [row[17] for row in rows["packets"] if row[7] == "PUBACK"] == [0, 0x80, 0, 0]
 

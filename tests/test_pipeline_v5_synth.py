@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builds import pure_only
-from pipeline_builder import read_tables
-from tshark_decode import fields, preferences, split
+from support.builds import pure_only
+from support.pipeline_builder import read_tables
+from support.tshark_decode import fields, preferences, split
 
 from pubproof.pipeline import describe as D
 from pubproof.pipeline.run import Job, check
@@ -120,13 +120,13 @@ def test_the_fast_path_writes_the_general_paths_rows(
     """``Connection.FAST`` on 5.0 traffic: the shorter way (the codec straight into rows,
     the alias resolved and the properties read inline) writes what the general way
     (:func:`pubproof.pipeline.describe.describe`) writes, faults and all."""
-    from test_pipeline_fast_path import _both, _keyed_capture
+    from support.fast_path import both_paths, keyed_capture
 
     faults = tuple((f.value, 1) for f in Fault) if share < 1 else ()
     config = SynthConfig(seed=seed, frames=2500, connections=20, concurrent=6, mqtt5=share,
                          split=0.5, retransmit=0.05, reorder=0.05, inject=faults)  # fmt: skip
     generate(config, tmp_path / "s.pcap")
-    rows = _both(_keyed_capture(tmp_path / "s.pcap"))
+    rows = both_paths(keyed_capture(tmp_path / "s.pcap"))
     editions = Counter(row[16] for row in rows["packets"])
     assert editions["5.0"] > 500
     assert (editions["3.1.1"] > 0) == (share < 1)

@@ -144,7 +144,9 @@ def test_a_driver_that_cannot_be_built_says_why_for_every_check(tmp_path: Path) 
 CHECKS: dict[str, dict[str, str]] = {
     "3.1": {
         "send.qos1": "pass", "send.qos2-resent-on-resume": "pass", "receive.qos2": "pass",
-        "wire.receive-packet-id-zero": "violation",
+        # MQTT 3.1 names no receiver action for a packet identifier of 0: handing it on is
+        # tolerated (issue 39; 3.1.1 below still breaks a MUST of its own)
+        "wire.receive-packet-id-zero": "tolerated",
     },
     "3.1.1": {
         "send.qos1": "pass", "send.qos2-resent-on-resume": "pass", "receive.qos2": "pass",
@@ -210,15 +212,9 @@ def _matrix() -> Any:
 
 
 def test_the_matrix_keeps_no_path_of_this_machine() -> None:
+    # the placeholders are written at recording time (probe/clients/local_paths.py and its
+    # own tests); here: Paho C's committed evidence holds none of this machine's folders
     matrix = _matrix()
-    local = {
-        "argv": [f"{ROOT}/.venv/bin/python", "-m", "x"],
-        "stderr": f'File "{ROOT}/probe/x.py", line 1\n/tmp/pip-build-env-1/y\n{Path.home()}/z',
-    }
-    assert matrix.portable(local) == {
-        "argv": [".venv/bin/python", "-m", "x"],
-        "stderr": 'File "probe/x.py", line 1\n<tmp>/pip-build-env-1/y\n~/z',
-    }
     assert "paho-c" in matrix.FAST
     for path in sorted((ROOT / "docs" / "matrix" / "evidence").glob("paho-c-*.json")):
         text = path.read_text(encoding="utf-8")

@@ -8,19 +8,19 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.fake_broker import FAST, FakeBroker
 
 from pubproof.judge.close import expectation
 from pubproof.judge.findings import VIOLATION
 from pubproof.judge.packets import FrameError, connect, describe, subscribe
 from pubproof.model import wire as model_wire
 from pubproof.model.editions import Edition, resolve_readings
-from pubproof.probe import CHECKS, VERDICTS, Target, Timing, probe, rejudge, select
+from pubproof.probe import CHECKS, VERDICTS, Target, probe, rejudge, select
 from pubproof.probe.checks_wire import BUILDS, PUBLISH_CHECKS
 from pubproof.probe.findings import NO_ANSWER, conclude, missing
 from pubproof.probe.frames import FrameSplitter, describe_bytes
@@ -29,7 +29,6 @@ from pubproof.probe.judge_link import ClientLink
 
 V311 = Edition.V311
 DEFAULTS = resolve_readings(V311)
-FAST = Timing(check=1.5, answer=0.4, quiet=0.1, liveness=0.2, run=30.0)
 
 
 # -- the target -------------------------------------------------------------------------
@@ -177,53 +176,6 @@ def test_the_flow_judge_owes_answers_and_resends() -> None:
 
 
 # -- bounds, against fake brokers on loopback -------------------------------------------------
-
-
-class FakeBroker:
-    """A TCP server on a free loopback port; ``answer`` decides what each packet gets."""
-
-    def __init__(self, answer: Callable[[bytes], bytes]) -> None:
-        self.answer = answer
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.stopping = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        self.server.settimeout(0.2)
-        while not self.stopping:
-            try:
-                conn, _ = self.server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
-
-    def _talk(self, conn: socket.socket) -> None:
-        splitter = FrameSplitter()
-        conn.settimeout(0.2)
-        with conn:
-            while not self.stopping:
-                try:
-                    data = conn.recv(4096)
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return
-                if not data:
-                    return
-                splitter.feed(data)
-                try:
-                    while (frame := splitter.next_frame()) is not None:
-                        conn.sendall(self.answer(frame))
-                except (FrameError, OSError):
-                    return
-
-    def stop(self) -> None:
-        self.stopping = True
-        self.server.close()
 
 
 @pytest.fixture

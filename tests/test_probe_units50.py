@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_probe_units import FAST, FakeBroker
+from support.fake_broker import FAST, FakeBroker
 
 from pubproof.judge import packets
 from pubproof.judge.close import reason_code_verdict

@@ -14,6 +14,7 @@ from functools import cache
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from support.strategies import edition_and_readings
 
 from pubproof.model import wire
 from pubproof.model.editions import READINGS, Edition
@@ -25,8 +26,6 @@ from pubproof.proofs.rl_crosscheck import padded
 from pubproof.proofs.variant import MODEL
 from pubproof.proofs.wire_first_byte import accepted_by_model, accepted_by_z3, configs
 from pubproof.proofs.z3env import Expr, byte, evaluate, word
-
-from strategies import edition_and_readings
 
 #: The witness domain of packet_symbolic is 3.1 and 3.1.1's (5.0 has its own: packet50).
 EDITIONS_3 = (Edition.V311, Edition.V31)

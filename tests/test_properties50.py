@@ -476,7 +476,7 @@ def test_the_benchmarks_writer() -> None:
 
 
 def test_the_tests_helpers_and_the_synthetic_generator() -> None:
-    from live50 import PROPERTY_IDS
+    from support.live50 import PROPERTY_IDS
 
     from pubproof.pipeline.synth import mqtt5
 

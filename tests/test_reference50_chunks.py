@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from wire50_cases import ACK_TYPES, CODES, V50, verdict
+from support.wire50_cases import ACK_TYPES, CODES, V50, verdict
 
 from pubproof.model.editions import Limits
 from pubproof.reference import Publish, encode, from_p, to_p

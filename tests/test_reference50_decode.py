@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builds import pure_only
-from wire50_cases import ACCEPT, ALL_CASES, REJECT, V50, pub, s, verdict
+from support.builds import pure_only
+from support.wire50_cases import ACCEPT, ALL_CASES, REJECT, V50, pub, s, verdict
 
 from pubproof.model.editions import Edition, Limits
 from pubproof.reference import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from wire50_cases import ACK_TYPES, ALIASES, CODES, V50, pub, s, verdict
+from support.wire50_cases import ACK_TYPES, ALIASES, CODES, V50, pub, s, verdict
 
 from pubproof.model.editions import Edition, Limits
 from pubproof.reference import (

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from wire50_cases import ALIASES, ALL_CASES, pub, s
+from support.wire50_cases import ALIASES, ALL_CASES, pub, s
 
 from pubproof.model.editions import Edition, Limits
 from pubproof.reference import (

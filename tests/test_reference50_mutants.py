@@ -10,8 +10,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from builds import pure_only
-from wire50_cases import ACCEPT, REJECT, verdict
+from support.builds import pure_only
+from support.wire50_cases import ACCEPT, REJECT, verdict
 
 from pubproof.reference import codec, decode50, section50
 

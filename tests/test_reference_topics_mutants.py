@@ -16,12 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import test_reference_topics as rules
-from builds import pure_only
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
-from test_reference_topics_stateful import index_machine, retained_machine
+from support import topic_cases as rules
+from support.builds import pure_only
+from support.topic_machines import index_machine, retained_machine
 
 from pubproof.reference.errors import InvalidTopic
 

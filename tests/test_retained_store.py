@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.distribution_checks import check_retained_store
 
 from pubproof.model.distribution import DistributionModel
 from pubproof.model.editions import Edition
@@ -19,8 +20,6 @@ from pubproof.model.retained import (
     retained_table,
 )
 from pubproof.model.subscriptions import SubscriptionOptions
-
-from distribution_checks import check_retained_store
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 _seq = iter(range(1, 10**9))

@@ -8,6 +8,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from support.distribution_checks import (
+    check_filter_examples,
+    check_matching_examples,
+    regex_matches,
+)
 
 from pubproof.model.editions import Edition
 from pubproof.model.topic_filters import (
@@ -21,8 +26,6 @@ from pubproof.model.topic_filters import (
     parse_shared,
     subscription_matches,
 )
-
-from distribution_checks import check_filter_examples, check_matching_examples, regex_matches
 
 V31, V311, V50 = Edition.V31, Edition.V311, Edition.V50
 

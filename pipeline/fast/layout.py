@@ -25,7 +25,7 @@ and each site says which trick it uses, pointing here:
   the module's dict at every use. So a name the per-packet path reads is bound again as
   this module's own ``Final`` (``_P_FIELDS: Final = P_FIELDS``). A ``Final`` table is
   also read past any patch of the module: the mutants of the twins run in the pure pass
-  (``PUBPROOF_PURE=1``, ``tests/builds.py``'s ``pure_only``), which reads the source.
+  (``PUBPROOF_PURE=1``, ``tests/support/builds.py``'s ``pure_only``), which reads the source.
 - **Plain slotted classes** for what is made once per packet or flow, not dataclasses or
   named tuples: mypyc makes a plain class's instances natively, where a dataclass's
   generated ``__init__`` and a named tuple's ``__new__`` run as interpreted Python (about

@@ -71,8 +71,8 @@ def standard_path(docs: Path) -> Path:
 
 
 def recorded(docs: Path) -> tuple[dict[str, list[Passage]], list[str]]:
-    """Every labelled 5.0 sentence the project records, by label: the rules' quotes (wire
-    and flow rules), the ambiguity catalog's [[standard]] passages, and
+    """Every labelled 5.0 sentence the project records, by label: the rules' quotes (wire,
+    flow and distribution rules), the ambiguity catalog's [[standard]] passages, and
     ``docs/data/standard50.toml`` (the statements no rule quotes); and the problems of that
     file (a passage without exactly one label, a label it records twice or that a rule or
     the catalog already records)."""
@@ -87,7 +87,7 @@ def recorded(docs: Path) -> tuple[dict[str, list[Passage]], list[str]]:
                 Passage(source=source, text=text, label=label, origin=origin)
             )
 
-    for rule in (*RULES.values(), *RULES.flows()):
+    for rule in (*RULES.values(), *RULES.flows(), *RULES.distributions()):
         for quote in rule.quotes:
             if quote.source.startswith("MQTT 5.0"):
                 add(quote.source, quote.text, f"rule {rule.key}")

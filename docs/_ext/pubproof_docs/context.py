@@ -10,6 +10,7 @@ from pathlib import Path
 from pubproof_docs.data import (
     IndexEntry,
     ProveRun,
+    load_dist_index,
     load_index,
     load_index_50,
     load_out_of_scope,
@@ -26,8 +27,10 @@ class Context:
     root: Path  # the project
     docs: Path  # the Sphinx source folder
     prove: ProveRun
-    index: dict[str, IndexEntry]
-    index_50: dict[str, IndexEntry]
+    index: dict[str, IndexEntry]  # Table A of the normative index (MQTT 3.1.1)
+    index_50: dict[str, IndexEntry]  # its Table B (MQTT 5.0)
+    dist_index: dict[str, IndexEntry]  # Table C of the distribution index (MQTT 3.1.1)
+    dist_index_50: dict[str, IndexEntry]  # its Table D (MQTT 5.0)
     trace: Trace
 
     @property
@@ -49,15 +52,33 @@ class Context:
 def load(root: Path, docs: Path, prove_json: Path) -> Context:
     index = load_index(docs / "data" / "normative-index.md")
     index_50 = load_index_50(docs / "data" / "normative-index.md")
+    dist_index = load_dist_index(dist_index_path(docs), "C")
+    dist_index_50 = load_dist_index(dist_index_path(docs), "D")
     prove = load_prove(prove_json)
     trace = build(
         root=root,
         index=index,
         index_50=index_50,
+        dist_index=dist_index,
+        dist_index_50=dist_index_50,
         out_of_scope=load_out_of_scope(out_of_scope_path(docs)),
         prove=prove,
     )
-    return Context(root=root, docs=docs, prove=prove, index=index, index_50=index_50, trace=trace)
+    return Context(
+        root=root,
+        docs=docs,
+        prove=prove,
+        index=index,
+        index_50=index_50,
+        dist_index=dist_index,
+        dist_index_50=dist_index_50,
+        trace=trace,
+    )
+
+
+def dist_index_path(docs: Path) -> Path:
+    """The project's copy of the distribution index (Tables C and D)."""
+    return docs / "data" / "distribution-index.md"
 
 
 def prove_json_path(root: Path) -> Path:

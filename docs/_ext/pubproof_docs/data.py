@@ -112,20 +112,30 @@ class IndexEntry:
 _ROW = re.compile(r"^\| (MQTT-[0-9.]+-\d+) \| ([0-9.]+) \| ([^|]+) \| ([^|]+) \| (.+) \|\s*$")
 
 
+def _table_rows(path: Path, first: str, last: str, table: str) -> dict[str, IndexEntry]:
+    """The rows of one id each between the headings ``first`` and ``last`` of an index (a
+    row twice is an error)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(first)
+    end = text.index(last, start)
+    entries: dict[str, IndexEntry] = {}
+    for line in text[start:end].splitlines():
+        match = _ROW.match(line)
+        if not match:
+            continue
+        rule_id, section, strength, binds, paraphrase = (g.strip() for g in match.groups())
+        if rule_id in entries:
+            raise DocsDataError(f"{path}: {rule_id} has two rows in Table {table}")
+        entries[rule_id] = IndexEntry(
+            id=rule_id, section=section, strength=strength, binds=binds, paraphrase=paraphrase
+        )
+    return entries
+
+
 def load_index(path: Path) -> dict[str, IndexEntry]:
     """The MQTT 3.1.1 rows of the normative index (Table A and the related ids after it,
     up to Table B, which is MQTT 5.0)."""
-    text = path.read_text(encoding="utf-8")
-    start = text.index("## Table A")
-    end = text.index("## Table B")
-    entries = {}
-    for line in text[start:end].splitlines():
-        match = _ROW.match(line)
-        if match:
-            rule_id, section, strength, binds, paraphrase = (g.strip() for g in match.groups())
-            entries[rule_id] = IndexEntry(
-                id=rule_id, section=section, strength=strength, binds=binds, paraphrase=paraphrase
-            )
+    entries = _table_rows(path, "## Table A", "## Table B", "A")
     if len(entries) < 50:
         raise DocsDataError(f"{path}: only {len(entries)} rows of Table A parsed")
     return entries
@@ -164,6 +174,28 @@ def load_index_50(path: Path) -> dict[str, IndexEntry]:
     return entries
 
 
+#: The distribution index's tables: (heading, the heading after it, rows it holds). Its
+#: introduction counts them: "43 ids" in Table C, "all 59 ids" in Table D.
+_DIST_TABLES = {
+    "C": ("## Table C", "## Table D", 43),
+    "D": ("## Table D", "## Notes", 59),
+}
+
+
+def load_dist_index(path: Path, table: str) -> dict[str, IndexEntry]:
+    """The rows of the distribution index's Table C (MQTT 3.1.1) or Table D (MQTT 5.0):
+    every labelled statement of 3.1.2.4, 3.8 to 3.11 and 4.4 to 4.8 (5.0 also 3.1.2.11.2),
+    one id a row. The ids of Table D are 5.0's: the same string can name another statement
+    in Table C (MQTT-3.1.2-4..6, MQTT-4.7.1-1/-2)."""
+    start_heading, end_heading, expected = _DIST_TABLES[table]
+    entries = _table_rows(path, start_heading, end_heading, table)
+    if len(entries) != expected:
+        raise DocsDataError(
+            f"{path}: {len(entries)} rows of Table {table} parsed, not the {expected} it holds"
+        )
+    return entries
+
+
 # --- out of scope ----------------------------------------------------------------------
 
 
@@ -191,11 +223,12 @@ class OutOfScope:
 
 
 def load_out_of_scope(path: Path) -> dict[str, OutOfScope]:
-    """``[[statement]]`` (outside the model) and ``[[unverified]]`` (implemented, not yet
-    verified) tables, each with an ``id``, a one-line ``reason`` and, for a 5.0 statement,
-    ``edition = "5.0"``; by statement key (:func:`statement_key`)."""
+    """``[[statement]]`` (no rule of the model states it) and ``[[unverified]]``
+    (implemented, not yet verified) tables, each with an ``id``, a one-line ``reason`` and,
+    for a 5.0 statement, ``edition = "5.0"``; by statement key (:func:`statement_key`).
+    The ``[[gap]]`` tables of the same file are :func:`load_gaps`'."""
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    unknown = set(raw) - {"statement", "unverified"}
+    unknown = set(raw) - {"statement", "unverified", "gap"}
     if unknown:
         raise DocsDataError(f"{path}: unknown tables {sorted(unknown)}")
     found: dict[str, OutOfScope] = {}
@@ -215,3 +248,26 @@ def load_out_of_scope(path: Path) -> dict[str, OutOfScope]:
                 raise DocsDataError(f"{path}: {item.key} listed twice")
             found[item.key] = item
     return found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gap:
+    """Something the texts ask of a server that has no traced id (an unlabelled sentence,
+    or a labelled one outside the traced sections) and that the model leaves out."""
+
+    what: str
+    where: str  # the edition and section, or the ids
+    reason: str
+
+
+def load_gaps(path: Path) -> list[Gap]:
+    """The ``[[gap]]`` tables of the out-of-scope file, in file order."""
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    gaps = []
+    for entry in raw.get("gap", []):
+        if set(entry) != {"what", "where", "reason"} or not all(
+            str(v).strip() for v in entry.values()
+        ):
+            raise DocsDataError(f"{path}: a gap needs what, where and a reason: {entry!r}")
+        gaps.append(Gap(what=entry["what"], where=entry["where"], reason=entry["reason"]))
+    return gaps

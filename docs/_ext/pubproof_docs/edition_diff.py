@@ -360,7 +360,9 @@ def pages(ctx: Context) -> dict[str, str]:
         "readings, judge differently, one of them under that rule), or, for a rule outside "
         "the Z3 packet domain, a **case of the vector corpus** that breaks it. Every witness "
         "is decoded by the model in both editions and both verdicts are shown (a 5.0 verdict "
-        "with the DISCONNECT Reason Code a receiver sends).\n"
+        "with the DISCONNECT Reason Code a receiver sends). The flows and a server's "
+        "distribution across sessions follow, with witnesses of their own (traces, and events "
+        "the distribution model runs in both editions).\n"
     )
     out.append(heading("Rules and readings per edition", "-"))
     out.append(_counts())
@@ -382,4 +384,7 @@ def pages(ctx: Context) -> dict[str, str]:
         "notebook 06).\n"
     )
     out.append(_flows(ctx))
+    from pubproof_docs import distribution_diff
+
+    out.append(distribution_diff.section(ctx))
     return {EDITION_DIFF_DOC: "\n".join(out)}

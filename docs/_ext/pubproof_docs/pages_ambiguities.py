@@ -1,6 +1,8 @@
 """The ambiguity catalog, rendered from ``pubproof.model.ambiguities.AMBIGUITIES``, and the
 readings (``pubproof.model.editions.READINGS``) with their defaults per edition and the Z3
-witness that separates their values."""
+witness that separates their values, and the readings of distribution
+(``pubproof.model.distribution_readings.DISTRIBUTION_READINGS``) with the catalog's
+scenarios, run through the distribution model at every build."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 from typing import Any
 
 from pubproof.model.clauses import BY_ID as CLAUSES_BY_ID
+from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
 from pubproof.model.editions import READINGS, Reading
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_clauses import LANGUAGE_NAMES
@@ -76,7 +79,9 @@ def _reading_section(ctx: Context, reading: Reading) -> str:
     for passage in reading.passages:
         out.append(f".. epigraph::\n\n   {esc(passage.text)}\n\n   -- {esc(passage.source)}\n")
     theorem = f"wire.reading-irrelevant.{reading.name}"
-    if theorem in ctx.prove.theorems:
+    if reading.name in DISTRIBUTION_READINGS:
+        out.append(_distribution_witness(ctx, reading))
+    elif theorem in ctx.prove.theorems:
         out.append(witness_block(ctx, theorem, reading.name))
     else:
         from pubproof.model.ambiguities import AMBIGUITIES
@@ -91,6 +96,32 @@ def _reading_section(ctx: Context, reading: Reading) -> str:
     return "\n".join(out)
 
 
+def _distribution_witness(ctx: Context, reading: Reading) -> str:
+    """What parts the values of a distribution reading: the catalog's scenarios, and any
+    theorem of the latest run named after the reading (``...reading-irrelevant.<name>``)."""
+    from pubproof.model.ambiguities import AMBIGUITIES
+
+    theorems = [
+        t
+        for t in ctx.trace.theorems.values()
+        if t.id.endswith(f"reading-irrelevant.{reading.name}")
+    ]
+    shown = [a for a in AMBIGUITIES if a.reading == reading.name and a.scenarios]
+    text = (
+        "The scenarios that part the values, run through the distribution model at every "
+        "build: "
+        + (", ".join(f":ref:`{esc(a.title)} <ambiguity-{a.id}>`" for a in shown) or "none")
+        + ".\n"
+    )
+    if theorems:
+        text += (
+            "\nTheorems: "
+            + ", ".join(f"{need(t.need)} ({esc(t.status)})" for t in theorems)
+            + ".\n"
+        )
+    return text
+
+
 def readings_page(ctx: Context) -> str:
     out = [heading("Editions and readings", "=")]
     out.append(
@@ -101,6 +132,19 @@ def readings_page(ctx: Context) -> str:
         "encoded and judged again by the model here.\n"
     )
     for reading in READINGS.values():
+        out.append(_reading_section(ctx, reading))
+    out.append(heading("Readings of distribution", "-"))
+    out.append(
+        "What a server does with a message across sessions has readings of its own "
+        "(``pubproof.model.distribution_readings.DISTRIBUTION_READINGS``), of two sorts: an "
+        "*interpretation*, where the texts are silent or disagree and the value changes what "
+        "the model allows; and a *server's choice*, where the text gives the server a MAY: the "
+        "value picks what the model's server (the oracle) does, and the judge accepts every "
+        "alternative the text permits whatever the value. Each is an entry of the "
+        ":doc:`ambiguity catalog <ambiguity-catalog>` with a scenario the distribution model "
+        "runs under every value.\n"
+    )
+    for reading in DISTRIBUTION_READINGS.values():
         out.append(_reading_section(ctx, reading))
     out.append(heading("Where the two editions part", "-"))
     out.append(witness_block(ctx, "wire.editions-agree", None))
@@ -155,10 +199,9 @@ def _catalog_entry(ctx: Context, entry: Any) -> str:
         out.append(".. rubric:: What the model does\n")
         if model:
             out.append(esc(str(model)) + "\n")
-        if reading and reading in READINGS:
-            defaults = ", ".join(
-                f"{e.value}: {literal(v)}" for e, v in READINGS[reading].defaults.items()
-            )
+        switch = READINGS.get(reading) or DISTRIBUTION_READINGS.get(reading)
+        if reading and switch is not None:
+            defaults = ", ".join(f"{e.value}: {literal(v)}" for e, v in switch.defaults.items())
             out.append(
                 f"Switch: the reading :ref:`{reading} <reading-{reading}>` (defaults {defaults}).\n"
             )
@@ -185,7 +228,51 @@ def _catalog_entry(ctx: Context, entry: Any) -> str:
     traces = _field(entry, "traces", ())
     if traces:
         out.append(traces_block(traces))
+    scenarios = _field(entry, "scenarios", ())
+    if scenarios and reading in DISTRIBUTION_READINGS:
+        out.append(scenarios_block(scenarios, reading))
     return "\n".join(out)
+
+
+def _step_cells(step: Any) -> list[str]:
+    from pubproof.model.ambiguity_scenarios import OPERATIONS
+
+    (op,) = [k for k in step if k in OPERATIONS]
+    rest = {k: v for k, v in step.items() if k != op}
+    return [literal(op), literal(str(step[op])),
+            literal(json.dumps(rest, ensure_ascii=False)) if rest else ""]  # fmt: skip
+
+
+def scenarios_block(scenarios: Any, reading: str) -> str:
+    """Events written by hand, run through the distribution model under each value of the
+    reading (:func:`pubproof.model.ambiguity_scenarios.outcome`), beside what the catalog
+    states for each."""
+    from pubproof.model.ambiguity_scenarios import outcome
+
+    out = [".. rubric:: The scenarios (run through the distribution model at every build)\n"]
+    for scenario in scenarios:
+        setting = f"MQTT {scenario.edition.value}"
+        if scenario.config:
+            setting += "; server: " + ", ".join(f"{k}={v}" for k, v in scenario.config.items())
+        out.append(f"- {esc(scenario.note)} ({esc(setting)}):\n")
+        steps = [[str(i), *_step_cells(step)] for i, step in enumerate(scenario.steps, start=1)]
+        out.append(
+            indent(list_table(["step", "event", "client", "with"], steps,
+                              widths=[6, 14, 12, 68]), 2) + "\n"
+        )  # fmt: skip
+        rows = []
+        for value, stated in scenario.expect.items():
+            actual = outcome(scenario, reading, value)
+            mark = "✔" if actual == stated else "✘"
+            rows.append(
+                [literal(f"{reading}={value}"),
+                 f"{mark} the model (this build):\n\n"
+                 + "\n".join(f"- {literal(line)}" for line in actual)]
+            )  # fmt: skip
+        out.append(
+            indent(list_table(["value", "what the server does"], rows, widths=[24, 76]), 2) + "\n"
+        )
+    return "\n".join(out) + "\n"
 
 
 def traces_block(traces: Any) -> str:
@@ -268,7 +355,9 @@ def catalog_page(ctx: Context) -> str:
         "or where an example does not match its own figure; rendered from "
         "``pubproof.model.ambiguities.AMBIGUITIES`` (``model/texts/ambiguities.toml``). Each "
         "quotes the passages, states the readings, names the model's switch and, where one "
-        "exists, shows the Z3 witness that separates the readings. To change an entry, edit "
+        "exists, shows what separates the readings: the Z3 witness, bytes the model's decoder "
+        "judges, traces its 5.0 sessions replay, or (distribution) scenarios its server "
+        "runs under each value of the reading. To change an entry, edit "
         "the TOML, not this page: ``tests/test_ambiguities.py`` checks every quote against the "
         "texts and every name against the registries. Some entries are assumptions: a "
         "condition a theorem rests on that the texts do not state (their ids start with "

@@ -10,6 +10,7 @@ import json
 from importlib import resources
 
 from pubproof.model.clauses import CLAUSES, LANGUAGES, Clause
+from pubproof.model.rules import Kind
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_theorems import status_words, theorem_ref
 from pubproof_docs.pages_trace import (
@@ -150,10 +151,38 @@ def _rule_block(ctx: Context, rule: ModelRule) -> str:
     return "\n".join(out) + "\n"
 
 
+def _squeezed(text: str) -> str:
+    return "".join(text.replace("==", "").split())
+
+
+def _distribution_rules(ctx: Context, clause: Clause) -> list[ModelRule]:
+    """The distribution rules (3.1 and 3.1.1) of a clause: those that implement one of its
+    normative ids, those that quote a passage of its text in one of the excerpts, and those
+    the ambiguity catalog's entries filed under it name."""
+    from pubproof.model.ambiguities import AMBIGUITIES
+
+    named = {k for a in AMBIGUITIES if a.clause == clause.id for k in a.rules}
+    texts = {lang: _squeezed(clause.text(lang) or "") for lang in clause.spans}
+    found = []
+    for node in ctx.trace.rules.values():
+        rule = node.rule
+        if rule is None or rule.kind is not Kind.DISTRIBUTION or node.need.startswith("R50_"):
+            continue
+        quoted = any(
+            q.source == f"publish.{lang}.txt" and _squeezed(q.text) in text
+            for q in rule.quotes
+            for lang, text in texts.items()
+        )
+        if quoted or rule.key in named or set(clause.normative_ids) & set(node.implements):
+            found.append(node)
+    return found
+
+
 def _clause_rules(ctx: Context, clause: Clause) -> list[ModelRule]:
     rules = [ctx.trace.rules_for_key(key) for key in clause.rules]
     for ref in clause.normative_ids:
         rules += [r for r in ctx.trace.flow_rules_for(ref) if r not in rules]
+    rules += [r for r in _distribution_rules(ctx, clause) if r not in rules]
     return rules
 
 

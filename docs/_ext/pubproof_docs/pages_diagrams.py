@@ -1,10 +1,14 @@
-"""Diagrams generated from the model: the flow tables as Graphviz state machines, and the
-wire format as bit tables computed by the model's encoder and decoder."""
+"""Diagrams generated from the model: the flow tables as Graphviz state machines, the
+distribution model's decision graphs and retained store (one diagram per concern, a tab per
+edition), and the wire format as bit tables computed by the model's encoder and decoder."""
 
 from __future__ import annotations
 
-from pubproof.model import diagrams
+import re
+
+from pubproof.model import diagrams, distribution_diagrams
 from pubproof.model.editions import Edition
+from pubproof.model.retained import retained_table
 from pubproof.model.trace import PublishP
 from pubproof.model.wire import decode, decode_remaining_length, encode, encode_remaining_length
 from pubproof.model.wire_rules import ACK_TYPES
@@ -12,6 +16,7 @@ from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
 
 STATES_DOC = f"{GENERATED}/state-machines"
+DISTRIBUTION_DOC = f"{GENERATED}/distribution-diagrams"
 WIRE_DOC = f"{GENERATED}/wire-format"
 
 _TITLES = {
@@ -33,6 +38,138 @@ def states_page(ctx: Context) -> str:
         out.append(heading(_TITLES.get(name, name), "-"))
         out.append(f".. graphviz::\n   :caption: {esc(name)}: {len(table)} table entries\n")
         out.append(indent(diagrams.dot(table, name), 3) + "\n")
+    return "\n".join(out)
+
+
+#: What each decision graph of the forwarding decides, for the page.
+_GRAPH_INTROS = {
+    "subscription": "For one message and one subscription: does it match, does No Local "
+    "(5.0) or a Shared Subscription (5.0) take the copy away, and at which QoS and RETAIN "
+    "the copy goes.",
+    "session": "For one message and the copies one session's subscriptions made: one copy, "
+    "or several overlapping ones (the reading ``overlapping-copies``; 5.0 Subscription "
+    "Identifiers).",
+    "dispatch": "For each copy: owed now to a connected session, kept for a disconnected one "
+    "whose session persists (QoS 0: never in 3.1, optionally in 3.1.1 and 5.0).",
+    "retained": "For a subscription just made: which retained messages it is sent (5.0: by "
+    "Retain Handling; a Shared Subscription gets none).",
+}
+
+
+def cluster_dot(dot: str, name: str, title: str) -> str:
+    """One cluster (``subgraph "cluster_<name>"``) of a Graphviz digraph of the model, as a
+    digraph of its own: its nodes and edges as the model wrote them, the hand-over edges
+    between clusters left out (the page says where each graph hands over)."""
+    match = re.search(
+        rf'^    subgraph "cluster_{re.escape(name)}" \{{\n(.*?)^    \}}$', dot, re.S | re.M
+    )
+    if match is None:
+        raise LookupError(f"no cluster {name!r} in the diagram")
+    head = dot.splitlines()[:4]  # digraph, rankdir, node and edge styles
+    body = [line for line in match.group(1).splitlines() if not line.strip().startswith("label=")]
+    graph = head[0].split('"')[1]
+    return "\n".join(
+        [f'digraph "{graph}-{name}" {{', *head[1:], f'    label="{title}";', "    labelloc=t;",
+         *body, "}"]
+    ) + "\n"  # fmt: skip
+
+
+_EDGE = re.compile(r'^    (\w+) -> (\w+) \[label="(.*?)"(, style=dashed)?\];$')
+
+
+def merged_edges(dot: str) -> str:
+    """A state diagram of the model with the entries between the same two states (and of
+    the same style) on one edge, one left-aligned line each: the retained store has two
+    states and a dozen entries, whose labels would otherwise lie on top of each other."""
+    groups: dict[tuple[str, str, bool], list[str]] = {}
+    lines = []
+    for line in dot.splitlines():
+        match = _EDGE.match(line)
+        if match:
+            source, target, label, dashed = match.groups()
+            groups.setdefault((source, target, bool(dashed)), []).append(label)
+        elif line != "}":
+            lines.append(line)
+    lines += ["    nodesep=0.6;", "    ranksep=1.2;", "    edge [fontsize=10];"]
+    for (source, target, dashed), labels in groups.items():
+        text = "".join(label + "\\l" for label in labels)
+        style = ", style=dashed" if dashed else ""
+        lines.append(f'    {source} -> {target} [label="{text}"{style}];')
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _tabs(items: list[tuple[str, str]]) -> str:
+    """A tab per edition, each with its content."""
+    out = [".. tab-set::\n"]
+    for label, content in items:
+        out.append(f"   .. tab-item:: {label}\n")
+        out.append(indent(content, 6) + "\n")
+    return "\n".join(out)
+
+
+def _graphviz(dot: str, caption: str) -> str:
+    return f".. graphviz::\n   :caption: {esc(caption)}\n\n" + indent(dot, 3) + "\n"
+
+
+def _retained_rows(edition: Edition) -> list[list[str]]:
+    from pubproof.model.distribution_rules import cite
+
+    rows = []
+    for (state, event), step in retained_table(edition).items():
+        others = "; ".join(f"{a.value} → {n.name}" for n, a in step.alternatives)
+        rows.append(
+            [literal(state.name), esc(event.value), esc(step.action.value), literal(step.next.name),
+             ", ".join(literal(cite(r, edition)) for r in step.rules), esc(others) or "—"]
+        )  # fmt: skip
+    return rows
+
+
+def distribution_page(ctx: Context) -> str:
+    out = [heading("Distribution, drawn", "=")]
+    out.append(
+        "What a server does with a message across sessions, drawn at build time from the "
+        "distribution model's own data (``pubproof.model.distribution_diagrams``): the four "
+        "decision graphs of ``pubproof.model.forwarding`` a message meets, one diagram each, "
+        "and the retained store's transition table (``pubproof.model.retained``). A question is "
+        "a diamond with *yes* and *no* edges, an action a box, an outcome a rounded box; each "
+        "names the ids of the rules that decide it in that edition. A tab per edition: a "
+        "question that does not arise in an edition (No Local before 5.0) is left out of its "
+        "diagram. The rules are on :doc:`the traceability matrix <traceability>`; the "
+        "readings named on :doc:`the readings page <readings>`.\n"
+    )
+    out.append(
+        "The graphs hand over: a copy made for a subscription goes to the session's graph; "
+        "each copy the session is owed, and each retained message sent for a new "
+        "subscription, goes to the graph of each copy.\n"
+    )
+    for name, title, _nodes in distribution_diagrams.GRAPHS:
+        out.append(heading(title[0].upper() + title[1:], "-"))
+        out.append(_GRAPH_INTROS.get(name, "") + "\n")
+        tabs = []
+        for edition in Edition:
+            dot = cluster_dot(distribution_diagrams.forwarding_dot(edition), name, title)
+            tabs.append((f"MQTT {edition.value}",
+                         _graphviz(dot, f"{title}, MQTT {edition.value}")))  # fmt: skip
+        out.append(_tabs(tabs))
+    out.append(heading("The retained store", "-"))
+    out.append(
+        "At most one retained message per topic name, in one of two states (``NONE``, "
+        "``HELD``). A line per table entry, *input / action [rule ids]*, the entries between "
+        "the same two states on one edge; a dashed edge is another outcome the text allows, "
+        "which a judge accepts (3.1: a zero-length retained message may be kept, reading "
+        "``retained-empty-31``). The table under each diagram is the same data.\n"
+    )
+    tabs = []
+    for edition in Edition:
+        content = _graphviz(merged_edges(distribution_diagrams.retained_dot(edition)),
+                            f"the retained store, MQTT {edition.value}")  # fmt: skip
+        content += "\n" + list_table(
+            ["state", "input", "action", "next", "rules", "also allowed"],
+            _retained_rows(edition),
+            widths=[9, 25, 24, 8, 18, 16],
+        )
+        tabs.append((f"MQTT {edition.value}", content))
+    out.append(_tabs(tabs))
     return "\n".join(out)
 
 
@@ -166,4 +303,8 @@ def wire_page(ctx: Context) -> str:
 
 
 def pages(ctx: Context) -> dict[str, str]:
-    return {STATES_DOC: states_page(ctx), WIRE_DOC: wire_page(ctx)}
+    return {
+        STATES_DOC: states_page(ctx),
+        DISTRIBUTION_DOC: distribution_page(ctx),
+        WIRE_DOC: wire_page(ctx),
+    }

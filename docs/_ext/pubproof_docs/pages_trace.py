@@ -4,8 +4,9 @@ test, linked statement <- rule <- theorem/test, and the matrix over them."""
 from __future__ import annotations
 
 from pubproof.model.editions import Edition
-from pubproof.model.rules import Rule
-from pubproof_docs.context import GENERATED, Context
+from pubproof.model.rules import Kind, Rule
+from pubproof_docs.context import GENERATED, Context, out_of_scope_path
+from pubproof_docs.data import load_gaps
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
 from pubproof_docs.sources import Span
 from pubproof_docs.trace import ModelRule, Statement, TestNode, TheoremNode, by_section
@@ -99,9 +100,60 @@ def _statement_body(ctx: Context, s: Statement) -> str:
                 + ". The standard's words, as the rule quotes them:\n\n"
                 + (_quotes_50(r) or "(the rule quotes no 5.0 text)\n")
             )
+    else:
+        # a statement of distribution in 3.1 or 3.1.1: the words of that edition's text as
+        # the distribution rule quotes them (the five excerpts hold only PUBLISH)
+        prefix = "MQTT V3.1" if s.edition == "3.1" else "MQTT 3.1.1"
+        for rule_need in s.implemented_by:
+            node = ctx.trace.rules[rule_need]
+            if node.rule is None or node.rule.kind is not Kind.DISTRIBUTION:
+                continue
+            quotes = [
+                f".. epigraph::\n\n   {esc(q.text)}\n\n   -- {esc(q.source)}\n"
+                for q in node.rule.quotes
+                if q.source.startswith((prefix, "publish."))
+            ]
+            if quotes:
+                body += (
+                    f"\n\nThe project's rule {need(node.need)}: {esc(node.rule.title)}. The "
+                    "words it quotes:\n\n" + "\n".join(quotes)
+                )
     if s.out_of_scope is not None:
         body += f"\n\n**{verdict(ctx, s)}**: {esc(s.out_of_scope.reason)}"
     return body
+
+
+def distribution(ctx: Context, statement: Statement) -> bool:
+    """Whether a statement is one of distribution: a row of the distribution index, or one
+    a distribution rule implements."""
+    if statement.origin.startswith("distribution index"):
+        return True
+    return any(
+        (node := ctx.trace.rules[r]).rule is not None and node.rule.kind is Kind.DISTRIBUTION
+        for r in statement.implemented_by
+    )
+
+
+def _gaps(ctx: Context) -> str:
+    """What the texts ask of a server that has no traced id, and why the model leaves it
+    out (``[[gap]]`` in ``docs/data/out-of-scope.toml``)."""
+    gaps = load_gaps(out_of_scope_path(ctx.docs))
+    if not gaps:
+        return ""
+    out = [heading("Beyond the labelled statements", "-")]
+    out.append(
+        "What the texts ask of a server that carries no id the matrix traces (an unlabelled "
+        "sentence, or a labelled one outside the traced sections), and that the model leaves "
+        "out, each with the reason (``[[gap]]`` in ``docs/data/out-of-scope.toml``).\n"
+    )
+    out.append(
+        list_table(
+            ["what", "where", "why the model leaves it out"],
+            [[esc(g.what), esc(g.where), esc(g.reason)] for g in gaps],
+            widths=[18, 27, 55],
+        )
+    )
+    return "\n".join(out)
 
 
 def statements_page(ctx: Context) -> str:
@@ -109,30 +161,41 @@ def statements_page(ctx: Context) -> str:
     statements = by_section(trace.statements.values())
     names = ("covered", "out of scope", "not verified", "UNCOVERED")
     counts = {v: 0 for v in names}
-    counts_50 = {v: 0 for v in names}
     for s in statements:
         counts[verdict(ctx, s)] += 1
-        if s.edition == "5.0":
-            counts_50[verdict(ctx, s)] += 1
     out = [heading("Traceability matrix", "=")]
     out.append(
         "Every normative statement of the PUBLISH and acknowledgement sections of MQTT 3.1.1 "
         "(3.3 to 3.7), every other id the model's rules, flow tables and the clause pages cite, "
-        "every MQTT 3.1 rule of the registry, and the MQTT 5.0 statements of the wire format "
+        "every MQTT 3.1 rule of the registry, the MQTT 5.0 statements of the wire format "
         "(sections 1.5.4, 1.5.5, 2.2.1, 2.2.2, 3.3 to 3.7 of the normative index's Table B, and "
-        "every 5.0 id the rules carry), traced to the model rule that implements it and "
-        "to the theorems and tests that verify that rule. A 5.0 statement is its own entry "
-        "(edition 5.0, need id ``S50_...``): 5.0 reuses some of 3.1.1's numbers for other "
-        "statements, and a rule counts for 5.0 only when a theorem covering 5.0, a test that "
-        "names it for 5.0, or the 5.0 vectors verify it. Generated at build time from "
-        "``pubproof.model.rules.RULES``, the flow tables of ``pubproof.model.flows``, the theorem "
+        "every 5.0 id the rules carry), and every statement of distribution, what a server "
+        "does with a message across sessions (the distribution index's Tables C and D: "
+        "sections 3.1.2.4, 3.8 to 3.11 and 4.4 to 4.8 of 3.1.1 and 5.0), traced to the model "
+        "rule that implements it and to the theorems and tests that verify that rule. A 5.0 "
+        "statement is its own entry (edition 5.0, need id ``S50_...``): 5.0 reuses some of "
+        "3.1.1's numbers for other statements, and a rule counts for 5.0 only when a theorem "
+        "covering 5.0, a test that names it for 5.0 (or runs in every edition), or the 5.0 "
+        "vectors verify it. Generated at build time from ``pubproof.model.rules.RULES`` (wire, "
+        "flow and distribution rules), the flow tables of ``pubproof.model.flows``, the theorem "
         "registry with the statuses of the latest ``pubproof prove`` run "
-        f"({ctx.prove.seconds:.1f} s), a scan of ``tests/`` and the vector corpus. A statement is "
-        "*covered* when a model rule implements it and a theorem (at its expected status) or a "
-        "test verifies that rule; the build fails on any other statement unless "
-        "``docs/data/out-of-scope.toml`` gives the reason.\n"
+        f"({ctx.prove.seconds:.1f} s), a scan of ``tests/`` (a test with the helpers it calls) "
+        "and the vector corpus. A statement is *covered* when a model rule implements it and a "
+        "theorem (at its expected status) or a test verifies that rule; the build fails on any "
+        "other statement unless ``docs/data/out-of-scope.toml`` gives the reason.\n"
     )
-    older = {v: counts[v] - counts_50[v] for v in names}
+    rows = [["all", *(str(counts[v]) for v in names)]]
+    for label, wanted in (
+        ("MQTT 3.1", ("3.1",)),
+        ("MQTT 3.1.1 (and ids of every edition)", ("3.1.1", "all")),
+        ("MQTT 5.0", ("5.0",)),
+    ):
+        part = [s for s in statements if s.edition in wanted]
+        rows.append([label, *(str(sum(verdict(ctx, s) == v for s in part)) for v in names)])
+    part = [s for s in statements if distribution(ctx, s)]
+    rows.append(
+        ["of them, distribution", *(str(sum(verdict(ctx, s) == v for s in part)) for v in names)]
+    )
     out.append(
         list_table(
             [
@@ -142,12 +205,12 @@ def statements_page(ctx: Context) -> str:
                 "implemented, not verified (reason given)",
                 "uncovered",
             ],
-            [
-                ["all", *(str(counts[v]) for v in names)],
-                ["MQTT 3.1 and 3.1.1", *(str(older[v]) for v in names)],
-                ["MQTT 5.0", *(str(counts_50[v]) for v in names)],
-            ],
+            rows,
         )
+    )
+    out.append(
+        "*Distribution*: a statement of the distribution index, or one a distribution rule "
+        "implements (``Kind.DISTRIBUTION``).\n"
     )
     out.append(heading("The matrix", "-"))
     rows = []
@@ -176,6 +239,7 @@ def statements_page(ctx: Context) -> str:
             css="pp-matrix",
         )
     )
+    out.append(_gaps(ctx))
     out.append(heading("As a sphinx-needs table", "-"))
     out.append(
         ".. needtable::\n   :types: stmt\n   :style: table\n"
@@ -229,7 +293,10 @@ def _rule_body(ctx: Context, rule: ModelRule) -> str:
 def rules_page(ctx: Context) -> str:
     out = [heading("Model rules", "=")]
     out.append(
-        "The rules of the registry (``pubproof.model.rules.RULES``) and, for each flow table of "
+        "The rules of the registry (``pubproof.model.rules.RULES``: the wire rules, the flow "
+        "rules of 5.0 and those of 3.1.1 that the distribution model cites, and the "
+        "distribution rules of ``pubproof.model.distribution_rules`` and "
+        "``distribution_rules50``) and, for each flow table of "
         "``pubproof.model.flows``, the entries that implement each rule id the table cites. "
         "Each links to the statements it implements; the theorems and tests that verify it link "
         "back to it.\n"

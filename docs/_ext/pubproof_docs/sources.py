@@ -171,7 +171,8 @@ def lines_option(spans: list[Span]) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestFunction:
-    """One pytest test function and every string constant in it (decorators included)."""
+    """One pytest test function and every string constant in it (decorators included) and
+    in the helper functions of ``tests/`` it calls."""
 
     path: Path
     name: str  # "test_x" or "TestClass::test_x"
@@ -181,6 +182,11 @@ class TestFunction:
     calls: frozenset[str]  # names of functions it calls
     #: every name and attribute it uses (``Edition.V50`` gives ``Edition`` and ``V50``)
     names: frozenset[str] = frozenset()
+    #: parametrized over the editions by a collection that is not written out
+    #: (``@pytest.mark.parametrize("edition", ALL)``): it runs in every edition
+    all_editions: bool = False
+    #: the helper functions of ``tests/`` whose strings and names count as its own
+    helpers: tuple[str, ...] = ()
 
     @property
     def nodeid(self) -> str:
@@ -199,16 +205,131 @@ def _functions(
             yield from _functions(node.body, f"{prefix}{node.name}::")
 
 
-def test_functions(tests: Path) -> list[TestFunction]:
-    """Every test function in ``tests/test_*.py``."""
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Module:
+    """A module of ``tests/`` or ``tests/support/``: its top-level functions, and the names
+    it imports from the other modules there (``from support.distribution_checks import
+    check_suback``)."""
+
+    functions: dict[str, Function]
+    imported: dict[str, tuple[str, str]]  # local name -> (module, name there)
+    modules: dict[str, str]  # local name -> module (``import distribution_checks``)
+
+
+def _module(tree: ast.Module, local: set[str]) -> _Module:
+    functions = {n.name: n for n in tree.body if isinstance(n, Function)}
+    imported: dict[str, tuple[str, str]] = {}
+    modules: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module in local and not node.level:
+            for alias in node.names:
+                imported[alias.asname or alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            # ``from support import distribution_checks as C``
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in local:
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in local:
+                    modules[alias.asname or alias.name] = alias.name
+    return _Module(functions=functions, imported=imported, modules=modules)
+
+
+def _called(node: ast.AST, module: str, modules: dict[str, _Module]) -> list[tuple[str, str]]:
+    """The functions of ``tests/`` that ``node`` calls, as (module, name)."""
+    here = modules[module]
     found = []
-    for path in sorted(tests.glob("test_*.py")):
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in here.imported:
+                found.append(here.imported[func.id])
+            elif func.id in here.functions:
+                found.append((module, func.id))
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in here.modules
+        ):
+            found.append((here.modules[func.value.id], func.attr))
+    return [(m, n) for m, n in found if n in modules[m].functions]
+
+
+def _helpers(node: Function, module: str, modules: dict[str, _Module]) -> list[tuple[str, str]]:
+    """Every helper function of ``tests/`` the test calls, directly or through another."""
+    seen: list[tuple[str, str]] = []
+    todo = _called(node, module, modules)
+    while todo:
+        found = todo.pop(0)
+        if found in seen or modules[found[0]].functions[found[1]] is node:
+            continue
+        seen.append(found)
+        todo += _called(modules[found[0]].functions[found[1]], found[0], modules)
+    return seen
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {
+        n.id if isinstance(n, ast.Name) else n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name | ast.Attribute)
+    }
+
+
+def _all_editions(node: Function) -> bool:
+    """Whether a ``parametrize`` decorator gives the test an ``edition`` argument from a
+    collection that is not written out (``ALL``, ``list(Edition)``): a written-out list
+    names its editions itself (``[V311, V50]``)."""
+    for decorator in node.decorator_list:
+        if not (
+            isinstance(decorator, ast.Call)
+            and isinstance(decorator.func, ast.Attribute)
+            and decorator.func.attr == "parametrize"
+            and len(decorator.args) >= 2
+        ):
+            continue
+        argnames, values = decorator.args[0], decorator.args[1]
+        if (
+            isinstance(argnames, ast.Constant)
+            and isinstance(argnames.value, str)
+            and "edition" in [a.strip() for a in argnames.value.split(",")]
+            and not isinstance(values, ast.List | ast.Tuple)
+        ):
+            return True
+    return False
+
+
+def test_functions(tests: Path) -> list[TestFunction]:
+    """Every test function in ``tests/test_*.py``, with the strings and names of the helper
+    functions of ``tests/`` and ``tests/support/`` it calls
+    (``distribution_checks.check_suback``, a module's own ``_judge(...)``): what a helper
+    names, the test verifies through it."""
+    paths = [*sorted(tests.glob("*.py")), *sorted(tests.glob("support/*.py"))]
+
+    def key(path: Path) -> str:  # the name a test imports it by: ``support.builds``
+        return path.stem if path.parent == tests else f"{path.parent.name}.{path.stem}"
+
+    local = {key(path) for path in paths}
+    modules = {key(path): _module(_parse(path), local) for path in paths}
+    found = []
+    for path in paths:
+        if path.parent != tests or not path.name.startswith("test_"):
+            continue
         tree = _parse(path)
         for name, node in _functions(tree.body):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            helpers = _helpers(node, key(path), modules)
+            bodies: list[ast.AST] = [node, *(modules[m].functions[n] for m, n in helpers)]
             calls = frozenset(
                 c.func.id if isinstance(c.func, ast.Name) else c.func.attr
-                for c in ast.walk(node)
+                for body in bodies
+                for c in ast.walk(body)
                 if isinstance(c, ast.Call) and isinstance(c.func, ast.Name | ast.Attribute)
             )
             found.append(
@@ -217,13 +338,11 @@ def test_functions(tests: Path) -> list[TestFunction]:
                     name=name,
                     start=start,
                     end=node.end_lineno or node.lineno,
-                    strings=frozenset(_string_constants(node)),
+                    strings=frozenset(s for body in bodies for s in _string_constants(body)),
                     calls=calls,
-                    names=frozenset(
-                        n.id if isinstance(n, ast.Name) else n.attr
-                        for n in ast.walk(node)
-                        if isinstance(n, ast.Name | ast.Attribute)
-                    ),
+                    names=frozenset(n for body in bodies for n in _names(body)),
+                    all_editions=_all_editions(node),
+                    helpers=tuple(f"{m}.{n}" for m, n in helpers),
                 )
             )
     return found

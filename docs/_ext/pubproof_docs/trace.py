@@ -8,8 +8,12 @@ the theorems and tests that verify those rules, all computed from the registries
   statements), every MQTT 5.0 id of sections 1.5.4, 1.5.5, 2.2.1, 3.3-3.7, 4.3, 4.4 and 4.9
   in Table B, the 5.0 MQTT-2.2.2-1, and every id the rules carry for 5.0 (their 5.0 id; for
   the rules that exist in 5.0 alone, their ``also`` ids too), the 5.0 flow rules' included;
-- model rules: each registry rule, once for 3.1 and 3.1.1 (need ``R_<key>``) and once for
-  5.0 (``R50_<key>``) as far as it exists there; each 5.0 flow rule
+  and every statement of distribution in the distribution index (Table C, MQTT 3.1.1, and
+  Table D, MQTT 5.0: sections 3.1.2.4, 3.8 to 3.11, 4.4 to 4.8), with every id the
+  distribution rules carry (``RULES.distributions()``: 3.1, 3.1.1, 5.0 and project ids);
+- model rules: each registry rule, wire and distribution alike, once for 3.1 and 3.1.1
+  (need ``R_<key>``) and once for 5.0 (``R50_<key>``) as far as it exists there; each 5.0
+  flow rule
   (:mod:`pubproof.model.flow_rules50`, what the 5.0 flow tables and sessions cite); and for
   each 3.1.1 flow table each id its entries cite (the entries are the implementation of
   that id in that table);
@@ -38,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pubproof.model import flows
+from pubproof.model.distribution_rules import distribution_rules
 from pubproof.model.editions import Edition
 from pubproof.model.rules import RULES, Rule
 from pubproof.proofs.catalog import load as load_theorems
@@ -71,11 +76,13 @@ def need_id(prefix: str, name: str) -> str:
 
 
 def section_of(rule_id: str) -> str:
-    """The section a rule id names: ``MQTT-3.3.1-4`` -> 3.3.1, ``PP31-3.3-x`` -> 3.3."""
-    match = re.match(r"MQTT-([\d.]+)-\d+$|PP(?:31|311|50)?-([\d.]+)-", rule_id)
+    """The section a rule id names: ``MQTT-3.3.1-4`` -> 3.3.1, ``PP31-3.3-x`` -> 3.3,
+    ``PP31-A-x`` -> Appendix A (of MQTT 3.1)."""
+    match = re.match(r"MQTT-([\d.]+)-\d+$|PP(?:31|311|50)?-([\d.]+|A)-", rule_id)
     if not match:
         return "scope"
-    return match.group(1) or match.group(2)
+    section = match.group(1) or match.group(2)
+    return "Appendix A" if section == "A" else section
 
 
 def edition_of(rule_id: str) -> str:
@@ -211,14 +218,44 @@ def _names_rule(
 ) -> bool:
     """Whether a test names ``node`` (its ids, or its key). An id or a key that stands for
     rules of both 5.0 and the older editions counts for the 5.0 node when the test names
-    5.0 (``"5.0"``, ``V50``), and for the older node unless the test names 5.0 alone."""
+    5.0 (``"5.0"``, ``V50``), and for the older node unless the test names 5.0 alone; a test
+    parametrized over every edition names them all."""
     mentioned = {i for text in function.strings for i in _ID_TOKEN.findall(text)}
-    names_50 = "5.0" in function.strings or "V50" in function.names
-    names_older = bool({"3.1", "3.1.1"} & function.strings or {"V31", "V311"} & function.names)
+    every = function.all_editions  # parametrized over every edition
+    names_50 = every or "5.0" in function.strings or "V50" in function.names
+    names_older = every or bool(
+        {"3.1", "3.1.1"} & function.strings or {"V31", "V311"} & function.names
+    )
     in_context = names_50 if V50 in node.editions else names_older or not names_50
     if any(i not in shared_ids or in_context for i in mentioned.intersection(node.ids)):
         return True
     return node.key in function.strings and (node.key not in shared_keys or in_context)
+
+
+#: Where the registry's rules are defined, and the function each file registers them with:
+#: the wire rules, then the distribution rules of 3.1, 3.1.1 and 5.0, then those of 5.0 alone.
+RULE_FILES: tuple[tuple[str, str], ...] = (
+    ("wire_rules.py", "rule"),
+    ("distribution_rules.py", "dist"),
+    ("distribution_rules50.py", "dist50"),
+)
+
+
+def registry_rules() -> list[Rule]:
+    """Every rule of the registry the trace shows by key: the wire rules (the mapping) and
+    the distribution rules (``Kind.DISTRIBUTION``), in the order registered."""
+    return [*RULES.values(), *distribution_rules()]
+
+
+def _definition(root: Path, key: str) -> Span:
+    """The lines of ``model/`` that register the rule ``key``."""
+    for name, call in RULE_FILES:
+        try:
+            return rule_definition(root / "model" / name, key, call=call)
+        except LookupError:
+            continue
+    files = ", ".join(name for name, _ in RULE_FILES)
+    raise LookupError(f"no definition of the rule {key!r} in model/ ({files})")
 
 
 def _flow_table(name: str, method: str | None) -> Mapping[object, object]:
@@ -237,17 +274,24 @@ def build(
     root: Path,
     index: Mapping[str, IndexEntry],
     index_50: Mapping[str, IndexEntry],
+    dist_index: Mapping[str, IndexEntry],
+    dist_index_50: Mapping[str, IndexEntry],
     out_of_scope: Mapping[str, OutOfScope],
     prove: ProveRun,
 ) -> Trace:
-    """The whole traceability model of the project at ``root``."""
+    """The whole traceability model of the project at ``root``: ``index`` and ``index_50``
+    are Tables A and B of the normative index, ``dist_index`` and ``dist_index_50`` Tables
+    C and D of the distribution index (a row of Table A or B wins over the same id's row of
+    C or D, which repeats it)."""
     problems: list[str] = []
     statements: dict[str, Statement] = {}
 
     def statement(ref: str, text: str, origin: str, strength: str = "", binds: str = "") -> None:
         if ref in statements:
             return
-        entry = index.get(ref)
+        entry = index.get(ref) or dist_index.get(ref)
+        if entry is not None:
+            origin = "normative index (Table A)" if ref in index else "distribution index (Table C)"
         statements[ref] = Statement(
             ref=ref,
             key=ref,
@@ -257,7 +301,7 @@ def build(
             strength=entry.strength if entry else strength,
             binds=entry.binds if entry else binds,
             text=entry.paraphrase if entry else text,
-            origin="normative index (Table A)" if entry else origin,
+            origin=origin,
         )
 
     def statement_50(ref: str, text: str, origin: str, strength: str = "", binds: str = "") -> None:
@@ -267,7 +311,13 @@ def build(
             return
         if key in statements:
             return
-        entry = index_50.get(ref)
+        entry = index_50.get(ref) or dist_index_50.get(ref)
+        if entry is not None:
+            origin = (
+                "normative index (Table B, MQTT 5.0)"
+                if ref in index_50
+                else "distribution index (Table D, MQTT 5.0)"
+            )
         paraphrase = entry.paraphrase if entry else text
         if entry and entry.paraphrase.startswith("Same ") and ref in index:
             # a row for a range of ids "as 3.1.1": that id's own paraphrase from Table A
@@ -281,7 +331,7 @@ def build(
             strength=entry.strength if entry else strength,
             binds=entry.binds if entry else binds,
             text=paraphrase,
-            origin="normative index (Table B, MQTT 5.0)" if entry else origin,
+            origin=origin,
         )
 
     for ref, entry in index.items():
@@ -302,11 +352,17 @@ def build(
         ):
             statement_50(ref, entry.paraphrase, "normative index")
 
+    # distribution: every statement of Tables C and D
+    for ref, entry in dist_index.items():
+        statement(ref, entry.paraphrase, "distribution index")
+    for ref, entry in dist_index_50.items():
+        statement_50(ref, entry.paraphrase, "distribution index")
+
     rules: dict[str, ModelRule] = {}
-    wire_rules = root / "model" / "wire_rules.py"
-    for key, rule in RULES.items():
+    for rule in registry_rules():
+        key = rule.key
         try:
-            spans = [rule_definition(wire_rules, key)]
+            spans = [_definition(root, key)]
         except LookupError as error:
             problems.append(str(error))
             spans = []
@@ -365,6 +421,32 @@ def build(
             spans=spans,
             ids=(ref,),
             editions=frozenset({V50}),
+            key=flow_rule.key,
+            rule=flow_rule,
+        )
+
+    # the 3.1.1 flow rules the distribution model cites besides the flow tables (the session
+    # of 3.1.2.4 and 4.1, the DUP of a forwarded copy, re-sending on reconnect)
+    flow_rules311 = root / "model" / "flow_rules.py"
+    for flow_rule in RULES.flows():
+        ids = _older_ids(flow_rule)
+        if not ids:
+            continue
+        try:
+            spans = [rule_definition(flow_rules311, flow_rule.key, call="_flow")]
+        except LookupError as error:
+            problems.append(str(error))
+            spans = []
+        for ref in ids:
+            statement(ref, flow_rule.title, f"flow rule {flow_rule.key}",
+                      flow_rule.strength.value, flow_rule.binds.value)  # fmt: skip
+        rules[need_id("R_", flow_rule.key)] = ModelRule(
+            need=need_id("R_", flow_rule.key),
+            title=f"flow rule {flow_rule.key}: {flow_rule.title}",
+            implements=ids,
+            spans=spans,
+            ids=tuple(ids),
+            editions=frozenset(e for e in flow_rule.ids if e in OLDER),
             key=flow_rule.key,
             rule=flow_rule,
         )
@@ -442,7 +524,11 @@ def build(
     shared_ids = {i for r in rules.values() if V50 not in r.editions for i in r.ids} & {
         i for r in rules.values() if V50 in r.editions for i in r.ids
     }
-    shared_keys = {k for k in RULES if need_id("R_", k) in rules and need_id("R50_", k) in rules}
+    shared_keys = {
+        r.key
+        for r in registry_rules()
+        if need_id("R_", r.key) in rules and need_id("R50_", r.key) in rules
+    }
 
     tests: dict[str, TestNode] = {}
     by_key = [r for r in rules.values() if r.key is not None]
@@ -491,7 +577,8 @@ def build(
 def by_section(statements: Iterable[Statement]) -> list[Statement]:
     def key(s: Statement) -> tuple[int, list[int], str]:
         order = {"3.1.1": 0, "3.1": 1, "all": 2, "5.0": 3}[s.edition]
-        numbers = [int(p) for p in s.section.split(".") if p.isdigit()]
+        # an appendix (and the scope) after the numbered sections
+        numbers = [int(p) for p in s.section.split(".") if p.isdigit()] or [99]
         return order, numbers, s.key
 
     return sorted(statements, key=key)

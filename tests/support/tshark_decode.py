@@ -7,7 +7,9 @@ is missing the tests that need it fail, they do not skip.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,3 +141,39 @@ def _msgid_slots(types: list[int], per_pdu: list[dict[str, str]], count: int) ->
             slots.append(i)
     assert len(slots) == count, (types, count)
     return slots
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    assert path is not None, f"{name} is not installed (scripts/system-deps installs it)"
+    return path
+
+
+def start_capture(path: Path, port: int) -> subprocess.Popen[bytes]:
+    """tshark on loopback, filtered to the broker's port; returns once it captures."""
+    argv = [tshark(), "-i", "lo", "-f", f"tcp port {port}", "-w", str(path), "-q"]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    end = time.monotonic() + 30
+    seen = b""
+    while time.monotonic() < end:
+        line = process.stderr.readline()
+        seen += line
+        if b"Capturing on" in line:
+            time.sleep(0.3)  # the filter is attached once tshark says so; a margin anyway
+            return process
+        if process.poll() is not None:
+            break
+    process.kill()
+    raise AssertionError(f"tshark did not start capturing: {seen.decode(errors='replace')}")
+
+
+def stop_capture(process: subprocess.Popen[bytes]) -> None:
+    time.sleep(0.5)  # the last segments reach the capture
+    process.send_signal(signal.SIGINT)  # tshark writes out and exits cleanly
+    try:
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -90,6 +90,21 @@ def check_matching_examples() -> None:
         )
         assert topic_filters.subscription_matches(topic_filter, topic_name, V311) is expected
         assert regex_matches(topic_filter, topic_name) is expected, (topic_filter, topic_name)
+    # the server's model decides its copies by the same matching, and cites the rules of it
+    for edition in (V311, V50):
+        model = DistributionModel(edition)
+        model.connect("c", clean=True)
+        model.subscribe("c", 1, [("#", SubscriptionOptions(qos=1))])
+        # [MQTT-4.7.2-1] "#" does not match a topic name that starts with '$'
+        dollar = model.publish(Publication(publisher="p", topic="$SYS/x", qos=1))
+        assert dollar.copies == (), edition
+        (copy,) = model.publish(Publication(publisher="p", topic="a/b", qos=1)).copies
+        assert {"MQTT-4.7.2-1", "MQTT-4.7.3-4"} <= set(copy.rules), (edition, copy.rules)
+        # [MQTT-4.7.3-4] no normalisation: precomposed "café" is not decomposed "café"
+        model.unsubscribe("c", 2, ["#"])
+        model.subscribe("c", 3, [("caf\u00e9", SubscriptionOptions(qos=1))])
+        other = model.publish(Publication(publisher="p", topic="cafe\u0301", qos=1))
+        assert other.copies == (), edition
 
 
 def check_filter_examples(edition: Edition) -> None:

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tshark_decode import tshark
-
 from pubproof.model.editions import Edition, Limits
 from pubproof.model.properties50 import PROPERTIES
 from pubproof.model.wire import encode_remaining_length
 from pubproof.reference import Decoder, ProtocolError
+from support.tshark_decode import tshark
 
 #: MQTT 5.0 Table 2-4: the properties' identifiers, by the key ``pubproof`` gives them
 PROPERTY_IDS = {row.key: row.identifier for row in PROPERTIES}

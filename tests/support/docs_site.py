@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"
 EXT = ROOT / "docs" / "_ext"
 if str(EXT) not in sys.path:
