@@ -30,7 +30,9 @@ extensions = [
     "pubproof_docs",
 ]
 
-exclude_patterns = ["_build", "data", "_ext", "**/.ipynb_checkpoints", ".gitignore"]
+# matrix/reproducers: exploration's reproducers, read on GitHub beside their data
+exclude_patterns = ["_build", "data", "_ext", "**/.ipynb_checkpoints", ".gitignore",
+                    "matrix/reproducers"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 language = "en"

@@ -62,14 +62,7 @@ def judge(
 ) -> Judgement:
     """The verdict of ``check`` on this evidence."""
     view = View(entries, edition, readings)
-    findings = [
-        *probe_findings(view),
-        *(frame_findings50(view) if edition is Edition.V50 else frame_findings(view)),
-        *(f for link in view.links.values() for f in link.findings),
-        *close_findings(view),
-        *distribution_findings(view, passes=check.distribution),
-        *check.judge(view),
-    ]
+    findings = all_findings(check, view)
     if not findings and edition is Edition.V50:
         # every 5.0 check says what it saw when it passes: none means it stopped short
         findings.append(error("the check stopped before the broker was put to its question"))
@@ -79,6 +72,21 @@ def judge(
         findings, check.rules_for(edition), broker_alive=view.broker_alive, silence=silence,
         role="server", edition=edition,
     )  # fmt: skip
+
+
+def all_findings(check: Check, view: View) -> list[Finding]:
+    """Every judge's findings on a check's evidence: the probe's own (no connection, a
+    wait that ran out), the wire format, the flow tables on each client's links, the
+    closes, the distribution across the links, and the check's own judge. The one list
+    :func:`judge` concludes from, and what ``pubproof explore`` reads after each move."""
+    return [
+        *probe_findings(view),
+        *(frame_findings50(view) if view.edition is Edition.V50 else frame_findings(view)),
+        *(f for link in view.links.values() for f in link.findings),
+        *close_findings(view),
+        *distribution_findings(view, passes=check.distribution),
+        *check.judge(view),
+    ]
 
 
 def distribution_findings(view: View, *, passes: bool = False) -> list[Finding]:

@@ -54,7 +54,7 @@ HEAVY = frozenset({
     "test_spark_class_archive", "test_probe_client", "test_probe_client50",
     "test_probe_client_paho_c", "test_probe_live", "test_probe_live50", "test_proofs",
     "test_proofs50", "test_proofs_crosscheck", "test_proofs_distribution",
-    "test_session_stateful", "test_session50_stateful",
+    "test_session_stateful", "test_session50_stateful", "test_explore_live",
 })
 
 

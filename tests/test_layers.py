@@ -2,6 +2,9 @@
 
     docs/_ext                     reads everything
     cli (the package root)        the command line over all of it
+    testing                       tests generated from the model (pubproof explore, the
+                                  strategies and fixtures for implementers): drives peers
+                                  with the probe's machinery
     pipeline   probe   proofs     apply the judges / encode the model; none imports another
     judge                         findings, packet descriptions, the link and close judges
     reference                     the fast codec and session; the rule registry, no logic
@@ -34,6 +37,7 @@ FOLDERS = {
     "proofs": "proofs",
     "probe": "probe",
     "pipeline": "pipeline",
+    "testing": "testing",
     "cli": "cli",
 }
 #: layer -> the layers it may import (its own always)
@@ -44,7 +48,8 @@ ALLOWED: dict[str, set[str]] = {
     "proofs": {"model", "reference"},
     "probe": {"model", "reference", "judge"},
     "pipeline": {"model", "reference", "judge"},
-    "cli": {"model", "reference", "judge", "proofs", "probe", "pipeline"},
+    "testing": {"model", "reference", "judge", "probe"},
+    "cli": {"model", "reference", "judge", "proofs", "probe", "pipeline", "testing"},
 }
 #: the modules of the model the reference may import: the registry and its data
 REFERENCE_MAY_USE = {
@@ -60,7 +65,7 @@ REFERENCE_MAY_USE = {
     # must take the same readings, by the same names, as the model
     "pubproof.model.distribution_readings",
 }
-SUBPACKAGES = {"model", "reference", "judge", "proofs", "probe", "pipeline"}
+SUBPACKAGES = {"model", "reference", "judge", "proofs", "probe", "pipeline", "testing"}
 
 
 def _package_of(path: Path) -> str:
@@ -150,7 +155,10 @@ def test_the_reference_uses_the_registry_and_none_of_the_models_logic() -> None:
     assert wrong == []
 
 
-@pytest.mark.parametrize(("one", "other"), [("pipeline", "probe"), ("probe", "pipeline")])
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("pipeline", "probe"), ("probe", "pipeline"), ("probe", "testing"), ("pipeline", "testing")],
+)
 def test_neither_application_imports_the_other(one: str, other: str) -> None:
     assert not [t for _, _, own, t, layer in _arrows() if own == one and layer == other]
 

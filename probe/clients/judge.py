@@ -363,6 +363,21 @@ def not_applicable(view: ClientView) -> str | None:
     return None
 
 
+def client_findings(view: ClientView, own: ClientJudge) -> list[Finding]:
+    """Every judge's findings on a client check's evidence: the driver's end, the wire
+    format, the flow tables on the client's links, the close after a case, and the
+    check's own judge. The one list :func:`judge_client` concludes from, and what
+    ``pubproof explore-client`` reads after each move."""
+    _, link_findings = view.link
+    return [
+        *driver_findings(view),
+        *wire_findings(view),
+        *link_findings,
+        *case_findings(view),
+        *own(view),
+    ]
+
+
 def judge_client(
     own: ClientJudge,
     rules: Sequence[str],
@@ -372,14 +387,7 @@ def judge_client(
 ) -> Judgement:
     """The verdict of a client check on this evidence."""
     view = ClientView(entries, edition, readings)
-    _, link_findings = view.link
-    findings = [
-        *driver_findings(view),
-        *wire_findings(view),
-        *link_findings,
-        *case_findings(view),
-        *own(view),
-    ]
+    findings = client_findings(view, own)
     why = not_applicable(view)
     if why is not None and not [f for f in findings if f.verdict == "violation"]:
         return Judgement(
@@ -426,6 +434,7 @@ __all__ = [
     "TO_CLIENT",
     "ClientJudge",
     "ClientView",
+    "client_findings",
     "delivered",
     "judge_client",
     "sent_ids",

@@ -1,0 +1,447 @@
+"""The exploration as a Hypothesis state machine: the rules are the moves.
+
+Rules / theory of operation
+---------------------------
+:func:`machine_class` builds a :class:`hypothesis.stateful.RuleBasedStateMachine` for one
+run (:class:`Exploration`): each example is a fresh :class:`~pubproof.testing.world.World`
+(fresh client ids, a fresh topic prefix), each rule one kind of move
+(:class:`~pubproof.testing.moves.MoveKind`) whose ``@precondition`` is that some client
+can make it now (the world says so); the rule draws which of those clients makes it, and
+the move's fields from the edition's strategies (5.0 properties, aliases, Subscription
+Options only in 5.0). The initialize rule decides, with the run's chosen probability,
+whether the example may make its one invalid move.
+
+After every move the judges read the evidence (violations only: an answer may still be on
+its way); at the end of the example (``teardown``), after a quiet window, they read it
+once more, missing answers included. A failure raises an exception of a class of its own
+per rule (:func:`failure_class`): Hypothesis tells failures apart by their exception's
+class, so its shrinker keeps a failure's rule while it removes and simplifies steps. That
+is the custom check: the teardown compares the failure's rule with those the run has
+already reported (:attr:`Exploration.known`), which it skips, so that each batch of
+examples looks for a fault not yet found.
+
+The run's budget (seconds or moves) ends generation: an example started past it makes no
+move (one rule, ``wait``, is always enabled, so Hypothesis never runs out of moves); the
+final replay of a shrunk failure always runs.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hypothesis import strategies as st
+from hypothesis.control import current_build_context
+from hypothesis.errors import InvalidArgument
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from pubproof.model.editions import Edition
+from pubproof.probe.evidence import Entry
+from pubproof.testing.moves import (
+    FILTERS,
+    STRAY_KINDS,
+    TOPICS,
+    Move,
+    MoveKind,
+    Plan,
+    invalid_moves,
+)
+from pubproof.testing.verdicts import Failure, Verdict, judge_example
+from pubproof.testing.world import MOST_IN_FLIGHT, Example, World
+
+#: seconds of shrinking a run may spend past its budget, at least
+SHRINK_FLOOR = 30.0
+
+
+class ExplorationFailure(AssertionError):
+    """The broker failed a rule in an example (one subclass per rule: :func:`failure_class`)."""
+
+    key = ""
+
+
+_CLASSES: dict[str, type[ExplorationFailure]] = {}
+
+
+def failure_class(key: str) -> type[ExplorationFailure]:
+    """The exception class of failures of rule ``key`` (made once per key)."""
+    found = _CLASSES.get(key)
+    if found is None:
+        name = "Fails_" + re.sub(r"\W+", "_", key).strip("_")
+        found = _CLASSES[key] = type(name, (ExplorationFailure,), {"key": key})
+    return found
+
+
+@dataclass(slots=True, kw_only=True)
+class Found:
+    """An example that failed: its moves, evidence and failure."""
+
+    failure: Failure
+    moves: tuple[Move, ...]
+    entries: tuple[Entry, ...]
+    example: int
+    seconds: float  # into the run, when it was found
+    final: bool = False  # Hypothesis's replay of the shrunk example
+
+
+class Live(Protocol):
+    """What the machine and the run need of an example's live world
+    (:class:`~pubproof.testing.world.World` for a broker,
+    :class:`~pubproof.testing.client_world.ClientWorld` for a client library)."""
+
+    steps: list[Move]
+    edition: Edition
+    stalled: bool
+    ended: bool
+    expiring: bool
+
+    @property
+    def entries(self) -> list[Entry]: ...
+
+    @property
+    def number(self) -> int: ...
+
+    def make(self, move: Move) -> None: ...
+
+    def end(self) -> list[Entry]: ...
+
+
+@dataclass(slots=True, kw_only=True)
+class Run:
+    """One run's shared state: its budget, its counts and what it found; the kind of
+    peer (a broker, a client library) is a subclass's (:meth:`world`, :meth:`verdict`,
+    :meth:`feasible`)."""
+
+    edition: Edition
+    readings: Mapping[str, str]
+    run_id: str
+    budget: float | None = None  # seconds of generation
+    most_moves: int | None = None
+    invalid_percent: int = 20  # the chance an example may make its invalid move
+    shrink_seconds: float = 15.0
+    each_move: bool = True  # judge after every move (else at the end of each example)
+    #: stop at a failure and shrink it (else only count the failures by rule: a run that
+    #: measures throughput or coverage)
+    shrink: bool = True
+    failing: Counter[str] = field(default_factory=Counter)  # examples failing, by rule
+    started: float = field(default_factory=time.monotonic)
+    examples: int = 0
+    moves: int = 0
+    packets: int = 0
+    judged: int = 0  # judgements made
+    judging: float = 0.0  # seconds the judges took
+    known: set[str] = field(default_factory=set)  # failure keys already reported
+    found: dict[str, Found] = field(default_factory=dict)  # the smallest example per key
+    first_failure: float | None = None  # seconds into the run
+    shrinking_since: float | None = None  # a failure was raised in this batch
+    errors: list[str] = field(default_factory=list)
+    #: MQTT 5.0: the server's Receive Maximum, once a CONNACK said it (a constant of the
+    #: server: the plans of every example read it, idle or not)
+    receive_maximum: int = 65535
+    #: called with each example's evidence and verdict (coverage)
+    observers: list[Callable[[Live, list[Entry], Verdict], None]] = field(default_factory=list)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def spent(self) -> bool:
+        """Whether the budget of generation is spent."""
+        if self.budget is not None and self.elapsed() >= self.budget:
+            return True
+        return self.most_moves is not None and self.moves >= self.most_moves
+
+    def idle(self) -> bool:
+        """Whether a new example makes no move: past the budget (or, while shrinking, past
+        the shrinking's own), unless it is the final replay of a shrunk failure."""
+        try:
+            if current_build_context().is_final:
+                return False
+        except InvalidArgument:
+            pass  # outside Hypothesis: an example run directly
+        if self.shrinking_since is not None:
+            over = self.budget is not None and self.elapsed() > self.budget + max(
+                SHRINK_FLOOR, self.budget / 2
+            )
+            return over or time.monotonic() - self.shrinking_since > self.shrink_seconds
+        return self.spent()
+
+    # -- the peer's ----------------------------------------------------------------------
+
+    def world(self) -> Live:
+        """A fresh example."""
+        raise NotImplementedError
+
+    def verdict(self, entries: list[Entry], *, final: bool) -> Verdict:
+        """The judges on an example's evidence."""
+        raise NotImplementedError
+
+    def feasible(self, moves: Sequence[Move]) -> bool:
+        """Whether ``moves`` are a plan (each enabled after those before it)."""
+        raise NotImplementedError
+
+    # -- shared --------------------------------------------------------------------------
+
+    def replay(self, moves: Sequence[Move]) -> tuple[Live, list[Entry], Verdict] | None:
+        """Make ``moves`` in a fresh example, outside Hypothesis; its world, evidence and
+        verdict (None if the moves are not a plan)."""
+        if not self.feasible(moves):
+            return None
+        world = self.world()
+        for move in moves:
+            world.make(move)
+        entries = world.end()
+        return world, entries, self.judge(world, entries, final=True)
+
+    def judge(self, world: Live, entries: list[Entry], *, final: bool) -> Verdict:
+        """The judges on an example's evidence so far; the observers see the last one."""
+        started = time.perf_counter()
+        verdict = self.verdict(entries, final=final)
+        self.judging += time.perf_counter() - started
+        self.judged += 1
+        if final:
+            self.packets += sum(1 for e in entries if "dir" in e)
+            self.errors += [e for e in verdict.errors if e not in self.errors]
+            for observe in self.observers:
+                observe(world, entries, verdict)
+        return verdict
+
+    def failed(self, world: Live, entries: list[Entry], failure: Failure) -> None:
+        """Keep the example (the smallest per rule; Hypothesis's final replay wins)."""
+        now = self.elapsed()
+        if self.first_failure is None:
+            self.first_failure = now
+        if self.shrinking_since is None:
+            self.shrinking_since = time.monotonic()
+        final = _is_final()
+        kept = self.found.get(failure.key)
+        if kept is None or final or (len(world.steps) <= len(kept.moves) and not kept.final):
+            self.found[failure.key] = Found(
+                failure=failure, moves=tuple(world.steps), entries=tuple(entries),
+                example=world.number, seconds=now, final=final,
+            )  # fmt: skip
+
+
+@dataclass(slots=True, kw_only=True)
+class Exploration(Run):
+    """A run against a broker: ``base`` is its target, clients and timing."""
+
+    base: Example
+
+    def world(self) -> World:
+        self.examples += 1
+        b = self.base
+        return World(
+            Example(
+                target=b.target, edition=b.edition, readings=b.readings, run_id=b.run_id,
+                number=self.examples, clients=b.clients, timing=b.timing,
+            )
+        )  # fmt: skip
+
+    def verdict(self, entries: list[Entry], *, final: bool) -> Verdict:
+        return judge_example(entries, self.edition, self.readings, final=final)
+
+    def feasible(self, moves: Sequence[Move]) -> bool:
+        plan = Plan(self.edition, self.base.clients, receive_maximum=self.receive_maximum)
+        try:
+            for move in moves:
+                plan.apply(move)
+        except ValueError:
+            return False
+        return True
+
+    @classmethod
+    def of(cls, base: Example, **options: Any) -> Exploration:
+        """A run against ``base``'s target (its edition, readings and run id)."""
+        return cls(base=base, edition=base.edition, readings=base.readings,
+                   run_id=base.run_id, **options)  # fmt: skip
+
+
+def _is_final() -> bool:
+    try:
+        return bool(current_build_context().is_final)
+    except InvalidArgument:
+        return False
+
+
+def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
+    """The state machine of ``run``'s examples."""
+    edition = run.edition
+    v50 = edition is Edition.V50
+    flag = st.booleans() if v50 else st.just(False)
+    invalid_names = invalid_moves(edition)
+    #: a CONNECT's options: a clean session or not; 5.0: a Session Expiry Interval, Topic
+    #: Aliases, a small Receive Maximum of the client's own
+    connecting = st.fixed_dictionaries({
+        "clean": st.booleans(),
+        "session_expiry": st.sampled_from((0, 60)) if v50 else st.just(0),
+        "aliases": flag,
+        "receive_maximum": st.sampled_from((0, 2)) if v50 else st.just(0),
+    })  # fmt: skip
+
+    class Explore(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.plan = Plan(edition, run.base.clients)
+            self.world: World | None = None if run.idle() else run.world()
+            self.invalid_ok = False
+            self.expiring = False  # a message with a Message Expiry Interval is about
+            self.failure: Failure | None = None
+            self.judged_at = 0  # the evidence's length when last judged
+            self.counted: set[str] = set()  # the rules this example failed (no shrinking)
+
+        def can(self, kind: MoveKind) -> bool:
+            return bool(self.plan.able(kind))
+
+        def make(self, data: st.DataObject, kind: MoveKind, **fields: Any) -> None:
+            who = data.draw(st.sampled_from(self.plan.able(kind)), label="client")
+            self.move(Move(kind=kind, client=who, **fields))
+
+        def move(self, move: Move) -> None:
+            """The plan takes the move; the world makes it, unless the example is idle
+            or has failed already (its evidence ends at the failure)."""
+            self.plan.apply(move)
+            self.expiring = self.expiring or bool(move.expiry)
+            world = self.world
+            if world is not None and self.failure is None:
+                world.make(move)
+                run.moves += 1
+                if move.kind is MoveKind.CONNECT and world.clients[move.client].connack:
+                    run.receive_maximum = world.server_receive_maximum(move.client)
+            if move.kind is MoveKind.CONNECT:  # the server's Receive Maximum bounds moves
+                self.plan.receive_maximum = run.receive_maximum
+            if world is not None and self.failure is None and run.each_move:
+                seen = len(world.entries)
+                if seen > self.judged_at:  # nothing new: nothing new to judge
+                    self.judged_at = seen
+                    self.check(final=False)
+
+        def check(self, *, final: bool) -> None:
+            """The judges on the evidence; a failure ends the example's evidence (the
+            moves drawn after it are not made) and is raised at its end."""
+            world = self.world
+            assert world is not None
+            entries = world.end() if final else world.entries
+            verdict = run.judge(world, entries, final=final)
+            failure = verdict.first(skip=tuple(run.known))
+            if failure is None:
+                return
+            if not run.shrink:  # counted once per example and rule
+                new = set(verdict.keys) - self.counted
+                run.failing.update(new)
+                self.counted |= new
+                return
+            if not final:
+                entries = world.end()
+                run.judge(world, entries, final=True)  # the coverage sees it
+            self.failure = failure
+            run.failed(world, entries, failure)
+
+        @initialize(gate=st.integers(0, 99), data=st.data())
+        def begin(self, gate: int, data: st.DataObject) -> None:
+            """Every client connects (a clean session or not); the example may make its
+            invalid move, with the run's chosen probability."""
+            self.invalid_ok = gate < run.invalid_percent
+            for client in range(run.base.clients):
+                options: dict[str, Any] = data.draw(connecting)
+                self.move(Move(kind=MoveKind.CONNECT, client=client, **options))
+
+        @precondition(lambda self: self.can(MoveKind.CONNECT))
+        @rule(data=st.data(), options=connecting)
+        def connect(self, data: st.DataObject, options: dict[str, Any]) -> None:
+            self.make(data, MoveKind.CONNECT, **options)
+
+        @precondition(lambda self: self.can(MoveKind.PUBLISH))
+        @rule(
+            data=st.data(), topic=st.sampled_from(TOPICS), qos=st.integers(0, 2),
+            retain=st.booleans(), expiry=st.sampled_from((0, 1, 60)) if v50 else st.just(0),
+            properties=flag,
+        )  # fmt: skip
+        def publish(
+            self, data: st.DataObject, topic: str, qos: int, retain: bool, expiry: int,
+            properties: bool,
+        ) -> None:  # fmt: skip
+            self.make(
+                data, MoveKind.PUBLISH, topic=topic, qos=qos, retain=retain, expiry=expiry,
+                properties=properties,
+            )  # fmt: skip
+
+        @precondition(lambda self: self.can(MoveKind.RESEND))
+        @rule(data=st.data())
+        def resend(self, data: st.DataObject) -> None:
+            self.make(data, MoveKind.RESEND)
+
+        @precondition(lambda self: self.can(MoveKind.SUBSCRIBE))
+        @rule(
+            data=st.data(), topic=st.sampled_from(FILTERS), qos=st.integers(0, 2),
+            no_local=flag, retain_as_published=flag,
+            retain_handling=st.integers(0, 2) if v50 else st.just(0),
+            identifier=st.sampled_from((0, 7)) if v50 else st.just(0),
+        )  # fmt: skip
+        def subscribe(
+            self, data: st.DataObject, topic: str, qos: int, no_local: bool,
+            retain_as_published: bool, retain_handling: int, identifier: int,
+        ) -> None:  # fmt: skip
+            self.make(
+                data, MoveKind.SUBSCRIBE, topic=topic, qos=qos, no_local=no_local,
+                retain_as_published=retain_as_published, retain_handling=retain_handling,
+                identifier=identifier,
+            )  # fmt: skip
+
+        @precondition(lambda self: self.can(MoveKind.UNSUBSCRIBE))
+        @rule(data=st.data(), topic=st.sampled_from(FILTERS))
+        def unsubscribe(self, data: st.DataObject, topic: str) -> None:
+            self.make(data, MoveKind.UNSUBSCRIBE, topic=topic)
+
+        @precondition(lambda self: self.can(MoveKind.WITHHOLD))
+        @rule(data=st.data())
+        def withhold(self, data: st.DataObject) -> None:
+            self.make(data, MoveKind.WITHHOLD)
+
+        @precondition(lambda self: self.can(MoveKind.ACKNOWLEDGE))
+        @rule(data=st.data())
+        def acknowledge(self, data: st.DataObject) -> None:
+            self.make(data, MoveKind.ACKNOWLEDGE)
+
+        @precondition(lambda self: self.can(MoveKind.DISCONNECT))
+        @rule(data=st.data(), lose=st.booleans())
+        def disconnect(self, data: st.DataObject, lose: bool) -> None:
+            self.make(data, MoveKind.DROP if lose else MoveKind.DISCONNECT)
+
+        @precondition(lambda self: self.can(MoveKind.STRAY))
+        @rule(data=st.data(), what=st.sampled_from(STRAY_KINDS), held=st.booleans())
+        def stray(self, data: st.DataObject, what: str, held: bool) -> None:
+            self.make(data, MoveKind.STRAY, what=what, held=held)
+
+        @precondition(lambda self: self.invalid_ok and self.can(MoveKind.INVALID))
+        @rule(data=st.data())
+        def invalid(self, data: st.DataObject) -> None:
+            who = data.draw(st.sampled_from(self.plan.able(MoveKind.INVALID)), label="client")
+            names = [
+                n for n in invalid_names
+                if n != "over-receive-maximum" or self.plan.receive_maximum <= MOST_IN_FLIGHT
+            ]  # fmt: skip
+            what = data.draw(st.sampled_from(names), label="invalid")
+            self.move(Move(kind=MoveKind.INVALID, client=who, what=what))
+
+        @precondition(lambda self: self.can(MoveKind.PUBLISH))
+        @rule(long=st.booleans())
+        def wait(self, long: bool) -> None:
+            """Every flow that can end ends, then a moment passes; 5.0: a second and more
+            when a message with a Message Expiry Interval is about (so that it may
+            expire)."""
+            self.move(Move(kind=MoveKind.WAIT, seconds=1.2 if long and self.expiring else 0.005))
+
+        def teardown(self) -> None:
+            if self.world is None:
+                return
+            if self.failure is None:
+                self.check(final=True)
+            self.world.end()
+            if self.failure is not None:
+                failure = self.failure
+                raise failure_class(failure.key)(f"{failure.key}: {failure.message}")
+
+    return Explore

@@ -1,0 +1,475 @@
+"""The live world of one example: a few clients of the judged broker, making moves.
+
+Rules / theory of operation
+---------------------------
+A :class:`World` is one example of an exploration: a fresh
+:class:`~pubproof.probe.context.CheckContext` (its own client ids and topic prefix, its
+own evidence in the probe's format, its deadline), and ``clients`` probe clients
+(:class:`~pubproof.probe.client.Client`: the reference session, well-behaved unless a
+move says otherwise). :meth:`World.make` makes a move the plan enabled, records it as a
+``step`` event in the evidence (or ``skipped``, when the peer made it impossible: a
+closed connection, a spent quota), and waits for what the move is owed (CONNACK,
+SUBACK, the end of a flow the client does not hold up) and then for the broker to fall
+quiet for a moment (:data:`SETTLE_GAP`), so that the copies it forwards land before the
+next move.
+
+Nothing here judges: the evidence is the judges' (:mod:`.verdicts`). A wait that runs out
+(:class:`~pubproof.probe.context.Stalled`, recorded with its liveness probe) ends the
+example's moves (:attr:`World.stalled`); a connection the broker closes is recorded and
+the client may connect again. :meth:`World.end` listens one last quiet window (so that an
+answer still owed is *missing*), cleans up outside the evidence (retained messages
+deleted, kept sessions discarded) and closes every socket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pubproof.judge import packets as control
+from pubproof.judge.limits import declared as declared_by
+from pubproof.model.editions import Edition
+from pubproof.probe.checks50_wire import alias as alias_property
+from pubproof.probe.checks50_wire import publish50_bytes
+from pubproof.probe.checks_wire import publish_bytes
+from pubproof.probe.client import Client, Subscription
+from pubproof.probe.context import BrokerClosed, CheckContext, Stalled
+from pubproof.probe.evidence import Entry
+from pubproof.probe.link import Link, ProbeError
+from pubproof.probe.steps import observe
+from pubproof.probe.target import Target
+from pubproof.probe.timing import Timing
+from pubproof.reference.codec import encode
+from pubproof.reference.packets import Packet, Publish
+from pubproof.reference.properties import PublishProperties
+from pubproof.testing.moves import STRAY_PACKET_ID, Move, MoveKind
+
+#: seconds of silence from the broker that end a move (it has sent what the move caused)
+SETTLE_GAP = 0.0015
+#: the longest a move listens for the broker to fall silent
+SETTLE_MOST = 0.05
+#: the Topic Alias Maximum a client declares when it uses aliases (5.0)
+CLIENT_ALIASES = 3
+#: an invalid move over the server's Receive Maximum sends at most this many first
+MOST_IN_FLIGHT = 64
+#: the properties a PUBLISH with ``properties`` carries (5.0): each one a server forwards
+#: unchanged ([MQTT-3.3.2-4], [MQTT-3.3.2-15], [MQTT-3.3.2-16], [MQTT-3.3.2-17],
+#: [MQTT-3.3.2-18], [MQTT-3.3.2-20])
+CARRIED = PublishProperties(
+    payload_format_indicator=1, content_type="text/plain", response_topic="reply/to",
+    correlation_data=b"\x01\x02", user_properties=(("k", "v"),),
+)  # fmt: skip
+
+
+#: an example's waits: its deadline, an answer, the last quiet window, a sign of life
+TIMING = Timing(check=60.0, answer=1.0, quiet=0.03, liveness=0.5)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Example:
+    """What one example runs against, and its place in the run."""
+
+    target: Target
+    edition: Edition
+    readings: Mapping[str, str]
+    run_id: str
+    number: int  # the example's number in the run: its client ids and topics say it
+    clients: int = 4
+    timing: Timing = TIMING
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.clients <= 9 or self.number < 0:
+            raise ValueError(f"1 to 9 clients and an example number, not {self!r}")
+
+
+def _hold_all(packet: Packet) -> bool:
+    """A client's hold that keeps every packet from its session."""
+    return True
+
+
+def _settled(client: Client) -> bool:
+    return client.settled
+
+
+def _more(client: Client, kind: str, before: int) -> bool:
+    """Whether the broker has sent the client more than ``before`` packets of ``kind``."""
+    return client.count(kind) > before
+
+
+def _closed(link: Link) -> bool:
+    """Whether the link is closed (read anew: reading the broker may close it)."""
+    return link.closed
+
+
+def _awaits(flow: Any) -> str:
+    """What an outgoing flow of a 3.x or 5.0 reference session awaits, as a type name."""
+    return str(getattr(flow, "value", flow))
+
+
+class World:
+    """One example's clients and their evidence."""
+
+    def __init__(self, example: Example) -> None:
+        self.example = example
+        self.edition = example.edition
+        self.v50 = example.edition is Edition.V50
+        self.ctx = CheckContext(
+            target=example.target, edition=example.edition, readings=example.readings,
+            timing=example.timing, run_id=example.run_id, check_id=f"e{example.number}",
+            check_no=example.number,
+        )  # fmt: skip
+        self.clients: list[Client] = [self.ctx.client(f"c{i}") for i in range(example.clients)]
+        self.steps: list[Move] = []
+        self.stalled = False  # a wait ran out: no more moves
+        self.retained: set[str] = set()  # topic names published with RETAIN
+        self.kept: set[int] = set()  # clients whose last CONNECT kept the session
+        self.expiring = False  # a message with a Message Expiry Interval was published
+        self.ended = False
+
+    @property
+    def number(self) -> int:
+        """The example's number in its run."""
+        return self.example.number
+
+    # -- names ---------------------------------------------------------------------------
+
+    def topic(self, leaf: str) -> str:
+        """The example's topic name or filter for ``leaf``."""
+        return self.ctx.topic(leaf)
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The evidence so far."""
+        return list(self.ctx.recorder.entries)
+
+    # -- what can be done ----------------------------------------------------------------
+
+    def unable(self, move: Move) -> str:
+        """Why the live world cannot make ``move`` now ("" when it can): the plan
+        (:class:`~pubproof.testing.moves.Plan`) enabled it from the moves alone, and the
+        peer may have closed the connection since, or kept the quota."""
+        if self.stalled or self.ended:
+            return "the example's moves have ended"
+        if move.kind is MoveKind.WAIT:
+            return ""
+        client = self.clients[move.client]
+        if move.kind is MoveKind.CONNECT:
+            return "already connected" if client.connected else ""
+        if not client.connected:
+            return "the connection is closed"
+        if move.kind is MoveKind.PUBLISH and move.qos and self.v50 and client.session.quota <= 0:
+            return "the send quota is 0"
+        if move.kind is MoveKind.RESEND and self._resendable(client) is None:
+            return "no flow awaits PUBACK or PUBREC"
+        return ""
+
+    def server_receive_maximum(self, number: int) -> int:
+        """MQTT 5.0: the Receive Maximum the broker declared to client ``number``."""
+        connack = self.clients[number].connack
+        return declared_by((connack or {}).get("properties") or {}).receive_maximum
+
+    def _resendable(self, client: Client) -> Publish | None:
+        """The first PUBLISH of the client whose flow awaits PUBACK or PUBREC."""
+        for awaiting, message in client.session.in_flight.values():
+            if _awaits(awaiting) in ("PUBACK", "PUBREC"):
+                assert isinstance(message, Publish)
+                return message
+        return None
+
+    # -- making a move -------------------------------------------------------------------
+
+    def make(self, move: Move) -> None:
+        """Make ``move`` (recorded as a ``step`` event, or as ``skipped`` with why, when
+        the live world cannot make it), wait for what it is owed, and let the broker fall
+        quiet. A wait that runs out ends the example's moves."""
+        why = self.unable(move)
+        number = len(self.steps)
+        self.steps.append(move)
+        if why:
+            self.ctx.recorder.event("skipped", None, n=number, move=move.to_json(), why=why)
+            return
+        self.ctx.recorder.event("step", None, n=number, move=move.to_json())
+        try:
+            _ACTIONS[move.kind](self, move)
+            if move.kind in FORWARDING:
+                self.settle()
+        except BrokerClosed:
+            pass  # recorded as ``closed``: the judges say whether the model allows it
+        except (Stalled, ProbeError):
+            self.stalled = True  # recorded: a timeout (and liveness), or an error
+
+    def settle(self) -> None:
+        """Read until the broker has been silent for :data:`SETTLE_GAP` (at most
+        :data:`SETTLE_MOST`)."""
+        end = time.monotonic() + SETTLE_MOST
+        while self.ctx.pump(SETTLE_GAP) and time.monotonic() < end:
+            pass
+
+    def _flow_done(self, client: Client, packet_id: int | None) -> None:
+        """Wait for the end of the client's flow on ``packet_id`` (not when the client
+        holds the broker's answers back)."""
+        if packet_id is None or client.hold is not None:
+            return
+        self.ctx.wait_for(
+            client, f"the end of flow {packet_id}",
+            lambda: packet_id not in client.session.in_flight, closed_ok=True,
+        )  # fmt: skip
+
+    def _connect(self, move: Move) -> None:
+        client = self.clients[move.client]
+        client.hold, client.held = None, []  # what the last connection kept is gone
+        if self.v50:
+            properties: dict[str, Any] = {}
+            if move.session_expiry:
+                properties["session_expiry_interval"] = move.session_expiry
+            if move.aliases:
+                properties["topic_alias_maximum"] = CLIENT_ALIASES
+            if move.receive_maximum:
+                properties["receive_maximum"] = move.receive_maximum
+            client.properties = properties
+            client.use_aliases = move.aliases
+        keeps = not move.clean and (not self.v50 or move.session_expiry > 0)
+        if keeps:
+            self.kept.add(move.client)
+        if client.link is None:
+            client.connect(clean=move.clean)
+        else:
+            client.reconnect(clean=move.clean)
+        for packet_id in list(client.session.in_flight):
+            self._flow_done(client, packet_id)
+
+    def _publish(self, move: Move) -> None:
+        client = self.clients[move.client]
+        payload = f"s{len(self.steps) - 1}".encode()
+        properties = None
+        if self.v50 and (move.expiry or move.properties):
+            base = CARRIED if move.properties else PublishProperties()
+            properties = replace(base, message_expiry_interval=move.expiry or None)
+            self.expiring = self.expiring or bool(move.expiry)
+        if move.retain:
+            self.retained.add(self.topic(move.topic))
+        sent = client.publish(self.topic(move.topic), payload, move.qos, move.retain, properties)
+        self._flow_done(client, sent.packet_id)
+
+    def _resend(self, move: Move) -> None:
+        client = self.clients[move.client]
+        message = self._resendable(client)
+        assert message is not None
+        client.send(replace(message, dup=True))
+        self._flow_done(client, message.packet_id)
+
+    def _subscribe(self, move: Move) -> None:
+        client = self.clients[move.client]
+        wanted = Subscription(
+            filter=self.topic(move.topic), qos=move.qos, no_local=move.no_local,
+            retain_as_published=move.retain_as_published, retain_handling=move.retain_handling,
+        )  # fmt: skip
+        if self.v50:
+            client.subscribe(wanted, identifier=move.identifier or None)
+        else:
+            client.subscribe((wanted.filter, wanted.qos))
+
+    def _unsubscribe(self, move: Move) -> None:
+        client = self.clients[move.client]
+        packet_id = 1000 + len(self.steps)  # SUBSCRIBE numbers from 1: never the same
+        data = control.unsubscribe(packet_id, [self.topic(move.topic)], edition=self.edition)
+        client.send_raw(data)
+        self.ctx.wait_for(
+            client, "UNSUBACK", lambda: client.count("UNSUBACK", packet_id=packet_id) > 0
+        )
+
+    def _withhold(self, move: Move) -> None:
+        self.clients[move.client].hold = _hold_all
+
+    def _acknowledge(self, move: Move) -> None:
+        client = self.clients[move.client]
+        client.release(len(client.held))
+        for packet_id in list(client.session.in_flight):
+            self._flow_done(client, packet_id)
+
+    def _disconnect(self, move: Move) -> None:
+        self.close(self.clients[move.client], disconnect=True)
+
+    def _drop(self, move: Move) -> None:
+        self.close(self.clients[move.client], disconnect=False)
+
+    def close(self, client: Client, *, disconnect: bool) -> None:
+        """End the client's connection (after DISCONNECT, or lost) without losing what
+        the broker sent before it saw the end: half-close, read to the end of the stream,
+        and record the end as the client's (``dropped``). A PUBLISH in flight when the
+        socket closed would otherwise be missing from the evidence, and its re-send on the
+        next connection (DUP 1) would look like a first transmission."""
+        link = client.link
+        if link is None or link.closed:
+            return
+        if disconnect:
+            link.send(control.disconnect() if self.v50 else control.DISCONNECT)
+        client.hold = _hold_all  # nothing is answered on a closing connection
+        with contextlib.suppress(OSError):
+            link.sock.shutdown(socket.SHUT_WR)
+        end = time.monotonic() + self.ctx.cap(self.example.timing.answer)
+        while not _closed(link) and (left := end - time.monotonic()) > 0:
+            self.ctx.pump(left)
+        entries = self.ctx.recorder.entries
+        last = entries[-1] if entries else {}
+        if _closed(link) and last.get("event") == "closed" and last.get("client") == client.name:
+            last.update(event="dropped", why="the client closed it; the broker's end followed")
+        else:
+            link.drop()
+        client.hold, client.held = None, []
+
+    def _wait(self, move: Move) -> None:
+        self.rest()
+        self.ctx.quiet(move.seconds)
+
+    def rest(self) -> None:
+        """Let every flow that can end, end: each connected client that does not hold
+        back its answers waits until its session has no flow in progress (the broker owes
+        it a PUBREL, a PUBCOMP, an acknowledgement)."""
+        for client in self.clients:
+            if client.connected and client.hold is None:
+                done = functools.partial(_settled, client)
+                self.ctx.wait_for(client, "the end of its flows", done, closed_ok=True)
+
+    def _stray(self, move: Move) -> None:
+        client = self.clients[move.client]
+        first = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}[move.what]
+        held = [int(n) for p in client.held if (n := getattr(p, "packet_id", None))]
+        packet_id = held[0] if move.held and held else STRAY_PACKET_ID
+        answer = "PUBCOMP" if move.what == "PUBREL" else "PUBREL"
+        before = client.count(answer, packet_id=packet_id)
+        client.send_raw(bytes((first, 2)) + packet_id.to_bytes(2, "big"))
+        # answered: a PUBREL with PUBCOMP [MQTT-4.3.3-2]; 5.0: a PUBREC with PUBREL 0x92
+        if move.what == "PUBREL" or (move.what == "PUBREC" and self.v50 and not move.held):
+            self.ctx.wait_for(
+                client, f"{answer} {packet_id}",
+                lambda: client.count(answer, packet_id=packet_id) > before, closed_ok=True,
+            )  # fmt: skip
+
+    def _invalid(self, move: Move) -> None:
+        client = self.clients[move.client]
+        if move.what == "over-receive-maximum":
+            self._fill_receive_maximum(move)
+        client.send_raw(self.invalid_bytes(move), case=True)
+        observe(self.ctx, client)
+        self.close(client, disconnect=False)  # the connection is the case's: a new one next
+
+    def _fill_receive_maximum(self, move: Move) -> None:
+        """MQTT 5.0: hold PUBREC back and publish QoS 2 until the send quota is 0."""
+        client = self.clients[move.client]
+        client.hold = _hold_all
+        while client.session.quota > 0 and len(client.session.in_flight) < MOST_IN_FLIGHT:
+            client.publish(self.topic("a"), b"fill", qos=2)
+        want = len(client.session.in_flight)
+        self.ctx.wait_for(client, f"{want} PUBREC", lambda: len(client.held) >= want)
+
+    def invalid_bytes(self, move: Move) -> bytes:
+        """The bytes of an invalid move (the packet the model rejects)."""
+        connack = self.clients[move.client].connack or {}
+        maximum = declared_by(connack.get("properties") or {}).topic_alias_maximum
+        return invalid_packet(move.what, self.topic("a"), self.edition, maximum)
+
+    # -- the end -------------------------------------------------------------------------
+
+    def end(self) -> list[Entry]:
+        """The example is over: PINGREQ on every open connection, one quiet window (an
+        answer still owed is then missing), the clean-up outside the evidence, every
+        socket closed. The evidence."""
+        if self.ended:
+            return self.entries
+        self.ended = True
+        with contextlib.suppress(Stalled, BrokerClosed, ProbeError, OSError):
+            if not self.stalled:
+                self.rest()
+                self._ping_all()
+                self.ctx.quiet()
+        entries = self.entries
+        if self.retained:
+            self.ctx.at_end(self._clear)
+        for number in sorted(self.kept):
+            self.ctx.at_end(functools.partial(self._discard, number))
+        with contextlib.suppress(Exception):
+            self.ctx.finish()
+        self.ctx.abort()  # whatever finish left open
+        return entries
+
+    def _ping_all(self) -> None:
+        """PINGREQ on every open connection at once, then each PINGRESP: the broker has
+        read everything sent before it."""
+        waiting = [(c, c.count("PINGRESP")) for c in self.clients if c.connected]
+        for client, _ in waiting:
+            client.send_raw(control.PINGREQ)
+        for client, before in waiting:
+            answered = functools.partial(_more, client, "PINGRESP", before)
+            self.ctx.wait_for(client, "PINGRESP", answered, closed_ok=True)
+
+    def _clear(self) -> None:
+        """Delete the retained messages the example published (one client, QoS 1)."""
+        cleaner = self.ctx.client("cleanup")
+        cleaner.connect(clean=True)
+        for topic in sorted(self.retained):
+            cleaner.publish(topic, b"", qos=1, retain=True)
+        self.ctx.wait_for(cleaner, "PUBACK", lambda: cleaner.settled)
+        cleaner.disconnect()
+
+    def _discard(self, number: int) -> None:
+        client = self.clients[number]
+        client.hold, client.held = None, []
+        client.properties = {}
+        client.reconnect(clean=True)
+        client.disconnect()
+
+
+#: the moves after which the broker may send other clients something (a copy, a
+#: retained message, a re-send): the world listens until it falls quiet
+FORWARDING = frozenset({
+    MoveKind.PUBLISH, MoveKind.RESEND, MoveKind.ACKNOWLEDGE, MoveKind.CONNECT,
+    MoveKind.SUBSCRIBE, MoveKind.INVALID,
+})  # fmt: skip
+
+def invalid_packet(what: str, topic: str, edition: Edition, alias_maximum: int = 0) -> bytes:
+    """The packet of the invalid move ``what`` on ``topic`` (5.0: ``alias_maximum`` is
+    the server's Topic Alias Maximum, which ``alias-above-maximum`` exceeds)."""
+    unused = STRAY_PACKET_ID.to_bytes(2, "big")
+    if what == "puback-flags":
+        return b"\x42\x02" + unused
+    if what == "pubrel-flags":
+        return b"\x60\x02" + unused
+    if what == "puback-length":  # 3.x: a PUBACK is its packet identifier, nothing more
+        return b"\x40\x03" + unused + b"\x00"
+    if what == "over-receive-maximum":
+        extra = Publish(topic=topic, payload=b"one too many", qos=2, packet_id=STRAY_PACKET_ID,
+                        properties=PublishProperties())  # fmt: skip
+        return encode(extra, edition=edition)
+    first, packet_id, leaf = {
+        "publish-qos3": (0x36, 1, b""), "packet-id-zero": (0x32, 0, b""),
+        "topic-wildcard": (0x30, None, b"/+"), "dup-qos0": (0x38, None, b""),
+        "alias-above-maximum": (0x30, None, b""), "topic-nul": (0x30, None, b"/\x00"),
+        "topic-ill-formed": (0x30, None, b"/\xff"),
+    }[what]  # fmt: skip
+    name = topic.encode() + leaf
+    if edition is not Edition.V50:
+        return publish_bytes(first, name, packet_id)
+    properties = alias_property(alias_maximum + 1) if what == "alias-above-maximum" else b""
+    return publish50_bytes(first, name, packet_id, properties)
+
+
+_ACTIONS = {
+    MoveKind.CONNECT: World._connect,
+    MoveKind.PUBLISH: World._publish,
+    MoveKind.RESEND: World._resend,
+    MoveKind.SUBSCRIBE: World._subscribe,
+    MoveKind.UNSUBSCRIBE: World._unsubscribe,
+    MoveKind.WITHHOLD: World._withhold,
+    MoveKind.ACKNOWLEDGE: World._acknowledge,
+    MoveKind.DISCONNECT: World._disconnect,
+    MoveKind.DROP: World._drop,
+    MoveKind.WAIT: World._wait,
+    MoveKind.STRAY: World._stray,
+    MoveKind.INVALID: World._invalid,
+}

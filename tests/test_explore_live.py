@@ -1,0 +1,151 @@
+"""``pubproof explore``, ``explore-client`` and ``replay`` against real implementations on
+loopback (heavy: brokers and a client library, each started as the matrix starts them).
+
+The committed reproducers (``docs/matrix/reproducers/``, what exploration found on aedes
+and amqtt) must each still fail the same rule when replayed against a fresh broker of the
+same name, and be at most 10 moves. A short exploration of mosquitto, of aedes and of one
+client library (paho-mqtt) must run to its budget without an error of the explorer's own,
+judge every packet, and close every connection; the aedes one must find a fault on its
+own. No test pins what a broker fails beyond the committed reproducers: versions differ.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from brokers import BROKERS, Running, started
+
+from pubproof.model.editions import Edition
+from pubproof.probe.clients.shipped import SHIPPED
+from pubproof.testing.reproducer import load, replay
+
+from conftest import ROOT, load_benchmark
+
+REPRODUCERS = ROOT / "docs" / "matrix" / "reproducers"
+FOLDERS = sorted(p for p in REPRODUCERS.iterdir() if (p / "reproducer.json").is_file())
+#: the most moves a committed reproducer may have (the issue's bound)
+MOST_MOVES = 10
+#: a short exploration's budget, and the most its run may take past it (shrinking, polish)
+BUDGET = 8.0
+BOUND = 120.0
+
+
+def _implementation(folder: Path) -> str:
+    return folder.name.split("-", 1)[0]
+
+
+class _Brokers(dict[str, Running]):
+    """The brokers a test asks for, each started the first time (stopped with the stack)."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        super().__init__()
+        self._stack = stack
+
+    def __missing__(self, name: str) -> Running:
+        why = BROKERS[name].available()
+        if why is not None:
+            pytest.skip(why)
+        broker = self[name] = self._stack.enter_context(started(name))
+        return broker
+
+
+@pytest.fixture(scope="module")
+def brokers() -> Iterator[dict[str, Running]]:
+    with ExitStack() as stack:
+        yield _Brokers(stack)
+
+
+def test_there_are_reproducers_of_both_faulty_brokers() -> None:
+    assert {_implementation(p) for p in FOLDERS} >= {"aedes", "amqtt"}
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[p.name for p in FOLDERS])
+def test_a_committed_reproducer_still_fails(folder: Path, brokers: dict[str, Running]) -> None:
+    data = load(folder)
+    assert len(data["moves"]) <= MOST_MOVES
+    assert data["implementation"].split()[0] == _implementation(folder)
+    broker = brokers[_implementation(folder)]
+    done = replay(folder, "127.0.0.1", broker.port)
+    assert done.still_fails, (done.rule, done.verdict.keys, done.script_says)
+
+
+def test_pubproof_replay_says_so_in_its_exit_status(brokers: dict[str, Running]) -> None:
+    folder = next(p for p in FOLDERS if _implementation(p) == "amqtt")
+    url = brokers["amqtt"].url
+    done = subprocess.run(
+        [sys.executable, "-m", "pubproof", "replay", str(folder), "--target", url, "--json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["still_fails"] is True and report["rule"] == load(folder)["rule"]
+
+
+def _explore(*args: str) -> tuple[int, dict[str, Any]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pubproof", *args, "--budget", str(BUDGET), "--seed", "1",
+         "--json", "--quiet"],
+        capture_output=True, text=True, timeout=BOUND, check=False,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert report["errors"] == [], report["errors"]
+    assert report["examples"] >= 1 and report["packets"] >= 1
+    assert (done.returncode == 1) == bool(report["failures"])
+    return done.returncode, report
+
+
+def test_a_short_exploration_of_mosquitto(brokers: dict[str, Running]) -> None:
+    _, report = _explore("explore", brokers["mosquitto"].url)
+    reached = [e for e in report["coverage"]["entries"] if e["broker"]]
+    # connects, QoS 0/1/2 publishes answered, acknowledgements: a few seconds reach these
+    assert len(reached) >= 5, reached
+    for failure in report["failures"]:
+        assert failure["moves"] and failure["key"]
+
+
+def test_a_short_exploration_of_aedes_finds_a_fault(
+    brokers: dict[str, Running], tmp_path: Path
+) -> None:
+    status, report = _explore("explore", brokers["aedes"].url, "--out", str(tmp_path))
+    assert status == 1 and report["failures"]
+    for failure in report["failures"]:
+        assert Path(failure["reproducer"], "replay.py").is_file()
+        assert load(Path(failure["reproducer"]))["rule"] == failure["key"]
+
+
+def test_a_short_exploration_of_a_client_library() -> None:
+    why = SHIPPED["paho-mqtt"].available()
+    if why is not None:
+        pytest.skip(why)
+    _, report = _explore("explore-client", "--driver", "paho-mqtt")
+    assert report["target"] == "driver paho-mqtt"
+
+
+def test_a_reproducer_no_longer_fails_on_a_broker_without_the_fault(
+    brokers: dict[str, Running],
+) -> None:
+    """amqtt keeps the connection open after a QoS 3 PUBLISH; mosquitto closes it, as the
+    model says: the same reproducer against mosquitto no longer fails."""
+    folder = next(p for p in FOLDERS if p.name.startswith("amqtt") and "3.3.1-4" in p.name)
+    done = replay(folder, "127.0.0.1", brokers["mosquitto"].port)
+    assert not done.still_fails, (done.verdict.keys, done.script_says)
+
+
+def test_a_run_without_shrinking_counts_failures_by_rule(brokers: dict[str, Running]) -> None:
+    """The benchmark's runs (``shrink=False``): aedes fails within a second, and the run
+    counts each failing example by rule and goes on, keeping nothing to shrink."""
+    bench = load_benchmark("bench_explore")
+    run, outcome = bench.run_for(brokers["aedes"].url, Edition.V311, 5.0, 1, shrink=False,
+                                 invalid=20)  # fmt: skip
+    assert outcome.found == () and outcome.errors == ()
+    assert run.failing and sum(run.failing.values()) <= outcome.examples
+    assert outcome.seconds < 5.0 + 10.0  # the budget, and the last example's end
+    assert 0 < run.judging < outcome.seconds

@@ -1,0 +1,326 @@
+"""pubproof explore without a peer: moves and plans, the failure classes shrinking keeps
+apart, the verdicts (Method A's reading included), coverage, reproducers' programs and
+the standalone replayer's pieces."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pubproof.judge.findings import Finding, Source
+from pubproof.model.editions import Edition, resolve_readings
+from pubproof.probe.frames import describe_bytes
+from pubproof.testing import replayer
+from pubproof.testing.coverage import Coverage
+from pubproof.testing.machine import ExplorationFailure, failure_class
+from pubproof.testing.moves import INVALID, Move, MoveKind, Plan, invalid_moves
+from pubproof.testing.reproducer import program, token_of
+from pubproof.testing.verdicts import as_method_a, judge_example, key_of
+from pubproof.testing.world import invalid_packet
+
+V311, V50 = Edition.V311, Edition.V50
+R311 = resolve_readings(V311, {})
+TOKEN = "abc123"
+
+
+# -- evidence built by hand, as the probe records it -------------------------------------
+
+
+class Evidence:
+    """Entries in the probe's format, from bytes (described as the probe describes them)."""
+
+    def __init__(self, edition: Edition = V311) -> None:
+        self.edition = edition
+        self.entries: list[dict[str, Any]] = []
+
+    def sent(self, client: str, hexed: str, **extra: Any) -> Evidence:
+        return self._packet("to-broker", client, hexed, extra)
+
+    def got(self, client: str, hexed: str) -> Evidence:
+        return self._packet("from-broker", client, hexed, {})
+
+    def _packet(self, direction: str, client: str, hexed: str, extra: dict[str, Any]) -> Evidence:
+        fields, _ = describe_bytes(bytes.fromhex(hexed), self.edition, R311)
+        t = len(self.entries) * 0.001
+        self.entries.append({**fields, "dir": direction, "client": client, "hex": hexed,
+                             "t": t, **extra})  # fmt: skip
+        return self
+
+    def event(self, name: str, client: str | None = None, **details: Any) -> Evidence:
+        self.entries.append({"event": name, "client": client, **details,
+                             "t": len(self.entries) * 0.001})  # fmt: skip
+        return self
+
+
+def connect(client_id: str, clean: bool = True) -> str:
+    body = b"\x00\x04MQTT\x04" + bytes((2 if clean else 0,)) + b"\x00\x3c"
+    body += len(client_id).to_bytes(2, "big") + client_id.encode()
+    return (bytes((0x10, len(body))) + body).hex()
+
+
+def subscribe(packet_id: int, topic_filter: str, qos: int) -> str:
+    body = packet_id.to_bytes(2, "big") + len(topic_filter).to_bytes(2, "big")
+    body += topic_filter.encode() + bytes((qos,))
+    return (bytes((0x82, len(body))) + body).hex()
+
+
+def publish(topic: str, payload: bytes, qos: int = 0, packet_id: int = 1,
+            retain: bool = False) -> str:  # fmt: skip
+    body = len(topic).to_bytes(2, "big") + topic.encode()
+    body += packet_id.to_bytes(2, "big") if qos else b""
+    body += payload
+    return (bytes((0x30 | qos << 1 | int(retain), len(body))) + body).hex()
+
+
+def ack(kind: int, packet_id: int) -> str:
+    return (bytes((kind, 2)) + packet_id.to_bytes(2, "big")).hex()
+
+
+CONNACK = "20020000"
+PUBACK, PUBREC, PUBREL, PUBCOMP = 0x40, 0x50, 0x62, 0x70
+T = f"pubproof/{TOKEN}/e1/a"
+
+
+def subscribed_pair() -> Evidence:
+    """c0 and c1 connected, c1 subscribed to T at QoS 0."""
+    return (
+        Evidence()
+        .sent("c0", connect(f"pp{TOKEN}c001n0")).got("c0", CONNACK)
+        .sent("c1", connect(f"pp{TOKEN}c001n1")).got("c1", CONNACK)
+        .sent("c1", subscribe(1, T, 0)).got("c1", "9003000100")
+    )  # fmt: skip
+
+
+# -- moves and plans -------------------------------------------------------------------
+
+
+def test_a_move_round_trips_through_json_and_says_what_it_does() -> None:
+    move = Move(kind=MoveKind.PUBLISH, client=2, topic="a/b", qos=1, retain=True)
+    assert Move.from_json(json.loads(json.dumps(move.to_json()))) == move
+    assert move.to_json() == {"kind": "publish", "client": 2, "topic": "a/b", "qos": 1,
+                              "retain": True}  # fmt: skip
+    assert move.describe() == "c2 publish a/b QoS 1 retain"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"kind": MoveKind.PUBLISH, "topic": "#"},  # a filter is no topic name
+        {"kind": MoveKind.SUBSCRIBE, "topic": "a/c"},  # a name no filter of the set
+        {"kind": MoveKind.INVALID, "what": "nonsense"},
+        {"kind": MoveKind.STRAY, "what": "SUBACK"},
+        {"kind": MoveKind.PUBLISH, "topic": "a", "qos": 3},
+        {"kind": MoveKind.SUBSCRIBE, "topic": "a", "retain_handling": 3},
+    ],
+)
+def test_a_move_refuses_fields_that_mean_nothing(fields: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        Move(**fields)
+
+
+def test_from_json_refuses_an_unknown_field_or_kind() -> None:
+    with pytest.raises(ValueError, match="no field"):
+        Move.from_json({"kind": "publish", "topic": "a", "colour": "red"})
+    with pytest.raises(ValueError, match="kind"):
+        Move.from_json({"kind": "dance"})
+
+
+def test_the_plan_enables_moves_from_the_moves_alone() -> None:
+    plan = Plan(V311, 2)
+    assert plan.able(MoveKind.PUBLISH) == [] and plan.able(MoveKind.CONNECT) == [0, 1]
+    plan.apply(Move(kind=MoveKind.CONNECT, client=0))
+    assert plan.able(MoveKind.PUBLISH) == [0] and not plan.enabled(MoveKind.RESEND, 0)
+    plan.apply(Move(kind=MoveKind.WITHHOLD, client=0))
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=0))
+    assert not plan.enabled(MoveKind.RESEND, 0)  # a QoS 0 message has no flow to re-send
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2))
+    assert plan.enabled(MoveKind.RESEND, 0) and plan.enabled(MoveKind.ACKNOWLEDGE, 0)
+    plan.apply(Move(kind=MoveKind.INVALID, client=0, what="publish-qos3"))
+    assert not plan.states[0].connected and not plan.enabled(MoveKind.INVALID, 1)
+    with pytest.raises(ValueError, match="not enabled"):
+        plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a"))
+
+
+def test_the_plan_keeps_a_client_within_the_servers_receive_maximum() -> None:
+    plan = Plan(V50, 1, receive_maximum=1)
+    plan.apply(Move(kind=MoveKind.CONNECT, client=0))
+    plan.apply(Move(kind=MoveKind.WITHHOLD, client=0))
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=1))
+    assert not plan.enabled(MoveKind.PUBLISH, 0)
+
+
+@pytest.mark.parametrize("edition", list(Edition))
+def test_every_invalid_move_is_a_packet_the_model_rejects(edition: Edition) -> None:
+    from pubproof.judge.close import expectation
+    from pubproof.model.editions import Limits
+
+    limits = Limits(topic_alias_maximum=0) if edition is V50 else None
+    for name in invalid_moves(edition):
+        data = invalid_packet(name, "pubproof/x/e1/a", edition, 0)
+        verdict = expectation(data, edition, resolve_readings(edition, {}), limits)
+        if name == "over-receive-maximum":
+            assert verdict.failure is None  # the flow, not the bytes, makes it one too many
+            continue
+        if edition is Edition.V31 and name in ("puback-flags", "pubrel-flags"):
+            continue  # MQTT 3.1 does not fix the flags of acknowledgements
+        if edition is Edition.V31 and name == "topic-wildcard":
+            assert verdict.alternatives  # MQTT 3.1 rejects it under a reading only
+            continue
+        assert verdict.failure is not None, (edition, name, INVALID[name].title)
+
+
+# -- failures keep their rule through shrinking --------------------------------------------
+
+
+def test_each_rule_fails_with_an_exception_class_of_its_own() -> None:
+    one, again, other = failure_class("MQTT-3.3.5-1"), failure_class("MQTT-3.3.5-1"), (
+        failure_class("MQTT-4.3.3-2"))  # fmt: skip
+    assert one is again and one is not other
+    assert issubclass(one, ExplorationFailure) and one.key == "MQTT-3.3.5-1"
+    assert failure_class("close: no rule named").__name__ == "Fails_close_no_rule_named"
+
+
+def test_a_findings_key_is_its_rules_or_its_judge() -> None:
+    named = Finding(verdict="violation", rules=("A", "B"), message="m", source=Source.LINK)
+    unnamed = Finding(verdict="violation", rules=(), message="m", source=Source.CLOSE)
+    assert key_of(named) == "A B" and key_of(unnamed) == "close: no rule named"
+
+
+# -- verdicts -------------------------------------------------------------------------------
+
+
+def test_a_copy_above_the_granted_qos_fails_its_rule() -> None:
+    evidence = (
+        subscribed_pair()
+        .sent("c0", publish(T, b"m", qos=1)).got("c0", ack(PUBACK, 1))
+        .got("c1", publish(T, b"m", qos=1, packet_id=7)).sent("c1", ack(PUBACK, 7))
+        .event("quiet", seconds=0.03)
+    )  # fmt: skip
+    verdict = judge_example(evidence.entries, V311, R311)
+    assert "MQTT-3.8.4-6" in verdict.keys, verdict.failures
+
+
+def test_the_same_copy_at_the_granted_qos_passes() -> None:
+    evidence = (
+        subscribed_pair()
+        .sent("c0", publish(T, b"m", qos=1)).got("c0", ack(PUBACK, 1))
+        .got("c1", publish(T, b"m", qos=0)).event("quiet", seconds=0.03)
+    )  # fmt: skip
+    assert judge_example(evidence.entries, V311, R311).failures == ()
+
+
+def test_a_missing_copy_fails_only_once_the_example_has_ended() -> None:
+    evidence = subscribed_pair().sent("c0", publish(T, b"m", qos=1)).got("c0", ack(PUBACK, 1))
+    assert judge_example(evidence.entries, V311, R311, final=False).failures == ()
+    evidence.event("quiet", seconds=0.03)
+    assert "MQTT-4.5.0-1" in judge_example(evidence.entries, V311, R311).keys
+
+
+def test_method_a_moves_each_pubrec_to_the_publishers_pubrel() -> None:
+    evidence = (
+        subscribed_pair()
+        .sent("c0", publish(T, b"m", qos=2)).got("c0", ack(PUBREC, 1))
+        .sent("c0", publish(T, b"m", qos=2) .replace("34", "3c", 1)).got("c0", ack(PUBREC, 1))
+        .sent("c0", ack(PUBREL, 1)).got("c0", ack(PUBCOMP, 1))
+        .sent("c0", publish(T, b"n", qos=2, packet_id=2)).got("c0", ack(PUBREC, 2))
+    )  # fmt: skip
+    moved = as_method_a(evidence.entries)
+    kinds = [(e.get("type"), e.get("packet_id"), e.get("dir")) for e in moved[-7:]]
+    assert kinds == [
+        ("PUBLISH", 1, "to-broker"), ("PUBLISH", 1, "to-broker"),
+        ("PUBREC", 1, "from-broker"), ("PUBREC", 1, "from-broker"),  # just before the PUBREL
+        ("PUBREL", 1, "to-broker"), ("PUBCOMP", 1, "from-broker"),
+        ("PUBLISH", 2, "to-broker"),  # its PUBREC left out: no PUBREL came
+    ]  # fmt: skip
+
+
+def test_the_old_retained_message_while_the_new_awaits_pubrel_is_method_a() -> None:
+    """c0 replaces the retained message at QoS 2 and holds its PUBREL; c1 subscribes and
+    gets the old one: what a Method A server does (it owns the new one on PUBREL). The
+    distribution judge alone (Method B) calls it a violation; the explorer must not."""
+    evidence = (
+        Evidence()
+        .sent("c0", connect(f"pp{TOKEN}c001n0")).got("c0", CONNACK)
+        .sent("c0", publish(T, b"old", qos=1, retain=True)).got("c0", ack(PUBACK, 1))
+        .sent("c0", publish(T, b"new", qos=2, packet_id=2, retain=True)).got("c0", ack(PUBREC, 2))
+        .sent("c1", connect(f"pp{TOKEN}c001n1")).got("c1", CONNACK)
+        .sent("c1", subscribe(1, T, 0)).got("c1", "9003000100")
+        .got("c1", publish(T, b"old", retain=True)).event("quiet", seconds=0.03)
+    )  # fmt: skip
+    verdict = judge_example(evidence.entries, V311, R311)
+    assert verdict.failures == ()
+    tolerated = [f for f in verdict.findings if "Method A" in f.message]
+    assert tolerated and all(f.verdict == "tolerated" for f in tolerated)
+
+
+# -- coverage -------------------------------------------------------------------------------
+
+
+def test_coverage_counts_each_end_of_a_qos2_flow_and_a_resumed_session() -> None:
+    evidence = (
+        subscribed_pair()
+        .sent("c0", publish(T, b"m", qos=2)).got("c0", ack(PUBREC, 1))
+        .sent("c0", ack(PUBREL, 1)).got("c0", ack(PUBCOMP, 1))
+        .event("dropped", "c0")
+        .sent("c0", connect(f"pp{TOKEN}c001n0", clean=False)).got("c0", "20020000")
+    )  # fmt: skip
+    coverage = Coverage(V311)
+    coverage.feed(evidence.entries)
+    rows = {(r.table, r.state, r.input): r for r in coverage.table()}
+    assert rows["receiver", "FREE", "PUBLISH_QOS2"].broker == 1  # the broker received it
+    assert rows["receiver", "ID_HELD", "PUBREL"].broker == 1
+    assert rows["sender", "FREE", "PUBLISH_QOS2"].client == 1  # c0 sent it
+    assert rows["sender", "AWAIT_PUBREC", "PUBREC"].client == 1
+    assert rows["sender", "AWAIT_PUBCOMP", "PUBCOMP"].client == 1
+    # the second CONNECT did not keep the first session: CLEAN at FREE, at both ends
+    assert rows["sender", "FREE", "CLEAN"].broker == 1
+    assert rows["receiver", "FREE", "CLEAN"].client == 1
+    reached = {(r.table, r.state, r.input) for r in coverage.table() if r.broker}
+    never = {(r.table, r.state, r.input) for r, _ in coverage.unreached()}
+    assert reached.isdisjoint(never) and len(reached) + len(never) == len(coverage.table())
+
+
+def test_coverage_names_the_distribution_rules_the_judge_named() -> None:
+    evidence = (
+        subscribed_pair()
+        .sent("c0", publish(T, b"m", qos=1)).got("c0", ack(PUBACK, 1))
+        .got("c1", publish(T, b"m")).event("quiet", seconds=0.03)
+    )  # fmt: skip
+    coverage = Coverage(V311)
+    coverage.observe(None, evidence.entries, judge_example(evidence.entries, V311, R311))
+    named = dict(coverage.distribution_rules())
+    assert named["MQTT-3.8.4-6"] >= 1 and named["MQTT-4.5.0-1"] >= 1
+
+
+# -- reproducers ----------------------------------------------------------------------------
+
+
+def test_a_program_opens_before_connect_waits_for_what_came_and_answers_by_place() -> None:
+    evidence = (
+        subscribed_pair()
+        .event("step", None, n=0, move={"kind": "publish", "client": 0, "topic": "a", "qos": 1})
+        .sent("c0", publish(T, b"m", qos=1)).got("c0", ack(PUBACK, 1))
+        .got("c1", publish(T, b"m", qos=1, packet_id=9)).sent("c1", ack(PUBACK, 9))
+        .event("closed", "c1")
+    )  # fmt: skip
+    made = program(evidence.entries)
+    assert made[0] == ["open", "c0"]
+    c1_connect = made.index(["open", "c1"])
+    assert made[c1_connect + 1] == ["expect", {"c0": 1}]  # c0's CONNACK came first
+    assert made[-2:] == [["send", "c1", ack(PUBACK, 9), 0, False], ["closed", "c1"]]
+    assert ["expect", {"c0": 2, "c1": 3}] in made  # before c1's PUBACK: what had come
+    assert ["step", 0, "c0 publish a QoS 1"] in made
+    assert token_of(evidence.entries) == TOKEN
+
+
+def test_the_replayers_pieces_read_packets_as_the_probe_does() -> None:
+    buffer = bytearray(bytes.fromhex(publish(T, b"m", qos=2, packet_id=513) + ack(PUBREL, 7)))
+    first, second = replayer.frame(buffer), replayer.frame(buffer)
+    assert first is not None and second is not None and replayer.frame(buffer) is None
+    assert replayer.numbered(first) == 513 and replayer.numbered(second) == 7
+    assert replayer.summary(first, TOKEN) == "PUBLISH QoS 2 pubproof/{run}/e1/a 6d"
+    assert replayer.summary(second, TOKEN) == "PUBREL "  # the identifier is the broker's
+    partial = bytearray(first[:-1])
+    assert replayer.frame(partial) is None and len(partial) == len(first) - 1
