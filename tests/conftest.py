@@ -27,8 +27,13 @@ SPEC = Path(os.environ.get("PUBPROOF_SPEC_DIR", ROOT / "model" / "texts"))
 
 
 def load_benchmark(name: str) -> ModuleType:
-    """The script ``benchmarks/<name>.py`` imported as the module ``name`` (registered in
-    ``sys.modules``: dataclasses look their module up by name)."""
+    """The script ``benchmarks/<name>.py`` (or a module of one) imported as the module
+    ``name`` (registered in ``sys.modules``: dataclasses look their module up by name),
+    with ``benchmarks/`` on the path, as when a script is run, for the modules it imports
+    from beside it."""
+    folder = str(ROOT / "benchmarks")
+    if folder not in sys.path:
+        sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

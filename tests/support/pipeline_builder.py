@@ -278,7 +278,7 @@ def run_check(
     import json
     import os
 
-    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.connection_state import Config
     from pubproof.pipeline.run import Job, check
 
     here = os.getcwd()
