@@ -31,7 +31,7 @@ from pubproof.codec_commands import Subcommands
 from pubproof.model.editions import Edition, ReadingError, parse_reading_assignments
 from pubproof.options import CHECK_EDITIONS
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, MIN_AUTO_SPLIT_BYTES
-from pubproof.pipeline.connection import Config
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.reconcile import (
     ReconciliationError,

@@ -106,6 +106,8 @@ class Running:
     port: int
     #: its output (standard output and error), while it runs
     log: Path
+    #: its process (the leader of its process group)
+    pid: int = 0
 
     @property
     def url(self) -> str:
@@ -273,7 +275,7 @@ def started(broker: Broker | str, config: Sequence[str] = ()) -> Iterator[Runnin
             )  # fmt: skip
             try:
                 _wait(port, process, entry.seconds)
-                yield Running(broker=entry, version=found, port=port, log=log)
+                yield Running(broker=entry, version=found, port=port, log=log, pid=process.pid)
             finally:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGTERM)

@@ -57,6 +57,8 @@ from types import ModuleType
 #: pipeline.fast; the close judge runs only after an offence)
 COMPILED = (
     "pubproof.pipeline.capture",
+    "pubproof.pipeline.capture_plan",
+    "pubproof.pipeline.capture_read",
     "pubproof.pipeline.dissect",
     "pubproof.pipeline.source",
     "pubproof.pipeline.reassembly",
@@ -67,9 +69,14 @@ COMPILED = (
     "pubproof.pipeline.receivers",
     "pubproof.pipeline.family",
     "pubproof.pipeline.tap",
+    "pubproof.pipeline.connection_state",
+    "pubproof.pipeline.connection_judging",
+    "pubproof.pipeline.connection_packets",
     "pubproof.pipeline.connection",
     "pubproof.pipeline.engine_python",
     "pubproof.reference.common",
+    "pubproof.reference.section50",
+    "pubproof.reference.fast50",
     "pubproof.reference.decode50",
     "pubproof.reference.codec",
     "pubproof.pipeline.fast.layout",

@@ -179,7 +179,7 @@ def _kind(rule: str | None, edition: Edition) -> str:
 #: the ``properties`` column of a 5.0 packet without properties
 NO_PROPERTIES = "{}"
 #: property sections seen, by identity (the codec hands out one object per distinct
-#: section it has judged, see ``reference.decode50``): (the object, its JSON, its dict);
+#: section it has judged, see ``reference.fast50``): (the object, its JSON, its dict);
 #: a memo keyed by ``id()`` that keeps the object (:mod:`pubproof.pipeline.fast.layout`).
 #: The capture pipeline's packets that the codec's fast path takes do not come here: what
 #: is shown of their section is kept with it (``reference.common.Section.shown``, made by

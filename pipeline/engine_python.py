@@ -15,7 +15,8 @@ import shutil
 from collections.abc import Callable, Iterator, Sequence
 
 from pubproof.pipeline.capture import Plan, Split
-from pubproof.pipeline.connection import Config, Tracker
+from pubproof.pipeline.connection import Tracker
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.memory import arrow_from_malloc
 from pubproof.pipeline.output import TableWriter, rows_of
 from pubproof.pipeline.rows import Sink

@@ -63,7 +63,8 @@ from typing import Any
 
 from pubproof.pipeline import servers_spark, shuffle, spark_daemon, staging
 from pubproof.pipeline.capture import Plan, Split
-from pubproof.pipeline.connection import Config, Tracker
+from pubproof.pipeline.connection import Tracker
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.engine_python import collector_tuned, track
 from pubproof.pipeline.memory import arrow_from_malloc
 from pubproof.pipeline.output import MERGE_ROWS, TableWriter, merge, rows_of

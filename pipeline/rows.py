@@ -3,7 +3,7 @@ and the sink that collects them.
 
 Rows travel as tuples (cheap to pickle between Spark workers); a named tuple is one, with
 its columns named where it is built. The packet rows, one per packet, are built as plain
-tuples in :class:`PacketRow`'s order (``pubproof.pipeline.connection``: a named tuple costs
+tuples in :class:`PacketRow`'s order (``pubproof.pipeline.connection_packets``: a named tuple costs
 a second tuple per packet). ``tests/test_pipeline_rows.py`` holds each row's fields equal
 to its table's columns.
 """

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, split_bytes_for
-from pubproof.pipeline.connection import Config
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.output import RECONCILIATION, clear
 from pubproof.pipeline.progress import Progress
 from pubproof.pipeline.reconcile import check as check_reconciliation

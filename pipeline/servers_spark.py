@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pubproof.pipeline import staging
-from pubproof.pipeline.connection import Config
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.engine_python import collector_tuned
 from pubproof.pipeline.memory import arrow_from_malloc
 from pubproof.pipeline.output import sorted_table

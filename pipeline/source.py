@@ -15,7 +15,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split, plan, read_frames
+from pubproof.pipeline.capture import DEFAULT_SPLIT_BYTES, Plan, Problem, Split
+from pubproof.pipeline.capture_plan import plan
+from pubproof.pipeline.capture_read import read_frames
 from pubproof.pipeline.dissect import Segment, dissect, segment_key
 from pubproof.pipeline.rows import QuarantineRow
 

@@ -66,7 +66,7 @@ class Trail:
         """Keep ``recent`` as its identifier's latest packet; that identifier's trail, as
         it is until the next note (the trail of an identifier forgotten is cleared and
         reused for a new one). Once per judged packet of the PUBLISH family
-        (:meth:`pubproof.pipeline.connection.Connection._judge` and ``_judge5``)."""
+        (:meth:`pubproof.pipeline.connection_judging.ConnectionJudging._judge` and ``_judge5``)."""
         history = self.history
         # (get and del, not pop: the compiled build calls dict.pop as a method)
         trail = history.get(packet_id)

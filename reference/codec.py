@@ -24,8 +24,9 @@ offsets.
 MQTT 5.0 (``Edition.V50``) adds the property section, the acknowledgements' Reason Codes
 and the receiver's ``Limits``, in the judgement order of the wire contract
 (``docs/guides/mqtt5-wire.md``): the decoder's 5.0 methods are in
-:mod:`pubproof.reference.decode50` (``Decoder`` inherits them), the encoder's in
-:mod:`pubproof.reference.encode50`.
+:mod:`pubproof.reference.decode50` (the judging path), :mod:`pubproof.reference.fast50`
+(the fast path) and :mod:`pubproof.reference.section50` (the property section; ``Decoder``
+inherits them all), the encoder's in :mod:`pubproof.reference.encode50`.
 
 This module shares no logic with the model; it takes only rule ids from the registry.
 The two are held together by the tests and the vector corpus.

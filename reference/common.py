@@ -104,7 +104,7 @@ class _Pending:
 
 class Whole5:
     """What the 5.0 fast path read of one whole PUBLISH, PUBACK, PUBREC, PUBREL or PUBCOMP
-    whose every field is within the rules (:meth:`~pubproof.reference.decode50.Decoder50.
+    whose every field is within the rules (:meth:`~pubproof.reference.fast50.FastPath50.
     scan_whole5`): the fields of the packet it stands for, and a PUBLISH's Topic Alias.
 
     One per decoder, filled anew by every packet the fast path takes: read it before the
@@ -171,7 +171,8 @@ class Config:
 
 class DecoderState:
     """The state of a :class:`pubproof.reference.codec.Decoder` (its slots; the 3.x and
-    5.0 methods live in the classes above it)."""
+    5.0 methods live in the classes above it, :mod:`pubproof.reference.decode50` says
+    which), and the three methods of ``Decoder`` that the 5.0 classes call."""
 
     __slots__ = (
         "_alias_max",
@@ -196,3 +197,15 @@ class DecoderState:
     _pending: _Pending | None  # 5.0: a packet partly judged
     _pos: int
     _whole: Whole5  # 5.0: what the fast path read of the last packet it took
+
+    # What Decoder provides (real methods, not declarations under TYPE_CHECKING, which
+    # mypyc does not take in a class body; Decoder overrides all three).
+
+    def next_packet(self) -> Packet | _NeedData:
+        raise NotImplementedError
+
+    def _fail(self, rule: Rule, at: int, message: str) -> ProtocolError:
+        raise NotImplementedError
+
+    def _check_topic_content(self, raw: bytes | bytearray, topic: str, start: int) -> None:
+        raise NotImplementedError

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from pubproof.model import wire_rules as W
 from pubproof.model.editions import Edition
-from pubproof.model.rules import MALFORMED_PACKET, RULES, Rule
+from pubproof.model.rules import MALFORMED_PACKET, Rule
 from pubproof.reference.errors import InvalidTopic
+from pubproof.reference.topic_citations import cite, topic_rules
 
 V31: Final = Edition.V31
 V311: Final = Edition.V311
@@ -53,32 +53,6 @@ SHARE_PREFIX: Final = "$share/"
 MAX_BYTES: Final = 65_535
 #: MQTT 3.1 section 2.2: "Topic name has an upper length limit of 32,767 characters."
 MAX_CHARS_31: Final = 32_767
-
-
-def _cite(found: Rule, edition: Edition) -> str:
-    """``found``'s id in ``edition``; in 3.1, where the 3.1 text does not state it, its
-    3.1.1 id (the rule the model applies there)."""
-    ids = found.ids
-    return ids[edition] if edition in ids else ids[V311]
-
-
-def _rules(edition: Edition) -> Mapping[str, Rule]:
-    """The rules of this module by the name it uses for them, in ``edition``."""
-    dist = RULES.distribution
-    return {
-        "name-utf8": W.TOPIC_UTF8,
-        "filter-utf8": dist("dist.filter.utf8"),
-        "max-bytes": W.TOPIC_MAX_BYTES,
-        "max-chars": W.TOPIC_MAX_31,
-        # 5.0 states "at least one character long" of both in its own words
-        "empty": dist("dist50.filter.not-empty") if edition is V50 else W.TOPIC_NOT_EMPTY,
-        "nul": W.TOPIC_NUL,
-        "name-wildcard": W.TOPIC_NO_WILDCARDS,
-        "multi-level": dist("dist.filter.multi-level"),
-        "single-level": dist("dist.filter.single-level"),
-        "share-name": dist("dist50.shared.share-name"),
-        "share-form": dist("dist50.shared.filter"),
-    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,9 +77,9 @@ class TopicRules:
         v31 = edition is V31
         long_31 = v31 and readings.get("topic-length") == "32767-chars"
         cited = {}
-        for name, found in _rules(edition).items():
+        for name, found in topic_rules(edition).items():
             if edition in found.ids or V311 in found.ids:
-                cited[name] = (_cite(found, edition), found)
+                cited[name] = (cite(found, edition), found)
         return cls(
             edition=edition,
             string_rules=not v31 or readings.get("topic-rules") == "as-3.1.1",

@@ -12,7 +12,14 @@ from pubproof.model.editions import Limits
 from pubproof.model.rules import Rule
 from pubproof.reference.common import ACK_TYPE_BYTE as _ACK_TYPE_BYTE
 from pubproof.reference.common import Config
-from pubproof.reference.decode50 import (
+from pubproof.reference.errors import InvalidPacket
+from pubproof.reference.packets import Packet, Publish
+from pubproof.reference.properties import (
+    NO_ACK_PROPERTIES,
+    NO_PUBLISH_PROPERTIES,
+    PublishProperties,
+)
+from pubproof.reference.section50 import (
     _CONTENT_TYPE,
     _CORRELATION,
     _MEI,
@@ -24,13 +31,6 @@ from pubproof.reference.decode50 import (
     _USER,
     _vbi_size,
     judge_string,
-)
-from pubproof.reference.errors import InvalidPacket
-from pubproof.reference.packets import Packet, Publish
-from pubproof.reference.properties import (
-    NO_ACK_PROPERTIES,
-    NO_PUBLISH_PROPERTIES,
-    PublishProperties,
 )
 
 

@@ -1,6 +1,6 @@
 """The reference codec's layout tricks, and why they exist: said once, here.
 
-**The layout swap.** The decoders (:mod:`.codec`'s 3.x fast path, :mod:`.decode50`) and the
+**The layout swap.** The decoders (:mod:`.codec`'s 3.x fast path, :mod:`.fast50`) and the
 trusted constructors (:func:`.packets.trusted_publish`, :data:`.packets.trusted_ack`,
 :func:`.properties.trusted_publish_properties`, :func:`.properties.trusted_ack_properties`)
 build the frozen dataclasses they return without calling them: they fill an instance of a

@@ -102,8 +102,16 @@ class Session50:
     # -- the application ----------------------------------------------------------------
 
     def publish(
-        self, topic: str, payload: bytes = b"", qos: int = 0, retain: bool = False
+        self,
+        topic: str,
+        payload: bytes = b"",
+        qos: int = 0,
+        retain: bool = False,
+        properties: PublishProperties | None = None,
     ) -> list[Output50]:
+        """Start a new outgoing message (``properties``: the message's own, kept for its
+        re-sends; the session adds the Topic Alias it chooses); ``[Wait()]`` at send quota
+        0, ``[]`` if every packet identifier is in use."""
         if qos and self.quota <= 0:
             return [Wait()]
         packet_id = None
@@ -113,7 +121,7 @@ class Session50:
                 return []
         message = Publish(
             topic=topic, payload=payload, qos=qos, packet_id=packet_id, retain=retain,
-            properties=_NO_PROPS,
+            properties=_NO_PROPS if properties is None else replace(properties, topic_alias=None),
         )  # fmt: skip
         if qos:
             assert packet_id is not None
@@ -132,12 +140,13 @@ class Session50:
                 return candidate
 
     def _on_the_wire(self, message: Publish) -> Publish:
+        props = message.properties or _NO_PROPS
         alias = self._alias_out.get(message.topic)
         if alias is not None:
-            return replace(message, topic="", properties=PublishProperties(topic_alias=alias))
+            return replace(message, topic="", properties=replace(props, topic_alias=alias))
         if len(self._alias_out) < self.peer_topic_alias_maximum:
             alias = self._alias_out[message.topic] = len(self._alias_out) + 1
-            return replace(message, properties=PublishProperties(topic_alias=alias))
+            return replace(message, properties=replace(props, topic_alias=alias))
         return message
 
     # -- packets from the peer -------------------------------------------------------------

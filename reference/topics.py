@@ -34,6 +34,7 @@ from typing import Final
 
 from pubproof.model.editions import Edition
 from pubproof.reference.errors import InvalidTopic
+from pubproof.reference.topic_citations import topic_rule_ids
 
 V31: Final = Edition.V31
 V311: Final = Edition.V311
@@ -52,27 +53,10 @@ MAX_BYTES: Final = 65535
 TOPIC_FILTER_INVALID: Final = 0x8F
 TOPIC_NAME_INVALID: Final = 0x90
 
-#: the rules this module enforces: key -> its id in each edition (3.1: the project's ids).
-#: The numbering moved between 3.1.1 and 5.0 (distribution-index note (b) 15).
-RULE_IDS: Final[dict[str, dict[Edition, str]]] = {
-    "not-empty": {V31: "PP31-3.3-topic-empty", V311: "MQTT-4.7.3-1", V50: "MQTT-4.7.3-1"},
-    "no-nul": {V31: "PP31-3.3-topic-nul", V311: "MQTT-4.7.3-2", V50: "MQTT-4.7.3-2"},
-    "max-bytes": {V31: "PP31-2.2-string-length-prefix", V311: "MQTT-4.7.3-3", V50: "MQTT-4.7.3-3"},
-    "utf8": {V31: "PP31-3.3-topic-utf8", V311: "MQTT-1.5.3-1", V50: "MQTT-1.5.4-1"},
-    "name-no-wildcards": {
-        V31: "PP31-3.3-topic-wildcards",
-        V311: "MQTT-4.7.1-1",
-        V50: "MQTT-4.7.0-1",
-    },
-    "multi-level": {V31: "PP31-A-multi-level-wildcard", V311: "MQTT-4.7.1-2", V50: "MQTT-4.7.1-1"},
-    "single-level": {
-        V31: "PP31-A-single-level-wildcard",
-        V311: "MQTT-4.7.1-3",
-        V50: "MQTT-4.7.1-2",
-    },
-    "share-name": {V50: "MQTT-4.8.2-1"},
-    "share-form": {V50: "MQTT-4.8.2-2"},
-}
+#: the rules this module enforces: name -> its id in each edition, from the registry
+#: (:mod:`.topic_citations`, the table the distribution core's topic rules cite too). The
+#: numbering moved between 3.1.1 and 5.0 (distribution-index note (b) 15).
+RULE_IDS: Final[dict[str, dict[Edition, str]]] = topic_rule_ids()
 
 
 def _error(
@@ -91,17 +75,17 @@ def _check_string(text: object, edition: Edition, what: str, *, name: bool) -> s
     """The rules of 4.7.3 that topic names and topic filters share."""
     if type(text) is not str:
         raise InvalidTopic(
-            RULE_IDS["utf8"][edition],
+            RULE_IDS["name-utf8" if name else "filter-utf8"][edition],
             f"a {what} is a string, not {type(text).__name__}",
             edition=edition.value,
         )
     if not text:
         # [MQTT-4.7.3-1] "All Topic Names and Topic Filters MUST be at least one character long"
-        raise _error("not-empty", edition, text, 0, f"the {what} is empty", name=name)
+        raise _error("empty", edition, text, 0, f"the {what} is empty", name=name)
     nul = text.find("\x00")
     if nul >= 0:
         # [MQTT-4.7.3-2] "Topic Names and Topic Filters MUST NOT include the null character"
-        raise _error("no-nul", edition, text, nul, f"the {what} contains U+0000", name=name)
+        raise _error("nul", edition, text, nul, f"the {what} contains U+0000", name=name)
     if text.isascii():
         size = len(text)
     else:
@@ -110,7 +94,7 @@ def _check_string(text: object, edition: Edition, what: str, *, name: bool) -> s
         except UnicodeEncodeError as exc:
             # [MQTT-1.5.3-1] "MUST NOT include encodings of code points between U+D800 and U+DFFF"
             raise _error(
-                "utf8",
+                "name-utf8" if name else "filter-utf8",
                 edition,
                 text,
                 exc.start,
@@ -150,7 +134,7 @@ def check_topic_name(topic_name: object, edition: Edition = V50) -> str:
             # 5.0 [MQTT-4.7.0-1] "The wildcard characters can be used in Topic Filters, but
             # MUST NOT be used within a Topic Name"
             raise _error(
-                "name-no-wildcards",
+                "name-wildcard",
                 edition,
                 text,
                 at,
@@ -240,7 +224,7 @@ def split_shared(topic_filter: object, edition: Edition = V50) -> tuple[str | No
     if slash + 1 == len(raw):
         # [MQTT-4.7.3-1] (and [MQTT-4.8.2-2] "followed by ... a Topic Filter")
         raise _error(
-            "not-empty",
+            "empty",
             edition,
             raw,
             len(raw),

@@ -27,8 +27,13 @@ SPEC = Path(os.environ.get("PUBPROOF_SPEC_DIR", ROOT / "model" / "texts"))
 
 
 def load_benchmark(name: str) -> ModuleType:
-    """The script ``benchmarks/<name>.py`` imported as the module ``name`` (registered in
-    ``sys.modules``: dataclasses look their module up by name)."""
+    """The script ``benchmarks/<name>.py`` (or a module of one) imported as the module
+    ``name`` (registered in ``sys.modules``: dataclasses look their module up by name),
+    with ``benchmarks/`` on the path, as when a script is run, for the modules it imports
+    from beside it."""
+    folder = str(ROOT / "benchmarks")
+    if folder not in sys.path:
+        sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -49,7 +54,7 @@ HEAVY = frozenset({
     "test_spark_class_archive", "test_probe_client", "test_probe_client50",
     "test_probe_client_paho_c", "test_probe_live", "test_probe_live50", "test_proofs",
     "test_proofs50", "test_proofs_crosscheck", "test_proofs_distribution",
-    "test_session_stateful", "test_session50_stateful", "test_explore_live",
+    "test_session_stateful", "test_session50_stateful", "test_explore_live", "test_serve_live",
 })
 
 

@@ -235,17 +235,14 @@ def test_no_client_is_charged_with_a_server_only_rule() -> None:
 
 def test_a_5_0_client_closing_with_disconnect_0x00_after_a_malformed_packet() -> None:
     """Eclipse Paho C answers a PUBLISH whose Property Length runs past the packet with
-    DISCONNECT 0x00 and closes (the committed evidence of the matrix): it closed, as a
-    Client SHOULD, and did not send the Reason Code 4.13.1 says it SHOULD send. That is a
-    deviation, never a violation, and never of the Server's MQTT-4.13.1-1."""
+    DISCONNECT 0x00 and closes (the matrix's evidence, pinned in tests/conversations): it
+    closed, as a Client SHOULD, and did not send the Reason Code 4.13.1 says it SHOULD send.
+    That is a deviation, never a violation, and never of the Server's MQTT-4.13.1-1."""
     from pubproof.probe.clients import rejudge_client
 
-    report = json.loads(
-        (Path(ROOT) / "docs" / "matrix" / "evidence" / "paho-c-5.0.json").read_text("utf-8")
-    )
-    check = next(c for c in report["checks"]
-                 if c["id"] == "wire.receive-property-length-past-packet")  # fmt: skip
-    judged = rejudge_client(check["id"], check["evidence"], V5, report["readings"])
+    pinned = "paho-c-5.0--wire.receive-property-length-past-packet.json"
+    check = json.loads((Path(ROOT) / "tests" / "conversations" / pinned).read_text("utf-8"))
+    judged = rejudge_client(check["check"], check["evidence"], V5, check["readings"])
     assert judged.verdict == DEVIATION, judged.message
     assert dict(judged.rule_verdicts) == {
         CLIENT_SHOULD_CLOSE: PASS, DISCONNECT_REASON: DEVIATION,

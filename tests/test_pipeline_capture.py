@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from support.pipeline_builder import Conn, ether, ipv4, other_block, pcap, pcapng, sll, tcp
 
-from pubproof.pipeline.capture import Plan, Problem, Record, plan, read_split
+from pubproof.pipeline.capture import Plan, Problem, Record
+from pubproof.pipeline.capture_plan import plan
+from pubproof.pipeline.capture_read import read_split
 
 
 def _frames(count: int) -> list[bytes]:

@@ -9,7 +9,8 @@ import json
 
 from support.pipeline_builder import ACK, CONNACK, FIN, Conn, ack, connect, ether, publish
 
-from pubproof.pipeline.connection import Config, Connection, Tracker
+from pubproof.pipeline.connection import Connection, Tracker
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.dissect import Segment, dissect
 from pubproof.pipeline.rows import Sink
 

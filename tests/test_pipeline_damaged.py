@@ -21,8 +21,10 @@ from support.builds import pure_only
 from support.pipeline_builder import read_tables
 
 from pubproof.main import main
-from pubproof.pipeline import capture
-from pubproof.pipeline.capture import Plan, Record, plan, read_split
+from pubproof.pipeline import capture_plan
+from pubproof.pipeline.capture import Plan, Record
+from pubproof.pipeline.capture_plan import plan
+from pubproof.pipeline.capture_read import read_split
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "mqtt-sample.pcapng"
 #: the most consecutive frames one damage may take with it: the damaged record, and the
@@ -116,7 +118,7 @@ def test_without_resynchronisation_the_read_would_end(
     body[_records(bytes(body), "pcapng")[18][2]] ^= 0x04
     damaged = tmp_path / "flipped.pcapng"
     damaged.write_bytes(body)
-    monkeypatch.setattr(capture._PcapngWalker, "next_valid", lambda self, search: None)
+    monkeypatch.setattr(capture_plan._PcapngWalker, "next_valid", lambda self, search: None)
     _, got = _read(damaged)
     assert len(got) < 20
 

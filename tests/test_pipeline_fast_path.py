@@ -22,7 +22,8 @@ from support.builds import pure_only
 from support.fast_path import both_paths, keyed_capture
 
 from pubproof.model.wire import encode_remaining_length
-from pubproof.pipeline.connection import Config, Connection
+from pubproof.pipeline.connection import Connection
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.dissect import ACK, FIN, SYN, Segment
 from pubproof.pipeline.framing import Framer, short_packets
 from pubproof.pipeline.reassembly import Data, Stream

@@ -64,7 +64,7 @@ def test_the_python_engine_takes_arrow_buffers_from_malloc(tmp_path: Path) -> No
     code = (
         "import sys\n"
         "from pubproof.pipeline import engine_python, source\n"
-        "from pubproof.pipeline.connection import Config\n"
+        "from pubproof.pipeline.connection_state import Config\n"
         "plans = source.plans(source.inputs([sys.argv[1]]))\n"
         "engine_python.run(plans, Config(), sys.argv[2])\n"
     )
@@ -78,7 +78,7 @@ def test_every_spark_task_takes_arrow_buffers_from_malloc(
     """A cluster's worker does not inherit the driver's environment: each task makes the
     choice itself, before its first Arrow buffer."""
     from pubproof.pipeline import engine_spark, source
-    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.connection_state import Config
 
     calls: list[str] = []
     monkeypatch.setattr(engine_spark, "arrow_from_malloc", lambda: calls.append("called"))

@@ -103,7 +103,8 @@ def test_a_share_dissects_few_of_the_others_frames(
 def test_the_reader_passes_over_exactly_the_frames_with_a_skipped_key(
     planned: list[Any],
 ) -> None:
-    from pubproof.pipeline.capture import Problem, read_frames
+    from pubproof.pipeline.capture import Problem
+    from pubproof.pipeline.capture_read import read_frames
     from pubproof.pipeline.dissect import ETHERNET, segment_key
 
     def key(record: Any) -> bytes | None:
@@ -135,7 +136,7 @@ def test_a_local_master_scans_and_a_cluster_shuffles() -> None:
 
 
 def test_an_unknown_read_is_refused_before_spark_starts(tmp_path: Path) -> None:
-    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.connection_state import Config
     from pubproof.pipeline.engine_spark import run
 
     with pytest.raises(ValueError, match="unknown read 'both'"):

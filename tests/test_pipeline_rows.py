@@ -9,7 +9,8 @@ from support.pipeline_builder import CONNACK, Conn, connect, ether, publish
 from pubproof.judge import packets as control
 from pubproof.model.editions import Edition
 from pubproof.pipeline import rows, tables
-from pubproof.pipeline.connection import Config, Connection, Tracker
+from pubproof.pipeline.connection import Connection, Tracker
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.dissect import Segment, dissect
 from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.trail import EVIDENCE_HISTORY, EVIDENCE_IDS, Recent, Trail

@@ -27,7 +27,7 @@ from support.pipeline_builder import read_tables, stage_events
 from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.model.editions import Edition
 from pubproof.model.topic_filters import subscription_matches
-from pubproof.pipeline.connection import Config
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.reconcile import reconcile
 from pubproof.pipeline.run import Job, check
 from pubproof.pipeline.servers import Stage, may_match, partition_of

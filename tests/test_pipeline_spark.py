@@ -317,7 +317,7 @@ def test_a_small_partition_handed_over_is_staged_as_its_worker_would(tmp_path: P
 
 def test_a_retried_task_rewrites_the_same_staged_rows(inputs: Path, tmp_path: Path) -> None:
     from pubproof.pipeline import staging
-    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.connection_state import Config
     from pubproof.pipeline.engine_spark import ROW_TABLES, _stage
 
     records = _keyed_records(inputs)

@@ -21,7 +21,7 @@ from pubproof.pipeline.run import Job, check
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.check import compare_packets, compare_violations
 from pubproof.pipeline.synth.faults import Fault
-from pubproof.reference import decode50
+from pubproof.reference import fast50
 
 MIXED = SynthConfig(
     seed=21, frames=8_000, connections=30, concurrent=10, split=0.25, split_headers=False,
@@ -73,7 +73,7 @@ def test_a_section_is_shown_once_and_as_itself(
     dict, and the ``properties`` column holds those texts."""
     shown = [
         section
-        for memory in (*decode50._PUBLISH_SECTIONS, *decode50._ACK_SECTIONS)
+        for memory in (*fast50._PUBLISH_SECTIONS, *fast50._ACK_SECTIONS)
         for section in memory.values()
         if section.shown is not None
     ]

@@ -41,8 +41,8 @@ from pubproof.reference import (
     PubAck,
     Publish,
     PublishProperties,
-    decode50,
     encode,
+    section50,
     to_p,
 )
 
@@ -426,22 +426,22 @@ def test_p_lists_the_properties_in_the_tables_order() -> None:
 
 def test_the_reference_decoders_tables() -> None:
     rows = _publish_and_acks()
-    assert identifiers("PUBLISH") == decode50._PUBLISH_IDS
-    assert identifiers(ACKS[0]) == decode50._ACK_IDS
-    assert {p.identifier: p.name for p in rows} == decode50._PROPERTY_NAMES
-    assert {p.identifier: p.type.size for p in rows if p.type.size} == decode50._FIXED_SIZE
-    assert set(decode50._STRING_RULES) == {
+    assert identifiers("PUBLISH") == section50._PUBLISH_IDS
+    assert identifiers(ACKS[0]) == section50._ACK_IDS
+    assert {p.identifier: p.name for p in rows} == section50._PROPERTY_NAMES
+    assert {p.identifier: p.type.size for p in rows if p.type.size} == section50._FIXED_SIZE
+    assert set(section50._STRING_RULES) == {
         p.identifier for p in rows if p.type is DataType.UTF8_ENCODED_STRING
     }
     constants = {
-        decode50._PFI: "payload_format_indicator", decode50._MEI: "message_expiry_interval",
-        decode50._CONTENT_TYPE: "content_type", decode50._RESPONSE_TOPIC: "response_topic",
-        decode50._CORRELATION: "correlation_data_hex",
-        decode50._SUB_ID: "subscription_identifiers", decode50._REASON_STRING: "reason_string",
-        decode50._TOPIC_ALIAS: "topic_alias", decode50._USER: "user_properties",
+        section50._PFI: "payload_format_indicator", section50._MEI: "message_expiry_interval",
+        section50._CONTENT_TYPE: "content_type", section50._RESPONSE_TOPIC: "response_topic",
+        section50._CORRELATION: "correlation_data_hex",
+        section50._SUB_ID: "subscription_identifiers", section50._REASON_STRING: "reason_string",
+        section50._TOPIC_ALIAS: "topic_alias", section50._USER: "user_properties",
     }  # fmt: skip
     assert {i: BY_IDENTIFIER[i].key for i in constants} == constants
-    assert {p.identifier: p.type for p in rows} == decode50._READ_AS
+    assert {p.identifier: p.type for p in rows} == section50._READ_AS
 
 
 def test_the_proofs_tables() -> None:
@@ -463,7 +463,7 @@ def test_the_proofs_tables() -> None:
 def test_the_benchmarks_writer() -> None:
     """The benchmark's independent writer of 5.0 streams gives the encoders' bytes for
     packets with every property of PUBLISH and of an acknowledgement."""
-    bench = load_benchmark("bench_codec")
+    bench = load_benchmark("codec_streams")
     packets: list[Publish | PubAck] = [
         Publish(topic="a", qos=1, packet_id=9, payload=b"x", properties=_every_publish_property()),
         PubAck(packet_id=1, reason_code=0x10,

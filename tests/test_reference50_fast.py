@@ -4,7 +4,9 @@ empty because a Topic Alias stands for it. Iteration (the fast path where it can
 give exactly the packets and errors of ``next_packet`` (always judging), at the same
 offsets, whole and chunked: among them the Remaining Lengths that are not the shortest
 form, a fourth byte with its continuation bit, a packet one byte over the receiver's
-Maximum Packet Size, and an empty topic name without an alias.
+Maximum Packet Size, and an empty topic name without an alias. The two paths agree on
+every case of the wire contract's tables too (:mod:`wire50_cases`), and the fast path's
+memory of the property sections it has judged is bounded and serves every receiver.
 """
 
 from __future__ import annotations
@@ -12,11 +14,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.wire50_cases import ALIASES, ALL_CASES, pub, s
 
 from pubproof.model.editions import Edition, Limits
-from pubproof.reference import NEED_DATA, Decoder, ProtocolError
+from pubproof.reference import (
+    NEED_DATA,
+    Decoder,
+    ProtocolError,
+    ProtocolViolation,
+    decode_all,
+    encode,
+    fast50,
+)
 from pubproof.reference.common import Whole5
-from pubproof.reference.decode50 import whole_of
+from pubproof.reference.fast50 import whole_of
 from pubproof.reference.packets import PubAck, PubComp, Publish, PubRec, PubRel
 from pubproof.reference.properties import AckProperties, PublishProperties
 
@@ -275,3 +286,63 @@ def test_acknowledgement_sections_by_reading(reject: bool) -> None:
         if readings is None:
             assert fast[0].properties is fast[1].properties
             assert fast[0].properties.reason_string == "\x01"
+
+
+def test_the_fast_path_and_the_judging_path_agree() -> None:
+    """Iteration (the fast path where it can) and next_packet (always judging) give the
+    same packets and errors on every case of the table, whole and byte by byte."""
+    for _, data, readings, limits, _ in ALL_CASES:
+        for chunk in (len(data), 1):
+            slow = Decoder(edition=V50, readings=readings, limits=limits)
+            slow_out: list[Any] = []
+            try:
+                for at in range(0, len(data), chunk):
+                    slow.feed(data[at : at + chunk])
+                    while (item := slow.next_packet()) is not NEED_DATA:
+                        slow_out.append(item)
+            except ProtocolError as error:
+                slow_out.append((error.rule, error.offset))
+            fast = Decoder(edition=V50, readings=readings, limits=limits)
+            fast_out: list[Any] = []
+            try:
+                for at in range(0, len(data), chunk):
+                    fast.feed(data[at : at + chunk])
+                    fast_out.extend(fast)
+            except ProtocolError as error:
+                fast_out.append((error.rule, error.offset))
+            assert fast_out == slow_out
+
+
+def test_the_fast_paths_shared_memory_of_property_sections_is_bounded_and_per_receiver() -> None:
+    section = b"\x23\x00\x05\x26" + s("k") + s("v")
+    data = pub(section) * 3
+    expected = Publish(
+        topic="a",
+        properties=PublishProperties(topic_alias=5, user_properties=(("k", "v"),)),
+    )
+    assert decode_all(data, edition=V50, limits=ALIASES) == [expected] * 3
+    # the same bytes, another receiver: its own limits judge them
+    with pytest.raises(ProtocolViolation) as raised:
+        decode_all(data, edition=V50, limits=Limits(topic_alias_maximum=4))
+    assert raised.value.rule == "PP50-3.3.4-topic-alias-maximum"
+    decoder = Decoder(edition=V50)
+    many = [
+        Publish(topic="t", properties=PublishProperties(user_properties=(("n", str(i)),)))
+        for i in range(fast50._SECTION_CACHE_SIZE + 1000)
+    ]
+    decoder.feed(b"".join(encode(packet, edition=V50) for packet in many))
+    assert list(decoder) == many
+    memory = fast50._PUBLISH_SECTIONS[False]
+    assert 0 < len(memory) <= fast50._SECTION_CACHE_SIZE
+    # one receiver's packet puts the section in the memory (its alias judged against the
+    # largest maximum); a receiver of a smaller maximum still refuses it, and one of a
+    # larger maximum is handed the same object
+    first = decode_all(pub(section), edition=V50, limits=ALIASES)[0]
+    kept = memory[section]
+    assert kept.properties is first.properties and kept.topic_alias == 5
+    with pytest.raises(ProtocolViolation) as raised:
+        decode_all(pub(section), edition=V50, limits=Limits(topic_alias_maximum=4))
+    assert raised.value.rule == "PP50-3.3.4-topic-alias-maximum"
+    assert memory[section] is kept
+    wider = decode_all(pub(section), edition=V50, limits=Limits(topic_alias_maximum=9))
+    assert wider[0].properties is kept.properties

@@ -96,12 +96,14 @@ def expected(fault: DistFault, v5: bool) -> tuple[str, str, str]:
         DistFault.UPGRADE: (lambda: of(D.MIN_QOS), "violation"),
         DistFault.DUP: (lambda: of(D50.DUP_FORWARDED) if v5 else FORWARD_DUP, "violation"),
         DistFault.RETAIN: (
-            lambda: of(D50.RETAIN_AS_PUBLISHED_0 if v5 else D.RETAIN_FLAG_LIVE), "violation"
+            lambda: of(D50.RETAIN_AS_PUBLISHED_0 if v5 else D.RETAIN_FLAG_LIVE),
+            "violation",
         ),
         DistFault.PROPERTY: (lambda: of(D50.CONTENT_TYPE), "violation"),
         DistFault.EXPIRED: (lambda: of(D50.EXPIRED_NOT_SENT), "violation"),
         DistFault.MISS_RETAINED: (
-            lambda: of(D50.RETAIN_HANDLING_0 if v5 else D.RETAIN_ON_SUBSCRIBE), "missing"
+            lambda: of(D50.RETAIN_HANDLING_0 if v5 else D.RETAIN_ON_SUBSCRIBE),
+            "missing",
         ),
     }
     rule_of, kind = table[fault]

@@ -136,7 +136,7 @@ def client_of(connection: str) -> str:
     ``address:port`` with the address in its canonical form (IPv6 unbracketed)."""
     left = connection.rsplit("#", 1)[0].rsplit("-", 1)[0]
     rest, port = left.rsplit(":", 1)
-    address = rest[rest.rindex("[") + 1:-1] if rest.endswith("]") else rest.rsplit(":", 1)[1]
+    address = rest[rest.rindex("[") + 1 : -1] if rest.endswith("]") else rest.rsplit(":", 1)[1]
     return endpoint(address, port)
 
 

@@ -97,6 +97,13 @@ def _alias_across(ctx: ClientContext) -> None:
     observe(ctx, again)
 
 
+#: the cases as data, by check id (what ``pubproof serve --misbehave`` sends too): a PUBLISH
+#: to a subscribed client, built from a topic name and what the client declared
+RECEIVE_CASES: dict[str, Build] = {
+    "wire.receive-" + cid.removeprefix("wire."): build for cid, build in BUILDS.items()
+}
+
+
 def _checks() -> list[ClientCheck]:
     checks = receive_checks(BUILDS, BY_ID50, _declared_case, LIMITS)
     for cid, (kind, ack) in ACK_BUILDS.items():

@@ -120,6 +120,16 @@ def receive_checks(
 _ACK_TYPE = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}
 
 
+#: the cases as data, by check id (what ``pubproof serve --misbehave`` sends too): a PUBLISH
+#: to a subscribed client, built from a topic name
+RECEIVE_CASES: dict[str, Build] = {
+    "wire.receive-" + cid.removeprefix("wire."): build for cid, build in BUILDS.items()
+}
+#: an acknowledgement where the client's own flow calls for one: (its type, its bytes for a
+#: packet identifier)
+ACK_CASES: dict[str, tuple[str, Callable[[int], bytes]]] = {}
+
+
 def _checks() -> list[ClientCheck]:
     checks = receive_checks(BUILDS, BY_ID, _topic_case)
     for kind, first in _ACK_TYPE.items():
@@ -129,6 +139,7 @@ def _checks() -> list[ClientCheck]:
             (f"wire.{kind.lower()}-length", first, 3, f"{kind} with Remaining Length 3"),
         ):
             build = partial(_ack_bytes, case_first, length)
+            ACK_CASES[cid] = (kind, build)
             checks.append(
                 ClientCheck(cid, title + ", to the client", BY_ID[cid].rules,
                             ack_case(kind, build), nothing_more)

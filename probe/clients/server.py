@@ -1,16 +1,23 @@
-"""The server pubproof plays for a client check: a listener on loopback, and each
-connection the client opens, spoken through the reference :class:`Session`.
+"""The server pubproof plays for a client check: ``pubproof serve``'s broker
+(:class:`pubproof.probe.serve.broker.Broker`) on a loopback listener, the check steering
+it through its tricks (:class:`pubproof.probe.serve.tricks.Tricks`).
 
-A :class:`Conn` answers CONNECT, SUBSCRIBE, UNSUBSCRIBE and PINGREQ as a server does, and
-hands PUBLISH and its acknowledgements to the reference session, which answers as the
-model says (MQTT 5.0: the reference :class:`Session50`, with the limits the client
-declared in CONNECT and those pubproof's server declares in its CONNACK,
-:attr:`ServerContext.declare`; every packet is described with the limits of its
-receiver); a check makes it misbehave on purpose (``hold`` keeps packets from the
-session, ``send_raw`` sends bytes as they are, ``drop`` loses the connection). Nothing
-waits on its own: :class:`ServerContext` reads every connection (and the driver's lines
-arrive on their own thread) until what a check waits for has happened, or its time ran
-out. Every packet both ways, every close and every wait is evidence.
+The broker answers CONNECT, SUBSCRIBE, UNSUBSCRIBE and PINGREQ as a server does, runs
+each client's session through the reference sessions (MQTT 5.0: with the limits the client
+declared in CONNECT and those the check has the server declare in CONNACK,
+:attr:`ServerContext.declare`) and delivers what the check publishes (:meth:`Conn.
+publish`) to the client's matching subscription through its distribution. A check makes it
+misbehave on purpose: ``hold`` keeps packets of the client from its session (``release``
+hands them on, ``feed`` one with a refusal's Reason Code), ``send_raw`` sends bytes as they
+are, ``drop`` loses the connection, ``forget_sessions`` answers Session Present 0. As the
+server of a check, it closes a connection for what the flows say a receiver closes for
+(Receive Maximum, a Topic Alias), never for a packet the codec rejects or a rule of the
+control packets: those are evidence, and the check decides what happens next.
+
+Nothing waits on its own: :class:`ServerContext` reads every connection (and the driver's
+lines arrive on their own thread) until what a check waits for has happened, or its time ran
+out. Every packet both ways, every close and every wait is evidence; the broker's own judges
+are off (``probe-client`` judges the evidence afterwards).
 """
 
 from __future__ import annotations
@@ -22,23 +29,25 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pubproof.judge import packets as control
 from pubproof.judge.limits import Declared
 from pubproof.judge.limits import declared as declared_by
 from pubproof.judge.packets import FrameError
 from pubproof.model.editions import Edition
-from pubproof.probe.client import with_properties
 from pubproof.probe.evidence import Entry, Recorder
 from pubproof.probe.frames import FrameSplitter, describe_bytes
+from pubproof.probe.serve.broker import Broker
+from pubproof.probe.serve.connection import Connection
+from pubproof.probe.serve.live import FROM_CLIENT, TO_CLIENT
+from pubproof.probe.serve.settings import ServeSettings
+from pubproof.probe.serve.tricks import Tricks
 from pubproof.probe.timing import Deadline
 from pubproof.reference.codec import encode
 from pubproof.reference.packets import Packet, Publish
 from pubproof.reference.properties import PublishProperties
-from pubproof.reference.session import Deliver, Method, Send, Session
-from pubproof.reference.session50 import Disconnect, Session50, Wait
+from pubproof.reference.session import Session
 
-TO_CLIENT = "to-client"
-FROM_CLIENT = "from-client"
+__all__ = ["FROM_CLIENT", "TO_CLIENT", "Conn", "ServerContext", "Stalled"]
+
 SEND_TIMEOUT = 1.0
 
 Hold = Callable[[Packet], bool]
@@ -49,7 +58,8 @@ class Stalled(Exception):
 
 
 class Conn:
-    """One connection the client opened to pubproof's server."""
+    """One connection the client opened to pubproof's server: the socket, and the
+    broker's connection it is."""
 
     def __init__(self, ctx: ServerContext, sock: socket.socket, name: str) -> None:
         self.ctx = ctx
@@ -61,8 +71,13 @@ class Conn:
         self.connect: Entry | None = None
         self.hold: Hold | None = None
         self.held: list[Packet] = []
-        self.answer_pings = True
+        #: 5.0: the Reason Code with which the session refuses the next new message
+        self.refusing = 0
+        #: the last PUBLISH the broker wrote to the client (:meth:`publish` returns it)
+        self.last_publish: Publish | None = None
         sock.settimeout(SEND_TIMEOUT)
+        self.broker_conn: Connection = ctx.broker.open(_Wire(self), name, ctx.now())
+        ctx.by_name[self.broker_conn.name] = self  # the tricks know it by the broker's name
 
     # -- sending -----------------------------------------------------------------------
 
@@ -76,8 +91,10 @@ class Conn:
         """Send bytes as they are (recorded first; ``case``: the packet the check is about).
         MQTT 5.0: described with the limits the client declared."""
         limits = self.client_declared.wire_limits()
-        fields, _ = describe_bytes(data, self.ctx.edition, self.ctx.readings, limits)
+        fields, packet = describe_bytes(data, self.ctx.edition, self.ctx.readings, limits)
         entry = self.ctx.recorder.packet(TO_CLIENT, self.name, fields, data, case=case)
+        if isinstance(packet, Publish):
+            self.last_publish = packet
         if not self.closed:
             try:
                 self.sock.sendall(data)
@@ -86,22 +103,8 @@ class Conn:
         return entry
 
     def send(self, packet: Packet) -> None:
-        """Encode ``packet`` with the reference codec and send it."""
+        """Encode ``packet`` with the reference codec and send it (past the session)."""
         self.send_raw(encode(packet, edition=self.ctx.edition, readings=self.ctx.readings))
-
-    def connack(self, *, session_present: bool = False, return_code: int = 0) -> None:
-        """CONNACK (Session Present only in 3.1.1 and 5.0: 3.1 has no such flag; 5.0 with
-        the properties the server declares, :attr:`ServerContext.declare`)."""
-        if self.ctx.v50:
-            self.send_raw(
-                control.connack(
-                    session_present=session_present, return_code=return_code,
-                    edition=Edition.V50, properties=self.ctx.declare,
-                )
-            )  # fmt: skip
-            return
-        present = session_present and self.ctx.edition is Edition.V311
-        self.send_raw(control.connack(session_present=present, return_code=return_code))
 
     def publish(
         self,
@@ -111,17 +114,22 @@ class Conn:
         retain: bool = False,
         properties: PublishProperties | None = None,
     ) -> Publish:
-        """Publish to the client through the server's reference session (MQTT 5.0: with
-        ``properties`` beside the Topic Alias the session chose; the send quota must allow
-        it: a check that goes beyond the client's Receive Maximum sends raw bytes)."""
-        outputs = self.ctx.session.publish(topic, payload, qos=qos, retain=retain)
-        if not outputs or isinstance(outputs[0], Wait):
+        """Publish to the client through the server's distribution (MQTT 5.0: with
+        ``properties``; the client's send quota must allow it: a check that goes beyond
+        the client's Receive Maximum sends raw bytes); the PUBLISH sent."""
+        if self.ctx.v50 and properties is None:
+            properties = PublishProperties()
+        self.last_publish = None
+        message = Publish(topic=topic, payload=payload, qos=qos, packet_id=1 if qos else None,
+                          retain=retain, properties=properties)  # fmt: skip
+        self.ctx.broker.inject(message)
+        sent = self._sent()
+        if sent is None:
             raise Stalled("the server's send quota is 0 (the client's Receive Maximum)")
-        sent = outputs[0]
-        assert isinstance(sent, Send) and isinstance(sent.packet, Publish)
-        packet = with_properties(sent.packet, properties)
-        self.send(packet)
-        return packet
+        return sent
+
+    def _sent(self) -> Publish | None:
+        return self.last_publish
 
     def drop(self, why: str = "") -> None:
         """Close the connection without a word (a lost connection, as the client sees it)."""
@@ -132,11 +140,12 @@ class Conn:
         self.ctx.recorder.event("dropped", self.name, **details)
         with contextlib.suppress(OSError):
             self.sock.close()
+        self.ctx.broker.lost(self.broker_conn, self.ctx.now())
 
     # -- receiving -----------------------------------------------------------------------
 
     def read(self) -> None:
-        """Read what is there; record and answer each packet."""
+        """Read what is there; record each packet and hand it to the broker."""
         if self.closed:
             return
         try:
@@ -162,55 +171,22 @@ class Conn:
             if frame is None:
                 return
             limits = self.ctx.declared.wire_limits()  # the server's (5.0)
-            fields, packet = describe_bytes(frame, self.ctx.edition, self.ctx.readings, limits)
+            fields, _ = describe_bytes(frame, self.ctx.edition, self.ctx.readings, limits)
             entry = self.ctx.recorder.packet(FROM_CLIENT, self.name, fields, frame, case=False)
             self.received.append(entry)
-            self._answer(entry, packet)
-
-    def _answer(self, entry: Entry, packet: Packet | None) -> None:
-        kind = entry.get("type")
-        if "error" in entry:
-            return  # judged from the evidence; the check decides what to do
-        if kind == "CONNECT":
-            self.connect = entry
-        elif kind == "SUBSCRIBE":
-            granted = [min(s["qos"], 2) for s in entry.get("subscriptions", [])]
-            if self.ctx.v50:
-                self.send_raw(control.suback(entry["packet_id"], granted, edition=Edition.V50))
-            else:
-                self.send_raw(control.suback(entry["packet_id"], granted))
-        elif kind == "UNSUBSCRIBE":
-            if self.ctx.v50:
-                codes = [0] * len(entry.get("filters", []))
-                self.send_raw(control.unsuback(entry["packet_id"], codes))
-            else:
-                self.send_raw(bytes((0xB0, 2)) + entry["packet_id"].to_bytes(2, "big"))
-        elif kind == "PINGREQ" and self.answer_pings:
-            self.send_raw(control.PINGRESP)
-        elif packet is not None:
-            if self.hold is not None and self.hold(packet):
-                self.held.append(packet)
-            else:
-                self.feed(packet)
+            if entry.get("type") == "CONNECT" and "error" not in entry:
+                self.connect = entry
+            self.ctx.broker.feed(self.broker_conn, frame, self.ctx.now())
 
     def feed(self, packet: Packet, *, refuse: int = 0) -> None:
-        """Hand a packet to the server's session and send what it says (MQTT 5.0:
+        """Hand a packet to the client's session and send what it says (MQTT 5.0:
         ``refuse``, a Reason Code of 0x80 or more, refuses a new QoS 1 or 2 message with
-        PUBACK or PUBREC of that code; a packet the session must close for is answered
-        DISCONNECT with its Reason Code, and the connection closed)."""
-        if self.ctx.v50:
-            outputs: list[Any] = self.ctx.session.receive(packet, refuse=refuse)
-        else:
-            outputs = self.ctx.session.receive(packet)
-        for output in outputs:
-            if isinstance(output, Send):
-                self.send(output.packet)
-            elif isinstance(output, Deliver):
-                self.ctx.delivered.append(output.message)
-            elif isinstance(output, Disconnect):
-                self.send_raw(control.disconnect(output.reason_code))
-                self.drop(f"the server's session closes: {output.rule}")
-                return
+        PUBACK or PUBREC of that code)."""
+        self.refusing = refuse
+        try:
+            self.ctx.broker.answer(self.broker_conn, packet)
+        finally:
+            self.refusing = 0
 
     def release(self) -> None:
         """Stop holding; hand the held packets to the session."""
@@ -220,10 +196,13 @@ class Conn:
             self.feed(packet)
 
     def _lost(self, how: str) -> None:
+        if self.closed:
+            return
         self.closed = True
         self.ctx.recorder.event("closed", self.name, how=how)
         with contextlib.suppress(OSError):
             self.sock.close()
+        self.ctx.broker.lost(self.broker_conn, self.ctx.now())
 
     def count(self, kind: str, **fields: Any) -> int:
         """How many packets of a type (with these field values) came from the client."""
@@ -234,9 +213,58 @@ class Conn:
         )
 
 
+class _Wire:
+    """The broker's wire of a :class:`Conn`: each packet it writes is recorded, then sent."""
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+        self.splitter = FrameSplitter()
+
+    def write(self, data: bytes) -> None:
+        self.splitter.feed(data)
+        while (frame := self.splitter.next_frame()) is not None:
+            self.conn.send_raw(frame)
+
+    def close(self) -> None:
+        if self.conn.broker_conn.closed_by_broker:
+            self.conn.drop("the server closes the connection")
+        # after the client's DISCONNECT the client closes: the end of stream is evidence
+
+    def backlog(self) -> int:
+        return 0
+
+
+class _CheckTricks(Tricks):
+    """What a check steers: holds, refusals, lost sessions; and no close for a fault of
+    the codec or of a control packet (evidence the check reads on)."""
+
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+
+    def _conn(self, conn: Connection) -> Conn | None:
+        return self.ctx.by_name.get(conn.name)
+
+    def hold(self, conn: Connection, packet: Packet) -> bool:
+        mine = self._conn(conn)
+        if mine is not None and mine.hold is not None and mine.hold(packet):
+            mine.held.append(packet)
+            return True
+        return False
+
+    def refuse(self, conn: Connection, packet: Publish) -> int:
+        mine = self._conn(conn)
+        return mine.refusing if mine is not None else 0
+
+    def forget(self, conn: Connection) -> bool:
+        return self.ctx.forget_sessions
+
+    def closes(self, conn: Connection, fault: str) -> bool:
+        return fault == "flow"
+
+
 class ServerContext:
-    """The running state of one client check: the listener, the connections, the session
-    (one, across the client's connections), the evidence and the deadline."""
+    """The running state of one client check: the listener, the connections, the broker
+    (its sessions outlive the client's connections), the evidence and the deadline."""
 
     def __init__(
         self,
@@ -256,10 +284,10 @@ class ServerContext:
         self.listener.setblocking(False)
         self.port: int = self.listener.getsockname()[1]
         self.conns: list[Conn] = []
+        #: the connections by the broker's name for them
+        self.by_name: dict[str, Conn] = {}
         self.v50 = edition is Edition.V50
-        self.session: Any = Session50(method=Method.B) if self.v50 else Session(method=Method.B)
-        self.delivered: list[Publish] = []
-        self.persistent = False  # the last CONNECT asked to keep its session
+        self.started = time.monotonic()
         #: MQTT 5.0: the properties of the server's CONNACK (what it declares: Receive
         #: Maximum, Topic Alias Maximum, Maximum Packet Size, Maximum QoS, Retain Available)
         self.declare: dict[str, Any] = {}
@@ -269,6 +297,35 @@ class ServerContext:
         #: MQTT 5.0: Session Present 0 on every CONNACK, whatever the client asked (the
         #: server lost the session)
         self.forget_sessions = False
+        self._broker: Broker | None = None
+
+    def now(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def broker(self) -> Broker:
+        """The broker, made with what the check declared once the first client connects."""
+        if self._broker is None:
+            declare = self.declare
+            settings = ServeSettings(
+                edition=self.edition, readings=dict(self.readings), judges=False,
+                receive_maximum=declare.get("receive_maximum"),
+                topic_alias_maximum=declare.get("topic_alias_maximum", 0),
+                maximum_packet_size=declare.get("maximum_packet_size"),
+                maximum_qos=declare.get("maximum_qos", 2),
+                retain_available=bool(declare.get("retain_available", 1)),
+                use_aliases=self.use_aliases,
+            )  # fmt: skip
+            self._broker = Broker(settings, tricks=_CheckTricks(self))
+        return self._broker
+
+    @property
+    def session(self) -> Any:
+        """The reference session of the check's client (the latest to connect)."""
+        conn = next((c for c in reversed(self.conns) if c.broker_conn.session), None)
+        if conn is None or conn.broker_conn.session is None:
+            return Session()
+        return conn.broker_conn.session.flows
 
     @property
     def declared(self) -> Declared:
@@ -328,55 +385,21 @@ class ServerContext:
         self.recorder.event("quiet", None, seconds=round(window, 3))
 
     def connection(self, number: int, seconds: float | None = None) -> Conn:
-        """The client's ``number``-th connection (from 1), once its CONNECT is in: answered
-        with CONNACK, Session Present when it resumes a session this check kept."""
+        """The client's ``number``-th connection (from 1), once its CONNECT is in (the
+        broker has answered it: CONNACK, Session Present when it resumes a session the
+        broker kept, then what the session re-sends)."""
         self.wait_for(
             f"connection {number} and its CONNECT",
             lambda: len(self.conns) >= number and self.conns[number - 1].connect is not None,
             seconds,
         )
-        conn = self.conns[number - 1]
-        assert conn.connect is not None
-        if self.v50:
-            return self._connection50(conn)
-        clean = bool(conn.connect.get("clean_session"))
-        resume = not clean and self.persistent
-        self.persistent = not clean
-        conn.connack(session_present=resume)
-        for output in self.session.reconnect(resume=resume) if number > 1 else ():
-            if isinstance(output, Send):
-                conn.send(output.packet)
-        return conn
-
-    def _connection50(self, conn: Conn) -> Conn:
-        """MQTT 5.0: the session is resumed on Clean Start 0 when the last connection's
-        CONNECT kept it (a Session Expiry Interval above 0) and the server did not lose it;
-        the session takes both ends' limits, then re-sends what it owes."""
-        assert conn.connect is not None
-        properties = conn.connect.get("properties") or {}
-        # [MQTT-3.1.2-4] "If a CONNECT packet is received with Clean Start is set to 1, the
-        # Client and Server MUST discard any existing Session and start a new Session."
-        # 3.1.2.11.2: "If the Session Expiry Interval is absent the value 0 is used. If it
-        # is set to 0, ... the Session ends when the Network Connection is closed."
-        clean = bool(conn.connect.get("clean_start"))
-        resume = not clean and self.persistent and not self.forget_sessions
-        self.persistent = bool(properties.get("session_expiry_interval"))
-        conn.connack(session_present=resume)
-        client, server = conn.client_declared, self.declared
-        session = self.session
-        session.receive_maximum = server.receive_maximum
-        session.topic_alias_maximum = server.topic_alias_maximum
-        session.peer_receive_maximum = client.receive_maximum
-        session.peer_topic_alias_maximum = client.topic_alias_maximum if self.use_aliases else 0
-        for output in session.reconnect(resume=resume):
-            if isinstance(output, Send):
-                conn.send(output.packet)
-        return conn
+        return self.conns[number - 1]
 
     def close(self) -> None:
         """Close the listener and every connection (not evidence)."""
         self.recorder.enabled = False
         for conn in self.conns:
+            conn.closed = True
             with contextlib.suppress(OSError):
                 conn.sock.close()
         with contextlib.suppress(OSError):

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pubproof.pipeline.connection import Config, Connection, Tracker
+from pubproof.pipeline.connection import Connection, Tracker
+from pubproof.pipeline.connection_state import Config
 from pubproof.pipeline.rows import Sink
 from pubproof.pipeline.source import QUARANTINE_GROUP, inputs, keyed_frames, plans
 

@@ -262,7 +262,7 @@ class Outcome:
 def stage_events(path: Path) -> list[tuple[Any, ...]]:
     """The ``events`` rows the connection stage writes for the capture at ``path`` (what
     the cross-connection stage reads), in the table's order."""
-    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.connection_state import Config
     from pubproof.pipeline.engine_python import track
     from pubproof.pipeline.rows import Sink
     from pubproof.pipeline.source import inputs, plans
@@ -295,7 +295,7 @@ def run_check(
     import json
     import os
 
-    from pubproof.pipeline.connection import Config
+    from pubproof.pipeline.connection_state import Config
     from pubproof.pipeline.run import Job, check
 
     here = os.getcwd()
