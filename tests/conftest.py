@@ -51,6 +51,7 @@ HEAVY = frozenset({
     "test_docs_distribution", "test_notebooks",
     "test_fuzz_smoke", "test_pipeline_fuzz", "test_judge50_mosquitto", "test_matrix",
     "test_pipeline_cli", "test_pipeline_cluster", "test_pipeline_live", "test_pipeline_spark",
+    "test_pipeline_servers", "test_pipeline_live_distribution",
     "test_spark_class_archive", "test_probe_client", "test_probe_client50",
     "test_probe_client_paho_c", "test_probe_live", "test_probe_live50", "test_proofs",
     "test_proofs50", "test_proofs_crosscheck", "test_proofs_distribution",
