@@ -12,7 +12,7 @@ frames, every one subscribing to one or two of its filters, wildcards of both ki
 them, so thousands of subscribers at 1,000,000 frames; the broker's default distribution
 faults, two of each) is checked four times: each engine with the stage and without. What
 counts is the CPU time of the command's whole process tree (user and system, sampled from
-/proc: see ``bench_pipeline.timed``), which is per core whatever the cores a run uses;
+/proc: see ``pipeline_commands.timed``), which is per core whatever the cores a run uses;
 the ratio of the run with the stage to the run without it is the stage's cost (the
 issue's goal: at most 1.3). ``--repeat`` runs each command that many times, alternating
 which goes first, and keeps each one's best (a shared machine only ever slows a run).
@@ -40,7 +40,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pipeline import Run, check, synth, verify
+from pipeline_answers import verify
+from pipeline_commands import Run, check, synth
 
 from pubproof.pipeline.output import read
 from pubproof.pipeline.synth.check import compare_distribution
