@@ -358,3 +358,86 @@ def test_searching_a_rule_id_finds_its_clause_rule_theorems_and_tests(site_url: 
             assert "MQTT-3.3.1-4" in page.locator("article").inner_text()
         finally:
             browser.close()  # type: ignore[attr-defined]
+
+
+#: each reader's path from the landing page, and pages it must lead to
+PATHS = {
+    "Learn the QoS flows": (
+        "paths/learn.html",
+        ["notebooks/01-anatomy-of-a-publish.html", "_generated/wire-format.html",
+         "notebooks/02-qos-flows.html", "guides/proofs.html",
+         "notebooks/03-proving-with-z3.html", "_generated/theorems.html"],
+    ),
+    "Audit the texts": (
+        "paths/audit.html",
+        ["_generated/clauses.html", "_generated/ambiguity-catalog.html",
+         "_generated/readings.html", "_generated/edition-diff.html"],
+    ),
+    "Check an implementation": (
+        "paths/check.html",
+        ["guides/probing.html", "guides/probing-clients.html", "guides/captures.html",
+         "guides/matrix.html", "_generated/matrix.html", "guides/serve.html",
+         "guides/explore.html"],
+    ),
+}  # fmt: skip
+
+
+def _hrefs(page: object) -> list[str]:
+    return page.eval_on_selector_all(  # type: ignore[attr-defined, no-any-return]
+        "article a[href]", "els => els.map(e => e.href.split('#')[0])"
+    )
+
+
+def test_the_landing_page_leads_each_reader_on_a_path(site_url: str) -> None:
+    """The landing page is short (its three paths and the glossary show without scrolling)
+    and each path is an ordered list of pages that exist, with the glossary's terms linked."""
+    screenshots = built_site() / "_screenshots"
+    screenshots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/index.html")
+            page.wait_for_load_state("load")
+            article = page.locator("article")
+            for name in (*PATHS, "the glossary"):
+                link = article.locator("a", has_text=name).first
+                box = link.bounding_box()
+                assert box is not None and box["y"] + box["height"] <= 900, (name, box)
+            page.screenshot(path=str(screenshots / "landing.png"))
+            for name, (target, pages) in PATHS.items():
+                page.goto(f"{site_url}/index.html")
+                page.wait_for_load_state("load")
+                page.locator("article a", has_text=name).first.click()
+                page.wait_for_load_state("load")
+                assert page.url == f"{site_url}/{target}", (name, page.url)
+                steps = page.locator("article ol > li")
+                assert steps.count() >= 4, name
+                # every step says what it teaches, not just a title
+                assert all(len(t) > 80 for t in steps.all_inner_texts()), name
+                hrefs = _hrefs(page)
+                missing = [p for p in pages if f"{site_url}/{p}" not in hrefs]
+                assert missing == [], (name, missing)
+                assert any("glossary.html" in h for h in hrefs), name
+                _settle(page, "article h1")
+                page.screenshot(
+                    path=str(screenshots / f"path-{target.split('/')[-1][:-5]}.png"),
+                    full_page=True,
+                )
+                for href in sorted(set(hrefs)):
+                    if href.startswith(site_url):
+                        answer = page.request.get(href)
+                        assert answer.ok, (name, href, answer.status)
+            # the learn path's terms lead to their definitions on the glossary
+            page.goto(f"{site_url}/paths/learn.html")
+            page.wait_for_load_state("load")
+            terms = page.eval_on_selector_all(
+                "article a[href*='glossary.html#term-']", "els => els.map(e => e.href)"
+            )
+            assert len(terms) >= 4, terms
+            page.goto(terms[0])
+            page.wait_for_load_state("load")
+            anchor = terms[0].split("#", 1)[1]
+            assert page.locator(f"[id='{anchor}']").count() == 1, anchor
+        finally:
+            browser.close()  # type: ignore[attr-defined]
