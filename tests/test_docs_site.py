@@ -482,3 +482,31 @@ def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
     assert fp.query(error()) == z3.unsat
     found = invariant.clauses(str(fp.get_cover_delta(-1, reach)), ["first", "second"])
     assert found and all("second" in p and "first" not in p for p in found), found
+
+
+# --- the readers' way in: the glossary ------------------------------------------------------
+
+#: every term and id scheme the site relies on, as the glossary names it
+GLOSSARY = (
+    "reading", "tolerated", "deviation", "provoked", "violation", "mutant", "witness",
+    "Method A", "Method B", "PP31-", "PP311-", "PP50-", "MQTT-x.y.z-n", "distribution",
+    "retained message", "overlapping subscription", "twin",
+)  # fmt: skip
+
+
+def test_the_glossary_defines_every_term_and_id_scheme_and_the_way_in_links_it() -> None:
+    site = built_site()
+    html = (site / "glossary.html").read_text("utf-8")
+    defined = {
+        re.sub(r"<[^>]+>", "", term).strip()
+        for term in re.findall(r'<dt id="term-[^"]*">(.*?)<a class="headerlink"', html, re.S)
+    }
+    missing = [t for t in GLOSSARY if t not in defined]
+    assert missing == [], (missing, sorted(defined))
+    # each definition says something: no term is defined by a word or two
+    for body in re.findall(r"</dt>\s*<dd>(.*?)</dd>", html, re.S):
+        assert len(re.sub(r"<[^>]+>", "", body).split()) >= 12, body[:80]
+    # the landing page and each reader's path link it
+    for page in ("index.html", "paths/learn.html", "paths/audit.html", "paths/check.html"):
+        text = (site / page).read_text("utf-8")
+        assert re.search(r'href="(\.\./)?glossary\.html[#"]', text), page
