@@ -42,6 +42,8 @@ nitpicky = False
 html_theme = "furo"
 html_title = f"pubproof {release}"
 html_static_path = ["_static"]
+#: the tab's icon: a PUBLISH and its acknowledgement, two arrows between two ends
+html_favicon = "_static/favicon.svg"
 html_css_files = ["pubproof.css"]
 html_js_files = ["pubproof.js"]
 html_copy_source = False

@@ -3,8 +3,11 @@ page shows the languages the reader picks side by side on every clause at once (
 remembers them, and stacks them on a narrow screen); no page repeats an element id or
 shows raw markup (the capture's ``==``, literal backticks); a refuted theorem's page draws
 its counterexample; the long tables keep their words at 1280 px; a rule id typed in the
-search box finds its clause, statement, rules, theorems and tests. The screenshots land in
-build/site/_screenshots/."""
+search box finds its clause, statement, rules, theorems and tests; the landing page leads
+each of the three readers on a path; the matrix keeps its header row and check column in
+view; no excerpt is clipped and the picker keeps two to five languages; the charts have
+contrast whatever colour scheme the reader's system uses; the clause page and the catalog
+print as the article alone. The screenshots land in build/site/_screenshots/."""
 
 from __future__ import annotations
 
@@ -439,5 +442,182 @@ def test_the_landing_page_leads_each_reader_on_a_path(site_url: str) -> None:
             page.wait_for_load_state("load")
             anchor = terms[0].split("#", 1)[1]
             assert page.locator(f"[id='{anchor}']").count() == 1, anchor
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def test_the_matrix_keeps_its_header_and_first_column_in_view(site_url: str) -> None:
+    """Scrolled down and right inside its box (on a screen narrow enough that it must), the
+    matrix's header row stays on top and its check column at the left (the CSS once named a
+    class the table did not have)."""
+    screenshots = built_site() / "_screenshots"
+    screenshots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 640, "height": 800})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/_generated/matrix.html")
+            page.wait_for_load_state("load")
+            moved = page.evaluate(
+                """() => {
+                  const box = document.querySelector('.pp-matrix-scroll');
+                  const table = box.querySelector('table.pubproof-matrix');
+                  box.scrollTop = 600; box.scrollLeft = 400;
+                  const at = box.getBoundingClientRect();
+                  const head = table.rows[0].cells[1].getBoundingClientRect();
+                  const row = Array.from(table.rows).find(r => {
+                    const b = r.getBoundingClientRect();
+                    return b.top > at.top + 40 && b.bottom < at.bottom;
+                  });
+                  const first = row.cells[0].getBoundingClientRect();
+                  return {top: box.scrollTop, left: box.scrollLeft, boxTop: at.top,
+                          boxLeft: at.left, headTop: head.top, firstLeft: first.left};
+                }"""
+            )
+            # the box did scroll both ways, so the test would see a header left behind
+            assert moved["top"] > 100 and moved["left"] > 100, moved
+            assert abs(moved["headTop"] - moved["boxTop"]) <= 1, moved
+            assert abs(moved["firstLeft"] - moved["boxLeft"]) <= 1, moved
+            page.locator(".pp-matrix-scroll").first.screenshot(
+                path=str(screenshots / "matrix-scrolled.png")
+            )
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def _clipped(page: object) -> list[str]:
+    return page.eval_on_selector_all(  # type: ignore[attr-defined, no-any-return]
+        ".pp-excerpt",
+        "els => els.filter(e => e.offsetParent !== null && e.scrollHeight > e.clientHeight + 1)"
+        ".map(e => e.lang + ': ' + e.innerText.slice(0, 40))",
+    )
+
+
+def test_no_excerpt_is_clipped_and_the_picker_keeps_two_to_five(site_url: str) -> None:
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1200})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/_generated/clauses.html")
+            page.wait_for_load_state("load")
+            page.evaluate("window.localStorage.clear()")
+            page.reload()
+            page.wait_for_load_state("load")
+            picker = page.locator("#pp-language-picker")
+            assert "two to five" in picker.inner_text()
+            # one language is fewer than the legend allows: the box stays ticked
+            picker.locator('input[data-lang="de"]').click()
+            assert picker.locator('input[data-lang="de"]').is_checked()
+            assert len(_visible_excerpts(page, "de")) > 0
+            # a stored choice of one language is not honoured either
+            page.evaluate("window.localStorage.setItem('pubproof.languages', '[\"ja\"]')")
+            page.reload()
+            page.wait_for_load_state("load")
+            assert picker.locator("input:checked").count() >= 2
+            # all five at once: every excerpt shown whole, on screen and on paper
+            for lang in ("ja", "es", "zh"):
+                picker.locator(f'input[data-lang="{lang}"]').check()
+            assert picker.locator("input:checked").count() == 5
+            assert page.locator(".pp-excerpt").count() > 50
+            assert _clipped(page) == []
+            page.emulate_media(media="print")
+            assert _clipped(page) == []
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def _luminance(colour: str) -> float:
+    channels = [float(c) / 255 for c in re.findall(r"[\d.]+", colour)[:3]]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_charts_have_contrast_whatever_scheme_the_readers_system_uses(site_url: str) -> None:
+    """A refuted theorem's chart, with the theme left on "auto": every line, arrow head and
+    label has at least 4.5:1 contrast with the page under a light and under a dark system."""
+    screenshots = built_site() / "_screenshots"
+    screenshots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            for scheme in ("light", "dark"):
+                page = browser.new_page(  # type: ignore[attr-defined]
+                    viewport={"width": 1280, "height": 1400}, color_scheme=scheme
+                )
+                page.goto(
+                    f"{site_url}/_generated/theorem/proto-refute-exactly-once-with-reordering.html"
+                )
+                page.wait_for_load_state("load")
+                ground = page.evaluate(
+                    """() => { const probe = document.createElement('div');
+                      probe.style.background = 'var(--color-background-primary)';
+                      document.body.appendChild(probe);
+                      const colour = getComputedStyle(probe).backgroundColor;
+                      probe.remove(); return colour; }"""
+                )
+                # the page itself follows the system: the test sees the scheme it asks for
+                assert (_luminance(ground) < 0.1) == (scheme == "dark"), (scheme, ground)
+                inks = page.eval_on_selector_all(
+                    "svg.pp-msc line, svg.pp-msc polygon, svg.pp-msc path, svg.pp-msc text",
+                    # a note's text sits on its own light box, in both schemes
+                    """els => els.filter(e => !e.classList.contains('pp-msc-notetext'))
+                      .map(e => { const s = getComputedStyle(e);
+                        const filled = e.tagName === 'text' || e.tagName === 'polygon';
+                        return [e.getAttribute('class'), filled ? s.fill : s.stroke]; })""",
+                )
+                assert len(inks) >= 8, inks
+                faint = sorted({(c, k) for c, k in inks if _contrast(k, ground) < 4.5})
+                assert faint == [], (scheme, ground, faint)
+                page.locator("svg.pp-msc").first.screenshot(
+                    path=str(screenshots / f"chart-{scheme}.png")
+                )
+                page.close()
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def test_the_clause_page_and_the_catalog_print_as_the_article_alone(site_url: str) -> None:
+    """On paper (print media, at a wide page so the screen layout's own breakpoints do not
+    hide anything by themselves): no sidebar, table of contents or language picker, the
+    article across the page, the chosen languages still side by side."""
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1200})  # type: ignore[attr-defined]
+            for name in ("_generated/clauses.html", "_generated/ambiguity-catalog.html"):
+                page.goto(f"{site_url}/{name}")
+                page.wait_for_load_state("load")
+                page.emulate_media(media="print")
+                shown = page.evaluate(
+                    """() => ['.sidebar-drawer', '.toc-drawer', '#pp-language-picker']
+                      .map(s => document.querySelector(s))
+                      .filter(e => e && getComputedStyle(e).display !== 'none')
+                      .map(e => e.className || e.id)"""
+                )
+                assert shown == [], (name, shown)
+                width = page.evaluate(
+                    "document.querySelector('article').getBoundingClientRect().width"
+                )
+                assert width >= 1100, (name, width)
+                paper = page.evaluate("getComputedStyle(document.body).backgroundColor")
+                assert paper == "rgb(255, 255, 255)", (name, paper)
+                page.emulate_media(media="screen")
+            page.goto(f"{site_url}/_generated/clauses.html")
+            page.wait_for_load_state("load")
+            page.emulate_media(media="print")
+            boxes = page.eval_on_selector_all(
+                f"{DUP} .pp-col:not(.pp-off)",
+                "els => els.map(e => { const r = e.getBoundingClientRect();"
+                " return [e.className, r.left, r.top]; })",
+            )
+            languages = [b for b in boxes if "pp-side" not in b[0]]
+            side = [b for b in boxes if "pp-side" in b[0]]
+            assert len(languages) == 2 and languages[0][2] == languages[1][2], boxes
+            assert side and side[0][2] > languages[0][2], boxes  # the model's column under them
         finally:
             browser.close()  # type: ignore[attr-defined]

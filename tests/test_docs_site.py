@@ -484,7 +484,7 @@ def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
     assert found and all("second" in p and "first" not in p for p in found), found
 
 
-# --- the readers' way in: the glossary ------------------------------------------------------
+# --- the readers' way in: the glossary, the favicon ----------------------------------------
 
 #: every term and id scheme the site relies on, as the glossary names it
 GLOSSARY = (
@@ -510,3 +510,12 @@ def test_the_glossary_defines_every_term_and_id_scheme_and_the_way_in_links_it()
     for page in ("index.html", "paths/learn.html", "paths/audit.html", "paths/check.html"):
         text = (site / page).read_text("utf-8")
         assert re.search(r'href="(\.\./)?glossary\.html[#"]', text), page
+
+
+def test_every_page_names_the_favicon() -> None:
+    site = built_site()
+    icon = site / "_static" / "favicon.svg"
+    assert icon.is_file() and icon.read_text("utf-8").lstrip().startswith("<svg")
+    for page in ("index.html", "_generated/clauses.html", "_generated/ambiguity-catalog.html"):
+        html = (site / page).read_text("utf-8")
+        assert re.search(r'<link rel="icon" href="(\.\./)*_static/favicon\.svg"', html), page

@@ -4,13 +4,16 @@
   "use strict";
   var KEY = "pubproof.languages";
   var DEFAULT = ["en", "de"];
+  /* the picker's limits, as its legend says: two to five languages side by side */
+  var MIN = 2, MAX = 5;
+  var WORDS = ["none", "one", "two", "three", "four", "five"];
 
   function chosen(all) {
     var saved = null;
     try { saved = JSON.parse(window.localStorage.getItem(KEY) || "null"); } catch (e) { saved = null; }
     if (!Array.isArray(saved)) { return DEFAULT.slice(); }
     saved = saved.filter(function (l) { return all.indexOf(l) >= 0; });
-    return saved.length ? saved : DEFAULT.slice();
+    return saved.length >= MIN ? saved.slice(0, MAX) : DEFAULT.slice();
   }
 
   function apply(langs) {
@@ -37,7 +40,7 @@
     var langs = chosen(all);
     var legend = document.createElement("span");
     legend.className = "pp-picker-legend";
-    legend.textContent = "Languages side by side (two to five):";
+    legend.textContent = "Languages side by side (" + WORDS[MIN] + " to " + WORDS[MAX] + "):";
     box.appendChild(legend);
     pairs.forEach(function (pair) {
       var label = document.createElement("label");
@@ -49,7 +52,7 @@
       input.addEventListener("change", function () {
         var now = Array.prototype.slice.call(box.querySelectorAll("input"))
           .filter(function (i) { return i.checked; }).map(function (i) { return i.value; });
-        if (now.length < 1) { input.checked = true; return; }
+        if (now.length < MIN || now.length > MAX) { input.checked = !input.checked; return; }
         try { window.localStorage.setItem(KEY, JSON.stringify(now)); } catch (e) { /* private mode */ }
         apply(now);
       });

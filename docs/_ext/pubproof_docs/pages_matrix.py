@@ -120,7 +120,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
         )
         body.append(f"<tr><td><code>{escape(check)}</code></td>{cells}</tr>")
     return (
-        '<div style="overflow-x:auto"><table class="pubproof-matrix" style="font-size:12px">'
+        '<div class="pp-matrix-scroll"><table class="pubproof-matrix">'
         f"<tr><th>check</th>{head}</tr>{''.join(body)}</table></div>"
     )
 
@@ -150,7 +150,7 @@ def _codec_table(codecs: list[dict[str, Any]]) -> str:
     agree = "".join(f"<td>{c['agree']} of {c['vectors']}</td>" for c in codecs)
     body.append(f"<tr><td><b>agree with the corpus</b></td>{agree}</tr>")
     return (
-        '<div style="overflow-x:auto"><table class="pubproof-matrix" style="font-size:12px">'
+        '<div class="pp-matrix-scroll"><table class="pubproof-matrix">'
         f"<tr><th>rule</th>{head}</tr>{''.join(body)}</table></div>"
     )
 
