@@ -12,8 +12,9 @@ Options only in 5.0). The initialize rule decides, with the run's chosen probabi
 whether the example may make its one invalid move.
 
 After every move the judges read the evidence (violations only: an answer may still be on
-its way); at the end of the example (``teardown``), after a quiet window, they read it
-once more, missing answers included. A failure raises an exception of a class of its own
+its way), each fed only what the move added (:mod:`.judging`); at the end of the example
+(``teardown``), after a quiet window, they read the whole of it once more, missing answers
+included. A failure raises an exception of a class of its own
 per rule (:func:`failure_class`): Hypothesis tells failures apart by their exception's
 class, so its shrinker keeps a failure's rule while it removes and simplifies steps. That
 is the custom check: the teardown compares the failure's rule with those the run has
@@ -41,6 +42,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import Entry
+from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
     STRAY_KINDS,
@@ -195,10 +197,15 @@ class Run:
         entries = world.end()
         return world, entries, self.judge(world, entries, final=True)
 
-    def judge(self, world: Live, entries: list[Entry], *, final: bool) -> Verdict:
-        """The judges on an example's evidence so far; the observers see the last one."""
+    def judge(self, world: Live, entries: list[Entry], *, final: bool,
+              judging: Judging | None = None) -> Verdict:  # fmt: skip
+        """The judges on an example's evidence so far (while it runs, ``judging``'s: they
+        read only what is new); the observers see the last one."""
         started = time.perf_counter()
-        verdict = self.verdict(entries, final=final)
+        if judging is not None and not final:
+            verdict = judging.verdict(entries)
+        else:
+            verdict = self.verdict(entries, final=final)
         self.judging += time.perf_counter() - started
         self.judged += 1
         if final:
@@ -290,6 +297,8 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.expiring = False  # a message with a Message Expiry Interval is about
             self.failure: Failure | None = None
             self.judged_at = 0  # the evidence's length when last judged
+            #: the example's judges while it runs, fed only what each move added
+            self.judging = Judging(edition, run.readings)
             self.counted: set[str] = set()  # the rules this example failed (no shrinking)
 
         def can(self, kind: MoveKind) -> bool:
@@ -324,7 +333,7 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             world = self.world
             assert world is not None
             entries = world.end() if final else world.entries
-            verdict = run.judge(world, entries, final=final)
+            verdict = run.judge(world, entries, final=final, judging=self.judging)
             failure = verdict.first(skip=tuple(run.known))
             if failure is None:
                 return
