@@ -57,6 +57,9 @@ from pubproof.testing.world import MOST_IN_FLIGHT, Example, World
 
 #: seconds of shrinking a run may spend past its budget, at least
 SHRINK_FLOOR = 30.0
+#: MQTT 5.0: seconds of a wait that lets a message expire (its Message Expiry Interval,
+#: 1 s, the least, past)
+LONG_WAIT = 1.2
 
 
 class ExplorationFailure(AssertionError):
@@ -294,7 +297,9 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.plan = Plan(edition, run.base.clients)
             self.world: World | None = None if run.idle() else run.world()
             self.invalid_ok = False
-            self.expiring = False  # a message with a Message Expiry Interval is about
+            #: a message that a long wait lets expire (a Message Expiry Interval of 1 s) was
+            #: published since the last long wait: another long wait expires nothing more
+            self.expiring = False
             self.failure: Failure | None = None
             self.judged_at = 0  # the evidence's length when last judged
             #: the example's judges while it runs, fed only what each move added
@@ -312,7 +317,9 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             """The plan takes the move; the world makes it, unless the example is idle
             or has failed already (its evidence ends at the failure)."""
             self.plan.apply(move)
-            self.expiring = self.expiring or bool(move.expiry)
+            if move.kind is MoveKind.WAIT and move.seconds >= LONG_WAIT:
+                self.expiring = False
+            self.expiring = self.expiring or 0 < move.expiry <= LONG_WAIT
             world = self.world
             if world is not None and self.failure is None:
                 world.make(move)
@@ -439,9 +446,11 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         @rule(long=st.booleans())
         def wait(self, long: bool) -> None:
             """Every flow that can end ends, then a moment passes; 5.0: a second and more
-            when a message with a Message Expiry Interval is about (so that it may
-            expire)."""
-            self.move(Move(kind=MoveKind.WAIT, seconds=1.2 if long and self.expiring else 0.005))
+            when a message published since the last such wait may expire in it (so that
+            it does: a second long wait in a row would be a fixed sleep that tests
+            nothing more)."""
+            seconds = LONG_WAIT if long and self.expiring else 0.005
+            self.move(Move(kind=MoveKind.WAIT, seconds=seconds))
 
         def teardown(self) -> None:
             if self.world is None:
