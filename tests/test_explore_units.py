@@ -340,7 +340,12 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
     assert machine.world is None  # past the budget: the moves are the plan's alone
     made: list[Move] = []
     make = machine.move
-    machine.move = lambda move: (made.append(move), make(move))
+
+    def move(move: Move) -> None:
+        made.append(move)
+        make(move)
+
+    machine.move = move
 
     def waited(*expiries: int) -> float:
         for expiry in expiries:
