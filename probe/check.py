@@ -97,12 +97,12 @@ def distribution_findings(view: View, *, passes: bool = False) -> list[Finding]:
     return judge_events(events, view.readings, complete=True, passes=passes)
 
 
-def probe_findings(view: View) -> list[Finding]:
+def probe_findings(view: View, start: int = 0) -> list[Finding]:
     """What kept the probe from running the check: no connection, a refusal, an error; and
     every wait that ran out (missing: no-answer if the broker showed no sign of life after
-    it, a violation if it did)."""
+    it, a violation if it did). From entry ``start`` on: each entry's finding is its own."""
     findings: list[Finding] = []
-    for entry in view.entries:
+    for entry in view.entries[start:]:
         event = entry.get("event")
         if event == "connect-failed" and entry.get("client") in view.clients:
             findings.append(error(f"{entry['client']}: no connection: {entry.get('message')}"))

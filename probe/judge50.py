@@ -120,12 +120,14 @@ def packet_fields(entry: Entry) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
 
 
-def frame_findings50(view: Evidence, ends: Ends = BROKER_ENDS) -> list[Finding]:
+def frame_findings50(view: Evidence, ends: Ends = BROKER_ENDS, start: int = 0) -> list[Finding]:
     """The model's judgement of every packet the judged end sent (the broker by default),
-    with the limits its receiver declared."""
+    with the limits its receiver declared (from entry ``start`` on: each packet's
+    judgement rests on it and the entries before it, never on those after)."""
     findings: list[Finding] = []
     direction = "s2c" if ends.judged_server else "c2s"
-    for index, entry in enumerate(view.entries):
+    for index in range(start, len(view.entries)):
+        entry = view.entries[index]
         if entry.get("dir") != ends.judged_dir:
             continue
         data = bytes.fromhex(entry["hex"])

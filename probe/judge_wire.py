@@ -29,10 +29,12 @@ from pubproof.probe.view import View
 WIRE, CLOSE = Source.WIRE, Source.CLOSE
 
 
-def frame_findings(view: View) -> list[Finding]:
-    """The model's judgement of every packet the broker sent."""
+def frame_findings(view: View, start: int = 0) -> list[Finding]:
+    """The model's judgement of every packet the broker sent (from entry ``start`` on:
+    each packet's judgement is its own, so a judge fed the evidence as it grows reads
+    only what is new)."""
     findings: list[Finding] = []
-    for entry in view.entries:
+    for entry in view.entries[start:]:
         if not received(entry):
             continue
         data = bytes.fromhex(entry["hex"])

@@ -12,8 +12,9 @@ Options only in 5.0). The initialize rule decides, with the run's chosen probabi
 whether the example may make its one invalid move.
 
 After every move the judges read the evidence (violations only: an answer may still be on
-its way); at the end of the example (``teardown``), after a quiet window, they read it
-once more, missing answers included. A failure raises an exception of a class of its own
+its way), each fed only what the move added (:mod:`.judging`); at the end of the example
+(``teardown``), after a quiet window, they read the whole of it once more, missing answers
+included. A failure raises an exception of a class of its own
 per rule (:func:`failure_class`): Hypothesis tells failures apart by their exception's
 class, so its shrinker keeps a failure's rule while it removes and simplifies steps. That
 is the custom check: the teardown compares the failure's rule with those the run has
@@ -41,6 +42,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import Entry
+from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
     STRAY_KINDS,
@@ -55,6 +57,9 @@ from pubproof.testing.world import MOST_IN_FLIGHT, Example, World
 
 #: seconds of shrinking a run may spend past its budget, at least
 SHRINK_FLOOR = 30.0
+#: MQTT 5.0: seconds of a wait that lets a message expire (its Message Expiry Interval,
+#: 1 s, the least, past)
+LONG_WAIT = 1.2
 
 
 class ExplorationFailure(AssertionError):
@@ -195,10 +200,15 @@ class Run:
         entries = world.end()
         return world, entries, self.judge(world, entries, final=True)
 
-    def judge(self, world: Live, entries: list[Entry], *, final: bool) -> Verdict:
-        """The judges on an example's evidence so far; the observers see the last one."""
+    def judge(self, world: Live, entries: list[Entry], *, final: bool,
+              judging: Judging | None = None) -> Verdict:  # fmt: skip
+        """The judges on an example's evidence so far (while it runs, ``judging``'s: they
+        read only what is new); the observers see the last one."""
         started = time.perf_counter()
-        verdict = self.verdict(entries, final=final)
+        if judging is not None and not final:
+            verdict = judging.verdict(entries)
+        else:
+            verdict = self.verdict(entries, final=final)
         self.judging += time.perf_counter() - started
         self.judged += 1
         if final:
@@ -287,9 +297,13 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.plan = Plan(edition, run.base.clients)
             self.world: World | None = None if run.idle() else run.world()
             self.invalid_ok = False
-            self.expiring = False  # a message with a Message Expiry Interval is about
+            #: a message that a long wait lets expire (a Message Expiry Interval of 1 s) was
+            #: published since the last long wait: another long wait expires nothing more
+            self.expiring = False
             self.failure: Failure | None = None
             self.judged_at = 0  # the evidence's length when last judged
+            #: the example's judges while it runs, fed only what each move added
+            self.judging = Judging(edition, run.readings)
             self.counted: set[str] = set()  # the rules this example failed (no shrinking)
 
         def can(self, kind: MoveKind) -> bool:
@@ -303,7 +317,9 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             """The plan takes the move; the world makes it, unless the example is idle
             or has failed already (its evidence ends at the failure)."""
             self.plan.apply(move)
-            self.expiring = self.expiring or bool(move.expiry)
+            if move.kind is MoveKind.WAIT and move.seconds >= LONG_WAIT:
+                self.expiring = False
+            self.expiring = self.expiring or 0 < move.expiry <= LONG_WAIT
             world = self.world
             if world is not None and self.failure is None:
                 world.make(move)
@@ -324,7 +340,7 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             world = self.world
             assert world is not None
             entries = world.end() if final else world.entries
-            verdict = run.judge(world, entries, final=final)
+            verdict = run.judge(world, entries, final=final, judging=self.judging)
             failure = verdict.first(skip=tuple(run.known))
             if failure is None:
                 return
@@ -430,9 +446,11 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         @rule(long=st.booleans())
         def wait(self, long: bool) -> None:
             """Every flow that can end ends, then a moment passes; 5.0: a second and more
-            when a message with a Message Expiry Interval is about (so that it may
-            expire)."""
-            self.move(Move(kind=MoveKind.WAIT, seconds=1.2 if long and self.expiring else 0.005))
+            when a message published since the last such wait may expire in it (so that
+            it does: a second long wait in a row would be a fixed sleep that tests
+            nothing more)."""
+            seconds = LONG_WAIT if long and self.expiring else 0.005
+            self.move(Move(kind=MoveKind.WAIT, seconds=seconds))
 
         def teardown(self) -> None:
             if self.world is None:

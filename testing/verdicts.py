@@ -155,7 +155,14 @@ def judge_example(
     """The judges on an example's evidence (``final``: it has ended with a quiet window,
     so an answer still owed is missing)."""
     view = View(entries, edition, readings)
-    found = all_findings(EXPLORE, view)
+    return concluded(all_findings(EXPLORE, view), view, final=final)
+
+
+def concluded(found: Sequence[Finding], view: View, *, final: bool) -> Verdict:
+    """The verdict of the judges' findings ``found`` on ``view``'s evidence: a
+    distribution violation stands only on both readings (Methods A and B), and the
+    failures are the violations (and, ``final``, the missing answers of a live broker)."""
+    entries, edition, readings = view.entries, view.edition, view.readings
     alive = view.broker_alive
     if any(f.source == Source.DISTRIBUTION and f.verdict == VIOLATION for f in found):
         # a broker may be Method A or B: a distribution violation stands only if the

@@ -324,3 +324,41 @@ def test_the_replayers_pieces_read_packets_as_the_probe_does() -> None:
     assert replayer.summary(second, TOKEN) == "PUBREL "  # the identifier is the broker's
     partial = bytearray(first[:-1])
     assert replayer.frame(partial) is None and len(partial) == len(first) - 1
+
+
+def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
+    """MQTT 5.0: the wait rule's long wait (a Message Expiry Interval of 1 s past) is drawn
+    only when a message that may expire in it was published since the last long wait;
+    else the wait is a moment (a second long wait in a row expires nothing more)."""
+    from pubproof.probe.target import Target
+    from pubproof.testing.machine import LONG_WAIT, Exploration, machine_class
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V50,
+                   readings=resolve_readings(V50, {}), run_id=TOKEN, number=0)  # fmt: skip
+    machine: Any = machine_class(Exploration.of(base, budget=0.0))()
+    assert machine.world is None  # past the budget: the moves are the plan's alone
+    made: list[Move] = []
+    make = machine.move
+
+    def move(move: Move) -> None:
+        made.append(move)
+        make(move)
+
+    machine.move = move
+
+    def waited(*expiries: int) -> float:
+        for expiry in expiries:
+            machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=expiry))
+        machine.wait(long=True)
+        return float(made[-1].seconds)
+
+    machine.move(Move(kind=MoveKind.CONNECT))
+    assert waited() == 0.005  # nothing published that may expire
+    assert waited(1) == LONG_WAIT
+    assert waited() == 0.005, "a second long wait in a row"
+    assert waited(60) == 0.005, "a minute's interval does not run out in it"
+    assert waited(60, 1, 0) == LONG_WAIT
+    machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=1))
+    machine.wait(long=False)
+    assert made[-1].seconds == 0.005 and waited() == LONG_WAIT, "a short wait expires none"
