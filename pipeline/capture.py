@@ -89,7 +89,11 @@ class Interface:
     def time(self, stamp: int) -> float:
         """A timestamp of this interface (a whole number of its units) in seconds since
         the epoch."""
-        return stamp / self.units + self.offset
+        # whole seconds apart from the rest: a nanosecond stamp (about 1.8e18) is past
+        # 2**53, where the compiled build's division (both to double first) and Python's
+        # exact one round apart; both parts here convert exactly, so both builds agree
+        whole, rest = divmod(stamp, self.units)
+        return whole + rest / self.units + self.offset
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _by_fields(self)
