@@ -31,10 +31,11 @@ client back while a message of its ended link is in flight, a copy owed and not 
 session that changed (a CONNECT or SUBSCRIBE unanswered) while its message was in flight
 (the readable judge leaves it unknown), a publisher's re-send, a copy that is no copy owed
 (unowed, another copy of one sent, a re-send), a copy alike several messages in flight or
-alike none of several copies owed, a copy whose QoS, RETAIN, Subscription Identifiers or forwarded properties are not the
-model's, DUP on a 5.0 first copy, an order the model does not allow, and a copy owed that
-a capture proves missing (by the order of 4.6 or past the patience). Each of those is what
-the readable judge finds, leaves open or counts otherwise: only it says so.
+alike none of several copies owed, a copy whose QoS, RETAIN, Subscription Identifiers or
+forwarded properties are not the model's, DUP on a 5.0 first copy, an order the model does
+not allow, and a copy owed that a capture proves missing (by the order of 4.6 or past the
+patience). Each of those is what the readable judge finds, leaves open or counts
+otherwise: only it says so.
 
 ``tests/test_pipeline_servers_fast.py`` holds the two equal: on every topic of synthetic
 captures with and without the broker's faults, in both editions, the twin gives the
