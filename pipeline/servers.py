@@ -40,8 +40,8 @@ by partition 0, never judged.
 
 from __future__ import annotations
 
-import heapq
 import json
+import operator
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -65,6 +65,8 @@ DUP, RETAIN, PACKET_ID, CODE = _E["dup"], _E["retain"], _E["packet_id"], _E["cod
 DIGEST, SIZE, DETAIL, SKEW = _E["digest"], _E["size"], _E["detail"], _E["skew"]
 #: the order the judge is fed a server's events in (within one capture and server)
 ORDER: Final = (T, AT, CONNECTION, SEQ)
+#: :func:`order` made in C
+ORDER_KEY: Final = operator.itemgetter(*ORDER)
 
 
 def order(row: Sequence[Any]) -> tuple[Any, ...]:
@@ -226,8 +228,13 @@ class Stage:
         for row in rows:
             self._count(row)
         needed = server.relevant(topic, {row[CONNECTION] for row in rows})
-        sessions = [server.rows[c] for c in sorted(needed) if c in server.rows]
-        fed = list(heapq.merge(rows, *sessions, key=order))
+        # the topic's rows and each session's, each in time order already: one stable sort
+        # of them one after the other is their merge (Timsort finds the runs), with the
+        # key made in C (a Python key per row was a tenth of the stage)
+        fed = list(rows)
+        for conn in sorted(needed):
+            fed.extend(server.rows.get(conn, ()))
+        fed.sort(key=ORDER_KEY)
         fast = None if self.readings or not self.fast else fast_distribution.judge(
             fed, topic, self.patience
         )  # fmt: skip
