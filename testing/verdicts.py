@@ -29,7 +29,7 @@ what the shrinker holds fixed (:mod:`.machine`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pubproof.judge.findings import ERROR, MISSING, TOLERATED, VIOLATION, Finding, Source
@@ -124,18 +124,37 @@ def as_method_a(entries: Sequence[Entry]) -> list[Entry]:
     reads). Each PUBREC the broker sent a publisher before the publisher's PUBREL of that
     identifier moves to just before the PUBREL; one no PUBREL follows is left out (the
     message was never owned)."""
-    out: list[Entry] = []
-    waiting: dict[tuple[str, int], list[Entry]] = {}
-    for entry in entries:
-        client, kind = str(entry.get("client")), entry.get("type")
-        packet_id = entry.get("packet_id")
-        if kind == "PUBREC" and entry.get("dir") == "from-broker" and "error" not in entry:
-            waiting.setdefault((client, int(packet_id or 0)), []).append(entry)
-            continue
-        if kind == "PUBREL" and entry.get("dir") == "to-broker" and "error" not in entry:
-            out += [{**e, "t": entry["t"]} for e in waiting.pop((client, int(packet_id or 0)), [])]
-        out.append(entry)
-    return out
+    reading = MethodA()
+    reading.feed(entries)
+    return reading.entries
+
+
+class MethodA:
+    """:func:`as_method_a` on evidence that grows: a PUBREC is held until its PUBREL, so
+    the reading only grows (the reading of a part of the evidence is the start of the
+    reading of the whole); :meth:`feed` reads only the entries not read yet."""
+
+    __slots__ = ("entries", "fed", "waiting")
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []  # the reading so far
+        self.fed = 0  # the entries of the evidence read so far
+        self.waiting: dict[tuple[str, int], list[Entry]] = {}  # PUBRECs before their PUBREL
+
+    def feed(self, entries: Sequence[Entry]) -> None:
+        """Read the entries of ``entries`` not read yet."""
+        out, waiting = self.entries, self.waiting
+        for entry in entries[self.fed :]:
+            client, kind = str(entry.get("client")), entry.get("type")
+            packet_id = entry.get("packet_id")
+            if kind == "PUBREC" and entry.get("dir") == "from-broker" and "error" not in entry:
+                waiting.setdefault((client, int(packet_id or 0)), []).append(entry)
+                continue
+            if kind == "PUBREL" and entry.get("dir") == "to-broker" and "error" not in entry:
+                key = (client, int(packet_id or 0))
+                out += [{**e, "t": entry["t"]} for e in waiting.pop(key, [])]
+            out.append(entry)
+        self.fed = max(self.fed, len(entries))
 
 
 def _method_a_keys(entries: Sequence[Entry], edition: Edition,
@@ -158,16 +177,26 @@ def judge_example(
     return concluded(all_findings(EXPLORE, view), view, final=final)
 
 
-def concluded(found: Sequence[Finding], view: View, *, final: bool) -> Verdict:
+def concluded(
+    found: Sequence[Finding],
+    view: View,
+    *,
+    final: bool,
+    method_a: Callable[[], set[str]] | None = None,
+    alive: bool | None = None,
+) -> Verdict:
     """The verdict of the judges' findings ``found`` on ``view``'s evidence: a
     distribution violation stands only on both readings (Methods A and B), and the
-    failures are the violations (and, ``final``, the missing answers of a live broker)."""
+    failures are the violations (and, ``final``, the missing answers of a live broker).
+    ``method_a`` and ``alive``, when given, are what the evidence says of them, kept by a
+    judging that reads it as it grows (:mod:`.judging`): the keys of the distribution
+    violations on the Method A reading, and :attr:`View.broker_alive`."""
     entries, edition, readings = view.entries, view.edition, view.readings
-    alive = view.broker_alive
+    alive = view.broker_alive if alive is None else alive
     if any(f.source == Source.DISTRIBUTION and f.verdict == VIOLATION for f in found):
         # a broker may be Method A or B: a distribution violation stands only if the
         # judge finds it on both readings of the evidence
-        both = _method_a_keys(entries, edition, readings)
+        both = _method_a_keys(entries, edition, readings) if method_a is None else method_a()
         found = [
             f if f.source != Source.DISTRIBUTION or f.verdict != VIOLATION
             or key_of(f) in both else _tolerated_as_method_a(f)

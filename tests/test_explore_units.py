@@ -5,15 +5,20 @@ the standalone replayer's pieces."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from pubproof.judge.findings import Finding, Source
+from pubproof.judge.findings import VIOLATION, Finding, Source
 from pubproof.model.editions import Edition, resolve_readings
+from pubproof.probe.check import distribution_findings
+from pubproof.probe.evidence import Entry
 from pubproof.probe.frames import describe_bytes
+from pubproof.probe.view import View
 from pubproof.testing import replayer
 from pubproof.testing.coverage import Coverage
+from pubproof.testing.judging import Judging
 from pubproof.testing.machine import ExplorationFailure, failure_class
 from pubproof.testing.moves import INVALID, Move, MoveKind, Plan, invalid_moves
 from pubproof.testing.reproducer import program, token_of
@@ -236,11 +241,10 @@ def test_method_a_moves_each_pubrec_to_the_publishers_pubrel() -> None:
     ]  # fmt: skip
 
 
-def test_the_old_retained_message_while_the_new_awaits_pubrel_is_method_a() -> None:
+def old_retained_while_the_new_awaits_pubrel() -> Evidence:
     """c0 replaces the retained message at QoS 2 and holds its PUBREL; c1 subscribes and
-    gets the old one: what a Method A server does (it owns the new one on PUBREL). The
-    distribution judge alone (Method B) calls it a violation; the explorer must not."""
-    evidence = (
+    gets the old one: what a Method A server does (it owns the new one on PUBREL)."""
+    return (
         Evidence()
         .sent("c0", connect(f"pp{TOKEN}c001n0")).got("c0", CONNACK)
         .sent("c0", publish(T, b"old", qos=1, retain=True)).got("c0", ack(PUBACK, 1))
@@ -249,10 +253,39 @@ def test_the_old_retained_message_while_the_new_awaits_pubrel_is_method_a() -> N
         .sent("c1", subscribe(1, T, 0)).got("c1", "9003000100")
         .got("c1", publish(T, b"old", retain=True)).event("quiet", seconds=0.03)
     )  # fmt: skip
+
+
+def test_the_old_retained_message_while_the_new_awaits_pubrel_is_method_a() -> None:
+    """The distribution judge alone (Method B) calls it a violation; the explorer must
+    not."""
+    evidence = old_retained_while_the_new_awaits_pubrel()
     verdict = judge_example(evidence.entries, V311, R311)
     assert verdict.failures == ()
     tolerated = [f for f in verdict.findings if "Method A" in f.message]
     assert tolerated and all(f.verdict == "tolerated" for f in tolerated)
+
+
+class _MethodBOnly(Judging):
+    """Mutant: the Method A reading is the evidence as it is (the PUBRECs not held)."""
+
+    def _method_a_keys(self, entries: Sequence[Entry]) -> set[str]:
+        found = distribution_findings(View(entries, self.edition, self.readings))
+        return {key_of(f) for f in found if f.verdict == VIOLATION}
+
+
+@pytest.mark.parametrize("mutant", [None, _MethodBOnly])
+def test_the_method_a_reading_while_the_example_runs(mutant: type[Judging] | None) -> None:
+    """Judged after every entry, as the explorer does, the Method A reading keeps the
+    retained message's case from failing, as the whole-example judging does; the mutant
+    that reads the evidence as it is fails it."""
+    entries = old_retained_while_the_new_awaits_pubrel().entries
+    judging = (mutant or Judging)(V311, R311)
+    failed = []
+    for end in range(1, len(entries) + 1):
+        new = judging.verdict(entries[:end]).failures
+        assert mutant or new == judge_example(entries[:end], V311, R311, final=False).failures
+        failed += new
+    assert bool(failed) is (mutant is not None)
 
 
 # -- coverage -------------------------------------------------------------------------------
