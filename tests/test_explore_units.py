@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
@@ -18,11 +19,12 @@ from pubproof.probe.frames import describe_bytes
 from pubproof.probe.view import View
 from pubproof.testing import replayer
 from pubproof.testing.coverage import Coverage
+from pubproof.testing.explore import candidates, polish
 from pubproof.testing.judging import Judging
-from pubproof.testing.machine import ExplorationFailure, failure_class
+from pubproof.testing.machine import ExplorationFailure, Found, Run, failure_class
 from pubproof.testing.moves import INVALID, Move, MoveKind, Plan, invalid_moves
 from pubproof.testing.reproducer import program, token_of
-from pubproof.testing.verdicts import as_method_a, judge_example, key_of
+from pubproof.testing.verdicts import Failure, Verdict, as_method_a, judge_example, key_of
 from pubproof.testing.world import invalid_packet
 
 V311, V50 = Edition.V311, Edition.V50
@@ -395,3 +397,72 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
     machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=1))
     machine.wait(long=False)
     assert made[-1].seconds == 0.005 and waited() == LONG_WAIT, "a short wait expires none"
+
+
+# -- polish: the shrunk failure made smaller -----------------------------------------------
+
+
+def _resumed(moves: Sequence[Move]) -> bool:
+    """The fake broker's fault: c1 connects keeping its session, disconnects, connects
+    keeping it again (its moves in that order, others' in between)."""
+    want = [(MoveKind.CONNECT, False), (MoveKind.DISCONNECT, True), (MoveKind.CONNECT, False)]
+    for move in moves:
+        if want and move.client == 1 and (move.kind, move.clean) == want[0]:
+            want.pop(0)
+    return not want
+
+
+class _FakeRun:
+    """A run whose replay needs no broker: the moves fail ``MQTT-3.2.2-2`` when
+    :func:`_resumed` says so; it counts its replays."""
+
+    def __init__(self) -> None:
+        self.replays = 0
+        self.failure = Failure(key="MQTT-3.2.2-2", rules=("MQTT-3.2.2-2",), verdict=VIOLATION,
+                               source="link", message="Session Present 0")  # fmt: skip
+
+    def replay(self, moves: Sequence[Move]) -> Any:
+        plan = Plan(V311, 4)
+        try:
+            for move in moves:
+                plan.apply(move)
+        except ValueError:
+            return None
+        self.replays += 1
+        failures = (self.failure,) if _resumed(moves) else ()
+        verdict = Verdict(findings=(), failures=failures, errors=(), broker_alive=True)
+        return SimpleNamespace(steps=list(moves), number=self.replays), [], verdict
+
+
+def test_polish_takes_out_a_clients_moves_together_down_to_the_fault() -> None:
+    """18 moves, 3 of them the fault (the last three of c1's): the other clients' moves
+    and c1's first connection (its CONNECT and DISCONNECT: neither goes alone, the rest
+    would not be a plan) all go, which taking out one move at a time cannot do."""
+    c, d = MoveKind.CONNECT, MoveKind.DISCONNECT
+    moves = [
+        Move(kind=c, client=0), Move(kind=c, client=1), Move(kind=c, client=2),
+        Move(kind=c, client=3), Move(kind=MoveKind.SUBSCRIBE, client=0, topic="a"),
+        Move(kind=MoveKind.PUBLISH, client=2, topic="a", qos=1),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="b"), Move(kind=d, client=1),
+        Move(kind=d, client=0), Move(kind=c, client=1, clean=False), Move(kind=d, client=1),
+        Move(kind=MoveKind.PUBLISH, client=3, topic="a"), Move(kind=c, client=0),
+        Move(kind=MoveKind.PUBLISH, client=2, topic="b", qos=2),
+        Move(kind=c, client=1, clean=False), Move(kind=MoveKind.PUBLISH, client=1, topic="a"),
+        Move(kind=MoveKind.WAIT), Move(kind=d, client=3),
+    ]  # fmt: skip
+    run = _FakeRun()
+    found = Found(failure=run.failure, moves=tuple(moves), entries=(), example=1, seconds=0.0)
+    polished = polish(cast(Run, run), found)
+    assert [(m.kind, m.client, m.clean) for m in polished.moves] == [
+        (c, 1, False), (d, 1, True), (c, 1, False)
+    ]  # fmt: skip
+    assert run.replays < 60, run.replays
+
+
+def test_the_candidates_start_with_the_skipped_moves_and_end_one_at_a_time() -> None:
+    moves = [Move(kind=MoveKind.CONNECT, client=n) for n in range(4)]
+    tried = list(candidates(moves, {2}))
+    assert tried[0] == (moves[0], moves[1], moves[3])
+    singles = [t for t in tried if len(t) == 3]
+    assert tried[-4:] == [tuple(m for m in moves if m is not gone) for gone in moves[::-1]]
+    assert len(singles) >= 4
