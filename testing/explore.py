@@ -97,6 +97,9 @@ def explore(
                 progress(f"batch {number}: {type(trouble).__name__}: {str(trouble)[:300]}")
         new = [key for key in run.found if key not in before]
         run.known.update(new)
+        run.spent_invalid.update(
+            m.what for key in new for m in run.found[key].moves if m.kind is MoveKind.INVALID
+        )
         for key in new:
             run.found[key] = polish(run, run.found[key])
         if progress is not None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,6 +45,7 @@ from pubproof.probe.evidence import Entry
 from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
+    MOST_DUPLICATES,
     STRAY_KINDS,
     TOPICS,
     Move,
@@ -139,6 +140,10 @@ class Run:
     judged: int = 0  # judgements made
     judging: float = 0.0  # seconds the judges took
     known: set[str] = field(default_factory=set)  # failure keys already reported
+    #: the invalid moves of the examples whose failures were reported: the next batches
+    #: draw the others first (another example's invalid move of the same name would
+    #: most likely fail the same known rule again)
+    spent_invalid: set[str] = field(default_factory=set)
     found: dict[str, Found] = field(default_factory=dict)  # the smallest example per key
     first_failure: float | None = None  # seconds into the run
     shrinking_since: float | None = None  # a failure was raised in this batch
@@ -276,12 +281,19 @@ def _is_final() -> bool:
         return False
 
 
+def unspent_invalid(edition: Edition, spent: Set[str]) -> tuple[str, ...]:
+    """The invalid moves a batch draws from: those not ``spent`` yet (fixed for the batch:
+    its shrinking replays the same draws), or all of them once every one is spent."""
+    every = invalid_moves(edition)
+    return tuple(n for n in every if n not in spent) or every
+
+
 def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
     """The state machine of ``run``'s examples."""
     edition = run.edition
     v50 = edition is Edition.V50
     flag = st.booleans() if v50 else st.just(False)
-    invalid_names = invalid_moves(edition)
+    invalid_names = unspent_invalid(edition, run.spent_invalid)
     #: a CONNECT's options: a clean session or not; 5.0: a Session Expiry Interval, Topic
     #: Aliases, a small Receive Maximum of the client's own
     connecting = st.fixed_dictionaries({
@@ -379,10 +391,16 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self, data: st.DataObject, topic: str, qos: int, retain: bool, expiry: int,
             properties: bool,
         ) -> None:  # fmt: skip
-            self.make(
-                data, MoveKind.PUBLISH, topic=topic, qos=qos, retain=retain, expiry=expiry,
-                properties=properties,
-            )  # fmt: skip
+            who = data.draw(st.sampled_from(self.plan.able(MoveKind.PUBLISH)), label="client")
+            duplicates = 0
+            if qos and not v50 and self.plan.states[who].withholding:
+                # 3.x: a publisher that holds back its answers may send its copies with
+                # DUP 1 at once (5.0 re-sends only on a new connection [MQTT-4.4.0-1])
+                duplicates = data.draw(st.sampled_from((0, MOST_DUPLICATES)), label="dups")
+            self.move(Move(
+                kind=MoveKind.PUBLISH, client=who, topic=topic, qos=qos, retain=retain,
+                expiry=expiry, properties=properties, duplicates=duplicates,
+            ))  # fmt: skip
 
         @precondition(lambda self: self.can(MoveKind.RESEND))
         @rule(data=st.data())
@@ -438,7 +456,7 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             names = [
                 n for n in invalid_names
                 if n != "over-receive-maximum" or self.plan.receive_maximum <= MOST_IN_FLIGHT
-            ]  # fmt: skip
+            ] or [n for n in invalid_moves(edition) if n != "over-receive-maximum"]  # fmt: skip
             what = data.draw(st.sampled_from(names), label="invalid")
             self.move(Move(kind=MoveKind.INVALID, client=who, what=what))
 

@@ -21,7 +21,7 @@ from pubproof.testing import replayer
 from pubproof.testing.coverage import Coverage
 from pubproof.testing.explore import candidates, polish
 from pubproof.testing.judging import Judging
-from pubproof.testing.machine import ExplorationFailure, Found, Run, failure_class
+from pubproof.testing.machine import ExplorationFailure, Found, Run, failure_class, unspent_invalid
 from pubproof.testing.moves import INVALID, Move, MoveKind, Plan, invalid_moves
 from pubproof.testing.reproducer import program, token_of
 from pubproof.testing.verdicts import Failure, Verdict, as_method_a, judge_example, key_of
@@ -466,3 +466,28 @@ def test_the_candidates_start_with_the_skipped_moves_and_end_one_at_a_time() -> 
     singles = [t for t in tried if len(t) == 3]
     assert tried[-4:] == [tuple(m for m in moves if m is not gone) for gone in moves[::-1]]
     assert len(singles) >= 4
+
+
+def test_a_publish_with_duplicates_is_a_withholding_publishers_at_qos_1_or_2() -> None:
+    """The duplicates sent at once (the matrix's ``qos2.duplicates-before-pubrel``, as a
+    move): only of a PUBLISH at QoS 1 or 2, by a client that holds back its answers."""
+    burst = Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2, duplicates=3)
+    assert burst.describe() == "c0 publish a QoS 2 and 3 duplicates at once"
+    assert Move.from_json(burst.to_json()) == burst
+    for wrong in ({"qos": 0, "duplicates": 3}, {"qos": 2, "duplicates": 4}):
+        with pytest.raises(ValueError, match="duplicates"):
+            Move(kind=MoveKind.PUBLISH, topic="a", **wrong)
+    plan = Plan(V311, 1)
+    plan.apply(Move(kind=MoveKind.CONNECT))
+    with pytest.raises(ValueError, match="answers at once"):
+        plan.apply(burst)
+    plan.apply(Move(kind=MoveKind.WITHHOLD))
+    plan.apply(burst)
+    assert plan.states[0].unacknowledged == 1
+
+
+def test_a_batch_draws_the_invalid_moves_not_spent_yet() -> None:
+    every = invalid_moves(V311)
+    assert unspent_invalid(V311, set()) == every
+    assert unspent_invalid(V311, {every[0]}) == every[1:]
+    assert unspent_invalid(V311, set(every)) == every
