@@ -147,7 +147,7 @@ def polish(run: Run, found: Found, seconds: float = POLISH_SECONDS) -> Found:
             if again is None:
                 continue  # not a plan
             world, entries, verdict = again
-            failure = next((f for f in verdict.failures if f.key == found.failure.key), None)
+            failure = next((f for f in verdict.failures if f.id == found.failure.id), None)
             if failure is not None:
                 best = Found(failure=failure, moves=tuple(world.steps), entries=tuple(entries),
                              example=world.number, seconds=found.seconds,
@@ -202,7 +202,7 @@ def reproducers(
             found, edition=edition, readings=readings, target=target,
             implementation=implementation,
         )  # fmt: skip
-        name = f"{slug(implementation)}-{edition.value}-{reproducer.slug(found.failure.key)}"
+        name = f"{slug(implementation)}-{edition.value}-{reproducer.slug(found.failure.id)}"
         written.append(reproducer.write(data, out / name))
     return written
 
@@ -214,7 +214,7 @@ def client_reproducers(outcome: Outcome, out: Path, *, edition: Edition,
     for found in outcome.found:
         data = reproducer.client_data_of(found, edition=edition, readings=readings,
                                          driver=driver)  # fmt: skip
-        name = f"{slug(driver)}-{edition.value}-{reproducer.slug(found.failure.key)}"
+        name = f"{slug(driver)}-{edition.value}-{reproducer.slug(found.failure.id)}"
         written.append(reproducer.write(data, out / name))
     return written
 
@@ -240,7 +240,7 @@ def to_json(outcome: Outcome, *, target: str, edition: Edition, readings: Mappin
             {**f.failure.to_json(), "moves": [m.to_json() for m in f.moves],
              "shrunk": f.final, "found_after_seconds": round(f.seconds, 3),
              "reproducer": next((v for k, v in folders.items()
-                                 if k.endswith(reproducer.slug(f.failure.key))), None)}
+                                 if k.endswith(reproducer.slug(f.failure.id))), None)}
             for f in outcome.found
         ],
         "errors": list(outcome.errors),
@@ -261,7 +261,7 @@ def to_text(outcome: Outcome, *, target: str, edition: Edition,
         lines.append("no failure found")
     folders: list[Path | None] = [*written, *([None] * (len(outcome.found) - len(written)))]
     for found, folder in zip(outcome.found, folders, strict=True):
-        lines.append(f"FAIL {found.failure.key} ({len(found.moves)} moves, found after "
+        lines.append(f"FAIL {found.failure.id} ({len(found.moves)} moves, found after "
                      f"{found.seconds:.1f} s): {found.failure.message}")  # fmt: skip
         lines += [f"    {n + 1}. {m.describe()}" for n, m in enumerate(found.moves)]
         if folder is not None:

@@ -139,12 +139,12 @@ class Run:
     packets: int = 0
     judged: int = 0  # judgements made
     judging: float = 0.0  # seconds the judges took
-    known: set[str] = field(default_factory=set)  # failure keys already reported
+    known: set[str] = field(default_factory=set)  # failure ids already reported (Failure.id)
     #: the invalid moves of the examples whose failures were reported: the next batches
     #: draw the others first (another example's invalid move of the same name would
     #: most likely fail the same known rule again)
     spent_invalid: set[str] = field(default_factory=set)
-    found: dict[str, Found] = field(default_factory=dict)  # the smallest example per key
+    found: dict[str, Found] = field(default_factory=dict)  # the smallest example per id
     first_failure: float | None = None  # seconds into the run
     shrinking_since: float | None = None  # a failure was raised in this batch
     errors: list[str] = field(default_factory=list)
@@ -231,9 +231,9 @@ class Run:
         if self.shrinking_since is None:
             self.shrinking_since = time.monotonic()
         final = _is_final()
-        kept = self.found.get(failure.key)
+        kept = self.found.get(failure.id)
         if kept is None or final or (len(world.steps) <= len(kept.moves) and not kept.final):
-            self.found[failure.key] = Found(
+            self.found[failure.id] = Found(
                 failure=failure, moves=tuple(world.steps), entries=tuple(entries),
                 example=world.number, seconds=now, final=final,
             )  # fmt: skip
@@ -478,6 +478,6 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.world.end()
             if self.failure is not None:
                 failure = self.failure
-                raise failure_class(failure.key)(f"{failure.key}: {failure.message}")
+                raise failure_class(failure.id)(f"{failure.id}: {failure.message}")
 
     return Explore

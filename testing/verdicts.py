@@ -77,17 +77,31 @@ class Failure:
     verdict: str  # violation, or missing (the broker alive)
     source: str
     message: str
+    #: the rules the probe's deliberate fault broke, that the broker's answer to it is
+    #: judged by (an invalid move's: a topic name with a wildcard, a packet identifier 0)
+    provoked: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key or self.verdict not in (VIOLATION, MISSING):
             raise ValueError(f"a failure has a key and is a violation or missing: {self!r}")
 
+    @property
+    def id(self) -> str:
+        """What tells this failure apart from others of the same key: the key and the
+        rules of the fault it answered (the broker that keeps the connection open after a
+        topic name with a wildcard and after packet identifier 0 fails MQTT-4.8.0-1 twice,
+        two faults the exploration reports each)."""
+        return f"{self.key} after {' '.join(self.provoked)}" if self.provoked else self.key
+
     def to_json(self) -> dict[str, object]:
         """The failure as JSON."""
-        return {
+        out: dict[str, object] = {
             "key": self.key, "rules": list(self.rules), "verdict": self.verdict,
             "source": self.source, "message": self.message,
         }  # fmt: skip
+        if self.provoked:
+            out["provoked"] = list(self.provoked)
+        return out
 
 
 def key_of(finding: Finding) -> str:
@@ -110,10 +124,10 @@ class Verdict:
         return tuple(dict.fromkeys(f.key for f in self.failures))
 
     def first(self, skip: Sequence[str] = ()) -> Failure | None:
-        """The first failure whose key is not in ``skip``, one that names a rule before
-        one that does not (a wait that ran out is the probe's word for an answer the link
-        judge names the rule of)."""
-        left = [f for f in self.failures if f.key not in skip]
+        """The first failure whose :attr:`~Failure.id` is not in ``skip``, one that names a
+        rule before one that does not (a wait that ran out is the probe's word for an
+        answer the link judge names the rule of)."""
+        left = [f for f in self.failures if f.id not in skip]
         return next((f for f in left if f.rules), left[0] if left else None)
 
 
@@ -204,7 +218,7 @@ def concluded(
         ]  # fmt: skip
     failures = [
         Failure(key=key_of(f), rules=f.rules, verdict=f.verdict, source=f.source,
-                message=f.message)
+                message=f.message, provoked=f.provoked)
         for f in found
         if f.verdict == VIOLATION or (final and alive and f.verdict == MISSING)
     ]  # fmt: skip

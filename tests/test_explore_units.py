@@ -491,3 +491,20 @@ def test_a_batch_draws_the_invalid_moves_not_spent_yet() -> None:
     assert unspent_invalid(V311, set()) == every
     assert unspent_invalid(V311, {every[0]}) == every[1:]
     assert unspent_invalid(V311, set(every)) == every
+
+
+def test_failures_of_one_key_after_different_faults_are_told_apart() -> None:
+    """Keeping the connection open after a topic name with a wildcard and after packet
+    identifier 0 both fail MQTT-4.8.0-1: the exploration reports each (its id names the
+    fault), so a known one does not hide the other."""
+
+    def kept_open(*provoked: str) -> Failure:
+        return Failure(key="MQTT-4.8.0-1", rules=("MQTT-4.8.0-1",), verdict=VIOLATION,
+                       source="close", message="kept open", provoked=provoked)  # fmt: skip
+
+    wildcard, zero, plain = kept_open("MQTT-3.3.2-2"), kept_open("MQTT-2.3.1-1"), kept_open()
+    assert wildcard.id == "MQTT-4.8.0-1 after MQTT-3.3.2-2" and plain.id == "MQTT-4.8.0-1"
+    assert wildcard.to_json()["provoked"] == ["MQTT-3.3.2-2"] and "provoked" not in plain.to_json()
+    verdict = Verdict(findings=(), failures=(zero, wildcard), errors=(), broker_alive=True)
+    assert verdict.first(skip=(zero.id,)) == wildcard
+    assert verdict.keys == ("MQTT-4.8.0-1",)  # what a replay asks still fails
