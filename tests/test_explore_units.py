@@ -282,7 +282,7 @@ def test_the_method_a_reading_while_the_example_runs(mutant: type[Judging] | Non
     that reads the evidence as it is fails it."""
     entries = old_retained_while_the_new_awaits_pubrel().entries
     judging = (mutant or Judging)(V311, R311)
-    failed = []
+    failed: list[Failure] = []
     for end in range(1, len(entries) + 1):
         new = judging.verdict(entries[:end]).failures
         assert mutant or new == judge_example(entries[:end], V311, R311, final=False).failures
@@ -474,9 +474,9 @@ def test_a_publish_with_duplicates_is_a_withholding_publishers_at_qos_1_or_2() -
     burst = Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2, duplicates=3)
     assert burst.describe() == "c0 publish a QoS 2 and 3 duplicates at once"
     assert Move.from_json(burst.to_json()) == burst
-    for wrong in ({"qos": 0, "duplicates": 3}, {"qos": 2, "duplicates": 4}):
+    for qos, duplicates in ((0, 3), (2, 4)):
         with pytest.raises(ValueError, match="duplicates"):
-            Move(kind=MoveKind.PUBLISH, topic="a", **wrong)
+            Move(kind=MoveKind.PUBLISH, topic="a", qos=qos, duplicates=duplicates)
     plan = Plan(V311, 1)
     plan.apply(Move(kind=MoveKind.CONNECT))
     with pytest.raises(ValueError, match="answers at once"):
