@@ -15,11 +15,12 @@ After every move the judges read the evidence (violations only: an answer may st
 its way), each fed only what the move added (:mod:`.judging`); at the end of the example
 (``teardown``), after a quiet window, they read the whole of it once more, missing answers
 included. A failure raises an exception of a class of its own
-per rule (:func:`failure_class`): Hypothesis tells failures apart by their exception's
-class, so its shrinker keeps a failure's rule while it removes and simplifies steps. That
-is the custom check: the teardown compares the failure's rule with those the run has
-already reported (:attr:`Exploration.known`), which it skips, so that each batch of
-examples looks for a fault not yet found.
+per rule (:func:`failure_class`; per rule and the fault it answered, for a failure after
+an invalid move: :attr:`~.verdicts.Failure.id`): Hypothesis tells failures apart by their
+exception's class, so its shrinker keeps a failure's rule while it removes and simplifies
+steps. That is the custom check: the check after each move skips the failures the run
+has already reported (:attr:`Exploration.known`), so that each batch of examples looks
+for a fault not yet found, and draws first the invalid moves of none of them.
 
 The run's budget (seconds or moves) ends generation: an example started past it makes no
 move (one rule, ``wait``, is always enabled, so Hypothesis never runs out of moves); the
