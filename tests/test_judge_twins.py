@@ -348,7 +348,7 @@ def _pubrel_answers_0(pubrel: Any) -> Any:
 #: so not here: a PUBREL's Reason Code not read, in either inlined copy of ``_code`` that
 #: reads it (the 5.0 receiver table's PUBREL_OK and PUBREL_NOT_FOUND rows differ in their
 #: notes only, which no finding shows). The inlined ``_move_rx`` that the judged receiver's
-#: PUBLISH and PUBREL share (``_receives``) is killed by a PUBLISH: every PUBREL entry of
+#: PUBLISH and PUBREL share (``_answers_owed``) is killed by a PUBLISH: every PUBREL entry of
 #: Method B ends at FREE.)
 FAST_MUTANTS: dict[str, tuple[Callable[[], Any], str]] = {
     "the quota is never taken": (_table(fast_link50, "_TX_PUBLISH", lambda tx: {

@@ -18,7 +18,8 @@ docstring says what each of those judges; this one says only how it is made fast
   alias map between them), and an acknowledgement or PUBREL goes to the per-kind methods
   without the dispatch of :meth:`peer_sent` and :meth:`judged_sent`;
 - the helpers run once per packet are inlined (``_code``, ``topic_alias``, ``_move_rx``,
-  ``_pay``, ``_answer``), each copy marked with the helper's name.
+  ``_pay``, ``_answer``), each copy marked with the helper's name; a received PUBLISH and
+  PUBREL share one copy (:meth:`LinkJudge50._answers_owed`).
 """
 
 from __future__ import annotations
@@ -349,9 +350,9 @@ class LinkJudge50(LinkJudge):
             return  # the judged end's own judgement of its peer: not this judge's
         if qos == 2:
             self.refusable[packet_id] = state
-        self._receives(received, packet_id, index, resolved)
+        self._answers_owed(received, packet_id, index, resolved)
 
-    def _receives(
+    def _answers_owed(
         self, entry: ReceiverEntry50, packet_id: int, index: int, fields: Mapping[str, Any]
     ) -> None:
         """The judged end received a PUBLISH or PUBREL (``fields``) that its receiver's
@@ -415,7 +416,7 @@ class LinkJudge50(LinkJudge):
         # is_error (interpreted, and replaced by a mutation test) is not called for it
         entry = _RX_PUBREL[code != 0 and is_error(code)][self.judged_rx.get(packet_id, R_FREE)]
         assert entry is not None and entry.defined
-        self._receives(entry, packet_id, index, fields)
+        self._answers_owed(entry, packet_id, index, fields)
 
     def peer_acks(self, kind: str, fields: dict[str, Any], index: int) -> None:
         """The peer sent a PUBACK, PUBREC or PUBCOMP (:meth:`peer_sent`, its dispatch
