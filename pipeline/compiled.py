@@ -82,6 +82,7 @@ COMPILED = (
     "pubproof.pipeline.fast.layout",
     "pubproof.pipeline.fast.ends",
     "pubproof.pipeline.fast.link",
+    "pubproof.pipeline.fast.link50_tables",
     "pubproof.pipeline.fast.link50",
     "pubproof.pipeline.fast.aliases",
     # the cross-connection stage's twin of the distribution judge: a table look-up per event
