@@ -76,6 +76,7 @@ from pubproof.judge.distribution_records import (
     MessageRecord,
     Report,
 )
+from pubproof.judge.distribution_session import expect, judge_session_present
 from pubproof.judge.distribution_verdicts import (
     judge_deliveries,
     judge_missing,
@@ -161,6 +162,10 @@ class DistributionJudge:
         self.withheld: dict[tuple[Edition, str, int], tuple[str, ...]] = {}
         self.sent: dict[tuple[Edition, str], list[Copy]] = {}
         self.changes: list[Change] = []
+        #: the sessions the model ended at their expiry, no CONNECT since: (edition, client)
+        self.lapsed: set[tuple[Edition, str]] = set()
+        #: each link's latest CONNECT
+        self.connects: dict[str, Event] = {}
         self.now = 0.0
         self.fed = 0  # events fed so far
 
@@ -179,7 +184,9 @@ class DistributionJudge:
         for edition, model in self.models.items():
             moved = round(self.now * 1000) - model.now
             if moved > 0:
-                for copy in model.advance(moved).expired:
+                clock = model.advance(moved)
+                self.lapsed.update((edition, client_id) for client_id in clock.ended)
+                for copy in clock.expired:
                     record = self.messages.get((edition, copy.message.seq))
                     if record is not None:
                         record.expired.add(copy.client_id)
@@ -210,6 +217,7 @@ class DistributionJudge:
 
     def _connect(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
+        self.connects[link.conn] = event
         link.client_id = str(packet.get("client_id", ""))
         level = packet.get("level")
         link.edition = {3: Edition.V31, 4: Edition.V311, 5: V50}.get(int(level or 4))
@@ -240,6 +248,8 @@ class DistributionJudge:
         if code != 0 or link.client_id is None or link.edition is None or link.connected:
             return
         model = self._model(link.edition)
+        key = (link.edition, link.client_id)
+        expectation = expect(model, link.client_id, clean=link.clean, lapsed=key in self.lapsed)
         try:
             resumed = model.connect(
                 link.client_id, clean=link.clean,
@@ -247,6 +257,14 @@ class DistributionJudge:
             )  # fmt: skip
         except DistributionError:
             return
+        self.lapsed.discard(key)
+        connect = self.connects.get(link.conn)
+        if expectation is not None and not self.capture:
+            judge_session_present(
+                self.report, expectation, resumed.session_present,
+                bool(packet.get("session_present")),
+                (event,) if connect is None else (connect, event), complete=self.complete,
+            )  # fmt: skip
         for copy in (*resumed.owed, *resumed.optional):
             self.owed_at[link.edition, copy.copy_id] = event
         link.connected = True
