@@ -33,7 +33,11 @@ judged:
   Shared Subscription's message went to one member [MQTT-4.8.2-3]; a copy the model still
   owes a connected session is ``missing``;
 - per session, the order of the copies sent [MQTT-4.6.0-6] (:func:`pubproof.model.ordering.
-  ordering_problems`).
+  ordering_problems`);
+- per CONNACK that accepts a CONNECT, its Session Present against the session the server
+  can hold (:mod:`.distribution_session`: 3.1.1 [MQTT-3.2.2-1] [MQTT-3.2.2-2]
+  [MQTT-3.2.2-3], 5.0 [MQTT-3.2.2-2] [MQTT-3.2.2-3]), a clean CONNECT's on every link but a
+  capture's, the rest only where the judge sees every link from the start.
 
 What the links cannot show is never a finding. A subscription (SUBSCRIBE to SUBACK) or a
 connection (CONNECT to CONNACK) that changed while a message was in flight (received, not
