@@ -36,13 +36,13 @@ def _last_connect(server: Server, flip: bool) -> Server:
     return copy
 
 
-def _judged(server: Server, rule: str, owed: bool, **options: bool) -> None:
+def _judged(server: Server, rule: str, owed: bool, *, complete: bool = True) -> None:
     """The server as scripted owes Session Present ``owed`` and passes; flipped, it breaks
     ``rule``: one finding, of the server, with the CONNECT and the CONNACK as evidence."""
     assert server.events[-1].packet is not None
     assert server.events[-1].packet["session_present"] is owed
-    assert bad(judge_events(server.events, **options)) == []
-    found = bad(judge_events(_last_connect(server, True).events, **options))
+    assert bad(judge_events(server.events, complete=complete)) == []
+    found = bad(judge_events(_last_connect(server, True).events, complete=complete))
     assert rules(found) == {(VIOLATION, rule)}, found
     (finding,) = found
     assert finding.role == "server" and finding.source == Source.DISTRIBUTION
