@@ -17,6 +17,7 @@ import pytest
 from support.distribution_server import V50, V311, Server, bad, rules
 
 from pubproof.judge.distribution import DistributionJudge, judge_events
+from pubproof.judge.distribution_events import C2S, Event
 from pubproof.judge.distribution_session import EXPIRY_MARGIN_MS
 from pubproof.judge.findings import VIOLATION, Finding, Source
 
@@ -191,3 +192,23 @@ def test_without_every_link_only_a_clean_connect_is_judged() -> None:
         judge = DistributionJudge(complete=False, capture=True)
         found: list[Finding] = judge.feed_all(_last_connect(clean, True).events)
         assert bad(found) == []
+
+
+def test_5_0_a_disconnect_that_ends_the_session() -> None:
+    """5.0 [MQTT-3.2.2-3]: a DISCONNECT with Session Expiry Interval 0 ends a session the
+    CONNECT asked to keep for 60 s, so the next Clean Start 0 finds none; with 60 it is
+    kept, and Session Present 1 is owed."""
+
+    def run(given: int, sent: bool) -> list[Finding]:
+        server = Server(level=V50)
+        server.connect("a", "d", clean=False, expiry=60)
+        server.t += 0.01
+        disconnect = {"type": "DISCONNECT", "properties": {"session_expiry_interval": given}}
+        server.events.append(Event(t=server.t, conn="a", direction=C2S, packet=disconnect))
+        server.close("a")
+        server.connect("b", "d", clean=False, session_present=sent)
+        return bad(judge_events(server.events))
+
+    assert run(0, False) == [] and run(60, True) == []
+    assert rules(run(0, True)) == {(VIOLATION, STATE_50)}
+    assert rules(run(60, False)) == {(VIOLATION, STATE_50)}
