@@ -119,6 +119,10 @@ def judge_session_present(
         rule, why = none_rule, "no session the server can hold (never made, or ended)"
     if sent == owed:
         return
+    if edition is V311 and owed:
+        # the link judge names this one on the link itself (judge.cited.SESSION_LOST: the
+        # same [MQTT-3.2.2-2]); a second finding of the same fault would only repeat it
+        return
     report.found(
         VIOLATION,
         rule,
