@@ -363,6 +363,73 @@ def test_searching_a_rule_id_finds_its_clause_rule_theorems_and_tests(site_url: 
             browser.close()  # type: ignore[attr-defined]
 
 
+def _search(page: object, site_url: str, query: str) -> None:
+    page.goto(f"{site_url}/index.html")  # type: ignore[attr-defined]
+    page.wait_for_load_state("load")  # type: ignore[attr-defined]
+    box = page.locator("input[name=q]").first  # type: ignore[attr-defined]
+    box.fill(query)
+    box.press("Enter")
+    page.wait_for_load_state("load")  # type: ignore[attr-defined]
+    page.wait_for_selector("#pp-rule-results h2")  # type: ignore[attr-defined]
+
+
+def test_the_implementers_loop_from_a_rule_id_to_the_matrix_and_back(site_url: str) -> None:
+    """A rule id's search lists the matrix rows and evidence pages that judge it; the matrix
+    row names the rule, linked to its statement; the evidence page leads back to the site
+    and links the id to its statement. A project id is found too; an id that is no rule
+    is said to be none, and Sphinx's hits on its numbers are not shown."""
+    shots = built_site() / "_screenshots"
+    shots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+            _search(page, site_url, "MQTT-3.3.1-4")
+            kinds = page.eval_on_selector_all(
+                "#pp-rule-results li", "els => els.map(e => e.dataset.kind)"
+            )
+            assert {"matrix", "evidence"} <= set(kinds), kinds
+            page.locator("#pp-rule-results li[data-kind=matrix] a").first.click()
+            page.wait_for_load_state("load")
+            assert "/_generated/matrix.html#matrix-" in page.url
+            row = page.locator("tr:target")
+            assert row.count() == 1
+            rules = row.locator(".pp-check-rules a", has_text="MQTT-3.3.1-4")
+            assert rules.count() == 1
+            page.screenshot(path=str(shots / "matrix-from-search.png"))
+            rules.click()
+            page.wait_for_load_state("load")
+            assert "/traceability.html#S_MQTT_3_3_1_4" in page.url, page.url
+
+            _search(page, site_url, "MQTT-3.3.1-4")
+            page.locator("#pp-rule-results li[data-kind=evidence] a").first.click()
+            page.wait_for_load_state("load")
+            assert "/_static/matrix/" in page.url
+            nav = page.locator("nav.site a")
+            assert nav.count() >= 2
+            cited = page.locator("a.rule", has_text="MQTT-3.3.1-4").first
+            cited.click()
+            page.wait_for_load_state("load")
+            assert "/_generated/traceability.html#S" in page.url, page.url
+            page.go_back()
+            page.wait_for_load_state("load")
+            page.locator("nav.site a", has_text="conformance matrix").click()
+            page.wait_for_load_state("load")
+            assert page.url.endswith("/_generated/matrix.html")
+
+            _search(page, site_url, "PP31-3.3-topic-empty")
+            hits = page.locator("#pp-rule-results li").all_inner_texts()
+            assert any(h.startswith("statement: PP31-3.3-topic-empty") for h in hits), hits
+
+            _search(page, site_url, "MQTT-9.9.9-9")
+            assert page.locator("#pp-rule-results h2").inner_text() == "No such rule: MQTT-9.9.9-9"
+            assert page.locator("#pp-rule-results li").count() == 0
+            page.wait_for_timeout(300)  # Sphinx's own search has had its time to list pages
+            assert not page.locator("#search-results").is_visible()
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
 #: each reader's path from the landing page, and pages it must lead to
 PATHS = {
     "Learn the QoS flows": (

@@ -463,6 +463,41 @@ def test_the_rule_id_search_table_names_clause_statement_rules_theorems_and_test
     assert "5.0:MQTT-3.3.1-4" not in table or table["5.0:MQTT-3.3.1-4"]
 
 
+def test_the_matrix_and_its_evidence_pages_link_each_rule_they_judge_to_its_statement() -> None:
+    """Every matrix row names the rules its check judges; every evidence page leads back to
+    the site and links each rule id the site has a statement for to that statement; the
+    search table lists for such an id the matrix rows and evidence pages that cite it."""
+    site = built_site()
+    js = (site / "_static" / "pp-ruleids.js").read_text("utf-8")
+    table = json.loads(js.removeprefix("window.PP_RULE_IDS = ").rstrip().rstrip(";"))
+    results = json.loads((ROOT / "docs" / "matrix" / "results.json").read_text("utf-8"))
+    matrix = (site / "_generated" / "matrix.html").read_text("utf-8")
+    rows = dict(re.findall(r'<tr id="(matrix-[^"]+)"><td>(.*?)</td>', matrix))
+    for row in results["results"]:
+        anchor = "matrix-{}-{}".format(
+            row["kind"], re.sub(r"[^a-z0-9]+", "-", row["check"].lower()).strip("-")
+        )
+        for rule in {*row["rules"], *row["rule_verdicts"]}:
+            assert f"<code>{rule}</code>" in rows[anchor], (anchor, rule)
+            key = f"5.0:{rule}" if row["edition"] == "5.0" else rule
+            page = f"{row['implementation']}-{row['edition']}.html#{row['check']}"
+            assert any(h[0] == "evidence" and h[2] == f"_static/matrix/{page}" for h in table[key])
+            assert any(h[0] == "matrix" and h[2].endswith(f"#{anchor}") for h in table[key])
+    pages = sorted((site / "_static" / "matrix").glob("*.html"))
+    assert len(pages) >= 20
+    for path in pages:
+        html = path.read_text("utf-8")
+        assert '<nav class="site"><a href="../../index.html">' in html, path.name
+        edition = path.stem.rsplit("-", 1)[1]
+        cited = re.findall(r'(<a class="rule" href="([^"]*)">)?<code[^>]*>([A-Z][\w.-]+)', html)
+        assert cited, path.name
+        for link, href, rule in cited:
+            key = f"5.0:{rule}" if edition == "5.0" else rule
+            statements = [h[2] for h in table.get(key, []) if h[0] == "statement"]
+            if statements:
+                assert link and href == f"../../{statements[0]}", (path.name, rule, href)
+
+
 def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
     """The theorem pages name ``Var(i)`` after the relation's ``i``-th argument: Z3's own
     answer on a two-argument relation whose second argument is fixed at 5 says so."""

@@ -64,35 +64,60 @@
   }
 
   /* --- search by rule id: Sphinx's index splits "MQTT-3.3.1-4" into numbers; the site's
-     own table (pp-ruleids.js, written at build time) maps each id to its clause,
-     statement, rules, theorems and tests, and the search page shows those first. */
-  var RULE_ID = /(?:MQTT-)?(\d+(?:\.\d+)+-\d+)/i;
+     own table (pp-ruleids.js, written at build time) maps each id, the standard's
+     (MQTT-3.3.1-4) and the project's (PP31-3.3-topic-empty), to its clause, statement,
+     rules, theorems and tests and the matrix rows and evidence pages that cite it; the
+     search page shows those first. An id the table lacks is no rule: the page says so
+     and hides Sphinx's hits on its numbers. */
+  var RULE_ID = /(?:MQTT-)?(\d+(?:\.\d+)+-\d+)|\b(PP\d*-[A-Za-z0-9][A-Za-z0-9.\-]*)/i;
 
   function ruleResults() {
     if (!document.getElementById("search-results")) { return; }
     var query = new URLSearchParams(window.location.search).get("q") || "";
-    var match = RULE_ID.exec(query);
+    var match = RULE_ID.exec(query.trim());
     if (!match) { return; }
+    var id = match[1] ? "MQTT-" + match[1] : match[2];
     var root = document.documentElement.getAttribute("data-content_root") || "./";
     var script = document.createElement("script");
     script.src = root + "_static/pp-ruleids.js";
-    script.onload = function () { showRule(match[1], root); };
+    script.onload = function () { showRule(id, root); };
     document.head.appendChild(script);
   }
 
-  function showRule(number, root) {
+  function showRule(id, root) {
     var table = window.PP_RULE_IDS || {};
-    var keys = ["MQTT-" + number, "5.0:MQTT-" + number];
-    var found = keys.filter(function (k) { return table[k]; });
+    var byLower = {};
+    Object.keys(table).forEach(function (k) { byLower[k.toLowerCase()] = k; });
+    var found = [id, "5.0:" + id].map(function (k) { return byLower[k.toLowerCase()]; })
+      .filter(function (k) { return k; });
     var section = document.createElement("section");
     section.id = "pp-rule-results";
     var title = document.createElement("h2");
-    title.textContent = found.length ? "Rule id MQTT-" + number : "No rule id MQTT-" + number + " on this site";
+    var results = document.getElementById("search-results");
+    if (found.length) {
+      title.textContent = "Rule id " + found[0].replace(/^5\.0:/, "");
+    } else {
+      title.textContent = "No such rule: " + id;
+      var why = document.createElement("p");
+      why.className = "pp-no-rule";
+      why.textContent = id + " is not a rule id of MQTT 3.1, 3.1.1 or 5.0 nor one of the " +
+        "project's (PP31-, PP311-, PP50-) on this site. ";
+      var glossary = document.createElement("a");
+      glossary.href = root + "glossary.html";
+      glossary.textContent = "The glossary explains the id schemes.";
+      why.appendChild(glossary);
+      section.appendChild(title);
+      section.appendChild(why);
+      results.classList.add("pp-hidden");
+      results.parentNode.insertBefore(section, results);
+      return;
+    }
     section.appendChild(title);
     found.forEach(function (key) {
       var list = document.createElement("ul");
       table[key].forEach(function (hit) {
         var item = document.createElement("li");
+        item.setAttribute("data-kind", hit[0]);
         var kind = document.createElement("span");
         kind.className = "pp-hit-kind";
         kind.textContent = hit[0] + ": ";
@@ -110,7 +135,6 @@
       }
       section.appendChild(list);
     });
-    var results = document.getElementById("search-results");
     results.parentNode.insertBefore(section, results);
   }
 
