@@ -430,6 +430,82 @@ def test_the_implementers_loop_from_a_rule_id_to_the_matrix_and_back(site_url: s
             browser.close()  # type: ignore[attr-defined]
 
 
+def test_the_catalog_shows_its_ids_and_filters_by_edition_language_clause_and_kind(
+    site_url: str,
+) -> None:
+    """Every entry of the ambiguity catalog shows its id; choosing a kind, then a language,
+    shows exactly the entries (and summary rows) the model's catalog has with both."""
+    from pubproof.model.ambiguities import AMBIGUITIES, Kind
+
+    entries = list(AMBIGUITIES)
+    shots = built_site() / "_screenshots"
+    shots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/_generated/ambiguity-catalog.html")
+            page.wait_for_load_state("load")
+            ids = page.eval_on_selector_all(
+                "p.pp-entry a.pp-entry-id",
+                "els => els.filter(e => e.offsetParent).map(e => e.innerText)",
+            )
+            assert ids == [e.id for e in entries]
+            assert page.locator("#pp-catalog-filter select").count() == 4
+            for facet in ("edition", "lang", "clause", "kind"):
+                assert (
+                    page.locator(f"#pp-catalog-filter select[data-facet={facet}] option").count()
+                    > 2
+                )
+
+            def shown() -> list[str]:
+                return page.eval_on_selector_all(  # type: ignore[no-any-return]
+                    "p.pp-entry", "els => els.filter(e => e.offsetParent).map(e => e.innerText)"
+                )
+
+            def rows() -> int:
+                return page.eval_on_selector_all(  # type: ignore[no-any-return]
+                    "table tr",
+                    "rs => rs.filter(r => r.offsetParent && r.querySelector("
+                    "'a[href^=\"#ambiguity-\"]')).length",
+                )
+
+            page.select_option("select[data-facet=kind]", "mistranslation")
+            wanted = [e.id for e in entries if Kind.MISTRANSLATION in e.kinds]
+            assert shown() == wanted and rows() == len(wanted)
+            page.select_option("select[data-facet=lang]", "zh")
+            wanted = [e.id for e in entries if Kind.MISTRANSLATION in e.kinds
+                      and any(q.lang == "zh" and q.source is None for q in e.quotes)]  # fmt: skip
+            assert len(wanted) > 0 and shown() == wanted and rows() == len(wanted)
+            assert page.locator("#pp-catalog-count").inner_text() == (
+                f"{len(wanted)} of {len(entries)} entries"
+            )
+            page.select_option("select[data-facet=lang]", "")
+            page.select_option("select[data-facet=kind]", "unstated-assumption")
+            assert shown() == [e.id for e in entries if e.id.startswith("assume-")]
+            page.select_option("select[data-facet=kind]", "")
+            page.select_option("select[data-facet=edition]", "5.0")
+            page.select_option("select[data-facet=clause]", "topic-name")
+            assert shown() == [
+                e.id for e in entries if e.clause == "topic-name"
+                and any(q.source and "MQTT 5.0" in q.source for q in e.quotes)
+            ]  # fmt: skip
+            page.select_option("select[data-facet=clause]", "")
+            # "3.1" is not "3.1.1": the zh excerpt (3.1.1) alone does not make an entry 3.1's
+            page.select_option("select[data-facet=edition]", "3.1")
+            assert shown() == [
+                e.id for e in entries
+                if any(q.source is None and q.lang != "zh" or "MQTT V3.1" in (q.source or "")
+                       for q in e.quotes)
+            ]  # fmt: skip
+            page.select_option("select[data-facet=edition]", "")
+            page.select_option("select[data-facet=kind]", "mistranslation")
+            page.locator("#pp-catalog-filter").scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "catalog-filtered.png"))
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
 #: each reader's path from the landing page, and pages it must lead to
 PATHS = {
     "Learn the QoS flows": (

@@ -138,6 +138,61 @@
     results.parentNode.insertBefore(section, results);
   }
 
+  /* --- the ambiguity catalog's filter: each entry carries its facets as data attributes
+     (p.pp-entry: the editions and languages it quotes, its clause, its kinds); the box
+     #pp-catalog-filter lists the values on offer. Choosing values hides the entries (and
+     their rows of the summary table) that do not have them all. */
+  var FACETS = [["edition", "edition"], ["lang", "language"], ["clause", "clause"], ["kind", "kind"]];
+
+  function catalogFilter() {
+    var box = document.getElementById("pp-catalog-filter");
+    if (!box) { return; }
+    var entries = Array.prototype.slice.call(document.querySelectorAll("p.pp-entry"));
+    var selects = {};
+    var count = document.createElement("span");
+    count.id = "pp-catalog-count";
+    FACETS.forEach(function (facet) {
+      var label = document.createElement("label");
+      label.textContent = facet[1] + " ";
+      var select = document.createElement("select");
+      select.setAttribute("data-facet", facet[0]);
+      var any = document.createElement("option");
+      any.value = "";
+      any.textContent = "any";
+      select.appendChild(any);
+      (box.getAttribute("data-" + facet[0]) || "").split(" ").filter(Boolean).forEach(function (pair) {
+        var at = pair.indexOf(":");
+        var option = document.createElement("option");
+        option.value = pair.slice(0, at);
+        option.textContent = pair.slice(at + 1).replace(/_/g, " ");
+        select.appendChild(option);
+      });
+      select.addEventListener("change", update);
+      selects[facet[0]] = select;
+      label.appendChild(select);
+      box.appendChild(label);
+    });
+    box.appendChild(count);
+    function update() {
+      var shown = 0;
+      entries.forEach(function (entry) {
+        var keep = FACETS.every(function (facet) {
+          var want = selects[facet[0]].value;
+          return !want || (entry.getAttribute("data-" + facet[0]) || "").split(" ").indexOf(want) >= 0;
+        });
+        var section = entry.closest("section");
+        if (section) { section.classList.toggle("pp-off", !keep); }
+        var self = entry.querySelector("a.pp-entry-id");
+        document.querySelectorAll('tr a[href="' + self.getAttribute("href") + '"]').forEach(function (link) {
+          link.closest("tr").classList.toggle("pp-off", !keep);
+        });
+        if (keep) { shown += 1; }
+      });
+      count.textContent = shown + " of " + entries.length + " entries";
+    }
+    update();
+  }
+
   /* a notebook's figure at a readable size, with a link to the full-size image */
   function fullSize() {
     document.querySelectorAll(".cell_output img").forEach(function (img) {
@@ -150,7 +205,7 @@
     });
   }
 
-  function start() { picker(); ruleResults(); fullSize(); }
+  function start() { picker(); ruleResults(); catalogFilter(); fullSize(); }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
   } else {
