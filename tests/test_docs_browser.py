@@ -495,7 +495,7 @@ def test_the_catalog_shows_its_ids_and_filters_by_edition_language_clause_and_ki
             page.select_option("select[data-facet=edition]", "3.1")
             assert shown() == [
                 e.id for e in entries
-                if any(q.source is None and q.lang != "zh" or "MQTT V3.1" in (q.source or "")
+                if any((q.source is None and q.lang != "zh") or "MQTT V3.1" in (q.source or "")
                        for q in e.quotes)
             ]  # fmt: skip
             page.select_option("select[data-facet=edition]", "")

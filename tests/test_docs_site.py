@@ -18,6 +18,7 @@ import pytest
 # (pyproject.toml's mypy_path)
 from pubproof_docs import data, linkcheck, trace
 from pubproof_docs.context import prove_json_path
+from pubproof_docs.pages_theorems import theorem_doc
 from support.docs_site import ROOT, built_site
 
 from pubproof.model.clauses import CLAUSES
@@ -496,6 +497,47 @@ def test_the_matrix_and_its_evidence_pages_link_each_rule_they_judge_to_its_stat
             statements = [h[2] for h in table.get(key, []) if h[0] == "statement"]
             if statements:
                 assert link and href == f"../../{statements[0]}", (path.name, rule, href)
+
+
+def test_a_refutation_calls_the_system_in_which_its_property_holds_a_contrast() -> None:
+    """A "... FAILS when ..." theorem's variants (the receiver as the model's tables have
+    it, an in-order channel, another reading) are never labelled mutants on its page; the
+    other theorems' are."""
+    site = built_site()
+    refutations = [t for t in load_theorems() if ".refute." in t.id]
+    assert len(refutations) >= 10
+    for t in refutations:
+        html = (site / f"{theorem_doc(t.id)}.html").read_text()
+        text = re.sub(r"<[^>]+>", "", html)
+        assert "Mutant:" not in text and "Contrast:" in text, t.id
+    proved = (site / f"{theorem_doc('proto.qos2.exactly-once.method-a')}.html").read_text()
+    assert "Mutant:" in re.sub(r"<[^>]+>", "", proved)
+
+
+def test_the_pages_of_3_1_1_and_5_0_statements_link_each_oasis_standard_with_its_notice() -> None:
+    """The traceability matrix, the 5.0 statements page and the matrix's findings link the
+    OASIS standards whose ids they list, each with its copyright notice beside the link."""
+    site = built_site() / "_generated"
+    wanted = {
+        "traceability.html": ("3.1.1", "5.0"),
+        "clauses50.html": ("5.0",),
+        "matrix.html": ("3.1.1", "5.0"),
+    }
+    notices = {
+        "3.1.1": ("https://docs.oasis-open.org/mqtt/mqtt/v3.1.1/os/mqtt-v3.1.1-os.html",
+                  "Copyright © OASIS Open 2014. All Rights Reserved."),
+        "5.0": ("https://docs.oasis-open.org/mqtt/mqtt/v5.0/os/mqtt-v5.0-os.html",
+                "Copyright © OASIS Open 2019. All Rights Reserved."),
+    }  # fmt: skip
+    for page, editions in wanted.items():
+        html = (site / page).read_text("utf-8")
+        (block,) = re.findall(r'<p class="pp-oasis">(.*?)</p>', html, re.S)
+        for edition in editions:
+            url, notice = notices[edition]
+            assert re.search(rf'href="{re.escape(url)}"[^>]*>[^<]*</a>\s*\({notice}\)', block), (
+                page,
+                edition,
+            )
 
 
 def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:

@@ -32,6 +32,7 @@ from pubproof.probe.report import CheckResult, Report
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.rst import heading, indent
 from pubproof_docs.rulepages import key_of, rule_pages
+from pubproof_docs.standards import oasis_block
 
 MATRIX_DOC = f"{GENERATED}/matrix"
 STATIC = "_static/matrix"
@@ -294,7 +295,7 @@ def matrix_page(ctx: Context) -> str:
             "each vector (``results.json``).\n",
             _raw(_codec_table(data["codecs"], rule_pages(ctx))),
         ]  # fmt: skip
-    out += [heading("What each finding means", "="), ""]
+    out += [heading("What each finding means", "="), "", oasis_block("3.1.1", "5.0")]
     for rule in sorted(wrong):
         out.append(f"- **[{rule}]** {meaning(rule)}")
     return "\n".join(out) + "\n"
