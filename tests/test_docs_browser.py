@@ -305,6 +305,27 @@ def test_the_long_tables_are_readable_at_1280_px(site_url: str) -> None:
             browser.close()  # type: ignore[attr-defined]
 
 
+def test_the_theorem_tables_show_every_column_at_1280_px(site_url: str) -> None:
+    """The theorem tables (the index and the clause pages') fit their column at 1280 px:
+    status, method and seconds are in view without scrolling sideways."""
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+            for name in ("_generated/theorems.html", "_generated/clauses.html"):
+                page.goto(f"{site_url}/{name}")
+                page.wait_for_load_state("load")
+                wider = page.eval_on_selector_all(
+                    "table.pp-theorems",
+                    "ts => ts.filter(t => t.scrollWidth > t.parentElement.clientWidth + 1)"
+                    ".map(t => [t.scrollWidth, t.parentElement.clientWidth])",
+                )
+                assert page.locator("table.pp-theorems").count() > 0, name
+                assert wider == [], (name, wider[:3])
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
 def test_code_blocks_wrap_and_diagrams_have_a_full_size_link(site_url: str) -> None:
     """Notebook 02's first cell and the probe results' reproduce block show all their
     text (wrapped, not clipped), and a notebook's diagram is drawn at a readable width with
