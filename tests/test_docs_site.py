@@ -540,6 +540,23 @@ def test_the_pages_of_3_1_1_and_5_0_statements_link_each_oasis_standard_with_its
             )
 
 
+def test_the_matrix_theorems_and_catalog_pages_link_the_glossary_terms_they_use() -> None:
+    site = built_site() / "_generated"
+    wanted = {
+        "matrix.html": {"pass", "violation", "deviation", "provoked", "tolerated"},
+        "theorems.html": {"theorem", "counterexample", "mutant", "witness", "reading"},
+        "ambiguity-catalog.html": {"ambiguity", "reading", "edition", "witness"},
+    }
+    glossary = (site.parent / "glossary.html").read_text("utf-8")
+    for page, terms in wanted.items():
+        linked = set(
+            re.findall(r'href="\.\./glossary\.html#term-([^"]+)"', (site / page).read_text())
+        )
+        assert {t.replace(" ", "-") for t in terms} <= linked, (page, linked)
+        for anchor in linked:
+            assert f'id="term-{anchor}"' in glossary, anchor
+
+
 def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
     """The theorem pages name ``Var(i)`` after the relation's ``i``-th argument: Z3's own
     answer on a two-argument relation whose second argument is fixed at 5 says so."""

@@ -19,7 +19,7 @@ from pubproof.model.editions import READINGS, Reading
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_clauses import LANGUAGE_NAMES, provenance
 from pubproof_docs.pages_trace import need
-from pubproof_docs.rst import esc, heading, indent, list_table, literal
+from pubproof_docs.rst import esc, glossary_terms, heading, indent, list_table, literal
 from pubproof_docs.witness import short, shown_packet, shown_witness
 
 CATALOG_DOC = f"{GENERATED}/ambiguity-catalog"
@@ -446,6 +446,10 @@ def catalog_page(ctx: Context) -> str:
          literal(_field(e, "reading", "") or "")]
         for e in entries
     ]  # fmt: skip
+    out.append(
+        glossary_terms("ambiguity", "edition", "reading", "normative id", "project id",
+                       "witness", "rule", "model")
+    )  # fmt: skip
     editions = _excerpt_editions()
     out.append(_filter_html(entries, editions))
     out.append(list_table(["entry", "severity", "reading"], rows, widths=[60, 20, 20]))

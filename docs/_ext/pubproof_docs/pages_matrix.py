@@ -30,7 +30,7 @@ from pubproof.model.rules import RULES
 from pubproof.probe.html_report import SiteLinks, render
 from pubproof.probe.report import CheckResult, Report
 from pubproof_docs.context import GENERATED, Context
-from pubproof_docs.rst import heading, indent
+from pubproof_docs.rst import glossary_terms, heading, indent
 from pubproof_docs.rulepages import key_of, rule_pages
 from pubproof_docs.standards import oasis_block
 
@@ -279,6 +279,10 @@ def matrix_page(ctx: Context) -> str:
         "between two runs (a timing-dependent check) and is not compared in CI. Refresh with "
         "``scripts/probe-matrix`` (see the README).\n"
     )
+    out.append(
+        glossary_terms("pass", "tolerated", "deviation", "violation", "no-answer", "provoked",
+                       "normative id", "project id", "edition", "reading")
+    )  # fmt: skip
     summary, wrong = _summary(data)
     out += [heading("Summary per implementation", "="), "", summary]
     for kind, title in (("broker", "Brokers"), ("client", "Client libraries")):

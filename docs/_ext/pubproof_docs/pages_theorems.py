@@ -22,7 +22,7 @@ from typing import Any
 from pubproof_docs import invariant, msc_svg
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.data import ProvedTheorem
-from pubproof_docs.rst import esc, heading, indent, list_table, literal
+from pubproof_docs.rst import esc, glossary_terms, heading, indent, list_table, literal
 from pubproof_docs.trace import TheoremNode, key_50
 
 THEOREMS_DOC = f"{GENERATED}/theorems"
@@ -385,6 +385,10 @@ def _need_directive(t: TheoremNode) -> str:
 
 def index_page(ctx: Context) -> str:
     out = [heading("Theorems", "=")]
+    out.append(
+        glossary_terms("theorem", "counterexample", "witness", "mutant", "Method A", "Method B",
+                       "edition", "reading")
+    )  # fmt: skip
     out.append(
         f"Every theorem of ``pubproof.proofs``, with the status, method and time of the latest "
         f"``pubproof prove --json`` run (made by ``scripts/docs`` for this build; the whole run "
