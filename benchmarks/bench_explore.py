@@ -87,7 +87,7 @@ def first_failures(seconds: float, seeds: int) -> list[dict[str, Any]]:
                     "broker": f"{name} {running.version}", "seed": seed,
                     "first_failure_seconds": None if outcome.first_failure is None
                     else round(outcome.first_failure, 2),
-                    "rules": [f.failure.key for f in outcome.found],
+                    "rules": [f.failure.id for f in outcome.found],
                 })  # fmt: skip
     return rows
 

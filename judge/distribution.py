@@ -589,6 +589,21 @@ class DistributionJudge:
             )  # fmt: skip
         return list(report.findings)
 
+    def so_far(self) -> list[Finding]:
+        """The findings of :meth:`finish` were the events to end here, the judge left as it
+        was, to be fed more (``pubproof explore`` judges an example after every move).
+        :meth:`finish` only adds findings to the report and sets each message's outcome in
+        the ledger afresh, so what it adds is taken back; a capture's judge decides the
+        outcome of each copy still owed at its end, once (:func:`.distribution_capture.
+        owed_at_end`), so it has no judgement so far."""
+        if self.capture:
+            raise ValueError("a capture's judge decides what is owed at its end only once")
+        kept = len(self.report.findings)
+        try:
+            return self.finish()
+        finally:
+            del self.report.findings[kept:]
+
 
 #: what an ordering problem says: "message LATER ... was sent after message EARLIER, ..."
 _INVERSION = re.compile(r"^message (\d+) .* was sent after message (\d+),")

@@ -81,26 +81,50 @@ def from_probe(entries: Sequence[Mapping[str, Any]]) -> Iterator[Event]:
     """The events of a broker probe's evidence (every client's links; the probe's own
     markers, waits and errors left out). A client's link is its name with the number of
     its CONNECT, so that a reconnection is a new link of the same client."""
-    links: dict[str, int] = {}
-    for index, entry in enumerate(entries):
+    return ProbeEvents().read(entries)
+
+
+class ProbeEvents:
+    """:func:`from_probe` on evidence that grows: :meth:`read` turns only the entries not
+    read yet into events (an entry's event rests on it and the CONNECTs before it), so the
+    events of the evidence read in parts are those of the whole of it."""
+
+    __slots__ = ("fed", "links")
+
+    def __init__(self) -> None:
+        self.links: dict[str, int] = {}  # each client's CONNECTs so far
+        self.fed = 0  # the entries read so far
+
+    def read(self, entries: Sequence[Mapping[str, Any]]) -> Iterator[Event]:
+        """The events of the entries of ``entries`` from the first not read yet."""
+        start = self.fed
+        if start > len(entries):
+            raise ValueError(f"the evidence shrank: {len(entries)} entries, {start} read")
+        for index in range(start, len(entries)):
+            self.fed = index + 1
+            event = self._event(index, entries[index])
+            if event is not None:
+                yield event
+
+    def _event(self, index: int, entry: Mapping[str, Any]) -> Event | None:
         client = entry.get("client")
         if client is None:
-            continue
+            return None
         name = str(client)
         event = entry.get("event")
         direction = PROBE_DIRECTIONS.get(str(entry.get("dir")))
         if direction is None and event not in CLOSING_EVENTS:
-            continue
+            return None
+        links = self.links
         if entry.get("type") == "CONNECT" and direction == C2S:
             links[name] = links.get(name, 0) + 1
         conn = f"{name}#{links.get(name, 1)}"
         t = float(entry.get("t", 0.0))
         origin = {"index": index, "client": name}
         if event in CLOSING_EVENTS:
-            yield Event(t=t, conn=conn, origin=origin)
-            continue
+            return Event(t=t, conn=conn, origin=origin)
         if "error" in entry or entry.get("case"):
-            continue  # the probe's deliberate faults are the wire judges' (and the link's)
+            return None  # the probe's deliberate faults are the wire judges' (and the link's)
         packet = {k: v for k, v in entry.items() if k not in ("dir", "client", "t", "hex")}
         assert direction is not None
-        yield Event(t=t, conn=conn, direction=direction, packet=packet, origin=origin)
+        return Event(t=t, conn=conn, direction=direction, packet=packet, origin=origin)

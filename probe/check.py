@@ -15,7 +15,7 @@ from pubproof.judge.distribution_events import from_probe
 from pubproof.judge.findings import Finding, Source
 from pubproof.model.editions import Edition
 from pubproof.probe.context import CheckContext
-from pubproof.probe.evidence import Entry, connack_code
+from pubproof.probe.evidence import LIVENESS_CLIENT, Entry, connack_code
 from pubproof.probe.findings import Judgement, conclude, error, missing, violation
 from pubproof.probe.judge50 import frame_findings50
 from pubproof.probe.judge_wire import frame_findings
@@ -123,28 +123,56 @@ def probe_findings(view: View, start: int = 0) -> list[Finding]:
 def close_findings(view: View) -> list[Finding]:
     """Connections the broker closed: before CONNACK (the probe could not run the check),
     or after CONNACK with no case on that connection (a violation: nothing called for it)."""
-    findings: list[Finding] = []
-    state: dict[str, str] = {}  # client -> connecting, connected, cased, refused
-    last_sent: dict[str, str] = {}
-    for entry in view.entries:
-        client = str(entry.get("client"))
-        kind = entry.get("type")
-        if entry.get("dir") == "to-broker":
-            last_sent[client] = describe(entry)
-            if kind == "CONNECT":
-                state[client] = "connecting"
-        if entry.get("case"):
-            state[client] = "cased"
-        elif kind == "CONNACK":
-            state[client] = "connected" if connack_code(entry) == 0 else "refused"
-        elif entry.get("event") == "closed" and client in view.clients:
-            after = last_sent.get(client, "nothing")
-            if state.get(client) == "connecting":
-                edition = view.edition.value
-                message = f"{client}: the broker closed the connection instead of CONNACK "
-                findings.append(error(message + f"(does it speak MQTT {edition}?)"))
-            elif state.get(client) == "connected":
-                message = f"{client}: the broker closed the connection after {after}"
-                message += ", which the model accepts"
-                findings.append(violation(message, source=Source.CLOSE))
-    return findings
+    closes = Closes(view.edition)
+    closes.feed(view.entries)
+    return closes.findings
+
+
+class Closes:
+    """The close judge (:func:`close_findings`) on evidence that grows: each close's finding
+    rests on it and the entries before it, so :meth:`feed` reads only the entries not read
+    yet and :attr:`findings` are those of the whole evidence read so far."""
+
+    __slots__ = ("edition", "fed", "findings", "last_sent", "state")
+
+    def __init__(self, edition: Edition) -> None:
+        self.edition = edition
+        self.fed = 0  # the entries read so far
+        self.findings: list[Finding] = []
+        self.state: dict[str, str] = {}  # client -> connecting, connected, cased, refused
+        self.last_sent: dict[str, str] = {}
+
+    def feed(self, entries: Sequence[Entry]) -> None:
+        """Read the entries of ``entries`` not read yet."""
+        if self.fed > len(entries):
+            raise ValueError(f"the evidence shrank: {len(entries)} entries, {self.fed} read")
+        state, last_sent = self.state, self.last_sent
+        for entry in entries[self.fed :]:
+            name = entry.get("client")
+            client = str(name)
+            kind = entry.get("type")
+            if entry.get("dir") == "to-broker":
+                last_sent[client] = describe(entry)
+                if kind == "CONNECT":
+                    state[client] = "connecting"
+            if entry.get("case"):
+                state[client] = "cased"
+            elif kind == "CONNACK":
+                state[client] = "connected" if connack_code(entry) == 0 else "refused"
+            elif entry.get("event") == "closed" and _a_client(name):
+                after = last_sent.get(client, "nothing")
+                if state.get(client) == "connecting":
+                    edition = self.edition.value
+                    message = f"{client}: the broker closed the connection instead of CONNACK "
+                    self.findings.append(error(message + f"(does it speak MQTT {edition}?)"))
+                elif state.get(client) == "connected":
+                    message = f"{client}: the broker closed the connection after {after}"
+                    message += ", which the model accepts"
+                    self.findings.append(violation(message, source=Source.CLOSE))
+        self.fed = len(entries)
+
+
+def _a_client(name: object) -> bool:
+    """Whether ``name`` is one of a check's clients (:attr:`View.clients`: a name, not the
+    liveness probe's); the entry that names it is in the evidence, so it is one."""
+    return isinstance(name, str) and name != LIVENESS_CLIENT

@@ -201,9 +201,7 @@ def client_machine_class(run: ClientExploration) -> type[RuleBasedStateMachine]:
                 self.check(final=True)
             self.world.end()
             if self.failure is not None:
-                raise failure_class(self.failure.key)(
-                    f"{self.failure.key}: {self.failure.message}"
-                )
+                raise failure_class(self.failure.id)(f"{self.failure.id}: {self.failure.message}")
 
     return ExploreClient
 

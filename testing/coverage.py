@@ -196,8 +196,11 @@ class Coverage:
         return nxt
 
     def _inputs(self) -> tuple[Any, Any]:
-        return (f5.SenderInput50, f5.ReceiverInput50) if self.v50 else (f3.SenderInput,
-                                                                        f3.ReceiverInput)
+        return (
+            (f5.SenderInput50, f5.ReceiverInput50)
+            if self.v50
+            else (f3.SenderInput, f3.ReceiverInput)
+        )
 
     def _publish_input(self, qos: int, receiver: bool, refused: bool = False) -> Enum:
         s_in, r_in = self._inputs()
@@ -328,8 +331,14 @@ class Coverage:
             "edition": self.edition.value,
             "examples": self.examples,
             "entries": [
-                {"table": r.table, "state": r.state, "input": r.input,
-                 "defined": r.defined, "broker": r.broker, "client": r.client}
+                {
+                    "table": r.table,
+                    "state": r.state,
+                    "input": r.input,
+                    "defined": r.defined,
+                    "broker": r.broker,
+                    "client": r.client,
+                }
                 for r in self.table()
             ],
             "unreached": [

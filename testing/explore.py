@@ -18,7 +18,7 @@ the coverage of the model's tables (:mod:`.coverage`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from pubproof.model.editions import Edition
 from pubproof.testing import reproducer
 from pubproof.testing.coverage import Coverage
 from pubproof.testing.machine import ExplorationFailure, Found, Run, machine_class
+from pubproof.testing.moves import Move, MoveKind
 
 #: examples per Hypothesis run
 BATCH = 8
@@ -96,6 +97,9 @@ def explore(
                 progress(f"batch {number}: {type(trouble).__name__}: {str(trouble)[:300]}")
         new = [key for key in run.found if key not in before]
         run.known.update(new)
+        run.spent_invalid.update(
+            m.what for key in new for m in run.found[key].moves if m.kind is MoveKind.INVALID
+        )
         for key in new:
             run.found[key] = polish(run, run.found[key])
         if progress is not None:
@@ -119,31 +123,67 @@ def explore(
 
 
 def polish(run: Run, found: Found, seconds: float = POLISH_SECONDS) -> Found:
-    """The failure with every move it does not need taken out, one at a time from the
-    last (each candidate made again in a fresh example; kept if it fails the same rule):
-    what Hypothesis's shrinking left, 1-minimal. A move skipped in the live world goes
-    first. Bounded by ``seconds``."""
+    """The failure with the moves it does not need taken out: what Hypothesis's shrinking
+    left, made smaller by delta debugging (:func:`candidates`: the moves skipped in the
+    live world, each client's moves but its first connection, then ever smaller runs of
+    moves, down to one at a time from the last), each candidate made again in a fresh
+    example and kept if it fails the same rule. Hypothesis removes a move only while the
+    rest stays a plan, so a client's CONNECT and its later DISCONNECT, far apart, stay
+    together; here they go together. Bounded by ``seconds``."""
     end = time.monotonic() + seconds
-    moves = list(found.moves)
-    skipped = {e["n"] for e in found.entries if e.get("event") == "skipped"}
-    order = sorted(range(len(moves)), key=lambda n: (n not in skipped, -n))
-    removed: set[int] = set()
     best = found
-    for index in order:
-        if time.monotonic() > end:
-            break
-        keep = [m for n, m in enumerate(moves) if n != index and n not in removed]
-        again = run.replay(keep)
-        if again is None:
-            continue
-        world, entries, verdict = again
-        failure = next((f for f in verdict.failures if f.key == found.failure.key), None)
-        if failure is not None:
-            removed.add(index)
-            best = Found(failure=failure, moves=tuple(world.steps), entries=tuple(entries),
-                         example=world.number, seconds=found.seconds,
-                         final=found.final)  # fmt: skip
+    skipped = {e["n"] for e in found.entries if e.get("event") == "skipped"}
+    tried: set[tuple[Move, ...]] = set()
+    shrunk = True
+    while shrunk and time.monotonic() < end:
+        shrunk = False
+        for keep in candidates(best.moves, skipped):
+            if time.monotonic() > end:
+                break
+            if keep in tried:
+                continue
+            tried.add(keep)
+            again = run.replay(keep)
+            if again is None:
+                continue  # not a plan
+            world, entries, verdict = again
+            failure = next((f for f in verdict.failures if f.id == found.failure.id), None)
+            if failure is not None:
+                best = Found(failure=failure, moves=tuple(world.steps), entries=tuple(entries),
+                             example=world.number, seconds=found.seconds,
+                             final=found.final)  # fmt: skip
+                skipped = {e["n"] for e in entries if e.get("event") == "skipped"}
+                shrunk = True
+                break
     return best
+
+
+def candidates(
+    moves: Sequence[Move], skipped: Set[int] = frozenset()
+) -> Iterator[tuple[Move, ...]]:
+    """Smaller plans to try in place of ``moves``, the most promising first: without the
+    moves at ``skipped`` (the live world could not make them); without every move of one
+    client, then without all but its first (its connection); then ddmin's complements:
+    ever smaller runs of moves taken out (halves, quarters, ... single moves), each from
+    the last. A wait is no client's."""
+    every = tuple(moves)
+    if skipped:
+        yield tuple(m for n, m in enumerate(every) if n not in skipped)
+    clients = sorted({m.client for m in every if m.kind is not MoveKind.WAIT})
+    for client in clients:
+        yield tuple(m for m in every if m.kind is MoveKind.WAIT or m.client != client)
+        first = next(
+            n for n, m in enumerate(every) if m.kind is not MoveKind.WAIT and m.client == client
+        )
+        yield tuple(
+            m for n, m in enumerate(every)
+            if n <= first or m.kind is MoveKind.WAIT or m.client != client
+        )  # fmt: skip
+    size = len(every) // 2
+    while size >= 1:
+        for start in range(len(every) - size, -size, -size):
+            yield every[: max(start, 0)] + every[start + size :]
+        size //= 2
 
 
 def _target_gone(run: Run) -> bool:
@@ -162,7 +202,7 @@ def reproducers(
             found, edition=edition, readings=readings, target=target,
             implementation=implementation,
         )  # fmt: skip
-        name = f"{slug(implementation)}-{edition.value}-{reproducer.slug(found.failure.key)}"
+        name = f"{slug(implementation)}-{edition.value}-{reproducer.slug(found.failure.id)}"
         written.append(reproducer.write(data, out / name))
     return written
 
@@ -174,7 +214,7 @@ def client_reproducers(outcome: Outcome, out: Path, *, edition: Edition,
     for found in outcome.found:
         data = reproducer.client_data_of(found, edition=edition, readings=readings,
                                          driver=driver)  # fmt: skip
-        name = f"{slug(driver)}-{edition.value}-{reproducer.slug(found.failure.key)}"
+        name = f"{slug(driver)}-{edition.value}-{reproducer.slug(found.failure.id)}"
         written.append(reproducer.write(data, out / name))
     return written
 
@@ -200,7 +240,7 @@ def to_json(outcome: Outcome, *, target: str, edition: Edition, readings: Mappin
             {**f.failure.to_json(), "moves": [m.to_json() for m in f.moves],
              "shrunk": f.final, "found_after_seconds": round(f.seconds, 3),
              "reproducer": next((v for k, v in folders.items()
-                                 if k.endswith(reproducer.slug(f.failure.key))), None)}
+                                 if k.endswith(reproducer.slug(f.failure.id))), None)}
             for f in outcome.found
         ],
         "errors": list(outcome.errors),
@@ -221,7 +261,7 @@ def to_text(outcome: Outcome, *, target: str, edition: Edition,
         lines.append("no failure found")
     folders: list[Path | None] = [*written, *([None] * (len(outcome.found) - len(written)))]
     for found, folder in zip(outcome.found, folders, strict=True):
-        lines.append(f"FAIL {found.failure.key} ({len(found.moves)} moves, found after "
+        lines.append(f"FAIL {found.failure.id} ({len(found.moves)} moves, found after "
                      f"{found.seconds:.1f} s): {found.failure.message}")  # fmt: skip
         lines += [f"    {n + 1}. {m.describe()}" for n, m in enumerate(found.moves)]
         if folder is not None:

@@ -14,9 +14,18 @@ declared), so a :class:`Judging` keeps what it has read and reads only what is n
   (:class:`~pubproof.probe.judge_link.ClientLink`): each client's judge is kept and fed
   only the new entries; one made when its client first appears starts at the last wait
   before it, as one fed every entry from the start would;
-- the close judge, the distribution judge and the invalid move's close judge read the
-  whole evidence each time (their findings on an entry depend on what follows it), as
-  does the Method A reading of a distribution violation (:func:`.verdicts.concluded`).
+- the close judge likewise (:class:`~pubproof.probe.check.Closes`: a close's finding rests
+  on what came before it);
+- the distribution judge is fed the new entries' events
+  (:class:`~pubproof.judge.distribution_events.ProbeEvents`) and asked what it would find
+  were the evidence to end here (:meth:`~pubproof.judge.distribution.DistributionJudge.
+  so_far`, which leaves it as it was); the Method A reading of a distribution violation
+  (:func:`.verdicts.concluded`) is a second distribution judge fed the reading as it grows
+  (:class:`.verdicts.MethodA`: a PUBREC held until its PUBREL), made the first time a
+  violation asks for it;
+- the invalid move's close judge reads the whole evidence, but only once the example made
+  its invalid move (before it, it finds nothing);
+- whether the broker is alive after the last wait that ran out is kept as the entries come.
 
 The findings keep the order of :func:`pubproof.probe.check.all_findings`, so the first
 failure is the same one. What a judgement while the example runs leaves out is what it
@@ -34,21 +43,42 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pubproof.judge.findings import Finding
+from pubproof.judge.distribution import DistributionJudge
+from pubproof.judge.distribution_events import ProbeEvents
+from pubproof.judge.findings import VIOLATION, Finding
 from pubproof.model.editions import Edition
-from pubproof.probe.check import close_findings, distribution_findings, probe_findings
-from pubproof.probe.evidence import LIVENESS_CLIENT, Entry
+from pubproof.probe.check import Closes, probe_findings
+from pubproof.probe.evidence import LIVENESS_CLIENT, Entry, received
 from pubproof.probe.judge50 import frame_findings50
 from pubproof.probe.judge_link import WAIT_EVENTS, ClientLink
 from pubproof.probe.judge_wire import frame_findings
 from pubproof.probe.view import View
-from pubproof.testing.verdicts import EXPLORE, Verdict, concluded
+from pubproof.testing.verdicts import EXPLORE, MethodA, Verdict, concluded, key_of
+
+
+class _Distribution:
+    """A distribution judge fed the events of evidence that grows."""
+
+    __slots__ = ("events", "judge")
+
+    def __init__(self, readings: Mapping[str, str], *, passes: bool) -> None:
+        self.events = ProbeEvents()
+        self.judge = DistributionJudge(readings, complete=True, passes=passes)
+
+    def so_far(self, entries: Sequence[Entry]) -> list[Finding]:
+        """The judge's findings on ``entries``, fed the entries not read yet."""
+        for event in self.events.read(entries):
+            self.judge.feed(event)
+        return self.judge.so_far()
 
 
 class Judging:
     """One example's judges while it runs: :meth:`verdict` on the evidence so far."""
 
-    __slots__ = ("edition", "fed", "frames", "last_wait", "links", "probe", "readings")
+    __slots__ = (
+        "alive", "cased", "closes", "distribution", "edition", "fed", "frames", "last_wait",
+        "links", "method_a", "method_a_judge", "probe", "readings",
+    )  # fmt: skip
 
     def __init__(self, edition: Edition, readings: Mapping[str, str]) -> None:
         self.edition = edition
@@ -58,6 +88,14 @@ class Judging:
         self.frames: list[Finding] = []
         self.links: dict[str, ClientLink] = {}  # in the order the clients appear
         self.last_wait = -1  # the index of the last wait event read
+        self.closes = Closes(edition)
+        self.distribution = _Distribution(readings, passes=EXPLORE.distribution)
+        #: the Method A reading and its judge, once a distribution violation asks for them
+        self.method_a: MethodA | None = None
+        self.method_a_judge: _Distribution | None = None
+        self.cased = False  # the example made its invalid move
+        #: the broker sent something after the last wait that ran out (or none ran out)
+        self.alive = True
 
     def feed(self, view: View) -> None:
         """Read the entries of ``view`` not read yet."""
@@ -71,6 +109,7 @@ class Judging:
             self.frames += frame_findings50(view, start=start)
         else:
             self.frames += frame_findings(view, start)
+        self.closes.feed(entries)
         v311 = self.edition is Edition.V311
         for index in range(start, len(entries)):
             entry = entries[index]
@@ -81,9 +120,24 @@ class Judging:
                 self.links[name] = link
             for link in self.links.values():
                 link.feed(index, entry)
-            if entry.get("event") in WAIT_EVENTS:
+            event = entry.get("event")
+            if event in WAIT_EVENTS:
                 self.last_wait = index
+                if event != "quiet":  # a wait that ran out (View.broker_alive)
+                    self.alive = False
+            if received(entry):
+                self.alive = True
+            self.cased = self.cased or bool(entry.get("case"))
         self.fed = len(entries)
+
+    def _method_a_keys(self, entries: Sequence[Entry]) -> set[str]:
+        """The keys of the distribution violations on the Method A reading of ``entries``."""
+        if self.method_a is None or self.method_a_judge is None:
+            self.method_a = MethodA()
+            self.method_a_judge = _Distribution(self.readings, passes=False)
+        self.method_a.feed(entries)
+        found = self.method_a_judge.so_far(self.method_a.entries)
+        return {key_of(f) for f in found if f.verdict == VIOLATION}
 
     def verdict(self, entries: Sequence[Entry]) -> Verdict:
         """The judges on the evidence so far, while the example runs (violations only
@@ -94,8 +148,11 @@ class Judging:
             *self.probe,
             *self.frames,
             *(f for link in self.links.values() for f in link.findings),
-            *close_findings(view),
-            *distribution_findings(view, passes=EXPLORE.distribution),
-            *EXPLORE.judge(view),
+            *self.closes.findings,
+            *self.distribution.so_far(entries),
+            *(EXPLORE.judge(view) if self.cased else ()),
         ]
-        return concluded(found, view, final=False)
+        return concluded(
+            found, view, final=False, method_a=lambda: self._method_a_keys(entries),
+            alive=self.alive,
+        )  # fmt: skip

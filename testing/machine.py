@@ -15,11 +15,12 @@ After every move the judges read the evidence (violations only: an answer may st
 its way), each fed only what the move added (:mod:`.judging`); at the end of the example
 (``teardown``), after a quiet window, they read the whole of it once more, missing answers
 included. A failure raises an exception of a class of its own
-per rule (:func:`failure_class`): Hypothesis tells failures apart by their exception's
-class, so its shrinker keeps a failure's rule while it removes and simplifies steps. That
-is the custom check: the teardown compares the failure's rule with those the run has
-already reported (:attr:`Exploration.known`), which it skips, so that each batch of
-examples looks for a fault not yet found.
+per rule (:func:`failure_class`; per rule and the fault it answered, for a failure after
+an invalid move: :attr:`~.verdicts.Failure.id`): Hypothesis tells failures apart by their
+exception's class, so its shrinker keeps a failure's rule while it removes and simplifies
+steps. That is the custom check: the check after each move skips the failures the run
+has already reported (:attr:`Exploration.known`), so that each batch of examples looks
+for a fault not yet found, and draws first the invalid moves of none of them.
 
 The run's budget (seconds or moves) ends generation: an example started past it makes no
 move (one rule, ``wait``, is always enabled, so Hypothesis never runs out of moves); the
@@ -31,7 +32,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,6 +46,7 @@ from pubproof.probe.evidence import Entry
 from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
+    MOST_DUPLICATES,
     STRAY_KINDS,
     TOPICS,
     Move,
@@ -138,8 +140,12 @@ class Run:
     packets: int = 0
     judged: int = 0  # judgements made
     judging: float = 0.0  # seconds the judges took
-    known: set[str] = field(default_factory=set)  # failure keys already reported
-    found: dict[str, Found] = field(default_factory=dict)  # the smallest example per key
+    known: set[str] = field(default_factory=set)  # failure ids already reported (Failure.id)
+    #: the invalid moves of the examples whose failures were reported: the next batches
+    #: draw the others first (another example's invalid move of the same name would
+    #: most likely fail the same known rule again)
+    spent_invalid: set[str] = field(default_factory=set)
+    found: dict[str, Found] = field(default_factory=dict)  # the smallest example per id
     first_failure: float | None = None  # seconds into the run
     shrinking_since: float | None = None  # a failure was raised in this batch
     errors: list[str] = field(default_factory=list)
@@ -226,9 +232,9 @@ class Run:
         if self.shrinking_since is None:
             self.shrinking_since = time.monotonic()
         final = _is_final()
-        kept = self.found.get(failure.key)
+        kept = self.found.get(failure.id)
         if kept is None or final or (len(world.steps) <= len(kept.moves) and not kept.final):
-            self.found[failure.key] = Found(
+            self.found[failure.id] = Found(
                 failure=failure, moves=tuple(world.steps), entries=tuple(entries),
                 example=world.number, seconds=now, final=final,
             )  # fmt: skip
@@ -276,12 +282,19 @@ def _is_final() -> bool:
         return False
 
 
+def unspent_invalid(edition: Edition, spent: Set[str]) -> tuple[str, ...]:
+    """The invalid moves a batch draws from: those not ``spent`` yet (fixed for the batch:
+    its shrinking replays the same draws), or all of them once every one is spent."""
+    every = invalid_moves(edition)
+    return tuple(n for n in every if n not in spent) or every
+
+
 def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
     """The state machine of ``run``'s examples."""
     edition = run.edition
     v50 = edition is Edition.V50
     flag = st.booleans() if v50 else st.just(False)
-    invalid_names = invalid_moves(edition)
+    invalid_names = unspent_invalid(edition, run.spent_invalid)
     #: a CONNECT's options: a clean session or not; 5.0: a Session Expiry Interval, Topic
     #: Aliases, a small Receive Maximum of the client's own
     connecting = st.fixed_dictionaries({
@@ -379,10 +392,16 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self, data: st.DataObject, topic: str, qos: int, retain: bool, expiry: int,
             properties: bool,
         ) -> None:  # fmt: skip
-            self.make(
-                data, MoveKind.PUBLISH, topic=topic, qos=qos, retain=retain, expiry=expiry,
-                properties=properties,
-            )  # fmt: skip
+            who = data.draw(st.sampled_from(self.plan.able(MoveKind.PUBLISH)), label="client")
+            duplicates = 0
+            if qos and not v50 and self.plan.states[who].withholding:
+                # 3.x: a publisher that holds back its answers may send its copies with
+                # DUP 1 at once (5.0 re-sends only on a new connection [MQTT-4.4.0-1])
+                duplicates = data.draw(st.sampled_from((0, MOST_DUPLICATES)), label="dups")
+            self.move(Move(
+                kind=MoveKind.PUBLISH, client=who, topic=topic, qos=qos, retain=retain,
+                expiry=expiry, properties=properties, duplicates=duplicates,
+            ))  # fmt: skip
 
         @precondition(lambda self: self.can(MoveKind.RESEND))
         @rule(data=st.data())
@@ -438,7 +457,7 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             names = [
                 n for n in invalid_names
                 if n != "over-receive-maximum" or self.plan.receive_maximum <= MOST_IN_FLIGHT
-            ]  # fmt: skip
+            ] or [n for n in invalid_moves(edition) if n != "over-receive-maximum"]  # fmt: skip
             what = data.draw(st.sampled_from(names), label="invalid")
             self.move(Move(kind=MoveKind.INVALID, client=who, what=what))
 
@@ -460,6 +479,6 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.world.end()
             if self.failure is not None:
                 failure = self.failure
-                raise failure_class(failure.key)(f"{failure.key}: {failure.message}")
+                raise failure_class(failure.id)(f"{failure.id}: {failure.message}")
 
     return Explore

@@ -63,6 +63,9 @@ STRAY_KINDS = ("PUBREL", "PUBACK", "PUBREC", "PUBCOMP")
 #: the packet identifier of a STRAY move (no flow of the explorer's uses it: the clients'
 #: sessions number their flows from 1, and a run holds far fewer)
 STRAY_PACKET_ID = 4242
+#: a PUBLISH's duplicates sent at once, at most (the matrix's
+#: ``qos2.duplicates-before-pubrel`` sends three)
+MOST_DUPLICATES = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +138,10 @@ class Move:
     #: STRAY: the packet identifier of the first packet the client holds back (a flow in
     #: progress: the wrong acknowledgement for it), not one no flow uses
     held: bool = False
+    #: PUBLISH at QoS 1 or 2 by a client that holds back its answers (3.x): copies of it
+    #: with DUP 1 sent at once after it, before any answer, as a publisher that re-sends
+    #: in haste does (a broker that takes each for a new message delivers it again)
+    duplicates: int = 0
     # -- MQTT 5.0 -------------------------------------------------------------------------
     #: CONNECT: the Session Expiry Interval (seconds; 0: the session ends with the
     #: connection)
@@ -166,6 +173,14 @@ class Move:
             raise ValueError(f"an invalid move is one of {tuple(INVALID)}, not {self.what!r}")
         if self.kind is MoveKind.STRAY and self.what not in STRAY_KINDS:
             raise ValueError(f"a stray acknowledgement is one of {STRAY_KINDS}: {self.what!r}")
+        if self.duplicates and (
+            self.kind is not MoveKind.PUBLISH
+            or not self.qos
+            or not 0 < self.duplicates <= MOST_DUPLICATES
+        ):
+            raise ValueError(
+                f"duplicates are of a PUBLISH at QoS 1 or 2, at most {MOST_DUPLICATES}: {self!r}"
+            )
         if self.retain_handling not in (0, 1, 2):
             raise ValueError(f"Retain Handling is 0, 1 or 2, not {self.retain_handling}")
 
@@ -202,6 +217,7 @@ class Move:
             extra = " retain" if self.retain else ""
             extra += f" expiry {self.expiry}" if self.expiry else ""
             extra += " properties" if self.properties else ""
+            extra += f" and {self.duplicates} duplicates at once" if self.duplicates else ""
             return f"{who} publish {self.topic} QoS {self.qos}{extra}"
         if k is MoveKind.SUBSCRIBE:
             extra = " no-local" if self.no_local else ""
@@ -283,6 +299,8 @@ class Plan:
         if not self.enabled(move.kind, move.client):
             raise ValueError(f"not enabled now: {move.describe()}")
         state = self.states[move.client]
+        if move.duplicates and not state.withholding:
+            raise ValueError(f"duplicates by a client that answers at once: {move.describe()}")
         kind = move.kind
         if kind is MoveKind.CONNECT:
             self.states[move.client] = ClientPlan(connected=True)

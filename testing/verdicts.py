@@ -29,7 +29,7 @@ what the shrinker holds fixed (:mod:`.machine`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pubproof.judge.findings import ERROR, MISSING, TOLERATED, VIOLATION, Finding, Source
@@ -77,17 +77,31 @@ class Failure:
     verdict: str  # violation, or missing (the broker alive)
     source: str
     message: str
+    #: the rules the probe's deliberate fault broke, that the broker's answer to it is
+    #: judged by (an invalid move's: a topic name with a wildcard, a packet identifier 0)
+    provoked: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key or self.verdict not in (VIOLATION, MISSING):
             raise ValueError(f"a failure has a key and is a violation or missing: {self!r}")
 
+    @property
+    def id(self) -> str:
+        """What tells this failure apart from others of the same key: the key and the
+        rules of the fault it answered (the broker that keeps the connection open after a
+        topic name with a wildcard and after packet identifier 0 fails MQTT-4.8.0-1 twice,
+        two faults the exploration reports each)."""
+        return f"{self.key} after {' '.join(self.provoked)}" if self.provoked else self.key
+
     def to_json(self) -> dict[str, object]:
         """The failure as JSON."""
-        return {
+        out: dict[str, object] = {
             "key": self.key, "rules": list(self.rules), "verdict": self.verdict,
             "source": self.source, "message": self.message,
         }  # fmt: skip
+        if self.provoked:
+            out["provoked"] = list(self.provoked)
+        return out
 
 
 def key_of(finding: Finding) -> str:
@@ -110,10 +124,10 @@ class Verdict:
         return tuple(dict.fromkeys(f.key for f in self.failures))
 
     def first(self, skip: Sequence[str] = ()) -> Failure | None:
-        """The first failure whose key is not in ``skip``, one that names a rule before
-        one that does not (a wait that ran out is the probe's word for an answer the link
-        judge names the rule of)."""
-        left = [f for f in self.failures if f.key not in skip]
+        """The first failure whose :attr:`~Failure.id` is not in ``skip``, one that names a
+        rule before one that does not (a wait that ran out is the probe's word for an
+        answer the link judge names the rule of)."""
+        left = [f for f in self.failures if f.id not in skip]
         return next((f for f in left if f.rules), left[0] if left else None)
 
 
@@ -124,18 +138,37 @@ def as_method_a(entries: Sequence[Entry]) -> list[Entry]:
     reads). Each PUBREC the broker sent a publisher before the publisher's PUBREL of that
     identifier moves to just before the PUBREL; one no PUBREL follows is left out (the
     message was never owned)."""
-    out: list[Entry] = []
-    waiting: dict[tuple[str, int], list[Entry]] = {}
-    for entry in entries:
-        client, kind = str(entry.get("client")), entry.get("type")
-        packet_id = entry.get("packet_id")
-        if kind == "PUBREC" and entry.get("dir") == "from-broker" and "error" not in entry:
-            waiting.setdefault((client, int(packet_id or 0)), []).append(entry)
-            continue
-        if kind == "PUBREL" and entry.get("dir") == "to-broker" and "error" not in entry:
-            out += [{**e, "t": entry["t"]} for e in waiting.pop((client, int(packet_id or 0)), [])]
-        out.append(entry)
-    return out
+    reading = MethodA()
+    reading.feed(entries)
+    return reading.entries
+
+
+class MethodA:
+    """:func:`as_method_a` on evidence that grows: a PUBREC is held until its PUBREL, so
+    the reading only grows (the reading of a part of the evidence is the start of the
+    reading of the whole); :meth:`feed` reads only the entries not read yet."""
+
+    __slots__ = ("entries", "fed", "waiting")
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []  # the reading so far
+        self.fed = 0  # the entries of the evidence read so far
+        self.waiting: dict[tuple[str, int], list[Entry]] = {}  # PUBRECs before their PUBREL
+
+    def feed(self, entries: Sequence[Entry]) -> None:
+        """Read the entries of ``entries`` not read yet."""
+        out, waiting = self.entries, self.waiting
+        for entry in entries[self.fed :]:
+            client, kind = str(entry.get("client")), entry.get("type")
+            packet_id = entry.get("packet_id")
+            if kind == "PUBREC" and entry.get("dir") == "from-broker" and "error" not in entry:
+                waiting.setdefault((client, int(packet_id or 0)), []).append(entry)
+                continue
+            if kind == "PUBREL" and entry.get("dir") == "to-broker" and "error" not in entry:
+                key = (client, int(packet_id or 0))
+                out += [{**e, "t": entry["t"]} for e in waiting.pop(key, [])]
+            out.append(entry)
+        self.fed = max(self.fed, len(entries))
 
 
 def _method_a_keys(entries: Sequence[Entry], edition: Edition,
@@ -158,16 +191,26 @@ def judge_example(
     return concluded(all_findings(EXPLORE, view), view, final=final)
 
 
-def concluded(found: Sequence[Finding], view: View, *, final: bool) -> Verdict:
+def concluded(
+    found: Sequence[Finding],
+    view: View,
+    *,
+    final: bool,
+    method_a: Callable[[], set[str]] | None = None,
+    alive: bool | None = None,
+) -> Verdict:
     """The verdict of the judges' findings ``found`` on ``view``'s evidence: a
     distribution violation stands only on both readings (Methods A and B), and the
-    failures are the violations (and, ``final``, the missing answers of a live broker)."""
+    failures are the violations (and, ``final``, the missing answers of a live broker).
+    ``method_a`` and ``alive``, when given, are what the evidence says of them, kept by a
+    judging that reads it as it grows (:mod:`.judging`): the keys of the distribution
+    violations on the Method A reading, and :attr:`View.broker_alive`."""
     entries, edition, readings = view.entries, view.edition, view.readings
-    alive = view.broker_alive
+    alive = view.broker_alive if alive is None else alive
     if any(f.source == Source.DISTRIBUTION and f.verdict == VIOLATION for f in found):
         # a broker may be Method A or B: a distribution violation stands only if the
         # judge finds it on both readings of the evidence
-        both = _method_a_keys(entries, edition, readings)
+        both = _method_a_keys(entries, edition, readings) if method_a is None else method_a()
         found = [
             f if f.source != Source.DISTRIBUTION or f.verdict != VIOLATION
             or key_of(f) in both else _tolerated_as_method_a(f)
@@ -175,7 +218,7 @@ def concluded(found: Sequence[Finding], view: View, *, final: bool) -> Verdict:
         ]  # fmt: skip
     failures = [
         Failure(key=key_of(f), rules=f.rules, verdict=f.verdict, source=f.source,
-                message=f.message)
+                message=f.message, provoked=f.provoked)
         for f in found
         if f.verdict == VIOLATION or (final and alive and f.verdict == MISSING)
     ]  # fmt: skip

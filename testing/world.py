@@ -254,6 +254,8 @@ class World:
         if move.retain:
             self.retained.add(self.topic(move.topic))
         sent = client.publish(self.topic(move.topic), payload, move.qos, move.retain, properties)
+        for _ in range(move.duplicates):  # at once: before the broker has answered
+            client.send(replace(sent, dup=True))
         self._flow_done(client, sent.packet_id)
 
     def _resend(self, move: Move) -> None:
@@ -431,6 +433,7 @@ FORWARDING = frozenset({
     MoveKind.PUBLISH, MoveKind.RESEND, MoveKind.ACKNOWLEDGE, MoveKind.CONNECT,
     MoveKind.SUBSCRIBE, MoveKind.INVALID,
 })  # fmt: skip
+
 
 def invalid_packet(what: str, topic: str, edition: Edition, alias_maximum: int = 0) -> bytes:
     """The packet of the invalid move ``what`` on ``topic`` (5.0: ``alias_maximum`` is

@@ -45,7 +45,8 @@ def load_benchmark(name: str) -> ModuleType:
 #: The test modules the quick loop (``scripts/test --quick``) leaves out: those that start
 #: brokers, client libraries, Spark, a browser or the docs build, run the proofs, or fuzz.
 #: ``scripts/test`` (what CI runs) runs every one. A module joins when its tests take more
-#: than a few seconds; ``pytest --durations=20`` says which do.
+#: than a few seconds; ``pytest --durations=20`` says which do. A light module's one test
+#: that starts Spark carries ``@pytest.mark.heavy`` itself.
 HEAVY = frozenset({
     "test_docs_browser", "test_docs_site", "test_docs_site50",
     "test_docs_distribution", "test_notebooks",

@@ -15,14 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from pubproof.judge.distribution import DistributionJudge
+from pubproof.judge.distribution_events import from_probe
 from pubproof.judge.findings import VIOLATION, Finding
 from pubproof.model.editions import Edition, resolve_readings
 from pubproof.probe.check import all_findings
 from pubproof.probe.evidence import Entry
 from pubproof.probe.judge_link import WAIT_EVENTS, ClientLink
 from pubproof.probe.view import View
-from pubproof.testing.judging import Judging
-from pubproof.testing.verdicts import EXPLORE, judge_example
+from pubproof.testing.judging import Judging, _Distribution
+from pubproof.testing.verdicts import EXPLORE, Verdict, _method_a_keys, judge_example
 
 EVIDENCE = Path(__file__).resolve().parent.parent / "docs" / "matrix" / "evidence"
 #: the brokers the matrix probed (the other files are client libraries': another role)
@@ -70,6 +72,8 @@ def differences(
         new = judging.verdict(so_far)
         if new.failures != old.failures:
             found.append(f"after entry {end - 1}: failures {new.failures} != {old.failures}")
+        if new.broker_alive != old.broker_alive:
+            found.append(f"after entry {end - 1}: broker alive {new.broker_alive}")
         whole = all_findings(EXPLORE, _Unfinished(so_far, edition, readings))
         if _plain(new.findings) != _plain(whole):
             found.append(f"after entry {end - 1}: findings {new.findings} != {whole}")
@@ -152,8 +156,92 @@ class _SortsTheClients(Judging):
         self.links = dict(sorted(self.links.items()))
 
 
-@pytest.mark.parametrize("mutant", [_DropsAPacket, _ReadsTwice, _ForgetsWhatItRead,
-                                     _SortsTheClients])  # fmt: skip
+class _DistributionConsumed(Judging):
+    """Mutant: the distribution judge's judgement so far is its ``finish``, which keeps the
+    findings it adds (the next judgement repeats them)."""
+
+    def verdict(self, entries: Sequence[Entry]) -> Verdict:
+        self.distribution.judge.so_far = self.distribution.judge.finish  # type: ignore[method-assign]
+        return super().verdict(entries)
+
+
+class _DistributionFromTheStart(Judging):
+    """Mutant: the distribution judge reads only each move's new events (a fresh judge
+    every time, as if the example began there)."""
+
+    def verdict(self, entries: Sequence[Entry]) -> Verdict:
+        fed = self.distribution.events.fed
+        self.distribution = _Distribution(self.readings, passes=True)
+        self.distribution.events.fed = fed
+        return super().verdict(entries)
+
+
+class _ClosesForgetTheState(Judging):
+    """Mutant: the close judge forgets, between moves, which connections are up."""
+
+    def feed(self, view: View) -> None:
+        self.closes.state.clear()
+        super().feed(view)
+
+
+class _NeverAlive(Judging):
+    """Mutant: a wait that ran out does not count against the broker's sign of life."""
+
+    def feed(self, view: View) -> None:
+        super().feed(view)
+        self.alive = True
+
+
+class _NoCase(Judging):
+    """Mutant: the invalid move's close judge is never asked."""
+
+    def feed(self, view: View) -> None:
+        super().feed(view)
+        self.cased = False
+
+
+def method_a_differences(
+    entries: Sequence[Entry], edition: Edition, judging_class: type[Judging] = Judging
+) -> list[str]:
+    """Where the Method A reading's distribution violations, read as the evidence grows,
+    differ from those of the reading of the whole evidence so far (the verdict asks for
+    them only when a distribution violation stands: asked here after every entry)."""
+    readings = resolve_readings(edition, {})
+    judging = judging_class(edition, readings)
+    found = []
+    for end in range(1, len(entries) + 1):
+        new = judging._method_a_keys(entries[:end])
+        old = _method_a_keys(entries[:end], edition, readings)
+        if new != old:
+            found.append(f"after entry {end - 1}: Method A {new} != {old}")
+    return found
+
+
+def _qos2() -> list[tuple[Edition, str, list[Entry]]]:
+    """The pinned checks in which the broker sent a PUBREC (a QoS 2 message taken)."""
+    return [
+        (edition, f"{name} {check_id}", entries)
+        for name in FILES
+        for edition, checks in [conversations(name)]
+        for check_id, entries in checks
+        if any(e.get("type") == "PUBREC" and e.get("dir") == "from-broker" for e in entries)
+    ]
+
+
+def test_the_method_a_reading_as_the_evidence_grows_equals_reading_it_whole() -> None:
+    checks = _qos2()
+    assert len(checks) > 10
+    for edition, where, entries in checks:
+        assert method_a_differences(entries, edition) == [], where
+
+
+MUTANTS = [
+    _DropsAPacket, _ReadsTwice, _ForgetsWhatItRead, _SortsTheClients, _DistributionConsumed,
+    _DistributionFromTheStart, _ClosesForgetTheState, _NeverAlive, _NoCase,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("mutant", MUTANTS)
 def test_a_mutant_of_the_incremental_judging_is_told_apart(mutant: type[Judging]) -> None:
     """Each mutant of :class:`Judging` differs from the whole-example judging on some
     pinned conversation: the differential test kills it."""
@@ -173,3 +261,18 @@ def test_the_evidence_may_not_shrink() -> None:
     judging.verdict(entries)
     with pytest.raises(ValueError, match="shrank"):
         judging.verdict(entries[:1])
+
+
+def test_the_distribution_judgement_so_far_leaves_the_judge_as_it_was() -> None:
+    """``so_far`` twice, then ``finish``: the same findings each time (a ``finish`` in its
+    place would repeat them); a capture's judge has no judgement so far."""
+    edition, checks = conversations("aedes-3.1.1.json")
+    readings = resolve_readings(edition, {})
+    for _, entries in checks:
+        judge = DistributionJudge(readings, complete=True, passes=True)
+        for event in from_probe(entries):
+            judge.feed(event)
+        first = judge.so_far()
+        assert judge.so_far() == first == judge.finish()
+    with pytest.raises(ValueError, match="once"):
+        DistributionJudge(complete=False, capture=True).so_far()

@@ -5,19 +5,26 @@ the standalone replayer's pieces."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
-from pubproof.judge.findings import Finding, Source
+from pubproof.judge.findings import VIOLATION, Finding, Source
 from pubproof.model.editions import Edition, resolve_readings
+from pubproof.probe.check import distribution_findings
+from pubproof.probe.evidence import Entry
 from pubproof.probe.frames import describe_bytes
+from pubproof.probe.view import View
 from pubproof.testing import replayer
 from pubproof.testing.coverage import Coverage
-from pubproof.testing.machine import ExplorationFailure, failure_class
+from pubproof.testing.explore import candidates, polish
+from pubproof.testing.judging import Judging
+from pubproof.testing.machine import ExplorationFailure, Found, Run, failure_class, unspent_invalid
 from pubproof.testing.moves import INVALID, Move, MoveKind, Plan, invalid_moves
 from pubproof.testing.reproducer import program, token_of
-from pubproof.testing.verdicts import as_method_a, judge_example, key_of
+from pubproof.testing.verdicts import Failure, Verdict, as_method_a, judge_example, key_of
 from pubproof.testing.world import invalid_packet
 
 V311, V50 = Edition.V311, Edition.V50
@@ -236,11 +243,10 @@ def test_method_a_moves_each_pubrec_to_the_publishers_pubrel() -> None:
     ]  # fmt: skip
 
 
-def test_the_old_retained_message_while_the_new_awaits_pubrel_is_method_a() -> None:
+def old_retained_while_the_new_awaits_pubrel() -> Evidence:
     """c0 replaces the retained message at QoS 2 and holds its PUBREL; c1 subscribes and
-    gets the old one: what a Method A server does (it owns the new one on PUBREL). The
-    distribution judge alone (Method B) calls it a violation; the explorer must not."""
-    evidence = (
+    gets the old one: what a Method A server does (it owns the new one on PUBREL)."""
+    return (
         Evidence()
         .sent("c0", connect(f"pp{TOKEN}c001n0")).got("c0", CONNACK)
         .sent("c0", publish(T, b"old", qos=1, retain=True)).got("c0", ack(PUBACK, 1))
@@ -249,10 +255,39 @@ def test_the_old_retained_message_while_the_new_awaits_pubrel_is_method_a() -> N
         .sent("c1", subscribe(1, T, 0)).got("c1", "9003000100")
         .got("c1", publish(T, b"old", retain=True)).event("quiet", seconds=0.03)
     )  # fmt: skip
+
+
+def test_the_old_retained_message_while_the_new_awaits_pubrel_is_method_a() -> None:
+    """The distribution judge alone (Method B) calls it a violation; the explorer must
+    not."""
+    evidence = old_retained_while_the_new_awaits_pubrel()
     verdict = judge_example(evidence.entries, V311, R311)
     assert verdict.failures == ()
     tolerated = [f for f in verdict.findings if "Method A" in f.message]
     assert tolerated and all(f.verdict == "tolerated" for f in tolerated)
+
+
+class _MethodBOnly(Judging):
+    """Mutant: the Method A reading is the evidence as it is (the PUBRECs not held)."""
+
+    def _method_a_keys(self, entries: Sequence[Entry]) -> set[str]:
+        found = distribution_findings(View(entries, self.edition, self.readings))
+        return {key_of(f) for f in found if f.verdict == VIOLATION}
+
+
+@pytest.mark.parametrize("mutant", [None, _MethodBOnly])
+def test_the_method_a_reading_while_the_example_runs(mutant: type[Judging] | None) -> None:
+    """Judged after every entry, as the explorer does, the Method A reading keeps the
+    retained message's case from failing, as the whole-example judging does; the mutant
+    that reads the evidence as it is fails it."""
+    entries = old_retained_while_the_new_awaits_pubrel().entries
+    judging = (mutant or Judging)(V311, R311)
+    failed: list[Failure] = []
+    for end in range(1, len(entries) + 1):
+        new = judging.verdict(entries[:end]).failures
+        assert mutant or new == judge_example(entries[:end], V311, R311, final=False).failures
+        failed += new
+    assert bool(failed) is (mutant is not None)
 
 
 # -- coverage -------------------------------------------------------------------------------
@@ -362,3 +397,114 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
     machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=1))
     machine.wait(long=False)
     assert made[-1].seconds == 0.005 and waited() == LONG_WAIT, "a short wait expires none"
+
+
+# -- polish: the shrunk failure made smaller -----------------------------------------------
+
+
+def _resumed(moves: Sequence[Move]) -> bool:
+    """The fake broker's fault: c1 connects keeping its session, disconnects, connects
+    keeping it again (its moves in that order, others' in between)."""
+    want = [(MoveKind.CONNECT, False), (MoveKind.DISCONNECT, True), (MoveKind.CONNECT, False)]
+    for move in moves:
+        if want and move.client == 1 and (move.kind, move.clean) == want[0]:
+            want.pop(0)
+    return not want
+
+
+class _FakeRun:
+    """A run whose replay needs no broker: the moves fail ``MQTT-3.2.2-2`` when
+    :func:`_resumed` says so; it counts its replays."""
+
+    def __init__(self) -> None:
+        self.replays = 0
+        self.failure = Failure(key="MQTT-3.2.2-2", rules=("MQTT-3.2.2-2",), verdict=VIOLATION,
+                               source="link", message="Session Present 0")  # fmt: skip
+
+    def replay(self, moves: Sequence[Move]) -> Any:
+        plan = Plan(V311, 4)
+        try:
+            for move in moves:
+                plan.apply(move)
+        except ValueError:
+            return None
+        self.replays += 1
+        failures = (self.failure,) if _resumed(moves) else ()
+        verdict = Verdict(findings=(), failures=failures, errors=(), broker_alive=True)
+        return SimpleNamespace(steps=list(moves), number=self.replays), [], verdict
+
+
+def test_polish_takes_out_a_clients_moves_together_down_to_the_fault() -> None:
+    """18 moves, 3 of them the fault (the last three of c1's): the other clients' moves
+    and c1's first connection (its CONNECT and DISCONNECT: neither goes alone, the rest
+    would not be a plan) all go, which taking out one move at a time cannot do."""
+    c, d = MoveKind.CONNECT, MoveKind.DISCONNECT
+    moves = [
+        Move(kind=c, client=0), Move(kind=c, client=1), Move(kind=c, client=2),
+        Move(kind=c, client=3), Move(kind=MoveKind.SUBSCRIBE, client=0, topic="a"),
+        Move(kind=MoveKind.PUBLISH, client=2, topic="a", qos=1),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="b"), Move(kind=d, client=1),
+        Move(kind=d, client=0), Move(kind=c, client=1, clean=False), Move(kind=d, client=1),
+        Move(kind=MoveKind.PUBLISH, client=3, topic="a"), Move(kind=c, client=0),
+        Move(kind=MoveKind.PUBLISH, client=2, topic="b", qos=2),
+        Move(kind=c, client=1, clean=False), Move(kind=MoveKind.PUBLISH, client=1, topic="a"),
+        Move(kind=MoveKind.WAIT), Move(kind=d, client=3),
+    ]  # fmt: skip
+    run = _FakeRun()
+    found = Found(failure=run.failure, moves=tuple(moves), entries=(), example=1, seconds=0.0)
+    polished = polish(cast(Run, run), found)
+    assert [(m.kind, m.client, m.clean) for m in polished.moves] == [
+        (c, 1, False), (d, 1, True), (c, 1, False)
+    ]  # fmt: skip
+    assert run.replays < 60, run.replays
+
+
+def test_the_candidates_start_with_the_skipped_moves_and_end_one_at_a_time() -> None:
+    moves = [Move(kind=MoveKind.CONNECT, client=n) for n in range(4)]
+    tried = list(candidates(moves, {2}))
+    assert tried[0] == (moves[0], moves[1], moves[3])
+    singles = [t for t in tried if len(t) == 3]
+    assert tried[-4:] == [tuple(m for m in moves if m is not gone) for gone in moves[::-1]]
+    assert len(singles) >= 4
+
+
+def test_a_publish_with_duplicates_is_a_withholding_publishers_at_qos_1_or_2() -> None:
+    """The duplicates sent at once (the matrix's ``qos2.duplicates-before-pubrel``, as a
+    move): only of a PUBLISH at QoS 1 or 2, by a client that holds back its answers."""
+    burst = Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2, duplicates=3)
+    assert burst.describe() == "c0 publish a QoS 2 and 3 duplicates at once"
+    assert Move.from_json(burst.to_json()) == burst
+    for qos, duplicates in ((0, 3), (2, 4)):
+        with pytest.raises(ValueError, match="duplicates"):
+            Move(kind=MoveKind.PUBLISH, topic="a", qos=qos, duplicates=duplicates)
+    plan = Plan(V311, 1)
+    plan.apply(Move(kind=MoveKind.CONNECT))
+    with pytest.raises(ValueError, match="answers at once"):
+        plan.apply(burst)
+    plan.apply(Move(kind=MoveKind.WITHHOLD))
+    plan.apply(burst)
+    assert plan.states[0].unacknowledged == 1
+
+
+def test_a_batch_draws_the_invalid_moves_not_spent_yet() -> None:
+    every = invalid_moves(V311)
+    assert unspent_invalid(V311, set()) == every
+    assert unspent_invalid(V311, {every[0]}) == every[1:]
+    assert unspent_invalid(V311, set(every)) == every
+
+
+def test_failures_of_one_key_after_different_faults_are_told_apart() -> None:
+    """Keeping the connection open after a topic name with a wildcard and after packet
+    identifier 0 both fail MQTT-4.8.0-1: the exploration reports each (its id names the
+    fault), so a known one does not hide the other."""
+
+    def kept_open(*provoked: str) -> Failure:
+        return Failure(key="MQTT-4.8.0-1", rules=("MQTT-4.8.0-1",), verdict=VIOLATION,
+                       source="close", message="kept open", provoked=provoked)  # fmt: skip
+
+    wildcard, zero, plain = kept_open("MQTT-3.3.2-2"), kept_open("MQTT-2.3.1-1"), kept_open()
+    assert wildcard.id == "MQTT-4.8.0-1 after MQTT-3.3.2-2" and plain.id == "MQTT-4.8.0-1"
+    assert wildcard.to_json()["provoked"] == ["MQTT-3.3.2-2"] and "provoked" not in plain.to_json()
+    verdict = Verdict(findings=(), failures=(zero, wildcard), errors=(), broker_alive=True)
+    assert verdict.first(skip=(zero.id,)) == wildcard
+    assert verdict.keys == ("MQTT-4.8.0-1",)  # what a replay asks still fails

@@ -25,6 +25,7 @@ def _check(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.heavy  # starts Spark: left out of the quick loop
 def test_quiet_spark_prints_nothing(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
     out = tmp_path / "out"
@@ -36,6 +37,7 @@ def test_quiet_spark_prints_nothing(tmp_path: Path) -> None:
     assert (out / "reconciliation.json").is_file()
 
 
+@pytest.mark.heavy  # starts Spark: left out of the quick loop
 def test_spark_chatter_never_reaches_the_terminal(tmp_path: Path) -> None:
     """Without ``--quiet``: the summary on stdout, progress on stderr, nothing else."""
     pytest.importorskip("pyspark")

@@ -355,6 +355,7 @@ def test_no_finding_on_the_real_clients_and_the_crafted_faults_found(
     assert {v["source"] for v in about_broker} <= {"close"}, about_broker
 
 
+@pytest.mark.heavy  # starts Spark: left out of the quick loop
 def test_spark_engine_writes_the_same_tables(
     recording: Recording, python_run: Path, tmp_path: Path
 ) -> None:

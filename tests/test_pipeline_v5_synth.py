@@ -101,6 +101,7 @@ def test_check_finds_the_faults_and_nothing_on_5_0(
     assert all(json.loads(r["properties"]) is not None for r in publishes)
 
 
+@pytest.mark.heavy  # starts Spark: left out of the quick loop
 def test_both_engines_write_the_same_tables(
     mixed: tuple[Path, dict[str, Any]],
     tables: dict[str, list[dict[str, Any]]],
