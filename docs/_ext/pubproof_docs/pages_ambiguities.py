@@ -11,7 +11,7 @@ import json
 from html import escape
 from typing import Any
 
-from docutils.nodes import make_id
+from docutils.nodes import make_id  # type: ignore[import-untyped]
 
 from pubproof.model.clauses import BY_ID as CLAUSES_BY_ID
 from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
