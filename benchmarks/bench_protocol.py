@@ -3,9 +3,10 @@ every protocol theorem.
 
     python benchmarks/bench_protocol.py [--examples N]
 
-Prints steps per second of the Hypothesis stateful comparisons (the tests in
-tests/test_session_stateful.py for 3.1.1 and tests/test_session50_stateful.py for MQTT 5.0,
-run as they are, with every invariant checked after every step) and a table of the
+Prints steps per second of the Hypothesis stateful comparisons (the machines of
+``pubproof.testing.sessions`` for 3.1.1 and ``pubproof.testing.sessions50`` for MQTT 5.0,
+which tests/test_session_stateful.py and tests/test_session50_stateful.py run, with every
+invariant checked after every step) and a table of the
 protocol theorems with their seconds. Goals (protocol issue): at least
 1,000 steps per second; the whole ``pubproof prove`` within 60 s (goal 30 s).
 """
@@ -13,18 +14,15 @@ protocol theorems with their seconds. Goals (protocol issue): at least
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
 def stateful_rate(examples: int, edition: str = "3.1.1") -> tuple[int, float]:
     from hypothesis import settings
     from hypothesis.stateful import run_state_machine_as_test
-    from test_session50_stateful import Sessions50Agree
-    from test_session_stateful import SessionsAgree
+
+    from pubproof.testing.sessions import SessionsAgree
+    from pubproof.testing.sessions50 import Sessions50Agree
 
     machine = Sessions50Agree if edition == "5.0" else SessionsAgree
     machine.checks = 0

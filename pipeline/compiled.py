@@ -82,6 +82,7 @@ COMPILED = (
     "pubproof.pipeline.fast.layout",
     "pubproof.pipeline.fast.ends",
     "pubproof.pipeline.fast.link",
+    "pubproof.pipeline.fast.link50_tables",
     "pubproof.pipeline.fast.link50",
     "pubproof.pipeline.fast.aliases",
     # the subscription index's match on a topic name not in its cache, about 2.5x (issue 34)

@@ -10,7 +10,9 @@ connection writes, through its :class:`Tap`, one compact row per packet the dist
 judge reads, and only those (what a client sends: CONNECT, DISCONNECT, SUBSCRIBE,
 UNSUBSCRIBE, PUBLISH, PUBACK, PUBREC, PUBREL, PUBCOMP; what the server sends: CONNACK,
 SUBACK, UNSUBACK, PUBLISH, PUBACK, PUBREC), plus two events of the link itself: ``lost``
-(a gap: the capture lost bytes of one direction) and ``closed`` (the first FIN or RST).
+(a gap: the capture lost bytes of one direction) and ``closed`` (the first FIN or RST). Every row
+is built by one method, :meth:`Tap._row`; a :class:`NullTap` (``--no-distribution``) builds
+none.
 
 A row carries no payload: a PUBLISH carries its length and a digest (BLAKE2b, 8 bytes;
 an empty payload's digest is empty, so that a zero-byte retained message still deletes
@@ -71,13 +73,18 @@ class Tap:
     """One connection's distribution events, appended to ``rows`` (the sink's ``events``)
     as tuples in the columns of :data:`pubproof.pipeline.tables.EVENTS`."""
 
-    __slots__ = ("capture", "close_at", "connection", "flows", "last", "rows", "seq", "server")
+    __slots__ = (
+        "capture", "close_at", "connection", "flows", "last", "on", "rows", "seq", "server",
+    )  # fmt: skip
 
     def __init__(self, capture: str, server: str, connection: str, rows: list[Any]) -> None:
         self.capture = capture
         self.server = server
         self.connection = connection
         self.rows = rows
+        #: whether it writes (False: :class:`NullTap`, which writes nothing and keeps no
+        #: flows: each method returns at once)
+        self.on = True
         self.seq = 0
         self.last = 0.0  # the latest time seen on the connection
         #: per direction of a PUBLISH, its packet identifier -> topic name, while its flow
@@ -135,6 +142,8 @@ class Tap:
     ) -> None:
         """A PUBLISH (``topic``: its topic name, alias resolved; None when no mapping
         was known; ``properties``: 5.0's, as JSON)."""
+        if not self.on:
+            return
         if packet_id is not None:
             self.flows[direction][packet_id] = topic
         self._row(
@@ -155,6 +164,8 @@ class Tap:
     ) -> None:
         """An acknowledgement (``code``: its 5.0 Reason Code, None in 3.x), routed to the
         topic of the PUBLISH whose flow it belongs to."""
+        if not self.on:
+            return
         # PUBACK, PUBREC and PUBCOMP answer the other direction's PUBLISH; PUBREL follows
         # its own direction's PUBREC
         sender = direction if kind == "PUBREL" else (S2C if direction == C2S else C2S)
@@ -173,6 +184,8 @@ class Tap:
         self, direction: str, at: int, t: float, frame: int, offset: int, fields: Mapping[str, Any]
     ) -> None:
         """A control packet (its description's fields), if the judge reads it."""
+        if not self.on:
+            return
         kind = str(fields.get("type"))
         if kind not in READ[direction]:
             return
@@ -190,13 +203,15 @@ class Tap:
     def lost(self, direction: str, at: int, t: float) -> None:
         """A gap: the capture lost bytes of ``direction`` here (whatever they held is
         unknown, so are the flows under way)."""
+        if not self.on:
+            return
         self.flows[direction].clear()
         self._row(direction, at, t, at, 0, LOST, None, None, None, None, None, None, None,
                   None, None)  # fmt: skip
 
     def closed(self) -> None:
         """The link ended (at its latest FIN or RST, :attr:`close_at`)."""
-        if self.close_at is None:
+        if self.close_at is None or not self.on:
             return
         at, t = self.close_at
         self._row(C2S, at, t, at, 0, CLOSED, None, None, None, None, None, None, None, None,
@@ -205,50 +220,13 @@ class Tap:
 
 class NullTap(Tap):
     """A connection's tap when the cross-connection stage is off (``pubproof check
-    --no-distribution``): it writes nothing."""
+    --no-distribution``): it writes nothing (:attr:`Tap.on` is False)."""
 
     __slots__ = ()
 
-    def publish(
-        self,
-        direction: str,
-        at: int,
-        t: float,
-        frame: int,
-        offset: int,
-        dup: bool,
-        qos: int,
-        retain: bool,
-        topic: str | None,
-        packet_id: int | None,
-        payload: bytes,
-        properties: str | None,
-    ) -> None:
-        return
-
-    def ack(
-        self,
-        direction: str,
-        at: int,
-        t: float,
-        frame: int,
-        offset: int,
-        kind: str,
-        packet_id: int,
-        code: int | None,
-    ) -> None:
-        return
-
-    def control(
-        self, direction: str, at: int, t: float, frame: int, offset: int, fields: Mapping[str, Any]
-    ) -> None:
-        return
-
-    def lost(self, direction: str, at: int, t: float) -> None:
-        return
-
-    def closed(self) -> None:
-        return
+    def __init__(self, capture: str, server: str, connection: str, rows: list[Any]) -> None:
+        super().__init__(capture, server, connection, rows)
+        self.on = False
 
 
 def _jsonable(value: Any) -> Any:

@@ -344,11 +344,12 @@ def _pubrel_answers_0(pubrel: Any) -> Any:
 
 #: a mutant of a twin -> the edition whose differential tests kill it: the faults of the
 #: readable judges' mutants (``tests/test_judge50_mutants.py``) put in the twins' compiled
-#: tables, and faults in the twins' inlined copies of their helpers. (Two are equivalent
-#: mutants, so not here: a PUBREL's Reason Code not read, in either inlined copy of
-#: ``_code`` that reads it (the 5.0 receiver table's PUBREL_OK and PUBREL_NOT_FOUND rows
-#: differ in their notes only, which no finding shows), and the inlined ``_move_rx`` of a
-#: PUBREL (every PUBREL entry of Method B ends at FREE).)
+#: tables, and faults in the twins' inlined copies of their helpers. (An equivalent mutant,
+#: so not here: a PUBREL's Reason Code not read, in either inlined copy of ``_code`` that
+#: reads it (the 5.0 receiver table's PUBREL_OK and PUBREL_NOT_FOUND rows differ in their
+#: notes only, which no finding shows). The inlined ``_move_rx`` that the judged receiver's
+#: PUBLISH and PUBREL share (``_answers_owed``) is killed by a PUBLISH: every PUBREL entry of
+#: Method B ends at FREE.)
 FAST_MUTANTS: dict[str, tuple[Callable[[], Any], str]] = {
     "the quota is never taken": (_table(fast_link50, "_TX_PUBLISH", lambda tx: {
         qos: _entries(t, takes_quota=False) for qos, t in tx.items()}), "5.0"),
@@ -374,7 +375,7 @@ FAST_MUTANTS: dict[str, tuple[Callable[[], Any], str]] = {
         'alias = as_dict(properties).get("topic_alias") if properties else None',
         'alias = None'), "5.0"),
     "inlined _move_rx: a PUBLISH does not move the judged receiver": (lambda: _source(
-        "if received.next == R_FREE:  # _move_rx, inlined", "if True:"), "5.0"),
+        "if entry.next == R_FREE:  # _move_rx, inlined", "if True:"), "5.0"),
     "inlined _move_rx: the model peer's receiver does not move": (lambda: _source(
         "if entry.next == R_FREE:  # _move_rx, inlined", "if True:", nth=1), "5.0"),
     "3.x: PUBREC owes no PUBREL": (_table(fast_link, "_TX_ACK", lambda tx: {

@@ -35,7 +35,7 @@ from pubproof.pipeline.source import inputs, plans
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.broker import DistFault
 from pubproof.pipeline.synth.check import compare_distribution, compare_violations
-from pubproof.pipeline.tap import C2S, S2C, Tap, digest
+from pubproof.pipeline.tap import C2S, S2C, NullTap, Tap, digest
 
 EVERY = tuple((f.value, 2) for f in DistFault)
 #: all 3.1.1, faults of every kind (one of each per-connection one too)
@@ -274,6 +274,28 @@ def test_the_tap_routes_acknowledgements_and_digests_payloads() -> None:
     assert [r[6] for r in rows] == [1, 2, 3, 4]
     assert digest(b"") == "" and digest(b"a") != digest(b"b") and len(digest(b"a")) == 16
     assert rows[0][16] == digest(b"payload") and rows[0][17] == len(b"payload")
+
+
+def _feed(tap: Tap) -> None:
+    """One event of every kind a tap takes."""
+    tap.publish(C2S, 1, 1.0, 1, 0, False, 1, False, "t/1", 7, b"x", None)
+    tap.ack(S2C, 2, 1.1, 2, 0, "PUBACK", 7, None)
+    tap.publish(S2C, 3, 1.2, 3, 0, False, 2, False, "t/1", 8, b"y", None)
+    tap.control(C2S, 4, 1.3, 4, 0, {"type": "SUBSCRIBE", "packet_id": 1})
+    tap.lost(C2S, 5, 1.4)
+    tap.close_at = (6, 1.5)
+    tap.closed()
+
+
+def test_a_null_tap_writes_nothing_and_keeps_no_flows() -> None:
+    """``--no-distribution``: no event is built (nothing would read it, so no table shows
+    a null tap that writes: this test is what holds it), and no flow is kept."""
+    rows: list[tuple[Any, ...]] = []
+    null = NullTap("c", "s:1883", "c:conn", rows)
+    _feed(null)
+    assert rows == [] and null.flows == {C2S: {}, S2C: {}} and null.seq == 0
+    _feed(Tap("c", "s:1883", "c:conn", rows))  # the same events, written by a tap
+    assert [r[10] for r in rows] == ["PUBLISH", "PUBACK", "PUBLISH", "SUBSCRIBE", "lost", "closed"]
 
 
 def test_the_report_shows_each_server_and_topic_and_links_each_finding_to_its_trace(

@@ -8,8 +8,9 @@ docstring says what each of those judges; this one says only how it is made fast
 (:mod:`pubproof.pipeline.fast.layout` says why each trick exists):
 
 - the 5.0 tables are read once, at import, into typed entries indexed by a state's
-  position in its enum (``SENDER50``, ``RECEIVER50``, and per input the tables the
-  per-packet path reads), all ``Final``;
+  position in its enum (:mod:`pubproof.pipeline.fast.link50_tables`: ``SENDER50``,
+  ``RECEIVER50``, and per input the tables the per-packet path reads), bound again here
+  as this module's own ``Final`` names;
 - what the two ends declared is read once per CONNECT and CONNACK (:meth:`_negotiate`),
   not once per PUBLISH;
 - a PUBLISH is resolved once by :meth:`LinkJudge50.resolve50` and handed to both judges
@@ -17,7 +18,8 @@ docstring says what each of those judges; this one says only how it is made fast
   alias map between them), and an acknowledgement or PUBREL goes to the per-kind methods
   without the dispatch of :meth:`peer_sent` and :meth:`judged_sent`;
 - the helpers run once per packet are inlined (``_code``, ``topic_alias``, ``_move_rx``,
-  ``_pay``, ``_answer``), each copy marked with the helper's name.
+  ``_pay``, ``_answer``), each copy marked with the helper's name; a received PUBLISH and
+  PUBREL share one copy (:meth:`LinkJudge50._answers_owed`).
 """
 
 from __future__ import annotations
@@ -51,35 +53,23 @@ from pubproof.judge.describe import P_FIELDS, describe, same_message
 from pubproof.judge.findings import TOLERATED, VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT, Declared, Negotiated
 from pubproof.model.editions import Edition
-from pubproof.model.flows import Method, ReceiverState, SenderState
-from pubproof.model.flows50 import (
-    ACTION_CODE,
-    RECEIVER_STATES50,
-    ReceiverAction50,
-    ReceiverInput50,
-    SenderAction50,
-    SenderInput50,
-    Step50,
-    is_error,
-    receiver_step50,
-    sender_step50,
-)
+from pubproof.model.flows50 import SenderInput50 as SI
+from pubproof.model.flows50 import is_error
 from pubproof.model.topic_alias import ALIAS_ABOVE_MAXIMUM
+from pubproof.pipeline.fast import link50_tables as tables
 from pubproof.pipeline.fast.aliases import TopicAliases
 from pubproof.pipeline.fast.layout import as_dict
 from pubproof.pipeline.fast.link import (
     _NOTHING,
     R_FREE,
-    RECEIVER_STATES_ALL,
     S_AWAIT_PUBCOMP,
     S_FREE,
-    SENDER_STATES,
     LinkJudge,
     Owed,
     _Flow,
 )
+from pubproof.pipeline.fast.link50_tables import ReceiverEntry50
 
-METHOD = Method.B
 V50 = Edition.V50
 
 
@@ -87,110 +77,18 @@ V50 = Edition.V50
 Resolution = tuple[dict[str, Any] | None, FlowOffence | None]
 
 
-# -- the 5.0 tables, compiled once -----------------------------------------------------------
+# -- the 5.0 tables (pipeline.fast.link50_tables), as this module's own Final names (layout)
 
-
-@dataclass(frozen=True, slots=True)
-class SenderEntry50:
-    """A 5.0 sender's table entry for one (state, input)."""
-
-    defined: bool
-    next: int  # the next state's position in SenderState (-1 when undefined)
-    takes_quota: bool
-    releases_quota: bool
-    pubrel_code: int | None  # the PUBREL it sends, by its Reason Code
-    resends_publish: bool
-    verdict: str
-    rules: tuple[str, ...]
-    note: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReceiverEntry50:
-    """A 5.0 receiver's table entry for one (state, input)."""
-
-    defined: bool
-    next: int
-    replies: tuple[tuple[str, int | None], ...]  # (type, code; None: the refusal's own)
-    delivers: bool
-    disconnect: int | None  # the DISCONNECT Reason Code it sends
-    verdict: str
-    rules: tuple[str, ...]
-    note: str
-
-
-_S_INDEX = {state: i for i, state in enumerate(SENDER_STATES)}
-_R_INDEX = {state: i for i, state in enumerate(RECEIVER_STATES_ALL)}
-SA, SI, RA, RI = SenderAction50, SenderInput50, ReceiverAction50, ReceiverInput50
-_PUBREL = {SA.SEND_PUBREL, SA.SEND_PUBREL_NOT_FOUND}
-_REPLY = {
-    RA.SEND_PUBACK: "PUBACK", RA.SEND_PUBACK_ERROR: "PUBACK",
-    RA.SEND_PUBREC: "PUBREC", RA.SEND_PUBREC_ERROR: "PUBREC",
-    RA.SEND_PUBCOMP: "PUBCOMP", RA.SEND_PUBCOMP_NOT_FOUND: "PUBCOMP",
-}  # fmt: skip
-
-
-def _sender(state: SenderState, event: SenderInput50) -> SenderEntry50:
-    step = sender_step50(state, event)
-    if isinstance(step, Step50):
-        assert isinstance(step.next, SenderState)
-        actions = step.actions
-        pubrel = next((ACTION_CODE[a] for a in actions if a in _PUBREL), None)
-        return SenderEntry50(
-            True, _S_INDEX[step.next], SA.TAKE_QUOTA in actions, SA.RELEASE_QUOTA in actions,
-            pubrel, SA.RESEND_PUBLISH in actions, "", step.rules, step.note,
-        )  # fmt: skip
-    return SenderEntry50(False, -1, False, False, None, False, step.verdict, step.rules, step.note)
-
-
-def _receiver(state: ReceiverState, event: ReceiverInput50) -> ReceiverEntry50 | None:
-    if state not in RECEIVER_STATES50[METHOD]:
-        return None
-    step = receiver_step50(METHOD, state, event)
-    if isinstance(step, Step50):
-        assert isinstance(step.next, ReceiverState)
-        actions = step.actions
-        replies = tuple((_REPLY[a], ACTION_CODE.get(a)) for a in actions if a in _REPLY)
-        disconnect = next(
-            (ACTION_CODE[a] for a in actions if a is RA.DISCONNECT_RECEIVE_MAXIMUM), None
-        )
-        return ReceiverEntry50(
-            True, _R_INDEX[step.next], replies, RA.DELIVER in actions, disconnect, "",
-            step.rules, step.note,
-        )  # fmt: skip
-    return ReceiverEntry50(False, -1, (), False, None, step.verdict, step.rules, step.note)
-
-
-#: SENDER50[input][state]
-SENDER50: Final[Mapping[SenderInput50, tuple[SenderEntry50, ...]]] = {
-    event: tuple(_sender(state, event) for state in SENDER_STATES) for event in SI
-}
-#: RECEIVER50[input][state] (None for a state Method B does not use)
-RECEIVER50: Final[Mapping[ReceiverInput50, tuple[ReceiverEntry50 | None, ...]]] = {
-    event: tuple(_receiver(state, event) for state in RECEIVER_STATES_ALL) for event in RI
-}
-#: imported names the per-packet path reads, as this module's own Final names (layout)
+SENDER50: Final = tables.SENDER50
+RECEIVER50: Final = tables.RECEIVER50
 _P_FIELDS: Final = P_FIELDS
-# the tables the per-packet path reads, by input
-_TX_PUBLISH: Final = {1: SENDER50[SI.PUBLISH_QOS1], 2: SENDER50[SI.PUBLISH_QOS2]}
-#: the sender's input for an acknowledgement: [kind][code >= 0x80]
-_TX_ACK: Final = {
-    "PUBACK": (SENDER50[SI.PUBACK_OK], SENDER50[SI.PUBACK_ERROR]),
-    "PUBREC": (SENDER50[SI.PUBREC_OK], SENDER50[SI.PUBREC_ERROR]),
-    "PUBCOMP": (SENDER50[SI.PUBCOMP_OK], SENDER50[SI.PUBCOMP_NOT_FOUND]),
-}
-_RX_PUBLISH: Final = {
-    0: RECEIVER50[RI.PUBLISH_QOS0], 1: RECEIVER50[RI.PUBLISH_QOS1],
-    2: RECEIVER50[RI.PUBLISH_QOS2],
-}  # fmt: skip
-_RX_REFUSED: Final = {
-    1: RECEIVER50[RI.PUBLISH_QOS1_REFUSED],
-    2: RECEIVER50[RI.PUBLISH_QOS2_REFUSED],
-}
-_RX_OVER: Final = RECEIVER50[RI.PUBLISH_OVER_RECEIVE_MAXIMUM]
-_RX_PUBREL: Final = (RECEIVER50[RI.PUBREL_OK], RECEIVER50[RI.PUBREL_NOT_FOUND])
-#: the acknowledgements of :meth:`LinkJudge50.peer_acks` and :meth:`LinkJudge50.judged_acks`
-ACKS: Final = frozenset(_TX_ACK)
+_TX_PUBLISH: Final = tables.TX_PUBLISH
+_TX_ACK: Final = tables.TX_ACK
+_RX_PUBLISH: Final = tables.RX_PUBLISH
+_RX_REFUSED: Final = tables.RX_REFUSED
+_RX_OVER: Final = tables.RX_OVER
+_RX_PUBREL: Final = tables.RX_PUBREL
+ACKS: Final = tables.ACKS
 
 
 @dataclass(slots=True)
@@ -452,11 +350,18 @@ class LinkJudge50(LinkJudge):
             return  # the judged end's own judgement of its peer: not this judge's
         if qos == 2:
             self.refusable[packet_id] = state
+        self._answers_owed(received, packet_id, index, resolved)
+
+    def _answers_owed(
+        self, entry: ReceiverEntry50, packet_id: int, index: int, fields: Mapping[str, Any]
+    ) -> None:
+        """The judged end received a PUBLISH or PUBREL (``fields``) that its receiver's
+        table ``entry`` takes: the answers it owes, and its receiver's next state."""
         owed_now = self.owed
-        for reply, code in received.replies:
-            # _answer's _NOTHING and _owe, inlined: once per QoS 1 and 2 PUBLISH
+        for reply, code in entry.replies:
+            # _answer's _NOTHING and _owe, inlined: once per QoS 1 and 2 PUBLISH and PUBREL
             owed = (
-                self._answer(reply, packet_id, code, received, index, resolved)
+                self._answer(reply, packet_id, code, entry, index, fields)
                 if self.keep or code
                 else _NOTHING
             )
@@ -465,10 +370,10 @@ class LinkJudge50(LinkJudge):
                 owed_now[reply, packet_id] = [owed]
             else:
                 queue.append(owed)
-        if received.next == R_FREE:  # _move_rx, inlined
-            judged_rx.pop(packet_id, None)
+        if entry.next == R_FREE:  # _move_rx, inlined
+            self.judged_rx.pop(packet_id, None)
         else:
-            judged_rx[packet_id] = received.next
+            self.judged_rx[packet_id] = entry.next
 
     def _answer(
         self,
@@ -504,31 +409,14 @@ class LinkJudge50(LinkJudge):
         """The peer sent a PUBREL (:meth:`peer_sent`, its dispatch done)."""
         packet_id = fields.get("packet_id")
         assert isinstance(packet_id, int)
-        judged_rx = self.judged_rx
         code = fields.get("reason_code")  # _code, inlined
         if not isinstance(code, int):
             code = 0
         # `code != 0 and`: success, most acknowledgements, is no error, and the model's
         # is_error (interpreted, and replaced by a mutation test) is not called for it
-        entry = _RX_PUBREL[code != 0 and is_error(code)][judged_rx.get(packet_id, R_FREE)]
+        entry = _RX_PUBREL[code != 0 and is_error(code)][self.judged_rx.get(packet_id, R_FREE)]
         assert entry is not None and entry.defined
-        owed_now = self.owed
-        for reply, code in entry.replies:
-            # _answer's _NOTHING and _owe, inlined: once per PUBREL
-            owed = (
-                self._answer(reply, packet_id, code, entry, index, fields)
-                if self.keep or code
-                else _NOTHING
-            )
-            queue = owed_now.get((reply, packet_id))
-            if queue is None:
-                owed_now[reply, packet_id] = [owed]
-            else:
-                queue.append(owed)
-        if entry.next == R_FREE:  # _move_rx, inlined
-            judged_rx.pop(packet_id, None)
-        else:
-            judged_rx[packet_id] = entry.next
+        self._answers_owed(entry, packet_id, index, fields)
 
     def peer_acks(self, kind: str, fields: dict[str, Any], index: int) -> None:
         """The peer sent a PUBACK, PUBREC or PUBCOMP (:meth:`peer_sent`, its dispatch

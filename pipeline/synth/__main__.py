@@ -2,6 +2,6 @@
 
 import sys
 
-from pubproof.pipeline.synth.generate import main
+from pubproof.pipeline.synth.command import main
 
 sys.exit(main())

@@ -16,8 +16,9 @@ segments, retransmissions (whole and overlapping), adjacent segments swapped, pu
 IPv6 connections. Nothing is lost from the capture (no gaps), so every count is exact.
 
 Faults (:mod:`pubproof.pipeline.synth.faults`) are injected on a fixed number of
-connections spread evenly over the capture; their rule ids come from the project's codec
-and model, not from this file.
+connections spread evenly over the capture (:mod:`.injection`); their rule ids come from
+the project's codec and model, not from this file. The options are a
+:class:`~pubproof.pipeline.synth.config.SynthConfig` (:mod:`.command` is the command line).
 
 Memory does not grow with the capture: connections are generators, at most
 ``--concurrent`` of them are open at a time, and frames go straight to a buffered file.
@@ -31,17 +32,13 @@ injected on 3.1.1 connections only (a connection that carries one is 3.1.1 whate
 
 from __future__ import annotations
 
-import argparse
-import enum
 import hashlib
 import json
 import random
-import sys
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pubproof.judge import packets as control
 from pubproof.judge.packets import type_name
@@ -49,11 +46,19 @@ from pubproof.model.editions import Edition
 from pubproof.pipeline.synth.broker import Broker, Clock, Copy, DistFault, Member, Subscription
 from pubproof.pipeline.synth.broker import Message as Taken
 from pubproof.pipeline.synth.broker import matches as filter_matches
+from pubproof.pipeline.synth.config import Expected, SynthConfig
 from pubproof.pipeline.synth.faults import Fault, checked_wire_fault, flow_findings
+from pubproof.pipeline.synth.injection import (
+    dist_plan,
+    fault_draws,
+    fault_plan,
+    publish_fault,
+    record_fault,
+    record_link_fault,
+)
 from pubproof.pipeline.synth.mqtt5 import CLIENT_DECLARES, Session5
 from pubproof.pipeline.synth.pcapwrite import (
     C2S,
-    LINKTYPE_ETHERNET,
     S2C,
     CaptureWriter,
     Direction,
@@ -86,114 +91,6 @@ FILTERS = (
 #: copies a connection sends at most in one turn (the rest in its next turns)
 DELIVER_MOST = 256
 START_NS = 1_700_000_000 * 1_000_000_000
-
-
-def _parse_mix(text: str) -> tuple[float, float, float]:
-    parts = [float(p) for p in text.split(",")]
-    if len(parts) != 3 or any(p < 0 for p in parts) or sum(parts) <= 0:
-        raise argparse.ArgumentTypeError("the QoS mix is three weights, e.g. 5,3,2")
-    return parts[0], parts[1], parts[2]
-
-
-def _parse_sizes(text: str) -> tuple[tuple[int, float], ...]:
-    sizes = []
-    for part in text.split(","):
-        size, _, weight = part.partition(":")
-        sizes.append((int(size), float(weight or 1)))
-    if not sizes or any(s < 0 or w < 0 for s, w in sizes):
-        raise argparse.ArgumentTypeError("payload sizes are SIZE:WEIGHT,...")
-    return tuple(sizes)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SynthConfig:
-    """Everything the generator's output depends on (written into the expected JSON)."""
-
-    seed: int = 1
-    frames: int = 1_000_000  # at least this many frames
-    connections: int = 2000  # about this many connections (more if the frames need them)
-    concurrent: int = 50  # connections open at the same time, interleaved
-    qos_mix: tuple[float, float, float] = (5.0, 3.0, 2.0)
-    #: payload sizes (SIZE, WEIGHT): a size is drawn by weight, then uniformly in SIZE/2..SIZE
-    payload_sizes: tuple[tuple[int, float], ...] = (
-        (0, 0.5), (16, 3.0), (200, 4.0), (1500, 1.5), (20000, 0.2), (200_000, 0.01),
-    )  # fmt: skip
-    mss: int = 1460
-    burst: int = 3  # up to this many messages sent back to back before their acknowledgements
-    split: float = 0.1  # a write cut at random points (1..MSS bytes) instead of at the MSS
-    split_headers: bool = True  # such a cut may fall inside a Remaining Length
-    coalesce: float = 0.5  # packets of one burst in one write (they share segments)
-    retransmit: float = 0.01  # a data segment captured twice (half of them overlapping)
-    reorder: float = 0.005  # a data segment swapped with the next one of its write
-    pure_ack: float = 0.3  # the receiver of a write answers with a pure ACK
-    ping: float = 0.01  # PINGREQ/PINGRESP between messages
-    rst: float = 0.05  # a connection ends with RST instead of FIN
-    ipv6: float = 0.2
-    port: int = 1883
-    inject: tuple[tuple[str, int], ...] = (
-        *((f.value, 10) for f in Fault), *((f.value, 2) for f in DistFault),
-    )  # fmt: skip
-    large_connection_packets: int = 0
-    mqtt5: float = 0.0  # the share of connections in MQTT 5.0
-    fmt: Literal["pcap", "pcapng"] = "pcap"
-    linktype: int = LINKTYPE_ETHERNET
-
-    def __post_init__(self) -> None:
-        known = {f.value for f in Fault} | {f.value for f in DistFault}
-        for name, count in self.inject:
-            if name not in known:
-                raise ValueError(f"unknown fault {name!r}; known: {sorted(known)}")
-            if count < 0:
-                raise ValueError(f"fault {name}: a negative count")
-        if self.frames < 0 or self.connections < 1 or self.concurrent < 1 or self.mss < 1:
-            raise ValueError("frames >= 0, connections >= 1, concurrent >= 1, mss >= 1")
-        if not 0.0 <= self.mqtt5 <= 1.0:
-            raise ValueError("mqtt5 is a probability (0 to 1)")
-
-
-@dataclass(slots=True)
-class Expected:
-    """What the capture contains, counted as it is written."""
-
-    frames: int = 0
-    connections: int = 0
-    tcp_payload_bytes: int = 0  # every captured payload byte, retransmissions included
-    mqtt_bytes: int = 0  # bytes of MQTT packets (each stream byte once)
-    packets: Counter[str] = field(default_factory=Counter)
-    packets_by_direction: Counter[str] = field(default_factory=Counter)
-    publish_by_qos: Counter[str] = field(default_factory=Counter)
-    #: rule id -> the number of findings (rows of a violations table) that name it
-    violations: Counter[str] = field(default_factory=Counter)
-    faults: Counter[str] = field(default_factory=Counter)  # fault name -> count
-    largest_connection_packets: int = 0
-    connections_by_edition: Counter[str] = field(default_factory=Counter)
-    #: each injected fault: its name, connection, direction, client address, the rule ids
-    #: of each finding the model makes on it, and the frame that carries its last byte
-    injected: list[dict[str, Any]] = field(default_factory=list)
-    #: each injected distribution fault (:mod:`.broker`): its name, edition, subscriber,
-    #: the rule and kind of the finding it must give, and the judge that gives it
-    distribution: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "frames": self.frames,
-            "connections": self.connections,
-            "tcp_payload_bytes": self.tcp_payload_bytes,
-            "mqtt_bytes": self.mqtt_bytes,
-            "packets": dict(sorted(self.packets.items())),
-            "packets_total": sum(self.packets.values()),
-            "packets_by_direction": dict(sorted(self.packets_by_direction.items())),
-            "publish_by_qos": dict(sorted(self.publish_by_qos.items())),
-            "violations": dict(sorted(self.violations.items())),
-            "faults": dict(sorted(self.faults.items())),
-            "largest_connection_packets": self.largest_connection_packets,
-            "connections_by_edition": dict(sorted(self.connections_by_edition.items())),
-            "injected": self.injected,
-            "distribution": self.distribution,
-            "distribution_faults": dict(
-                sorted(Counter(r["fault"] for r in self.distribution).items())
-            ),
-        }
 
 
 # -- control packets (pubproof's codec covers the PUBLISH family only) -------------------
@@ -286,6 +183,11 @@ class _Connection:
         self.marks: dict[int, dict[str, Any]] = {}
         self.pending: tuple[bytes | None, dict[str, Any] | None] = (None, None)
 
+    @property
+    def _client(self) -> str:
+        """The client's address and port, as a fault's record gives them."""
+        return f"{self.tcp.client.address}:{self.tcp.client.port}"
+
     # packets are counted when their write is made into segments
     def _count(self, direction: Direction, data: bytes) -> None:
         kind = type_name(data[0])
@@ -354,22 +256,6 @@ class _Connection:
             if rng.random() < config.pure_ack:
                 out.append(self.tcp.ack(direction.reverse))
         return out
-
-    def _injected(
-        self, fault: Fault, direction: Direction, findings: Sequence[Sequence[str]]
-    ) -> dict[str, Any]:
-        """Count an injected fault; the record (completed with its frame) for the JSON."""
-        for finding in findings:  # each finding is one row of the violations table
-            for rule in set(finding):
-                self.expected.violations[rule] += 1
-        self.expected.faults[fault.value] += 1
-        record: dict[str, Any] = {
-            "fault": fault.value, "connection": self.index, "direction": direction.value,
-            "client": f"{self.tcp.client.address}:{self.tcp.client.port}",
-            "findings": [list(f) for f in findings], "frame": None,
-        }  # fmt: skip
-        self.expected.injected.append(record)
-        return record
 
     def _split_sizes(self, chunk: Sequence[bytes]) -> list[int]:
         """Random segment sizes (1..MSS) for the packets ``chunk`` sent together.
@@ -445,26 +331,16 @@ class _Connection:
         distribution fault may follow), or (the flow fault's) the server's QoS 2 PUBLISH on
         a topic the client subscribed to, a copy of nothing any client published."""
         rng, config = self.rng, self.config
-        fault = self.dist_fault if direction is C2S and not flow_fault else None
-        if fault is DistFault.MISS_RETAINED or (fault is not None and fault.v5_only
-                                                and self.v5 is None):  # fmt: skip
-            fault = None
-        topics = self._fault_topics() if fault is not None else []
-        if fault is not None and not topics:
-            fault = None  # nobody of this edition would get it yet: later
+        fault, topics = publish_fault(
+            self.dist_fault if direction is C2S and not flow_fault else None,
+            self.broker, self.member, TOPICS, v5=self.v5 is not None,
+        )  # fmt: skip
         count = 1 if flow_fault or fault is not None else rng.randint(1, config.burst)
         if fault is not None and fault.pair:
             count = 2
         publishes, first_acks, releases, completions = [], [], [], []
         taken: list[dict[int, Copy]] = []
-        # the QoS of the fault's messages: the pair's one QoS; QoS 2 (duplicate); 1 or 2
-        # (DUP: never 0, which has DUP 0 [MQTT-3.3.1-2]); as drawn for the rest
-        fault_qos = rng.choices((0, 1, 2), weights=config.qos_mix)[0]
-        if fault is DistFault.DUPLICATE:
-            fault_qos = 2
-        elif fault is DistFault.DUP:
-            fault_qos = rng.choice((1, 2))
-        fault_topic = rng.choice(topics) if topics else None
+        fault_qos, fault_topic = fault_draws(rng, fault, config.qos_mix, topics)
         for _ in range(count):
             qos = 2 if flow_fault else rng.choices((0, 1, 2), weights=config.qos_mix)[0]
             topic = rng.choice(TOPICS)
@@ -527,7 +403,10 @@ class _Connection:
             topic = rng.choice(TOPICS if direction is C2S else self._subscribed_topics())
             findings = flow_findings(topic, packet_id, sender=direction.value)
             bad = encode(Publish(topic=topic, qos=1, packet_id=packet_id, payload=self._payload()))
-            self.pending = (bad, self._injected(Fault.QOS1_ON_HELD_ID, direction, findings))
+            record = record_fault(
+                self.expected, Fault.QOS1_ON_HELD_ID, self.index, direction, self._client, findings
+            )
+            self.pending = (bad, record)
             writes.append((direction, [bad]))
         if releases:
             writes.append((direction, releases))
@@ -538,19 +417,6 @@ class _Connection:
         if self.v5 is not None:
             return self.v5.ack(kind, packet_id)
         return encode(ACK_CLASSES[kind](packet_id=packet_id))
-
-    def _fault_topics(self) -> list[str]:
-        """The topics some other connection of this one's edition subscribes to."""
-        member = self.member
-        return [
-            t for t in TOPICS
-            if any(
-                filter_matches(s.topic_filter, t)
-                for m in self.broker.members.values()
-                if m.v5 == member.v5 and m.index != member.index
-                for s in m.subscriptions
-            )
-        ]  # fmt: skip
 
     def _subscribed_topics(self) -> list[str]:
         """The topics this connection subscribes to (TOPICS when it has none)."""
@@ -587,7 +453,8 @@ class _Connection:
             record = copy.record
             if record is not None and record["source"] == "link":
                 # found by the link judge at this packet: a per-connection fault's record
-                self.pending = (data, self._injected_link(record))
+                found = record_link_fault(self.expected, record, self.index, self._client)
+                self.pending = (data, found)
             if packet_id is not None:
                 first_acks.append(self._ack("PUBACK" if copy.qos == 1 else "PUBREC", packet_id))
             if copy.qos == 2:
@@ -601,19 +468,6 @@ class _Connection:
             writes.append((S2C, releases))
             writes.append((C2S, completions))
         return writes
-
-    def _injected_link(self, dist: dict[str, Any]) -> dict[str, Any]:
-        """A distribution fault the link judge finds (3.1.1 [MQTT-3.3.1-3]): its record
-        among the per-connection faults, whose frame the copy's segment gives."""
-        rule = str(dist["rule"])
-        self.expected.violations[rule] += 1
-        record: dict[str, Any] = {
-            "fault": dist["fault"], "connection": self.index, "direction": S2C.value,
-            "client": f"{self.tcp.client.address}:{self.tcp.client.port}",
-            "findings": [[rule]], "frame": None,
-        }  # fmt: skip
-        self.expected.injected.append(record)
-        return record
 
     def _subscribe(self, filters: Sequence[tuple[str, int]], *, miss: bool = False) -> list[Write]:
         """SUBSCRIBE and SUBACK for each filter (5.0: each with an identifier of its own);
@@ -700,7 +554,9 @@ class _Connection:
                 self.fault, topic=rng.choice(TOPICS), packet_id=self.ids[direction].next(),
                 payload=self._payload()[:64],
             )  # fmt: skip
-            record = self._injected(self.fault, direction, [(rule,)])
+            record = record_fault(
+                self.expected, self.fault, self.index, direction, self._client, [(rule,)]
+            )
             segments = self._segments([(direction, [data])], mark=data, record=record)
             if rng.random() < 0.5:
                 return [*segments, tcp.rst(direction.reverse)]
@@ -729,37 +585,12 @@ def _inside_lengths(chunk: Sequence[bytes]) -> set[int]:
     return forbidden
 
 
-def _fault_plan(config: SynthConfig) -> dict[int, Fault]:
-    """Which connection (by index) carries which fault: spread evenly, deterministic."""
-    known = {f.value for f in Fault}
-    faults = [Fault(name) for name, count in config.inject if name in known for _ in range(count)]
-    if not faults:
-        return {}
-    total = max(config.connections, len(faults))
-    stride = total / len(faults)
-    return {int(n * stride): fault for n, fault in enumerate(faults)}
-
-
-def _dist_plan(config: SynthConfig) -> dict[int, DistFault]:
-    """Which connection (by index) injects which distribution fault: spread evenly over
-    the connections, from the third on (the first have nobody to forward to yet)."""
-    known = {f.value for f in DistFault}
-    faults = [
-        DistFault(name) for name, count in config.inject if name in known for _ in range(count)
-    ]
-    if not faults:
-        return {}
-    total = max(config.connections - 2, len(faults))
-    stride = total / len(faults)
-    return {2 + int(n * stride): fault for n, fault in enumerate(faults)}
-
-
 def generate(config: SynthConfig, out: str | Path) -> dict[str, Any]:
     """Write the capture to ``out`` and ``out.expected.json``; return the expected JSON."""
     rng = random.Random(config.seed)
     expected = Expected()
-    plan = _fault_plan(config)
-    spread = _dist_plan(config)
+    plan = fault_plan(config)
+    spread = dist_plan(config)
     last_fault = max(plan, default=-1)
     clock = Clock(now=START_NS / 1e9)
     brokers = {v6: Broker(random.Random(rng.getrandbits(64)), clock) for v6 in (False, True)}
@@ -829,99 +660,3 @@ def file_sha256(path: str | Path) -> str:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _parse_inject(values: Sequence[str]) -> tuple[tuple[str, int], ...]:
-    """``NAME=COUNT`` values: a fault of either kind; ``all``, every per-connection one;
-    ``distribution``, every distribution one (the others none)."""
-    counts = {f.value: 0 for f in (*Fault, *DistFault)}
-    for value in values:
-        name, _, count = value.partition("=")
-        if name in ("all", "distribution"):
-            kind: tuple[enum.Enum, ...] = tuple(Fault) if name == "all" else tuple(DistFault)
-            counts.update({f.value: int(count) for f in kind})
-            continue
-        if name not in counts:
-            raise SystemExit(f"--inject: unknown fault {name!r} (known: all, {', '.join(counts)})")
-        counts[name] = int(count)
-    return tuple(counts.items())
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m pubproof.pipeline.synth",
-        description="Write a deterministic synthetic MQTT capture and FILE.expected.json.",
-    )
-    defaults = SynthConfig()
-    parser.add_argument("out", help="the capture to write (.pcap or .pcapng)")
-    parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument(
-        "--frames", type=int, default=defaults.frames, help="at least this many frames"
-    )
-    parser.add_argument("--connections", type=int, default=defaults.connections)
-    parser.add_argument("--concurrent", type=int, default=defaults.concurrent)
-    parser.add_argument(
-        "--qos-mix", type=_parse_mix, default=defaults.qos_mix, help="weights of QoS 0,1,2"
-    )
-    parser.add_argument(
-        "--payload-sizes",
-        type=_parse_sizes,
-        default=defaults.payload_sizes,
-        metavar="SIZE:WEIGHT,...",
-    )
-    parser.add_argument("--mss", type=int, default=defaults.mss)
-    parser.add_argument("--burst", type=int, default=defaults.burst)
-    for name in ("split", "coalesce", "retransmit", "reorder", "pure_ack", "ping", "rst", "ipv6"):
-        parser.add_argument(
-            f"--{name.replace('_', '-')}", type=float, default=getattr(defaults, name), metavar="P"
-        )
-    parser.add_argument(
-        "--no-split-headers", dest="split_headers", action="store_false",
-        help="never cut inside a Remaining Length (tshark 4.0 cannot reassemble those)",
-    )  # fmt: skip
-    parser.add_argument("--port", type=int, default=defaults.port)
-    parser.add_argument(
-        "--inject", action="append", default=[], metavar="FAULT=COUNT",
-        help="faults to inject (default: 10 of each per-connection fault, 2 of each "
-        "distribution fault); FAULT is one of "
-        + ", ".join(f.value for f in (*Fault, *DistFault))
-        + ", all (every per-connection fault) or distribution (every distribution fault)",
-    )  # fmt: skip
-    parser.add_argument("--large-connection-packets", type=int, default=0, metavar="N")
-    parser.add_argument(
-        "--mqtt5", type=float, default=0.0, metavar="P",
-        help="the share of connections in MQTT 5.0, with properties and Topic Aliases "
-        "(default 0; 1: all)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--format", choices=("pcap", "pcapng"), default=None, help="default: from the file name"
-    )
-    parser.add_argument("--json", action="store_true", help="print the expected counts")
-    args = parser.parse_args(argv)
-    fmt: Literal["pcap", "pcapng"] = args.format or (
-        "pcapng" if args.out.endswith(".pcapng") else "pcap"
-    )
-    config = SynthConfig(
-        seed=args.seed, frames=args.frames, connections=args.connections,
-        concurrent=args.concurrent,
-        qos_mix=args.qos_mix, payload_sizes=args.payload_sizes, mss=args.mss, burst=args.burst,
-        split=args.split, split_headers=args.split_headers, coalesce=args.coalesce,
-        retransmit=args.retransmit, reorder=args.reorder,
-        pure_ack=args.pure_ack, ping=args.ping, rst=args.rst, ipv6=args.ipv6, port=args.port,
-        inject=_parse_inject(args.inject) if args.inject else SynthConfig().inject,
-        large_connection_packets=args.large_connection_packets, mqtt5=args.mqtt5, fmt=fmt,
-    )  # fmt: skip
-    result = generate(config, args.out)
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-    else:
-        print(
-            f"{args.out}: {result['frames']} frames, {result['connections']} connections, "
-            f"{result['packets_total']} MQTT packets, violations {result['violations']}",
-            file=sys.stderr,
-        )
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover - python -m pubproof.pipeline.synth.generate
-    raise SystemExit(main())
