@@ -570,6 +570,17 @@ def test_the_matrix_theorems_and_catalog_pages_link_the_glossary_terms_they_use(
             assert f'id="term-{anchor}"' in glossary, anchor
 
 
+def test_notebook_03_shows_spacers_invariant_over_named_state_variables() -> None:
+    """Notebook 03 prints the invariant as the theorem pages show it (predicates over the
+    named variables and states), never Spacer's raw terms (``And(Not(Var(1) == 1), ...``)."""
+    html = (built_site() / "notebooks" / "03-proving-with-z3.html").read_text("utf-8")
+    output = r'<div class="cell_output docutils container">(.*?)</div>\s*</div>'
+    outputs = "".join(re.findall(output, html, re.S))
+    assert "predicates over the state variables" in outputs
+    assert re.search(r"\d+\. d ≤ 1", outputs), "the invariant's predicates"
+    assert "Var(" not in outputs
+
+
 def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
     """The theorem pages name ``Var(i)`` after the relation's ``i``-th argument: Z3's own
     answer on a two-argument relation whose second argument is fixed at 5 says so."""
