@@ -581,6 +581,40 @@ def test_notebook_03_shows_spacers_invariant_over_named_state_variables() -> Non
     assert "Var(" not in outputs
 
 
+def test_the_catalog_shows_each_quote_of_an_excerpt_as_whole_sentences() -> None:
+    """A quote cut where a line of the page ended ("... sends a message to a") is shown as
+    the sentence it lies in: every English, German and Spanish excerpt of the catalog that
+    is prose (not a table's cells, not a heading) starts a sentence and ends one, and holds
+    the quote."""
+    from html import unescape
+
+    from pubproof.model.ambiguities import AMBIGUITIES
+
+    html = (built_site() / "_generated" / "ambiguity-catalog.html").read_text("utf-8")
+    shown = {
+        lang: [" ".join(unescape(re.sub(r"<[^>]+>", "", t)).split()) for t in texts]
+        for lang in ("en", "de", "es")
+        for texts in [
+            re.findall(rf'<div class="pp-excerpt" lang="{lang}"[^>]*>(.*?)</div>', html, re.S)
+        ]
+    }
+    # a quote of another text (a standard's section, with its source) is shown as it is
+    others = {" ".join(q.text.split()) for e in AMBIGUITIES for q in e.quotes if q.source}
+    cut = []
+    for lang, texts in shown.items():
+        for text in texts:
+            if "|" in text or not re.search(r"[.!?]", text) or text in others:
+                continue
+            if not re.match(r'[A-ZÁÉÍÓÚÄÖÜ0-9"“(¿¡]', text) or not re.search(r'[.!?:)"”]$', text):
+                cut.append((lang, text[:80]))
+    assert cut == []
+    for entry in AMBIGUITIES:
+        for quote in entry.quotes:
+            if quote.source is None and quote.lang in shown:
+                wanted = " ".join(quote.text.split())
+                assert any(wanted in text for text in shown[quote.lang]), (entry.id, wanted)
+
+
 def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:
     """The theorem pages name ``Var(i)`` after the relation's ``i``-th argument: Z3's own
     answer on a two-argument relation whose second argument is fixed at 5 says so."""

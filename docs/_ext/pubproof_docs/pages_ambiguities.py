@@ -20,6 +20,7 @@ from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_clauses import LANGUAGE_NAMES, provenance
 from pubproof_docs.pages_trace import need
 from pubproof_docs.rst import esc, glossary_terms, heading, indent, list_table, literal
+from pubproof_docs.sentences import whole
 from pubproof_docs.witness import short, shown_packet, shown_witness
 
 CATALOG_DOC = f"{GENERATED}/ambiguity-catalog"
@@ -238,6 +239,12 @@ def _filter_html(entries: list[Any], editions: dict[str, str]) -> str:
     return f'.. raw:: html\n\n   <div id="pp-catalog-filter" {data}></div>\n'
 
 
+def _shown(quote: Any) -> str:
+    """A quote of an excerpt as the whole sentences it lies in; another text's as it is."""
+    text = str(_field(quote, "text", ""))
+    return text if _field(quote, "source") else whole(text, quote.lang)
+
+
 def _catalog_entry(ctx: Context, entry: Any, editions: dict[str, str]) -> str:
     out = [
         f".. _ambiguity-{entry.id}:\n",
@@ -262,7 +269,7 @@ def _catalog_entry(ctx: Context, entry: Any, editions: dict[str, str]) -> str:
             source = _field(quote, "source")
             rows.append(
                 [esc(source) if source else esc(LANGUAGE_NAMES.get(lang, lang)),
-                 f".. pp-excerpt::\n   :lang: {lang}\n\n{indent(_field(quote, 'text', ''), 3)}",
+                 f".. pp-excerpt::\n   :lang: {lang}\n\n{indent(_shown(quote), 3)}",
                  esc(_field(quote, "note", "") or "")]
             )  # fmt: skip
         out.append(list_table(["text", "quote", "note"], rows, widths=[12, 58, 30]))
