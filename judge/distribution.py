@@ -33,7 +33,11 @@ judged:
   Shared Subscription's message went to one member [MQTT-4.8.2-3]; a copy the model still
   owes a connected session is ``missing``;
 - per session, the order of the copies sent [MQTT-4.6.0-6] (:func:`pubproof.model.ordering.
-  ordering_problems`).
+  ordering_problems`);
+- per CONNACK that accepts a CONNECT, its Session Present against the session the server
+  can hold (:mod:`.distribution_session`: 3.1.1 [MQTT-3.2.2-1] [MQTT-3.2.2-2]
+  [MQTT-3.2.2-3], 5.0 [MQTT-3.2.2-2] [MQTT-3.2.2-3]), a clean CONNECT's on every link but a
+  capture's, the rest only where the judge sees every link from the start.
 
 What the links cannot show is never a finding. A subscription (SUBSCRIBE to SUBACK) or a
 connection (CONNECT to CONNACK) that changed while a message was in flight (received, not
@@ -76,6 +80,7 @@ from pubproof.judge.distribution_records import (
     MessageRecord,
     Report,
 )
+from pubproof.judge.distribution_session import expect, judge_session_present
 from pubproof.judge.distribution_verdicts import (
     judge_deliveries,
     judge_missing,
@@ -161,6 +166,10 @@ class DistributionJudge:
         self.withheld: dict[tuple[Edition, str, int], tuple[str, ...]] = {}
         self.sent: dict[tuple[Edition, str], list[Copy]] = {}
         self.changes: list[Change] = []
+        #: the sessions the model ended at their expiry, no CONNECT since: (edition, client)
+        self.lapsed: set[tuple[Edition, str]] = set()
+        #: each link's latest CONNECT
+        self.connects: dict[str, Event] = {}
         self.now = 0.0
         self.fed = 0  # events fed so far
 
@@ -179,7 +188,9 @@ class DistributionJudge:
         for edition, model in self.models.items():
             moved = round(self.now * 1000) - model.now
             if moved > 0:
-                for copy in model.advance(moved).expired:
+                clock = model.advance(moved)
+                self.lapsed.update((edition, client_id) for client_id in clock.ended)
+                for copy in clock.expired:
                     record = self.messages.get((edition, copy.message.seq))
                     if record is not None:
                         record.expired.add(copy.client_id)
@@ -210,6 +221,7 @@ class DistributionJudge:
 
     def _connect(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
+        self.connects[link.conn] = event
         link.client_id = str(packet.get("client_id", ""))
         level = packet.get("level")
         link.edition = {3: Edition.V31, 4: Edition.V311, 5: V50}.get(int(level or 4))
@@ -240,6 +252,8 @@ class DistributionJudge:
         if code != 0 or link.client_id is None or link.edition is None or link.connected:
             return
         model = self._model(link.edition)
+        key = (link.edition, link.client_id)
+        expectation = expect(model, link.client_id, clean=link.clean, lapsed=key in self.lapsed)
         try:
             resumed = model.connect(
                 link.client_id, clean=link.clean,
@@ -247,6 +261,14 @@ class DistributionJudge:
             )  # fmt: skip
         except DistributionError:
             return
+        self.lapsed.discard(key)
+        connect = self.connects.get(link.conn)
+        if expectation is not None and not self.capture:
+            judge_session_present(
+                self.report, expectation, resumed.session_present,
+                bool(packet.get("session_present")),
+                (event,) if connect is None else (connect, event), complete=self.complete,
+            )  # fmt: skip
         for copy in (*resumed.owed, *resumed.optional):
             self.owed_at[link.edition, copy.copy_id] = event
         link.connected = True

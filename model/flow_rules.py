@@ -81,6 +81,20 @@ SESSION_PRESENT = _flow(
     "Present depends on whether the Server already has stored Session state for the "
     "supplied client ID.",
 )  # fmt: skip
+SESSION_PRESENT_CLEAN = _flow(
+    "flow.session.present-clean", "MQTT-3.2.2-1", "3.2.2.2",
+    "CleanSession 1 accepted: Session Present 0", M, Binds.SERVER,
+    "If the Server accepts a connection with CleanSession set to 1, the Server MUST set "
+    "Session Present to 0 in the CONNACK packet in addition to setting a zero return code "
+    "in the CONNACK packet [MQTT-3.2.2-1].",
+)  # fmt: skip
+SESSION_PRESENT_NONE = _flow(
+    "flow.session.present-none", "MQTT-3.2.2-3", "3.2.2.2",
+    "CleanSession 0 accepted and no stored Session state: Session Present 0", M, Binds.SERVER,
+    "If the Server does not have stored Session state, it MUST set Session Present to 0 in "
+    "the CONNACK packet. This is in addition to setting a zero return code in the CONNACK "
+    "packet [MQTT-3.2.2-3].",
+)  # fmt: skip
 STORE_SESSION = _flow(
     "flow.session.store", "MQTT-4.1.0-1", "4.1",
     "Client and Server keep the session state for the whole session", M, Binds.SENDER_AND_RECEIVER,

@@ -218,6 +218,22 @@ QOS2_NEW_AFTER_PUBCOMP = _flow(
 )  # fmt: skip
 
 # -- sessions and re-sending (4.1, 4.4) ---------------------------------------------------
+SESSION_PRESENT_CLEAN = _flow(
+    "flow50.session.present-clean", "MQTT-3.2.2-2", "3.2.2.1.1",
+    "Clean Start 1 accepted: Session Present 0", M, SV,
+    "If the Server accepts a connection with Clean Start set to 1, the Server MUST set "
+    "Session Present to 0 in the CONNACK packet in addition to setting a 0x00 (Success) "
+    "Reason Code in the CONNACK packet [MQTT-3.2.2-2].",
+)  # fmt: skip
+SESSION_PRESENT = _flow(
+    "flow50.session.present", "MQTT-3.2.2-3", "3.2.2.1.1",
+    "Clean Start 0 accepted: Session Present 1 if the Server has Session State for the "
+    "ClientID, otherwise 0", M, SV,
+    "If the Server accepts a connection with Clean Start set to 0 and the Server has Session "
+    "State for the ClientID, it MUST set Session Present to 1 in the CONNACK packet, "
+    "otherwise it MUST set Session Present to 0 in the CONNACK packet. In both cases it MUST "
+    "set a 0x00 (Success) Reason Code in the CONNACK packet [MQTT-3.2.2-3].",
+)  # fmt: skip
 STORE_SESSION = _flow(
     "flow50.session.store", "MQTT-4.1.0-1", "4.1",
     "the Session State is kept while the connection is open", MN, BOTH,

@@ -1,9 +1,16 @@
 """The HTML report: one self-contained page (no scripts, no outside resources), a table of
-every check, and each check's evidence as a table of packets and events."""
+every check, and each check's evidence as a table of packets and events.
+
+Published inside a site (the docs' conformance matrix), the page can carry a line of
+navigation back to the site and link each rule id to the rule's page there
+(:class:`SiteLinks`); on its own (``pubproof probe --html``) it links nowhere.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
@@ -26,6 +33,7 @@ td code, p code { overflow-wrap: anywhere; word-break: break-all; }
 .violation { background: #fadada; } .no-answer { background: #e6e6f5; }
 .error { background: #f0d0f0; } .case td { font-weight: bold; }
 .event td { color: #555; font-style: italic; }
+nav.site { margin-bottom: 1em; } a.rule { text-decoration: none; }
 """
 
 _PACKET_KEYS = ("dir", "client", "hex", "t", "type", "case")
@@ -38,8 +46,25 @@ _ARROWS = {
 }
 
 
-def render(report: Report) -> str:
-    """The whole page."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SiteLinks:
+    """Where a report published inside a site links to: ``back`` the (label, URL) pairs of
+    its navigation line, ``rules`` each rule id's page; URLs relative to the report."""
+
+    back: tuple[tuple[str, str], ...] = ()
+    rules: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for label, url in self.back:
+            if not label or not url:
+                raise ValueError(f"a navigation link needs a label and a URL: {(label, url)!r}")
+
+
+_NOWHERE = SiteLinks()
+
+
+def render(report: Report, *, links: SiteLinks = _NOWHERE) -> str:
+    """The whole page; ``links`` when it is published inside a site."""
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
     readings = ", ".join(f"{k}={v}" for k, v in report.readings.items())
     parts = [
@@ -47,20 +72,30 @@ def render(report: Report) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>pubproof probe: {escape(report.target)}</title>",
         f"<style>{_STYLE}</style></head><body>",
+        _nav(links),
         f"<h1>pubproof probe of <code>{escape(report.target)}</code></h1>",
         f"<p>MQTT {escape(report.edition)}; readings: {escape(readings) or 'none'}; "
         f"{len(report.checks)} checks in {report.seconds:.1f} s: {escape(counts)}.</p>",
-        _summary(report),
-        *(_check(result) for result in report.checks),
+        _summary(report, links),
+        *(_check(result, links) for result in report.checks),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
 
 
-def _summary(report: Report) -> str:
+def _nav(links: SiteLinks) -> str:
+    if not links.back:
+        return ""
+    items = " &middot; ".join(
+        f'<a href="{escape(url, quote=True)}">{escape(label)}</a>' for label, url in links.back
+    )
+    return f'<nav class="site">{items}</nav>'
+
+
+def _summary(report: Report, links: SiteLinks) -> str:
     rows = [
         f'<tr class="{escape(r.verdict)}"><td><a href="#{escape(r.id)}">{escape(r.id)}</a></td>'
-        f"<td>{escape(r.verdict)}</td><td>{_rules(r)}</td><td>{escape(r.source)}</td>"
+        f"<td>{escape(r.verdict)}</td><td>{_rules(r, links)}</td><td>{escape(r.source)}</td>"
         f"<td>{escape(r.message)}</td></tr>"
         for r in report.checks
     ]
@@ -68,35 +103,43 @@ def _summary(report: Report) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def _rules(result: CheckResult) -> str:
+def _rules(result: CheckResult, links: SiteLinks) -> str:
     """The rules the implementation owes, each with its verdict, then what pubproof broke
     on purpose to bring the check about (never the implementation's fault)."""
     listed = [*result.rules, *(r for r in result.rule_verdicts if r not in result.rules)]
-    own = " ".join(_rule(rule, result.rule_verdicts.get(rule)) for rule in listed)
+    own = " ".join(_rule(rule, result.rule_verdicts.get(rule), links) for rule in listed)
     if not result.provoked:
         return own
-    sent = " ".join(f"<code>{escape(rule)}</code>" for rule in result.provoked)
+    sent = " ".join(_linked(f"<code>{escape(r)}</code>", r, links) for r in result.provoked)
     return f'{own} <span class="provoked">provoked (sent on purpose): {sent}</span>'
 
 
-def _rule(rule: str, verdict: str | None) -> str:
+def _rule(rule: str, verdict: str | None, links: SiteLinks) -> str:
     """A rule id, coloured and titled with its own verdict where the check gives one."""
     if verdict is None:
-        return f"<code>{escape(rule)}</code>"
-    return (
+        return _linked(f"<code>{escape(rule)}</code>", rule, links)
+    return _linked(
         f'<code class="{escape(verdict)}" title="{escape(rule)}: {escape(verdict)}">'
-        f"{escape(rule)}&nbsp;{escape(verdict)}</code>"
+        f"{escape(rule)}&nbsp;{escape(verdict)}</code>",
+        rule,
+        links,
     )
 
 
-def _check(result: CheckResult) -> str:
+def _linked(html: str, rule: str, links: SiteLinks) -> str:
+    """``html`` inside a link to the rule's page, where the site has one."""
+    url = links.rules.get(rule)
+    return f'<a class="rule" href="{escape(url, quote=True)}">{html}</a>' if url else html
+
+
+def _check(result: CheckResult, links: SiteLinks) -> str:
     rows = "".join(_entry(entry) for entry in result.evidence)
     head = "<tr><th>t (s)</th><th>client</th><th>direction</th><th>packet or event</th>" \
         "<th>bytes</th></tr>"  # fmt: skip
     return (
         f'<h2 id="{escape(result.id)}">{escape(result.id)}: '
         f'<span class="{escape(result.verdict)}">{escape(result.verdict)}</span></h2>'
-        f"<p>{escape(result.title)}. {escape(result.message)}</p><p>{_rules(result)}</p>"
+        f"<p>{escape(result.title)}. {escape(result.message)}</p><p>{_rules(result, links)}</p>"
         f"<table>{head}{rows}</table>"
     )
 

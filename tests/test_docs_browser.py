@@ -305,6 +305,27 @@ def test_the_long_tables_are_readable_at_1280_px(site_url: str) -> None:
             browser.close()  # type: ignore[attr-defined]
 
 
+def test_the_theorem_tables_show_every_column_at_1280_px(site_url: str) -> None:
+    """The theorem tables (the index and the clause pages') fit their column at 1280 px:
+    status, method and seconds are in view without scrolling sideways."""
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+            for name in ("_generated/theorems.html", "_generated/clauses.html"):
+                page.goto(f"{site_url}/{name}")
+                page.wait_for_load_state("load")
+                wider = page.eval_on_selector_all(
+                    "table.pp-theorems",
+                    "ts => ts.filter(t => t.scrollWidth > t.parentElement.clientWidth + 1)"
+                    ".map(t => [t.scrollWidth, t.parentElement.clientWidth])",
+                )
+                assert page.locator("table.pp-theorems").count() > 0, name
+                assert wider == [], (name, wider[:3])
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
 def test_code_blocks_wrap_and_diagrams_have_a_full_size_link(site_url: str) -> None:
     """Notebook 02's first cell and the probe results' reproduce block show all their
     text (wrapped, not clipped), and a notebook's diagram is drawn at a readable width with
@@ -359,6 +380,149 @@ def test_searching_a_rule_id_finds_its_clause_rule_theorems_and_tests(site_url: 
             page.wait_for_load_state("load")
             assert "/_generated/theorem/" in page.url
             assert "MQTT-3.3.1-4" in page.locator("article").inner_text()
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def _search(page: object, site_url: str, query: str) -> None:
+    page.goto(f"{site_url}/index.html")  # type: ignore[attr-defined]
+    page.wait_for_load_state("load")  # type: ignore[attr-defined]
+    box = page.locator("input[name=q]").first  # type: ignore[attr-defined]
+    box.fill(query)
+    box.press("Enter")
+    page.wait_for_load_state("load")  # type: ignore[attr-defined]
+    page.wait_for_selector("#pp-rule-results h2")  # type: ignore[attr-defined]
+
+
+def test_the_implementers_loop_from_a_rule_id_to_the_matrix_and_back(site_url: str) -> None:
+    """A rule id's search lists the matrix rows and evidence pages that judge it; the matrix
+    row names the rule, linked to its statement; the evidence page leads back to the site
+    and links the id to its statement. A project id is found too; an id that is no rule
+    is said to be none, and Sphinx's hits on its numbers are not shown."""
+    shots = built_site() / "_screenshots"
+    shots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+            _search(page, site_url, "MQTT-3.3.1-4")
+            kinds = page.eval_on_selector_all(
+                "#pp-rule-results li", "els => els.map(e => e.dataset.kind)"
+            )
+            assert {"matrix", "evidence"} <= set(kinds), kinds
+            page.locator("#pp-rule-results li[data-kind=matrix] a").first.click()
+            page.wait_for_load_state("load")
+            assert "/_generated/matrix.html#matrix-" in page.url
+            row = page.locator("tr:target")
+            assert row.count() == 1
+            rules = row.locator(".pp-check-rules a", has_text="MQTT-3.3.1-4")
+            assert rules.count() == 1
+            page.screenshot(path=str(shots / "matrix-from-search.png"))
+            rules.click()
+            page.wait_for_load_state("load")
+            assert "/traceability.html#S_MQTT_3_3_1_4" in page.url, page.url
+
+            _search(page, site_url, "MQTT-3.3.1-4")
+            page.locator("#pp-rule-results li[data-kind=evidence] a").first.click()
+            page.wait_for_load_state("load")
+            assert "/_static/matrix/" in page.url
+            nav = page.locator("nav.site a")
+            assert nav.count() >= 2
+            cited = page.locator("a.rule", has_text="MQTT-3.3.1-4").first
+            cited.click()
+            page.wait_for_load_state("load")
+            assert "/_generated/traceability.html#S" in page.url, page.url
+            page.go_back()
+            page.wait_for_load_state("load")
+            page.locator("nav.site a", has_text="conformance matrix").click()
+            page.wait_for_load_state("load")
+            assert page.url.endswith("/_generated/matrix.html")
+
+            _search(page, site_url, "PP31-3.3-topic-empty")
+            hits = page.locator("#pp-rule-results li").all_inner_texts()
+            assert any(h.startswith("statement: PP31-3.3-topic-empty") for h in hits), hits
+
+            _search(page, site_url, "MQTT-9.9.9-9")
+            assert page.locator("#pp-rule-results h2").inner_text() == "No such rule: MQTT-9.9.9-9"
+            assert page.locator("#pp-rule-results li").count() == 0
+            page.wait_for_timeout(300)  # Sphinx's own search has had its time to list pages
+            assert not page.locator("#search-results").is_visible()
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+
+
+def test_the_catalog_shows_its_ids_and_filters_by_edition_language_clause_and_kind(
+    site_url: str,
+) -> None:
+    """Every entry of the ambiguity catalog shows its id; choosing a kind, then a language,
+    shows exactly the entries (and summary rows) the model's catalog has with both."""
+    from pubproof.model.ambiguities import AMBIGUITIES, Kind
+
+    entries = list(AMBIGUITIES)
+    shots = built_site() / "_screenshots"
+    shots.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/_generated/ambiguity-catalog.html")
+            page.wait_for_load_state("load")
+            ids = page.eval_on_selector_all(
+                "p.pp-entry a.pp-entry-id",
+                "els => els.filter(e => e.offsetParent).map(e => e.innerText)",
+            )
+            assert ids == [e.id for e in entries]
+            assert page.locator("#pp-catalog-filter select").count() == 4
+            for facet in ("edition", "lang", "clause", "kind"):
+                assert (
+                    page.locator(f"#pp-catalog-filter select[data-facet={facet}] option").count()
+                    > 2
+                )
+
+            def shown() -> list[str]:
+                return page.eval_on_selector_all(  # type: ignore[no-any-return]
+                    "p.pp-entry", "els => els.filter(e => e.offsetParent).map(e => e.innerText)"
+                )
+
+            def rows() -> int:
+                return page.eval_on_selector_all(  # type: ignore[no-any-return]
+                    "table tr",
+                    "rs => rs.filter(r => r.offsetParent && r.querySelector("
+                    "'a[href^=\"#ambiguity-\"]')).length",
+                )
+
+            page.select_option("select[data-facet=kind]", "mistranslation")
+            wanted = [e.id for e in entries if Kind.MISTRANSLATION in e.kinds]
+            assert shown() == wanted and rows() == len(wanted)
+            page.select_option("select[data-facet=lang]", "zh")
+            wanted = [e.id for e in entries if Kind.MISTRANSLATION in e.kinds
+                      and any(q.lang == "zh" and q.source is None for q in e.quotes)]  # fmt: skip
+            assert len(wanted) > 0 and shown() == wanted and rows() == len(wanted)
+            assert page.locator("#pp-catalog-count").inner_text() == (
+                f"{len(wanted)} of {len(entries)} entries"
+            )
+            page.select_option("select[data-facet=lang]", "")
+            page.select_option("select[data-facet=kind]", "unstated-assumption")
+            assert shown() == [e.id for e in entries if e.id.startswith("assume-")]
+            page.select_option("select[data-facet=kind]", "")
+            page.select_option("select[data-facet=edition]", "5.0")
+            page.select_option("select[data-facet=clause]", "topic-name")
+            assert shown() == [
+                e.id for e in entries if e.clause == "topic-name"
+                and any(q.source and "MQTT 5.0" in q.source for q in e.quotes)
+            ]  # fmt: skip
+            page.select_option("select[data-facet=clause]", "")
+            # "3.1" is not "3.1.1": the zh excerpt (3.1.1) alone does not make an entry 3.1's
+            page.select_option("select[data-facet=edition]", "3.1")
+            assert shown() == [
+                e.id for e in entries
+                if any((q.source is None and q.lang != "zh") or "MQTT V3.1" in (q.source or "")
+                       for q in e.quotes)
+            ]  # fmt: skip
+            page.select_option("select[data-facet=edition]", "")
+            page.select_option("select[data-facet=kind]", "mistranslation")
+            page.locator("#pp-catalog-filter").scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "catalog-filtered.png"))
         finally:
             browser.close()  # type: ignore[attr-defined]
 

@@ -18,6 +18,7 @@ import pytest
 # (pyproject.toml's mypy_path)
 from pubproof_docs import data, linkcheck, trace
 from pubproof_docs.context import prove_json_path
+from pubproof_docs.pages_theorems import theorem_doc
 from support.docs_site import ROOT, built_site
 
 from pubproof.model.clauses import CLAUSES
@@ -474,6 +475,144 @@ def test_the_rule_id_search_table_names_clause_statement_rules_theorems_and_test
         html = (site / path).read_text("utf-8")
         assert not anchor or f'id="{anchor}"' in html, url
     assert "5.0:MQTT-3.3.1-4" not in table or table["5.0:MQTT-3.3.1-4"]
+
+
+def test_the_matrix_and_its_evidence_pages_link_each_rule_they_judge_to_its_statement() -> None:
+    """Every matrix row names the rules its check judges; every evidence page leads back to
+    the site and links each rule id the site has a statement for to that statement; the
+    search table lists for such an id the matrix rows and evidence pages that cite it."""
+    site = built_site()
+    js = (site / "_static" / "pp-ruleids.js").read_text("utf-8")
+    table = json.loads(js.removeprefix("window.PP_RULE_IDS = ").rstrip().rstrip(";"))
+    results = json.loads((ROOT / "docs" / "matrix" / "results.json").read_text("utf-8"))
+    matrix = (site / "_generated" / "matrix.html").read_text("utf-8")
+    rows = dict(re.findall(r'<tr id="(matrix-[^"]+)"><td>(.*?)</td>', matrix))
+    for row in results["results"]:
+        anchor = "matrix-{}-{}".format(
+            row["kind"], re.sub(r"[^a-z0-9]+", "-", row["check"].lower()).strip("-")
+        )
+        for rule in {*row["rules"], *row["rule_verdicts"]}:
+            assert f"<code>{rule}</code>" in rows[anchor], (anchor, rule)
+            key = f"5.0:{rule}" if row["edition"] == "5.0" else rule
+            page = f"{row['implementation']}-{row['edition']}.html#{row['check']}"
+            assert any(h[0] == "evidence" and h[2] == f"_static/matrix/{page}" for h in table[key])
+            assert any(h[0] == "matrix" and h[2].endswith(f"#{anchor}") for h in table[key])
+    pages = sorted((site / "_static" / "matrix").glob("*.html"))
+    assert len(pages) >= 20
+    for path in pages:
+        html = path.read_text("utf-8")
+        assert '<nav class="site"><a href="../../index.html">' in html, path.name
+        edition = path.stem.rsplit("-", 1)[1]
+        cited = re.findall(r'(<a class="rule" href="([^"]*)">)?<code[^>]*>([A-Z][\w.-]+)', html)
+        assert cited, path.name
+        for link, href, rule in cited:
+            key = f"5.0:{rule}" if edition == "5.0" else rule
+            statements = [h[2] for h in table.get(key, []) if h[0] == "statement"]
+            if statements:
+                assert link and href == f"../../{statements[0]}", (path.name, rule, href)
+
+
+def test_a_refutation_calls_the_system_in_which_its_property_holds_a_contrast() -> None:
+    """A "... FAILS when ..." theorem's variants (the receiver as the model's tables have
+    it, an in-order channel, another reading) are never labelled mutants on its page; the
+    other theorems' are."""
+    site = built_site()
+    refutations = [t for t in load_theorems() if ".refute." in t.id]
+    assert len(refutations) >= 10
+    for t in refutations:
+        html = (site / f"{theorem_doc(t.id)}.html").read_text()
+        text = re.sub(r"<[^>]+>", "", html)
+        assert "Mutant:" not in text and "Contrast:" in text, t.id
+    proved = (site / f"{theorem_doc('proto.qos2.exactly-once.method-a')}.html").read_text()
+    assert "Mutant:" in re.sub(r"<[^>]+>", "", proved)
+
+
+def test_the_pages_of_3_1_1_and_5_0_statements_link_each_oasis_standard_with_its_notice() -> None:
+    """The traceability matrix, the 5.0 statements page and the matrix's findings link the
+    OASIS standards whose ids they list, each with its copyright notice beside the link."""
+    site = built_site() / "_generated"
+    wanted = {
+        "traceability.html": ("3.1.1", "5.0"),
+        "clauses50.html": ("5.0",),
+        "matrix.html": ("3.1.1", "5.0"),
+    }
+    notices = {
+        "3.1.1": ("https://docs.oasis-open.org/mqtt/mqtt/v3.1.1/os/mqtt-v3.1.1-os.html",
+                  "Copyright © OASIS Open 2014. All Rights Reserved."),
+        "5.0": ("https://docs.oasis-open.org/mqtt/mqtt/v5.0/os/mqtt-v5.0-os.html",
+                "Copyright © OASIS Open 2019. All Rights Reserved."),
+    }  # fmt: skip
+    for page, editions in wanted.items():
+        html = (site / page).read_text("utf-8")
+        (block,) = re.findall(r'<p class="pp-oasis">(.*?)</p>', html, re.S)
+        for edition in editions:
+            url, notice = notices[edition]
+            assert re.search(rf'href="{re.escape(url)}"[^>]*>[^<]*</a>\s*\({notice}\)', block), (
+                page,
+                edition,
+            )
+
+
+def test_the_matrix_theorems_and_catalog_pages_link_the_glossary_terms_they_use() -> None:
+    site = built_site() / "_generated"
+    wanted = {
+        "matrix.html": {"pass", "violation", "deviation", "provoked", "tolerated"},
+        "theorems.html": {"theorem", "counterexample", "mutant", "witness", "reading"},
+        "ambiguity-catalog.html": {"ambiguity", "reading", "edition", "witness"},
+    }
+    glossary = (site.parent / "glossary.html").read_text("utf-8")
+    for page, terms in wanted.items():
+        linked = set(
+            re.findall(r'href="\.\./glossary\.html#term-([^"]+)"', (site / page).read_text())
+        )
+        assert {t.replace(" ", "-") for t in terms} <= linked, (page, linked)
+        for anchor in linked:
+            assert f'id="term-{anchor}"' in glossary, anchor
+
+
+def test_notebook_03_shows_spacers_invariant_over_named_state_variables() -> None:
+    """Notebook 03 prints the invariant as the theorem pages show it (predicates over the
+    named variables and states), never Spacer's raw terms (``And(Not(Var(1) == 1), ...``)."""
+    html = (built_site() / "notebooks" / "03-proving-with-z3.html").read_text("utf-8")
+    output = r'<div class="cell_output docutils container">(.*?)</div>\s*</div>'
+    outputs = "".join(re.findall(output, html, re.S))
+    assert "predicates over the state variables" in outputs
+    assert re.search(r"\d+\. d ≤ 1", outputs), "the invariant's predicates"
+    assert "Var(" not in outputs
+
+
+def test_the_catalog_shows_each_quote_of_an_excerpt_as_whole_sentences() -> None:
+    """A quote cut where a line of the page ended ("... sends a message to a") is shown as
+    the sentence it lies in: every English, German and Spanish excerpt of the catalog that
+    is prose (not a table's cells, not a heading) starts a sentence and ends one, and holds
+    the quote."""
+    from html import unescape
+
+    from pubproof.model.ambiguities import AMBIGUITIES
+
+    html = (built_site() / "_generated" / "ambiguity-catalog.html").read_text("utf-8")
+    shown = {
+        lang: [" ".join(unescape(re.sub(r"<[^>]+>", "", t)).split()) for t in texts]
+        for lang in ("en", "de", "es")
+        for texts in [
+            re.findall(rf'<div class="pp-excerpt" lang="{lang}"[^>]*>(.*?)</div>', html, re.S)
+        ]
+    }
+    # a quote of another text (a standard's section, with its source) is shown as it is
+    others = {" ".join(q.text.split()) for e in AMBIGUITIES for q in e.quotes if q.source}
+    cut = []
+    for lang, texts in shown.items():
+        for text in texts:
+            if "|" in text or not re.search(r"[.!?]", text) or text in others:
+                continue
+            if not re.match(r'[A-ZÁÉÍÓÚÄÖÜ0-9"“(¿¡]', text) or not re.search(r'[.!?:)"”]$', text):
+                cut.append((lang, text[:80]))
+    assert cut == []
+    for entry in AMBIGUITIES:
+        for quote in entry.quotes:
+            if quote.source is None and quote.lang in shown:
+                wanted = " ".join(quote.text.split())
+                assert any(wanted in text for text in shown[quote.lang]), (entry.id, wanted)
 
 
 def test_spacer_numbers_an_invariants_variables_by_argument_position() -> None:

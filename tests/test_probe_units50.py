@@ -369,7 +369,13 @@ def test_an_error_acknowledgement_ends_the_flow() -> None:
         ]
         if resent:
             steps.append(("sub", "from-broker", pub50("t", b"refused", packet_id=5, dup=True)))
-        return verdict_of("flow.puback-error-ends-flow", conversation(*steps))
+        entries = conversation(*steps)
+        # the subscriber's session outlives its connection (Session Expiry Interval 60): it
+        # can resume, and the CONNACK's Session Present 1 is owed [MQTT-3.2.2-3]
+        lasting = connect("sub", clean=True, properties={"session_expiry_interval": 60})
+        first = next(i for i, e in enumerate(entries) if e.get("client") == "sub")
+        entries[first] = packet("to-broker", "sub", lasting)
+        return verdict_of("flow.puback-error-ends-flow", entries)
 
     assert run(False) == "pass"
     assert run(True) == "violation"

@@ -64,35 +64,60 @@
   }
 
   /* --- search by rule id: Sphinx's index splits "MQTT-3.3.1-4" into numbers; the site's
-     own table (pp-ruleids.js, written at build time) maps each id to its clause,
-     statement, rules, theorems and tests, and the search page shows those first. */
-  var RULE_ID = /(?:MQTT-)?(\d+(?:\.\d+)+-\d+)/i;
+     own table (pp-ruleids.js, written at build time) maps each id, the standard's
+     (MQTT-3.3.1-4) and the project's (PP31-3.3-topic-empty), to its clause, statement,
+     rules, theorems and tests and the matrix rows and evidence pages that cite it; the
+     search page shows those first. An id the table lacks is no rule: the page says so
+     and hides Sphinx's hits on its numbers. */
+  var RULE_ID = /(?:MQTT-)?(\d+(?:\.\d+)+-\d+)|\b(PP\d*-[A-Za-z0-9][A-Za-z0-9.\-]*)/i;
 
   function ruleResults() {
     if (!document.getElementById("search-results")) { return; }
     var query = new URLSearchParams(window.location.search).get("q") || "";
-    var match = RULE_ID.exec(query);
+    var match = RULE_ID.exec(query.trim());
     if (!match) { return; }
+    var id = match[1] ? "MQTT-" + match[1] : match[2];
     var root = document.documentElement.getAttribute("data-content_root") || "./";
     var script = document.createElement("script");
     script.src = root + "_static/pp-ruleids.js";
-    script.onload = function () { showRule(match[1], root); };
+    script.onload = function () { showRule(id, root); };
     document.head.appendChild(script);
   }
 
-  function showRule(number, root) {
+  function showRule(id, root) {
     var table = window.PP_RULE_IDS || {};
-    var keys = ["MQTT-" + number, "5.0:MQTT-" + number];
-    var found = keys.filter(function (k) { return table[k]; });
+    var byLower = {};
+    Object.keys(table).forEach(function (k) { byLower[k.toLowerCase()] = k; });
+    var found = [id, "5.0:" + id].map(function (k) { return byLower[k.toLowerCase()]; })
+      .filter(function (k) { return k; });
     var section = document.createElement("section");
     section.id = "pp-rule-results";
     var title = document.createElement("h2");
-    title.textContent = found.length ? "Rule id MQTT-" + number : "No rule id MQTT-" + number + " on this site";
+    var results = document.getElementById("search-results");
+    if (found.length) {
+      title.textContent = "Rule id " + found[0].replace(/^5\.0:/, "");
+    } else {
+      title.textContent = "No such rule: " + id;
+      var why = document.createElement("p");
+      why.className = "pp-no-rule";
+      why.textContent = id + " is not a rule id of MQTT 3.1, 3.1.1 or 5.0 nor one of the " +
+        "project's (PP31-, PP311-, PP50-) on this site. ";
+      var glossary = document.createElement("a");
+      glossary.href = root + "glossary.html";
+      glossary.textContent = "The glossary explains the id schemes.";
+      why.appendChild(glossary);
+      section.appendChild(title);
+      section.appendChild(why);
+      results.classList.add("pp-hidden");
+      results.parentNode.insertBefore(section, results);
+      return;
+    }
     section.appendChild(title);
     found.forEach(function (key) {
       var list = document.createElement("ul");
       table[key].forEach(function (hit) {
         var item = document.createElement("li");
+        item.setAttribute("data-kind", hit[0]);
         var kind = document.createElement("span");
         kind.className = "pp-hit-kind";
         kind.textContent = hit[0] + ": ";
@@ -110,8 +135,62 @@
       }
       section.appendChild(list);
     });
-    var results = document.getElementById("search-results");
     results.parentNode.insertBefore(section, results);
+  }
+
+  /* --- the ambiguity catalog's filter: each entry carries its facets as data attributes
+     (p.pp-entry: the editions and languages it quotes, its clause, its kinds); the box
+     #pp-catalog-filter lists the values on offer. Choosing values hides the entries (and
+     their rows of the summary table) that do not have them all. */
+  var FACETS = [["edition", "edition"], ["lang", "language"], ["clause", "clause"], ["kind", "kind"]];
+
+  function catalogFilter() {
+    var box = document.getElementById("pp-catalog-filter");
+    if (!box) { return; }
+    var entries = Array.prototype.slice.call(document.querySelectorAll("p.pp-entry"));
+    var selects = {};
+    var count = document.createElement("span");
+    count.id = "pp-catalog-count";
+    FACETS.forEach(function (facet) {
+      var label = document.createElement("label");
+      label.textContent = facet[1] + " ";
+      var select = document.createElement("select");
+      select.setAttribute("data-facet", facet[0]);
+      var any = document.createElement("option");
+      any.value = "";
+      any.textContent = "any";
+      select.appendChild(any);
+      (box.getAttribute("data-" + facet[0]) || "").split(" ").filter(Boolean).forEach(function (pair) {
+        var at = pair.indexOf(":");
+        var option = document.createElement("option");
+        option.value = pair.slice(0, at);
+        option.textContent = pair.slice(at + 1).replace(/_/g, " ");
+        select.appendChild(option);
+      });
+      select.addEventListener("change", update);
+      selects[facet[0]] = select;
+      label.appendChild(select);
+      box.appendChild(label);
+    });
+    box.appendChild(count);
+    function update() {
+      var shown = 0;
+      entries.forEach(function (entry) {
+        var keep = FACETS.every(function (facet) {
+          var want = selects[facet[0]].value;
+          return !want || (entry.getAttribute("data-" + facet[0]) || "").split(" ").indexOf(want) >= 0;
+        });
+        var section = entry.closest("section");
+        if (section) { section.classList.toggle("pp-off", !keep); }
+        var self = entry.querySelector("a.pp-entry-id");
+        document.querySelectorAll('tr a[href="' + self.getAttribute("href") + '"]').forEach(function (link) {
+          link.closest("tr").classList.toggle("pp-off", !keep);
+        });
+        if (keep) { shown += 1; }
+      });
+      count.textContent = shown + " of " + entries.length + " entries";
+    }
+    update();
   }
 
   /* a notebook's figure at a readable size, with a link to the full-size image */
@@ -126,7 +205,7 @@
     });
   }
 
-  function start() { picker(); ruleResults(); fullSize(); }
+  function start() { picker(); ruleResults(); catalogFilter(); fullSize(); }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
   } else {

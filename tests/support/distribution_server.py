@@ -23,13 +23,26 @@ class Server:
     t: float = 0.0
     events: list[Event] = field(default_factory=list)
     ids: dict[str, int] = field(default_factory=dict)
+    #: the sessions it holds: client identifier -> (Session Expiry Interval in seconds, or
+    #: None for 3.x's kept for ever; when its link closed, or None while connected)
+    sessions: dict[str, tuple[int | None, float | None]] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)  # connection -> client identifier
 
     def _at(self, conn: str, direction: str, packet: Mapping[str, Any] | None) -> None:
         self.t += 0.01
         self.events.append(Event(t=self.t, conn=conn, direction=direction, packet=packet))
 
     def connect(self, conn: str, client_id: str | None = None, *, clean: bool = True,
-                expiry: int = 0, maximum_packet_size: int | None = None) -> None:  # fmt: skip
+                expiry: int = 0, maximum_packet_size: int | None = None,
+                session_present: bool | None = None) -> None:  # fmt: skip
+        """A CONNECT and its CONNACK; ``session_present`` None: the flag a server that keeps
+        sessions as the standard says sends."""
+        who = client_id or conn
+        present = self._resumes(who, clean)
+        # 3.x: CleanSession 1 ends the session with the connection, 0 keeps it for ever; 5.0:
+        # the Session Expiry Interval says (0: it ends with the connection)
+        kept: int | None = expiry if self.level == V50 else 0 if clean else None
+        self.sessions[who], self.links[conn] = (kept, None), who
         packet: dict[str, Any] = {"type": "CONNECT", "client_id": client_id or conn,
                                   "level": self.level}  # fmt: skip
         if self.level == V50:
@@ -41,7 +54,15 @@ class Server:
             packet["clean_session"] = clean
         self._at(conn, C2S, packet)
         code = "reason_code" if self.level == V50 else "return_code"
-        self._at(conn, S2C, {"type": "CONNACK", "session_present": False, code: 0})
+        sent = present if session_present is None else session_present
+        self._at(conn, S2C, {"type": "CONNACK", "session_present": sent, code: 0})
+
+    def _resumes(self, client_id: str, clean: bool) -> bool:
+        held = self.sessions.get(client_id)
+        if clean or held is None:
+            return False
+        expiry, closed = held
+        return closed is None or expiry is None or self.t < closed + expiry
 
     def subscribe(self, conn: str, *filters: tuple[str, int], granted: list[int] | None = None,
                   ident: int | None = None, **options: Any) -> None:  # fmt: skip
@@ -91,6 +112,13 @@ class Server:
 
     def close(self, conn: str) -> None:
         self.t += 0.01
+        who = self.links.pop(conn, None)
+        if who is not None and who in self.sessions:
+            expiry, _ = self.sessions[who]
+            if expiry == 0:
+                del self.sessions[who]
+            else:
+                self.sessions[who] = (expiry, self.t)
         self.events.append(Event(t=self.t, conn=conn))
 
     def wait(self, seconds: float) -> None:

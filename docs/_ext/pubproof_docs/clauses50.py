@@ -27,6 +27,7 @@ from pubproof.model.rules import RULES, Rule
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_trace import need, test_link, theorem_status, verdict
 from pubproof_docs.rst import esc, heading, list_table, literal
+from pubproof_docs.standards import oasis_block
 from pubproof_docs.trace import ModelRule, Statement, TestNode, TheoremNode
 
 CLAUSES50_DOC = f"{GENERATED}/clauses50"
@@ -325,6 +326,7 @@ def pages(ctx: Context) -> dict[str, str]:
         ":doc:`ambiguity catalog <ambiguity-catalog>`, and what changed from 3.1.1 on the "
         ":doc:`edition diff <edition-diff>`.\n"
     )
+    out.append(oasis_block("5.0"))
     out.append(heading("Summary", "-"))
     out.append(_summary(ctx, listed))
     current = ""

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import importlib
 import json
+from html import escape
 from typing import Any
+
+from docutils.nodes import make_id  # type: ignore[import-untyped]
 
 from pubproof.model.clauses import BY_ID as CLAUSES_BY_ID
 from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
 from pubproof.model.editions import READINGS, Reading
 from pubproof_docs.context import GENERATED, Context
-from pubproof_docs.pages_clauses import LANGUAGE_NAMES
+from pubproof_docs.pages_clauses import LANGUAGE_NAMES, provenance
 from pubproof_docs.pages_trace import need
-from pubproof_docs.rst import esc, heading, indent, list_table, literal
+from pubproof_docs.rst import esc, glossary_terms, heading, indent, list_table, literal
+from pubproof_docs.sentences import whole
 from pubproof_docs.witness import short, shown_packet, shown_witness
 
 CATALOG_DOC = f"{GENERATED}/ambiguity-catalog"
@@ -164,8 +168,89 @@ def _field(entry: Any, name: str, default: Any = None) -> Any:
     return getattr(entry, name, default)
 
 
-def _catalog_entry(ctx: Context, entry: Any) -> str:
-    out = [f".. _ambiguity-{entry.id}:\n", heading(esc(entry.title), "-")]
+def _excerpt_editions() -> dict[str, str]:
+    """The edition of each excerpt, by language (``model/texts/provenance.json``)."""
+    return {lang: str(text["edition"]) for lang, text in provenance().items()}
+
+
+#: the kinds the catalog's filter offers: the entries' own, and the unstated assumptions
+ASSUMPTION = "unstated-assumption"
+KIND_LABELS = {
+    "disagreement": "disagreement", "silence": "silence", "mistranslation": "mistranslation",
+    ASSUMPTION: "unstated assumption", "garbled": "typo or garbled text",
+    "incomplete": "incomplete", "example-mismatch": "example against its figure",
+    "later-edition": "later edition", "terminology": "terminology", "numbering": "numbering",
+}  # fmt: skip
+
+
+def catalog_facets(entry: Any, editions: dict[str, str]) -> dict[str, list[str]]:
+    """What the catalog's filter matches an entry on: the editions and languages of the
+    texts it quotes (an excerpt by its language, another text by the edition its source
+    names), its clause and its kinds (an ``assume-`` entry is an unstated assumption)."""
+    langs, found = [], []
+    for quote in _field(entry, "quotes", ()):
+        source = _field(quote, "source")
+        if source is None:
+            langs.append(quote.lang)
+            found.append(editions[quote.lang])
+        else:
+            found += [e for e in ("5.0", "3.1.1") if f"MQTT {e}" in source]
+            found += ["3.1"] if "MQTT V3.1" in source else []
+    kinds = [k.value for k in entry.kinds] + (
+        [ASSUMPTION] if entry.id.startswith("assume-") else []
+    )
+    return {
+        "edition": sorted(set(found)), "lang": sorted(set(langs)),
+        "clause": [_field(entry, "clause", "")], "kind": sorted(set(kinds)),
+    }  # fmt: skip
+
+
+def _facets_html(entry: Any, editions: dict[str, str]) -> str:
+    """The entry's visible id (a link to itself) and its facets as data attributes."""
+    data = " ".join(
+        f'data-{name}="{" ".join(values)}"'
+        for name, values in catalog_facets(entry, editions).items()
+    )
+    anchor = make_id(f"ambiguity-{entry.id}")  # the id docutils gives the entry's label
+    return (
+        ".. raw:: html\n\n"
+        f'   <p class="pp-entry" {data}><a class="pp-entry-id" href="#{anchor}">'
+        f"{escape(entry.id)}</a></p>\n"
+    )
+
+
+def _filter_html(entries: list[Any], editions: dict[str, str]) -> str:
+    """The box the site's script turns into the catalog's filter: for each facet, the values
+    on offer as ``value:Label`` pairs (a label's spaces written as ``_``)."""
+    facets = [catalog_facets(e, editions) for e in entries]
+    offered = {name: sorted({v for f in facets for v in f[name]}) for name in facets[0]}
+    labels = {
+        "edition": {e: f"MQTT {e}" for e in offered["edition"]},
+        "lang": LANGUAGE_NAMES,
+        "clause": {c: CLAUSES_BY_ID[c].title for c in offered["clause"] if c in CLAUSES_BY_ID},
+        "kind": KIND_LABELS,
+    }
+    data = " ".join(
+        f'data-{name}="'
+        + escape(" ".join(f"{v}:{labels[name].get(v, v).replace(' ', '_')}" for v in values))
+        + '"'
+        for name, values in offered.items()
+    )
+    return f'.. raw:: html\n\n   <div id="pp-catalog-filter" {data}></div>\n'
+
+
+def _shown(quote: Any) -> str:
+    """A quote of an excerpt as the whole sentences it lies in; another text's as it is."""
+    text = str(_field(quote, "text", ""))
+    return text if _field(quote, "source") else whole(text, quote.lang)
+
+
+def _catalog_entry(ctx: Context, entry: Any, editions: dict[str, str]) -> str:
+    out = [
+        f".. _ambiguity-{entry.id}:\n",
+        heading(esc(entry.title), "-"),
+        _facets_html(entry, editions),
+    ]
     clause = CLAUSES_BY_ID.get(_field(entry, "clause", ""))
     facts = []
     if clause is not None:
@@ -184,7 +269,7 @@ def _catalog_entry(ctx: Context, entry: Any) -> str:
             source = _field(quote, "source")
             rows.append(
                 [esc(source) if source else esc(LANGUAGE_NAMES.get(lang, lang)),
-                 f".. pp-excerpt::\n   :lang: {lang}\n\n{indent(_field(quote, 'text', ''), 3)}",
+                 f".. pp-excerpt::\n   :lang: {lang}\n\n{indent(_shown(quote), 3)}",
                  esc(_field(quote, "note", "") or "")]
             )  # fmt: skip
         out.append(list_table(["text", "quote", "note"], rows, widths=[12, 58, 30]))
@@ -368,8 +453,14 @@ def catalog_page(ctx: Context) -> str:
          literal(_field(e, "reading", "") or "")]
         for e in entries
     ]  # fmt: skip
+    out.append(
+        glossary_terms("ambiguity", "edition", "reading", "normative id", "project id",
+                       "witness", "rule", "model")
+    )  # fmt: skip
+    editions = _excerpt_editions()
+    out.append(_filter_html(entries, editions))
     out.append(list_table(["entry", "severity", "reading"], rows, widths=[60, 20, 20]))
-    out.extend(_catalog_entry(ctx, e) for e in entries)
+    out.extend(_catalog_entry(ctx, e, editions) for e in entries)
     return "\n".join(out)
 
 

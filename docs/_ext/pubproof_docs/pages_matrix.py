@@ -10,22 +10,29 @@ summary per implementation, and what each finding means in the standard's words 
 rule's title and quote from the registry, or the normative index for a rule the model does
 not hold).
 
+Each check's row names the rules it judges, each linked to its statement; each row has an
+anchor (:func:`row_anchor`) the rule-id search links to.
+
 The evidence pages are the probe's own HTML report (:mod:`pubproof.probe.html_report`) of
-each implementation and edition, written at build time under ``_static/matrix/``.
+each implementation and edition, written at build time under ``_static/matrix/``, with a
+line of navigation back to the site and each rule id linked to its statement.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from html import escape
 from typing import Any
 
 from pubproof.model.rules import RULES
-from pubproof.probe.html_report import render
+from pubproof.probe.html_report import SiteLinks, render
 from pubproof.probe.report import CheckResult, Report
 from pubproof_docs.context import GENERATED, Context
-from pubproof_docs.rst import heading, indent
+from pubproof_docs.rst import glossary_terms, heading, indent
+from pubproof_docs.rulepages import key_of, rule_pages
+from pubproof_docs.standards import oasis_block
 
 MATRIX_DOC = f"{GENERATED}/matrix"
 STATIC = "_static/matrix"
@@ -38,7 +45,19 @@ BAD = ("violation", "no-answer", "error")
 SHOULD = ("deviation",)
 
 
-def _load(ctx: Context) -> dict[str, Any] | None:
+def row_anchor(kind: str, check: str) -> str:
+    """The anchor of a check's (or, for ``codec``, a rule's) row in its table."""
+    return f"matrix-{kind}-" + re.sub(r"[^a-z0-9]+", "-", check.lower()).strip("-")
+
+
+def cited(row: dict[str, Any]) -> list[str]:
+    """The rules a result row judges: the check's own, then any other it gave a verdict on."""
+    rules: list[str] = list(row["rules"])
+    return rules + [r for r in row.get("rule_verdicts", {}) if r not in rules]
+
+
+def load(ctx: Context) -> dict[str, Any] | None:
+    """``docs/matrix/results.json``, if the matrix has been run."""
     path = ctx.docs / "matrix" / "results.json"
     if not path.is_file():
         return None
@@ -67,8 +86,21 @@ def write_evidence(ctx: Context) -> None:
     if not folder.is_dir():
         return
     out.mkdir(parents=True, exist_ok=True)
+    pages = rule_pages(ctx)
     for path in sorted(folder.glob("*.json")):
-        page = render(_report(json.loads(path.read_text(encoding="utf-8"))))
+        report = _report(json.loads(path.read_text(encoding="utf-8")))
+        ids = {r for c in report.checks for r in (*c.rules, *c.rule_verdicts, *c.provoked)}
+        rules = {}
+        for rule in sorted(ids):
+            key = key_of(rule, report.edition, pages)
+            if key is not None:
+                rules[rule] = f"../../{pages[key]}"
+        links = SiteLinks(
+            back=(("pubproof", "../../index.html"),
+                  ("the conformance matrix", f"../../{MATRIX_DOC}.html")),
+            rules=rules,
+        )  # fmt: skip
+        page = render(report, links=links)
         target = out / f"{path.stem}.html"
         if not target.is_file() or target.read_text(encoding="utf-8") != page:
             target.write_text(page, encoding="utf-8")
@@ -108,7 +140,18 @@ def _cell(row: dict[str, Any]) -> str:
     )
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def _rule_links(rules: dict[str, str], pages: dict[str, str]) -> str:
+    """Rule id -> edition it was cited under, as links to their statements (from the page)."""
+    out = []
+    for rule, edition in rules.items():
+        key = key_of(rule, edition, pages)
+        text = f"<code>{escape(rule)}</code>"
+        href = pages[key].removeprefix(f"{GENERATED}/") if key else None
+        out.append(f'<a href="{escape(href, quote=True)}">{text}</a>' if href else text)
+    return f'<span class="pp-check-rules">{" ".join(out)}</span>'
+
+
+def _table(kind: str, rows: list[dict[str, Any]], pages: dict[str, str]) -> str:
     columns = list(dict.fromkeys((r["implementation"], r["edition"]) for r in rows))
     checks = list(dict.fromkeys(r["check"] for r in rows))
     by = {(r["implementation"], r["edition"], r["check"]): r for r in rows}
@@ -118,14 +161,24 @@ def _table(rows: list[dict[str, Any]]) -> str:
         cells = "".join(
             _cell(by[(n, e, check)]) if (n, e, check) in by else "<td></td>" for n, e in columns
         )
-        body.append(f"<tr><td><code>{escape(check)}</code></td>{cells}</tr>")
+        rules: dict[str, str] = {}
+        for r in rows:
+            if r["check"] == check:
+                for rule in cited(r):
+                    # an id cited under 3.1 or 3.1.1 links to the older editions' statement
+                    if rules.get(rule) in (None, "5.0"):
+                        rules[rule] = r["edition"]
+        body.append(
+            f'<tr id="{row_anchor(kind, check)}"><td><code>{escape(check)}</code> '
+            f"{_rule_links(rules, pages)}</td>{cells}</tr>"
+        )
     return (
         '<div class="pp-matrix-scroll"><table class="pubproof-matrix">'
         f"<tr><th>check</th>{head}</tr>{''.join(body)}</table></div>"
     )
 
 
-def _codec_table(codecs: list[dict[str, Any]]) -> str:
+def _codec_table(codecs: list[dict[str, Any]], pages: dict[str, str]) -> str:
     columns = [(c["implementation"], c["edition"]) for c in codecs]
     counts: dict[str, dict[tuple[str, str], Counter[str]]] = defaultdict(
         lambda: defaultdict(Counter)
@@ -146,7 +199,16 @@ def _codec_table(codecs: list[dict[str, Any]]) -> str:
                 continue
             text = ", ".join(f"{n} {how}" for how, n in sorted(found.items()))
             cells.append(f'<td style="background:{COLOURS["violation"]}">{escape(text)}</td>')
-        body.append(f"<tr><td><code>{escape(rule)}</code></td>{''.join(cells)}</tr>")
+        editions = {
+            c["edition"]: None
+            for c in codecs
+            if counts[rule].get((c["implementation"], c["edition"]))
+        }
+        edition = next((e for e in editions if e != "5.0"), "5.0")
+        body.append(
+            f'<tr id="{row_anchor("codec", rule)}"><td>{_rule_links({rule: edition}, pages)}'
+            f"</td>{''.join(cells)}</tr>"
+        )
     agree = "".join(f"<td>{c['agree']} of {c['vectors']}</td>" for c in codecs)
     body.append(f"<tr><td><b>agree with the corpus</b></td>{agree}</tr>")
     return (
@@ -200,7 +262,7 @@ def _summary(data: dict[str, Any]) -> tuple[str, set[str]]:
 
 def matrix_page(ctx: Context) -> str:
     """The page."""
-    data = _load(ctx)
+    data = load(ctx)
     out = [heading("The conformance matrix", "=", overline=True), ""]
     if data is None:
         return "\n".join(out) + "\nNo results yet: run ``scripts/probe-matrix``.\n"
@@ -217,12 +279,16 @@ def matrix_page(ctx: Context) -> str:
         "between two runs (a timing-dependent check) and is not compared in CI. Refresh with "
         "``scripts/probe-matrix`` (see the README).\n"
     )
+    out.append(
+        glossary_terms("pass", "tolerated", "deviation", "violation", "no-answer", "provoked",
+                       "normative id", "project id", "edition", "reading")
+    )  # fmt: skip
     summary, wrong = _summary(data)
     out += [heading("Summary per implementation", "="), "", summary]
     for kind, title in (("broker", "Brokers"), ("client", "Client libraries")):
         rows = [r for r in data["results"] if r["kind"] == kind]
         if rows:
-            out += [heading(title, "="), "", _raw(_table(rows))]
+            out += [heading(title, "="), "", _raw(_table(kind, rows, rule_pages(ctx)))]
     if data["codecs"]:
         out += [
             heading("Codecs against the vector corpus", "="), "",
@@ -231,9 +297,9 @@ def matrix_page(ctx: Context) -> str:
             "model accepts) or *decoded-differently*. Several rules (discouraged code "
             "points, the minimal Remaining Length) are judged under a reading, named in "
             "each vector (``results.json``).\n",
-            _raw(_codec_table(data["codecs"])),
+            _raw(_codec_table(data["codecs"], rule_pages(ctx))),
         ]  # fmt: skip
-    out += [heading("What each finding means", "="), ""]
+    out += [heading("What each finding means", "="), "", oasis_block("3.1.1", "5.0")]
     for rule in sorted(wrong):
         out.append(f"- **[{rule}]** {meaning(rule)}")
     return "\n".join(out) + "\n"
@@ -244,4 +310,4 @@ def pages(ctx: Context) -> dict[str, str]:
     return {MATRIX_DOC: matrix_page(ctx)}
 
 
-__all__ = ["MATRIX_DOC", "meaning", "pages", "write_evidence"]
+__all__ = ["MATRIX_DOC", "cited", "load", "meaning", "pages", "row_anchor", "write_evidence"]

@@ -22,7 +22,7 @@ from typing import Any
 from pubproof_docs import invariant, msc_svg
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.data import ProvedTheorem
-from pubproof_docs.rst import esc, heading, indent, list_table, literal
+from pubproof_docs.rst import esc, glossary_terms, heading, indent, list_table, literal
 from pubproof_docs.trace import TheoremNode, key_50
 
 THEOREMS_DOC = f"{GENERATED}/theorems"
@@ -274,6 +274,13 @@ def _evidence(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
     out = [readable_details(t.id, proved.details)]
     cx = proved.counterexample
     if cx and _is_trace(cx):
+        if is_refutation(t):
+            out.append(
+                "The counterexample is a run of the system this theorem describes. "
+                "``replay(trace)`` below replays it with the model's own sessions, which are "
+                "the contrast: what they make of it is not the failure, which is the broken "
+                "system's (see the details above).\n"
+            )
         out.append(trace_block(t.id, cx, f"The counterexample of {t.id}"))
     elif cx:
         out.append(
@@ -282,17 +289,40 @@ def _evidence(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
     return "\n".join(out)
 
 
+def is_refutation(t: TheoremNode) -> bool:
+    """A "... FAILS when ..." theorem (``proto.refute.``, ``dist.refute.``): refuted on
+    purpose, its variants are the systems in which the property holds."""
+    return ".refute." in t.id and t.expected == "refuted"
+
+
 def _mutants(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
     out = []
+    # a "... FAILS when ..." theorem's variants are where the property holds (the receiver
+    # as the model's tables have it, an in-order channel, another reading): never mutants
+    contrast = is_refutation(t)
     for m in proved.mutants:
-        out.append(heading(f"Mutant: {m.name}", "~"))
-        killed = "killed" if m.killed else "**survived**"
-        out.append(f"{esc(m.description.rstrip('.'))}. The check {esc(m.status)} it: {killed}.\n")
+        out.append(heading(f"{'Contrast' if contrast else 'Mutant'}: {m.name}", "~"))
+        if contrast:
+            told = "told apart" if m.killed else "**not told apart**"
+            out.append(
+                f"{esc(m.description.rstrip('.'))}: the check {esc(m.status)} it, so it is "
+                f"{told} from the system in which this theorem's property fails.\n"
+            )
+        else:
+            killed = "killed" if m.killed else "**survived**"
+            out.append(
+                f"{esc(m.description.rstrip('.'))}. The check {esc(m.status)} it: {killed}.\n"
+            )
         out.append(".. rubric:: What told it apart\n")
         out.append(readable_details(t.id, m.details))
         cx = m.counterexample
         if cx and _is_trace(cx):
-            out.append(trace_block(t.id, cx, f"The trace that kills the mutant {m.name!r}"))
+            title = (
+                f"The trace that sets the contrast {m.name!r} apart"
+                if contrast
+                else f"The trace that kills the mutant {m.name!r}"
+            )
+            out.append(trace_block(t.id, cx, title))
         elif cx:
             packets = ", ".join(literal(json.dumps(p, ensure_ascii=False)) for p in cx[:4])
             out.append(f"Its evidence: {packets}.\n")
@@ -321,11 +351,20 @@ def theorem_page(ctx: Context, t: TheoremNode) -> str:
     out.append(_rules_block(ctx, t, proved))
     out.append(heading("The evidence", "-"))
     out.append(_evidence(ctx, t, proved))
-    out.append(heading("Mutants", "-"))
-    out.append(
-        "Each mutant is a deliberately broken variant that the same check must tell apart "
-        "from the real thing.\n"
-    )
+    if is_refutation(t):
+        out.append(heading("Contrasts", "-"))
+        out.append(
+            "This theorem is refuted on purpose: it shows a property failing in the system "
+            "it describes. Each contrast is a variant in which the property holds (the "
+            "model's own tables, an in-order channel, another reading), never a mutant: the "
+            "same check must prove it, which tells the two apart.\n"
+        )
+    else:
+        out.append(heading("Mutants", "-"))
+        out.append(
+            "Each mutant is a deliberately broken variant that the same check must tell apart "
+            "from the real thing.\n"
+        )
     out.append(_mutants(ctx, t, proved))
     return "\n".join(out)
 
@@ -346,6 +385,10 @@ def _need_directive(t: TheoremNode) -> str:
 
 def index_page(ctx: Context) -> str:
     out = [heading("Theorems", "=")]
+    out.append(
+        glossary_terms("theorem", "counterexample", "witness", "mutant", "Method A", "Method B",
+                       "edition", "reading")
+    )  # fmt: skip
     out.append(
         f"Every theorem of ``pubproof.proofs``, with the status, method and time of the latest "
         f"``pubproof prove --json`` run (made by ``scripts/docs`` for this build; the whole run "

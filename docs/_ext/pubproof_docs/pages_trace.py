@@ -9,6 +9,7 @@ from pubproof_docs.context import GENERATED, Context, out_of_scope_path
 from pubproof_docs.data import load_gaps
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
 from pubproof_docs.sources import Span
+from pubproof_docs.standards import oasis_block
 from pubproof_docs.trace import ModelRule, Statement, TestNode, TheoremNode, by_section
 
 TRACE_DOC = f"{GENERATED}/traceability"
@@ -184,6 +185,7 @@ def statements_page(ctx: Context) -> str:
         "theorem (at its expected status) or a test verifies that rule; the build fails on any "
         "other statement unless ``docs/data/out-of-scope.toml`` gives the reason.\n"
     )
+    out.append(oasis_block("3.1.1", "5.0"))
     rows = [["all", *(str(counts[v]) for v in names)]]
     for label, wanted in (
         ("MQTT 3.1", ("3.1",)),

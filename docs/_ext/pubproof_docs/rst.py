@@ -65,3 +65,9 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 def doc_link(docname: str, text: str) -> str:
     return f":doc:`{esc(text)} </{docname}>`"
+
+
+def glossary_terms(*terms: str) -> str:
+    """A paragraph linking the glossary's definitions of the ``terms`` the page uses."""
+    linked = ", ".join(f":term:`{t}`" for t in terms)
+    return f"Terms on this page (see the :doc:`glossary </glossary>`): {linked}.\n"
