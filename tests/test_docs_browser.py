@@ -788,3 +788,38 @@ def test_the_clause_page_and_the_catalog_print_as_the_article_alone(site_url: st
             assert side and side[0][2] > languages[0][2], boxes  # the model's column under them
         finally:
             browser.close()  # type: ignore[attr-defined]
+
+
+#: The displayed size of each text of each diagram in the article: the SVG's own font size
+#: times the scale its embedding applies (an <object> shrinks a graph wider than the column).
+_DIAGRAM_TEXT = r"""() => [...document.querySelectorAll('article section[id]')].filter(
+    s => s.querySelector(':scope > h2')).map(s => [s.id,
+  [...s.querySelectorAll('.graphviz object')].map(o => {
+    const svg = o.contentDocument && o.contentDocument.querySelector('svg');
+    const sizes = svg ? [...svg.querySelectorAll('text')].map(
+      t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a) : [];
+    return [o.getAttribute('data'), sizes.length ? Math.min(...sizes) : 0,
+            o.getBoundingClientRect().right <= s.getBoundingClientRect().right + 1];
+  })])"""
+
+
+def test_every_state_diagram_is_readable_at_1280_px(site_url: str) -> None:
+    """The state-machines page draws each edition's tables as several diagrams, each small
+    enough that its labels stay at 11 px or more at 1280 px (the whole table as one graph
+    came out at about 7 px), and none wider than the column."""
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+            page.goto(f"{site_url}/_generated/state-machines.html")
+            page.wait_for_load_state("load")
+            sections = dict(page.evaluate(_DIAGRAM_TEXT))  # type: ignore[attr-defined]
+            page.screenshot(path=str(built_site() / "_screenshots" / "state-machines.png"))  # type: ignore[attr-defined]
+        finally:
+            browser.close()  # type: ignore[attr-defined]
+    assert set(sections) == {"mqtt-3-1-and-3-1-1", "mqtt-5-0"}, set(sections)
+    for section, drawn in sections.items():
+        assert len(drawn) > 1, section
+        small = [(source, round(size, 1)) for source, size, _ in drawn if size < 11]
+        assert small == [], (section, small)
+        assert all(inside for *_, inside in drawn), section

@@ -1,4 +1,5 @@
-"""Diagrams generated from the model: the flow tables as Graphviz state machines, the
+"""Diagrams generated from the model: the flow tables as Graphviz state machines (one per
+concern, :mod:`pubproof_docs.state_diagrams`), the
 distribution model's decision graphs and retained store (one diagram per concern, a tab per
 edition), and the wire format as bit tables computed by the model's encoder and decoder."""
 
@@ -6,38 +7,54 @@ from __future__ import annotations
 
 import re
 
-from pubproof.model import diagrams, distribution_diagrams
+from pubproof.model import distribution_diagrams
 from pubproof.model.editions import Edition
 from pubproof.model.retained import retained_table
 from pubproof.model.trace import PublishP
 from pubproof.model.wire import decode, decode_remaining_length, encode, encode_remaining_length
 from pubproof.model.wire_rules import ACK_TYPES
+from pubproof_docs import state_diagrams
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
+from pubproof_docs.rulepages import key_of, rule_pages
 
 STATES_DOC = f"{GENERATED}/state-machines"
 DISTRIBUTION_DOC = f"{GENERATED}/distribution-diagrams"
 WIRE_DOC = f"{GENERATED}/wire-format"
 
-_TITLES = {
-    "sender": "Sender (per packet identifier)",
-    "receiver-method-a": "Receiver, QoS 2 Method A (store, deliver on PUBREL)",
-    "receiver-method-b": "Receiver, QoS 2 Method B (deliver on PUBLISH, hold the identifier)",
-}
+
+def _rule_links(rules: list[str], edition: str, pages: dict[str, str]) -> str:
+    """Each rule id as a link to its statement on the traceability page (plain when the site
+    has no statement for it)."""
+    out = []
+    for rule in dict.fromkeys(rules):
+        key = key_of(rule, edition, pages)
+        target = pages[key].removeprefix(f"{GENERATED}/") if key else None
+        out.append(f"`{rule} <{target}>`__" if target else literal(rule))
+    return ", ".join(out)
 
 
 def states_page(ctx: Context) -> str:
     out = [heading("The QoS flows as state machines", "=")]
     out.append(
-        "Drawn at build time by ``pubproof.model.diagrams.dot`` from the transition tables of "
-        "``pubproof.model.flows``: one edge per table entry, labelled with the input, the "
-        "actions and the rule ids it rests on. Pairs a table does not define are judged by "
-        "the tables' ``UNDEFINED_*`` entries (see :doc:`model-rules`).\n"
+        "Drawn at build time from the transition tables of ``pubproof.model.flows`` (3.1 and "
+        "3.1.1), ``pubproof.model.flows50`` and ``pubproof.model.topic_alias`` (5.0): one edge "
+        "per table entry, labelled with the input, the actions and the rule ids it rests on. "
+        "Each table is split by concern (its inputs), one small diagram each; together they "
+        "draw every entry once (``pubproof_docs.state_diagrams``). Pairs a table does not "
+        "define are judged by the tables' ``UNDEFINED_*`` entries (see :doc:`model-rules`).\n"
     )
-    for name, table in diagrams.tables().items():
-        out.append(heading(_TITLES.get(name, name), "-"))
-        out.append(f".. graphviz::\n   :caption: {esc(name)}: {len(table)} table entries\n")
-        out.append(indent(diagrams.dot(table, name), 3) + "\n")
+    pages = rule_pages(ctx)
+    for _key, title, tables, concerns, edition in state_diagrams.EDITIONS:
+        out.append(heading(title, "-"))
+        if edition != "5.0":
+            out.append("MQTT 3.1 uses these tables with Method A only; 3.1.1 allows both.\n")
+        for concern, edges in state_diagrams.edition_diagrams(tables, concerns):
+            out.append(heading(f"{concern.title}, {title}", "~"))
+            rules = [rule for edge in edges for rule in edge.rules]
+            out.append(f"{esc(concern.intro)} Rules drawn: {_rule_links(rules, edition, pages)}.\n")
+            caption = f"{concern.title}: {len(edges)} entries of {', '.join(concern.tables)}"
+            out.append(_graphviz(state_diagrams.dot(concern, edges), caption))
     return "\n".join(out)
 
 
