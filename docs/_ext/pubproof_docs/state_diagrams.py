@@ -208,7 +208,7 @@ def edition_diagrams(
 
 
 def _wrap(text: str) -> str:
-    return "\\n".join(textwrap.wrap(text, WRAP, break_on_hyphens=False))
+    return "\\n".join(textwrap.wrap(text, WRAP, break_long_words=False, break_on_hyphens=False))
 
 
 def dot(concern: Concern, edges: list[Edge]) -> str:
