@@ -15,9 +15,10 @@ build instead of falling off the page.
 Concerns that draw from both receiver tables (QoS 0 and 1, the reconnect) draw the
 entries the two methods share once: an entry found in both tables must be the same step.
 
-Each edge carries an SVG id, ``<tables>--<state>--<input>`` (the tables joined by ``+``),
-so that the tests can check, from the built page alone, that the diagrams hold every entry
-of every table.
+The entries between the same two states share an edge (its label one entry after another),
+which carries an SVG id, ``<tables>--<state>--<inputs>`` (tables and inputs each joined by
+``+``), so that the tests can check, from the built page alone, that the diagrams hold every
+entry of every table.
 """
 
 from __future__ import annotations
@@ -212,25 +213,32 @@ def _wrap(text: str) -> str:
 
 
 def dot(concern: Concern, edges: list[Edge]) -> str:
-    """The concern's Graphviz digraph: a node per state, an edge per entry labelled with the
-    input, the actions and the rule ids, each part wrapped to :data:`WRAP` characters;
-    top to bottom, or left to right when at least half the entries keep their state."""
+    """The concern's Graphviz digraph: a node per state, an edge per pair of states, its label
+    the entries between them (input, actions, rule ids; each part wrapped to :data:`WRAP`
+    characters, a blank line between entries): Graphviz lays several loops on one state over
+    each other's labels. Top to bottom, or left to right when at least half the entries keep
+    their state."""
     tables = "+".join(concern.tables)
     # mostly self-loops (the reconnect, QoS 0): states side by side would spread the loops'
     # labels across the page; left to right stacks them
-    loops = sum(edge.state == edge.next for edge in edges)
+    # (there, more room between the ranks: a loop's label sits beside the edges leaving it)
+    across = 2 * sum(edge.state == edge.next for edge in edges) >= len(edges)
+    layout = "rankdir=LR; nodesep=0.6; ranksep=1.6" if across else "rankdir=TB; nodesep=0.5"
     lines = [
         f'digraph "{concern.key}" {{',
-        f"    rankdir={'LR' if 2 * loops >= len(edges) else 'TB'}; nodesep=0.5; ranksep=0.6;",
+        f"    {layout};",
         '    node [shape=box, style=rounded, fontname="Helvetica", fontsize=14];',
         '    edge [fontname="Helvetica", fontsize=12];',
     ]
+    pairs: dict[tuple[str, str], list[Edge]] = {}
     for edge in edges:
-        label = "\\n".join(
-            [_wrap(edge.text), _wrap("/ " + edge.actions), _wrap(f"[{' '.join(edge.rules)}]")]
-        )
-        label = label.replace('"', '\\"')
-        ident = f"{tables}--{edge.state}--{edge.event}"
-        lines.append(f'    {edge.state} -> {edge.next} [id="{ident}", label="{label}"];')
+        pairs.setdefault((edge.state, edge.next), []).append(edge)
+    for (state, nxt), entries in pairs.items():
+        label = "\\n\\n".join(
+            "\\n".join([_wrap(e.text), _wrap("/ " + e.actions), _wrap(f"[{' '.join(e.rules)}]")])
+            for e in entries
+        ).replace('"', '\\"')
+        ident = f"{tables}--{state}--{'+'.join(e.event for e in entries)}"
+        lines.append(f'    {state} -> {nxt} [id="{ident}", label="{label}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
