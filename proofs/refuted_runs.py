@@ -1,0 +1,142 @@
+"""Refuted runs: an expected refutation's counterexample replayed through the system it
+refutes, so that a page can show the failure the theorem names.
+
+Rules / theory of operation:
+
+- A "... FAILS when ..." theorem (``expected="refuted"``) checks a *broken* system: a flow
+  table changed (a Method B receiver that forgets the identifier on PUBREC), a channel that
+  reorders, a sender that reuses identifiers early. Its counterexample is the explorer's
+  shortest trace to a world where the property fails. Replayed through the model's own
+  sessions (:func:`pubproof.model.replay.replay`) the same trace shows the *correct*
+  behaviour, which is the contrast and not the failure.
+- :func:`replay_refuted` replays the trace through the theorem's own system: it starts the
+  very explorer the check searched (same tables, mutations, channel, Receive Maximum) in its
+  initial world and, row by row, takes the one move whose trace entry is that row. A row no
+  move produces is an error (the trace is not a run of that system). After each row it
+  evaluates the theorem's own properties; the first row after which one is false is where
+  the property fails.
+- Systems of other kinds (two receivers in lockstep, a Topic Alias table, a distribution
+  server under a reading) are not replayed here: :func:`replay_refuted` returns ``None``
+  for them, and :data:`NOT_REPLAYED` lists which theorems that leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pubproof.model.explore import World, initial
+from pubproof.model.explore50 import World50
+from pubproof.proofs.protocol import Case, explorer_of
+from pubproof.proofs.protocol50 import Case50, explorers, world_claims
+from pubproof.proofs.registry import Theorem
+
+W = TypeVar("W")
+
+#: Expected refutations whose systems this module does not replay (yet): their pages keep
+#: the model's own replay with the words that it is the contrast.
+NOT_REPLAYED = frozenset(
+    {
+        "proto.refute.methods-agree-with-mixed-qos",
+        "proto.v5.refute.topic-alias-kept-across-reconnect",
+        "proto.v5.refute.methods-agree-with-mixed-qos",
+        "proto.v5.refute.methods-agree-when-a-refusal-is-reversed",
+        "dist.refute.retained-never-empty-31",
+        "dist.refute.retained-qos-31-as-published",
+        "dist.refute.order-across-qos",
+        "dist.refute.order-retained-all",
+    }
+)
+
+
+class NotARun(ValueError):
+    """A trace row that no move of the refuted system produces."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefutedRun:
+    """A counterexample as the refuted system runs it.
+
+    ``delivered`` holds the payloads delivered to the receiver's application after each row
+    (in order); ``failed_at`` is the index of the first row after which a property of the
+    theorem is false (``None``: none fails on this trace), ``failed`` names those properties.
+    """
+
+    rows: int
+    delivered: tuple[tuple[str, ...], ...]
+    failed_at: int | None
+    failed: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.delivered) != self.rows:
+            raise ValueError("one delivery record per row")
+        if (self.failed_at is None) != (not self.failed):
+            raise ValueError("a failure has a row and a property, or neither")
+
+    def new_deliveries(self, index: int) -> tuple[str, ...]:
+        """The payloads row ``index`` delivered."""
+        before = self.delivered[index - 1] if index else ()
+        return self.delivered[index][len(before) :]
+
+    def counts(self, upto: int | None = None) -> dict[str, int]:
+        """How often each payload was delivered by row ``upto`` (the last row if None)."""
+        done = self.delivered[self.rows - 1 if upto is None else upto] if self.rows else ()
+        return {m: done.count(m) for m in dict.fromkeys(done)}
+
+
+def _walk(
+    trace: Sequence[Mapping[str, Any]],
+    start: W,
+    moves: Callable[[W], Iterator[tuple[dict[str, Any], W]]],
+    props: Mapping[str, Callable[[W], bool]],
+    delivered: Callable[[W], tuple[str, ...]],
+) -> RefutedRun:
+    world = start
+    record: list[tuple[str, ...]] = []
+    failed_at: int | None = None
+    failed: tuple[str, ...] = ()
+    for index, row in enumerate(trace):
+        nxt = next((w for label, w in moves(world) if label == dict(row)), None)
+        if nxt is None:
+            raise NotARun(f"row {index} of the trace is no move of the refuted system: {row}")
+        world = nxt
+        record.append(delivered(world))
+        if failed_at is None:
+            broken = tuple(name for name, holds in props.items() if not holds(world))
+            if broken:
+                failed_at, failed = index, broken
+    return RefutedRun(rows=len(trace), delivered=tuple(record), failed_at=failed_at,
+                      failed=failed)  # fmt: skip
+
+
+def _delivered(w: World) -> tuple[str, ...]:
+    return tuple(f"{msg:02x}" for msg in w.delivered)
+
+
+def _delivered50(w: World50) -> tuple[str, ...]:
+    # a message's deliveries are counted (at most 2), not ordered: list them by message
+    return tuple(f"{i + 1:02x}" for i, m in enumerate(w.msgs) for _ in range(m.d))
+
+
+def replay_refuted(theorem: Theorem, trace: Sequence[Mapping[str, Any]]) -> RefutedRun | None:
+    """``trace`` run through the system ``theorem`` checks (its ``model``), with where its
+    property fails; ``None`` for a system of a kind not replayed here. Raises
+    :class:`NotARun` when the trace is not a run of that system."""
+    case = theorem.model
+    if isinstance(case, Case):
+        return _walk(trace, initial(), explorer_of(case).moves, case.claim.holds, _delivered)
+    if isinstance(case, Case50) and case.kind in ("message", "flow-control"):
+        claims = world_claims(case)
+        last: NotARun | None = None
+        for search in explorers(case):  # the Receive Maximum under which the trace runs
+            try:
+                return _walk(trace, search.initial(), search.moves, claims, _delivered50)
+            except NotARun as error:
+                last = error
+        if last is not None:
+            raise last
+    return None
+
+
+__all__ = ["NOT_REPLAYED", "NotARun", "RefutedRun", "replay_refuted"]
