@@ -10,7 +10,8 @@ from dataclasses import replace
 from functools import cache
 
 import pytest
-from pubproof_docs.pages_theorems import trace_block
+from pubproof_docs.pages_theorems import theorem_doc, trace_block
+from support.docs_site import built_site
 
 from pubproof.model.explore import Mutations
 from pubproof.proofs.catalog import load
@@ -88,3 +89,18 @@ def test_other_traces_are_still_judged_by_the_models_own_sessions() -> None:
     theorem = next(t for t in REFUTED if t.id.endswith("forgetting-on-pubrec"))
     block = trace_block(theorem.id, _counterexample(theorem.id), "contrast")
     assert "(the model's sessions, Method B" in block and "pp-msc-fail" not in block
+
+
+def test_the_built_page_of_each_replayed_refutation_marks_and_names_the_failing_step() -> None:
+    site = built_site()
+    for theorem in REFUTED:
+        html = (site / f"{theorem_doc(theorem.id)}.html").read_text("utf-8")
+        text = re.sub(r"<[^>]+>", "", html)
+        assert "Contrast:" in text, theorem.id
+        if theorem.id in NOT_REPLAYED:
+            assert "pp-msc-fail" not in html, theorem.id
+            continue
+        run = replay_refuted(theorem, _counterexample(theorem.id))
+        assert run is not None and run.failed_at is not None
+        assert html.count('class="pp-msc-fail"') == 2, theorem.id  # the bar and the label
+        assert f"fails at step {run.failed_at + 1}" in text, theorem.id
