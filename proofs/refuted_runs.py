@@ -15,8 +15,8 @@ Rules / theory of operation:
   move produces is an error (the trace is not a run of that system). After each row it
   evaluates the theorem's own properties; the first row after which one is false is where
   the property fails.
-- Systems of other kinds (two receivers in lockstep, a Topic Alias table, a distribution
-  server under a reading) are not replayed here: :func:`replay_refuted` returns ``None``
+- Systems of other kinds (two receivers in lockstep, a distribution server under a
+  reading) are not replayed here: :func:`replay_refuted` returns ``None``
   for them, and :data:`NOT_REPLAYED` lists which theorems that leaves.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pubproof.model.explore import World, initial
-from pubproof.model.explore50 import World50
+from pubproof.model.explore50 import AliasExplorer, AliasWorld, World50
 from pubproof.proofs.protocol import Case, explorer_of
 from pubproof.proofs.protocol50 import Case50, explorers, world_claims
 from pubproof.proofs.registry import Theorem
@@ -39,7 +39,6 @@ W = TypeVar("W")
 NOT_REPLAYED = frozenset(
     {
         "proto.refute.methods-agree-with-mixed-qos",
-        "proto.v5.refute.topic-alias-kept-across-reconnect",
         "proto.v5.refute.methods-agree-with-mixed-qos",
         "proto.v5.refute.methods-agree-when-a-refusal-is-reversed",
         "dist.refute.retained-never-empty-31",
@@ -67,6 +66,7 @@ class RefutedRun:
     delivered: tuple[tuple[str, ...], ...]
     failed_at: int | None
     failed: tuple[str, ...]
+    reason: str = ""  # what the system itself says went wrong there, when it says so
 
     def __post_init__(self) -> None:
         if len(self.delivered) != self.rows:
@@ -91,11 +91,13 @@ def _walk(
     moves: Callable[[W], Iterator[tuple[dict[str, Any], W]]],
     props: Mapping[str, Callable[[W], bool]],
     delivered: Callable[[W], tuple[str, ...]],
+    reason: Callable[[W], str] = lambda _: "",
 ) -> RefutedRun:
     world = start
     record: list[tuple[str, ...]] = []
     failed_at: int | None = None
     failed: tuple[str, ...] = ()
+    why = ""
     for index, row in enumerate(trace):
         nxt = next((w for label, w in moves(world) if label == dict(row)), None)
         if nxt is None:
@@ -105,9 +107,9 @@ def _walk(
         if failed_at is None:
             broken = tuple(name for name, holds in props.items() if not holds(world))
             if broken:
-                failed_at, failed = index, broken
+                failed_at, failed, why = index, broken, reason(world)
     return RefutedRun(rows=len(trace), delivered=tuple(record), failed_at=failed_at,
-                      failed=failed)  # fmt: skip
+                      failed=failed, reason=why)  # fmt: skip
 
 
 def _delivered(w: World) -> tuple[str, ...]:
@@ -128,15 +130,46 @@ def replay_refuted(theorem: Theorem, trace: Sequence[Mapping[str, Any]]) -> Refu
         return _walk(trace, initial(), explorer_of(case).moves, case.claim.holds, _delivered)
     if isinstance(case, Case50) and case.kind in ("message", "flow-control"):
         claims = world_claims(case)
-        last: NotARun | None = None
-        for search in explorers(case):  # the Receive Maximum under which the trace runs
-            try:
-                return _walk(trace, search.initial(), search.moves, claims, _delivered50)
-            except NotARun as error:
-                last = error
-        if last is not None:
-            raise last
+        return _first_run(
+            lambda search: _walk(trace, search.initial(), search.moves, claims, _delivered50),
+            explorers(case),  # the Receive Maximum under which the trace runs
+        )
+    if isinstance(case, Case50) and case.kind == "alias":
+        return _first_run(
+            lambda search: _walk(
+                trace, search.initial(), search.moves, ALIAS_CLAIM, lambda _: (), _alias_reason
+            ),
+            # the Topic Alias Maximum under which the trace runs, as check50 searches
+            [AliasExplorer(case.flows, topic_alias_maximum=tam) for tam in (1, 2)],
+        )
     return None
+
+
+#: What the Topic Alias search looks for (:meth:`AliasExplorer.search`): a PUBLISH the
+#: receiver resolved to another topic than the sender meant, or had to refuse.
+ALIAS_CLAIM: Mapping[str, Callable[[AliasWorld], bool]] = {
+    "topic resolved as meant": lambda w: not w.bad
+}
+
+
+def _alias_reason(w: AliasWorld) -> str:
+    if w.bad.startswith("DISCONNECT "):
+        return f"the receiver must send DISCONNECT ({w.bad.removeprefix('DISCONNECT ')})"
+    return f"the receiver {w.bad}"
+
+
+S = TypeVar("S")
+
+
+def _first_run(walk: Callable[[S], RefutedRun], searches: Sequence[S]) -> RefutedRun:
+    """The run of the first of ``searches`` (one per bound the check tries) that has it."""
+    errors: list[NotARun] = []
+    for search in searches:
+        try:
+            return walk(search)
+        except NotARun as error:
+            errors.append(error)
+    raise errors[-1]
 
 
 __all__ = ["NOT_REPLAYED", "NotARun", "RefutedRun", "replay_refuted"]

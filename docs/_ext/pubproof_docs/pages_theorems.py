@@ -308,9 +308,12 @@ def refuted_failure(theorem_id: str, trace: Sequence[Mapping[str, Any]]) -> Fail
     then = run.counts(run.failed_at)
     twice = [f"delivered {m} {_times(n)}" for m, n in then.items() if n > 1]
     what = "; ".join(twice) + ": " if twice else ""
-    verdict = f"{head}. **{what}{esc(properties)} fails at step {step}** (marked on the chart)."
-    return Failure(verdict=verdict, notes=notes, row=run.failed_at,
-                   label=f"step {step}: {properties} fails")  # fmt: skip
+    verdict = f"{head}. **{what}{esc(properties)} fails at step {step}** (marked on the chart)"
+    verdict += f": {esc(run.reason)}." if run.reason else "."
+    label = f"step {step}: {properties} fails"
+    if len(label) > 40:  # the label has the chart's right margin
+        label = f"step {step}: the property fails"
+    return Failure(verdict=verdict, notes=notes, row=run.failed_at, label=label)
 
 
 def trace_block(
