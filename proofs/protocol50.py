@@ -470,7 +470,9 @@ class Methods50:
     disconnects: int = 2
 
 
-def check_methods50(case: Methods50) -> Result:
+def sides(case: Methods50) -> tuple[Explorer50, Explorer50]:
+    """The Method A and the Method B receiver's searches the lockstep runs side by side."""
+
     def side(method: Method, mutations: Mutations50) -> Explorer50:
         flows = Flows50(method=method, refusals=case.refusals, mutations=mutations)
         return Explorer50(
@@ -478,7 +480,11 @@ def check_methods50(case: Methods50) -> Result:
             track_deliveries=True,
         )  # fmt: skip
 
-    pairs, broke, trace = lockstep(side(Method.A, case.a), side(Method.B, Mutations50()))
+    return side(Method.A, case.a), side(Method.B, Mutations50())
+
+
+def check_methods50(case: Methods50) -> Result:
+    pairs, broke, trace = lockstep(*sides(case))
     bound = (
         f"lockstep over {pairs} pairs of worlds: {len(case.qos)} messages, Receive Maximum 3, "
         f"{case.disconnects} connection losses, resumed"

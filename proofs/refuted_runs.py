@@ -15,9 +15,11 @@ Rules / theory of operation:
   move produces is an error (the trace is not a run of that system). After each row it
   evaluates the theorem's own properties; the first row after which one is false is where
   the property fails.
-- Systems of other kinds (two receivers in lockstep, a distribution server under a
-  reading) are not replayed here: :func:`replay_refuted` returns ``None``
-  for them, and :data:`NOT_REPLAYED` lists which theorems that leaves.
+- A Method A and a Method B receiver in lockstep (5.0) are replayed side by side: the row
+  must be a move of both, and the property is the lockstep's own judgement.
+- Systems of other kinds (the 3.1.1 lockstep, a distribution server under a reading) are
+  not replayed here: :func:`replay_refuted` returns ``None`` for them, and
+  :data:`NOT_REPLAYED` lists which theorems that leaves.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pubproof.model.explore import World, initial
-from pubproof.model.explore50 import AliasExplorer, AliasWorld, World50
+from pubproof.model.explore50 import AliasExplorer, AliasWorld, World50, methods_judge
 from pubproof.proofs.protocol import Case, explorer_of
-from pubproof.proofs.protocol50 import Case50, explorers, world_claims
+from pubproof.proofs.protocol50 import Case50, Methods50, explorers, sides, world_claims
 from pubproof.proofs.registry import Theorem
 
 W = TypeVar("W")
@@ -39,8 +41,6 @@ W = TypeVar("W")
 NOT_REPLAYED = frozenset(
     {
         "proto.refute.methods-agree-with-mixed-qos",
-        "proto.v5.refute.methods-agree-with-mixed-qos",
-        "proto.v5.refute.methods-agree-when-a-refusal-is-reversed",
         "dist.refute.retained-never-empty-31",
         "dist.refute.retained-qos-31-as-published",
         "dist.refute.order-across-qos",
@@ -67,6 +67,7 @@ class RefutedRun:
     failed_at: int | None
     failed: tuple[str, ...]
     reason: str = ""  # what the system itself says went wrong there, when it says so
+    counted: bool = True  # whether ``delivered`` follows one receiver's deliveries
 
     def __post_init__(self) -> None:
         if len(self.delivered) != self.rows:
@@ -90,7 +91,7 @@ def _walk(
     start: W,
     moves: Callable[[W], Iterator[tuple[dict[str, Any], W]]],
     props: Mapping[str, Callable[[W], bool]],
-    delivered: Callable[[W], tuple[str, ...]],
+    delivered: Callable[[W], tuple[str, ...]] | None,
     reason: Callable[[W], str] = lambda _: "",
 ) -> RefutedRun:
     world = start
@@ -103,13 +104,13 @@ def _walk(
         if nxt is None:
             raise NotARun(f"row {index} of the trace is no move of the refuted system: {row}")
         world = nxt
-        record.append(delivered(world))
+        record.append(delivered(world) if delivered is not None else ())
         if failed_at is None:
             broken = tuple(name for name, holds in props.items() if not holds(world))
             if broken:
                 failed_at, failed, why = index, broken, reason(world)
     return RefutedRun(rows=len(trace), delivered=tuple(record), failed_at=failed_at,
-                      failed=failed, reason=why)  # fmt: skip
+                      failed=failed, reason=why, counted=delivered is not None)  # fmt: skip
 
 
 def _delivered(w: World) -> tuple[str, ...]:
@@ -134,16 +135,33 @@ def replay_refuted(theorem: Theorem, trace: Sequence[Mapping[str, Any]]) -> Refu
             lambda search: _walk(trace, search.initial(), search.moves, claims, _delivered50),
             explorers(case),  # the Receive Maximum under which the trace runs
         )
+    if isinstance(case, Methods50):
+        a, b = sides(case)
+
+        def both(pair: tuple[World50, World50]) -> Iterator[tuple[dict[str, Any], Pair]]:
+            follow = list(b.moves(pair[1]))
+            for entry, na in a.moves(pair[0]):
+                yield from ((entry, (na, nb)) for e, nb in follow if e == entry)
+
+        return _walk(trace, (a.initial(), b.initial()), both, METHODS_CLAIM, None,
+                     lambda pair: methods_judge(*pair))  # fmt: skip
     if isinstance(case, Case50) and case.kind == "alias":
         return _first_run(
             lambda search: _walk(
-                trace, search.initial(), search.moves, ALIAS_CLAIM, lambda _: (), _alias_reason
+                trace, search.initial(), search.moves, ALIAS_CLAIM, None, _alias_reason
             ),
             # the Topic Alias Maximum under which the trace runs, as check50 searches
             [AliasExplorer(case.flows, topic_alias_maximum=tam) for tam in (1, 2)],
         )
     return None
 
+
+Pair = tuple[World50, World50]
+#: What the lockstep checks of a Method A and a Method B receiver on one run
+#: (:func:`~pubproof.model.explore50.lockstep`).
+METHODS_CLAIM: Mapping[str, Callable[[Pair], bool]] = {
+    "the methods agree": lambda pair: not methods_judge(*pair)
+}
 
 #: What the Topic Alias search looks for (:meth:`AliasExplorer.search`): a PUBLISH the
 #: receiver resolved to another topic than the sender meant, or had to refuse.

@@ -298,7 +298,8 @@ def refuted_failure(theorem_id: str, trace: Sequence[Mapping[str, Any]]) -> Fail
     told = ", ".join(f"{m} {_times(n)}" for m, n in counts.items()) or "nothing"
     head = (
         "Run through the system this theorem refutes (its tables, channel and reading; the "
-        f"model's ``replay(trace)`` is for the contrasts), the receiver delivers {told}"
+        "model's ``replay(trace)`` is for the contrasts)"
+        + (f", the receiver delivers {told}" if run.counted else "")
     )
     if run.failed_at is None:
         return Failure(verdict=f"{head}; **no property fails on this run**.", notes=notes,
