@@ -85,6 +85,8 @@ COMPILED = (
     "pubproof.pipeline.fast.link50_tables",
     "pubproof.pipeline.fast.link50",
     "pubproof.pipeline.fast.aliases",
+    # the cross-connection stage's twin of the distribution judge: a table look-up per event
+    "pubproof.pipeline.fast.distribution",
     # the subscription index's match on a topic name not in its cache, about 2.5x (issue 34)
     "pubproof.reference.topics",
     "pubproof.reference.subscriptions",

@@ -40,8 +40,8 @@ by partition 0, never judged.
 
 from __future__ import annotations
 
-import heapq
 import json
+import operator
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -65,6 +65,8 @@ DUP, RETAIN, PACKET_ID, CODE = _E["dup"], _E["retain"], _E["packet_id"], _E["cod
 DIGEST, SIZE, DETAIL, SKEW = _E["digest"], _E["size"], _E["detail"], _E["skew"]
 #: the order the judge is fed a server's events in (within one capture and server)
 ORDER: Final = (T, AT, CONNECTION, SEQ)
+#: :func:`order` made in C
+ORDER_KEY: Final = operator.itemgetter(*ORDER)
 
 
 def order(row: Sequence[Any]) -> tuple[Any, ...]:
@@ -223,11 +225,18 @@ class Stage:
             return
         assert server is not None
         self.figures["topics"] += 1
-        for row in rows:
-            self._count(row)
+        self.figures["events"] += len(rows)
+        skewed = sum(1 for row in rows if row[SKEW])
+        if skewed:
+            self.figures["events_out_of_time_order"] += skewed
         needed = server.relevant(topic, {row[CONNECTION] for row in rows})
-        sessions = [server.rows[c] for c in sorted(needed) if c in server.rows]
-        fed = list(heapq.merge(rows, *sessions, key=order))
+        # the topic's rows and each session's, each in time order already: one stable sort
+        # of them one after the other is their merge (Timsort finds the runs), with the
+        # key made in C (a Python key per row was a tenth of the stage)
+        fed = list(rows)
+        for conn in sorted(needed):
+            fed.extend(server.rows.get(conn, ()))
+        fed.sort(key=ORDER_KEY)
         fast = None if self.readings or not self.fast else fast_distribution.judge(
             fed, topic, self.patience
         )  # fmt: skip
@@ -261,16 +270,27 @@ class Stage:
         row, outcome, copies seen) and out (its row, outcome, its message's row or -1,
         properties changed)."""
         clients = server.client
+        add = self.deliveries.append
         for at, outcome, copies in ins:
             row = fed[at]
-            self.deliveries.append(_delivery(
+            add(_delivery(
                 row, topic, clients.get(row[CONNECTION]), "in", outcome, row, None, copies,
             ))  # fmt: skip
         for at, outcome, message, changed in outs:
             row = fed[at]
-            self.deliveries.append(_delivery(
-                row, topic, clients.get(row[CONNECTION]), "out", outcome,
-                None if message < 0 else fed[message], changed, None,
+            if message < 0:
+                add(_delivery(
+                    row, topic, clients.get(row[CONNECTION]), "out", outcome, None, changed, None,
+                ))  # fmt: skip
+                continue
+            # a copy of a message (most rows): _delivery's row, written out
+            of = fed[message]
+            add(DeliveryRow(
+                row[CAPTURE], row[SERVER], topic, "out", row[CONNECTION],
+                clients.get(row[CONNECTION]), row[FRAME], row[OFFSET], row[T], row[QOS],
+                bool(row[DUP]), bool(row[RETAIN]), row[PACKET_ID], row[DIGEST] or "",
+                row[SIZE] or 0, of[CONNECTION], of[FRAME], of[OFFSET], changed,
+                round(row[T] - of[T], 6), outcome, None,
             ))  # fmt: skip
 
 

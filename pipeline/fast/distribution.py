@@ -15,8 +15,11 @@ became of every PUBLISH in and out: :mod:`pubproof.judge.distribution_ledger`), 
 table look-up per event; and it finds nothing, since there is nothing to find. As the
 readable judge, it takes a message at its acknowledgement, or at its first copy if the
 server forwards it before (a server may), even after its publisher's link ended, and
-matches a copy to the first owed alike. A copy of a message no PUBLISH showed, to a session
-subscribed to the topic, is unknown (publication-unseen) here as there.
+matches a copy to the first owed alike (of several, the first whose QoS, RETAIN and
+forwarded properties are the copy's). A copy of a message no PUBLISH showed, to a session
+subscribed to the topic, is unknown (publication-unseen) here as there; so is a copy of a
+message not owed the session that the server took while the session changed or before it
+subscribed (subscription-changing).
 
 It gives up (returns None, and the stage runs the readable judge on the topic from its
 first row) at the first thing outside that traffic: a link whose CONNECT it did not see or
@@ -27,11 +30,12 @@ refuse, two editions, a 5.0 Message Expiry Interval or Session Expiry Interval, 
 client back while a message of its ended link is in flight, a copy owed and not sent to a
 session that changed (a CONNECT or SUBSCRIBE unanswered) while its message was in flight
 (the readable judge leaves it unknown), a publisher's re-send, a copy that is no copy owed
-(unowed, another copy of one sent, a re-send), a copy alike several messages in flight, a
-copy whose QoS, RETAIN, Subscription Identifiers or forwarded properties are not the
-model's, DUP on a 5.0 first copy, an order the model does not allow, and a copy owed that
-a capture proves missing (by the order of 4.6 or past the patience). Each of those is what
-the readable judge finds, leaves open or counts otherwise: only it says so.
+(unowed, another copy of one sent, a re-send), a copy alike several messages in flight or
+alike none of several copies owed, a copy whose QoS, RETAIN, Subscription Identifiers or
+forwarded properties are not the model's, DUP on a 5.0 first copy, an order the model does
+not allow, and a copy owed that a capture proves missing (by the order of 4.6 or past the
+patience). Each of those is what the readable judge finds, leaves open or counts
+otherwise: only it says so.
 
 ``tests/test_pipeline_servers_fast.py`` holds the two equal: on every topic of synthetic
 captures with and without the broker's faults, in both editions, the twin gives the
@@ -168,7 +172,8 @@ class _Twin:
         self.sessions: dict[str, _Session] = {}
         self.messages: list[_Message] = []
         self.by_row: dict[int, _Message] = {}
-        self.contents: set[str] = set()  # the payload digests of the messages taken
+        #: the latest message taken with a payload digest (the readable judge's by_content)
+        self.latest_alike: dict[str, _Message] = {}
         #: messages in flight as their publisher's link ended: (client, packet id) -> row
         self.orphans: dict[tuple[str, int], int] = {}
         #: the changes that may matter to a message in flight or to come: [client, its
@@ -401,7 +406,7 @@ class _Twin:
             c[0] for c in self.window if c[1] <= owned and (c[2] is None or c[2] >= index)
         }
         self.by_row[index] = message
-        self.contents.add(message.digest)
+        self.latest_alike[message.digest] = message
         self.ins[index] = "no-subscriber"
         since: float = self.rows[owned][T]
         for session in self.sessions.values():
@@ -432,22 +437,14 @@ class _Twin:
         if not alike and self._forwarded_early(digest, index):
             alike = [o for o in session.pending if o.digest == digest]
         if not alike:
-            if digest in self.contents or not session.filters:
-                # another copy, a copy no subscription matches: the readable judge's
-                raise GiveUp("no copy owed")
-            # a copy of a message no PUBLISH in showed (its publisher's link not seen
-            # whole, say), to a session that subscribed to the topic: unknown
-            self.outs.append((index, "unknown:publication-unseen", -1, None))
+            self._unowed(session, index, digest, bool(row[RETAIN]))
             return
         ids: tuple[int, ...] = ()
         properties: dict[str, Any] = {}
         if row[DETAIL] is not None:
             properties = json.loads(row[DETAIL])
             ids = tuple(sorted(properties.get("subscription_identifiers") or ()))
-        # several messages alike (an empty payload published twice, say): the readable
-        # judge takes the first whose QoS, RETAIN and forwarded properties are the
-        # copy's; the first owed, if it is not that one, is given up below
-        owed = alike[0]
+        owed = alike[0] if len(alike) == 1 else self._first_alike(alike, row, properties)
         message = owed.message
         if (row[QOS], bool(row[RETAIN]), ids) != (owed.qos, owed.retain, owed.ids):
             raise GiveUp("a copy the model does not allow")
@@ -471,6 +468,48 @@ class _Twin:
             self.latest[key] = message.seq
         message.copies += 1
         self.outs.append((index, "copy", message.row, changed))
+
+    def _first_alike(
+        self, alike: list[_Owed], row: tuple[Any, ...], properties: dict[str, Any]
+    ) -> _Owed:
+        """Of several copies owed alike (an empty payload published twice, say), the one a
+        copy is: as the readable judge takes it, the first (in the order they became
+        owed: a retained message's for a new subscription among the live ones) whose QoS
+        and RETAIN are the copy's and whose forwarded properties are its message's; where
+        none is, the readable judge's to weigh."""
+        retain = bool(row[RETAIN])
+        for owed in alike:
+            if (owed.qos, owed.retain) == (row[QOS], retain) and not self._changed(
+                owed.message, properties
+            ):
+                return owed
+        raise GiveUp("a copy alike none of several owed")
+
+    def _unowed(self, session: _Session, index: int, digest: str, retain: bool) -> None:
+        """A copy no copy owed matches, as the readable judge reads it (by the latest
+        message alike): unknown where it is of a message no PUBLISH in showed, to a
+        session subscribed to the topic (publication-unseen), or of a message not owed
+        the session that the server took while the session's subscriptions or connection
+        changed, or before it subscribed (subscription-changing); anything else (another
+        copy, a retained copy not owed, a copy no subscription matches) is the readable
+        judge's."""
+        message = self.latest_alike.get(digest)
+        if message is None:
+            if not session.filters:
+                raise GiveUp("a copy no subscription matches")
+            # a copy of a message no PUBLISH in showed (its publisher's link not seen
+            # whole, say), to a session that subscribed to the topic
+            self.outs.append((index, "unknown:publication-unseen", -1, None))
+            return
+        if session.client in message.owed:
+            raise GiveUp("another copy of a message owed")
+        if session.client not in message.uncertain and (retain or not session.filters):
+            # a retained copy not owed, a copy no subscription matches: findings
+            raise GiveUp("a copy owed to no one")
+        # its subscriptions changed while the message was in flight, or it subscribed
+        # only after the server took the message: a capture cannot tell which of the two
+        # the server did first
+        self.outs.append((index, "unknown:subscription-changing", message.row, None))
 
     def _changed(self, message: _Message, properties: dict[str, Any]) -> bool:
         """Whether a 5.0 copy's forwarded properties are not its message's."""
