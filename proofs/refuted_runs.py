@@ -17,9 +17,11 @@ Rules / theory of operation:
   the property fails.
 - A Method A and a Method B receiver in lockstep (5.0) are replayed side by side: the row
   must be a move of both, and the property is the lockstep's own judgement.
-- Systems of other kinds (the 3.1.1 lockstep, a distribution server under a reading) are
-  not replayed here: :func:`replay_refuted` returns ``None`` for them, and
-  :data:`NOT_REPLAYED` lists which theorems that leaves.
+  The 3.1.1 lockstep likewise; its trace ends with a summary row (the deliveries of both,
+  or the packets they differ on) that is no move, and leaves the worlds as they are.
+- Systems of other kinds (a distribution server under a reading) are not replayed here:
+  :func:`replay_refuted` returns ``None`` for them, and :data:`NOT_REPLAYED` lists which
+  theorems that leaves.
 """
 
 from __future__ import annotations
@@ -30,17 +32,21 @@ from typing import Any, TypeVar
 
 from pubproof.model.explore import World, initial
 from pubproof.model.explore50 import AliasExplorer, AliasWorld, World50, methods_judge
+from pubproof.model.lockstep import explorers as explorers_311
+from pubproof.model.lockstep import judge
+from pubproof.proofs.methods import SideBySide
 from pubproof.proofs.protocol import Case, explorer_of
 from pubproof.proofs.protocol50 import Case50, Methods50, explorers, sides, world_claims
 from pubproof.proofs.registry import Theorem
 
 W = TypeVar("W")
+#: Rows a search appends to its trace to sum it up (:mod:`pubproof.model.lockstep`): no move.
+SUMMARY_EVENTS = frozenset({"deliveries", "methods-differ"})
 
 #: Expected refutations whose systems this module does not replay (yet): their pages keep
 #: the model's own replay with the words that it is the contrast.
 NOT_REPLAYED = frozenset(
     {
-        "proto.refute.methods-agree-with-mixed-qos",
         "dist.refute.retained-never-empty-31",
         "dist.refute.retained-qos-31-as-published",
         "dist.refute.order-across-qos",
@@ -100,6 +106,9 @@ def _walk(
     failed: tuple[str, ...] = ()
     why = ""
     for index, row in enumerate(trace):
+        if row.get("event") in SUMMARY_EVENTS:
+            record.append(record[-1] if record else ())
+            continue
         nxt = next((w for label, w in moves(world) if label == dict(row)), None)
         if nxt is None:
             raise NotARun(f"row {index} of the trace is no move of the refuted system: {row}")
@@ -135,6 +144,21 @@ def replay_refuted(theorem: Theorem, trace: Sequence[Mapping[str, Any]]) -> Refu
             lambda search: _walk(trace, search.initial(), search.moves, claims, _delivered50),
             explorers(case),  # the Receive Maximum under which the trace runs
         )
+    if isinstance(case, SideBySide):
+        lockstep = case.lockstep()
+        left, right = explorers_311(lockstep)
+        messages = len(lockstep.env.qos)
+
+        def pairs(pair: tuple[World, World]) -> Iterator[tuple[dict[str, Any], Pair311]]:
+            follow = list(right.moves(pair[1]))
+            for entry, na in left.moves(pair[0]):
+                yield from ((entry, (na, nb)) for e, nb in follow if e == entry)
+
+        return _walk(
+            trace, (initial(), initial()), pairs,
+            {"the methods agree": lambda pair: judge(*pair, messages) is None}, None,
+            lambda pair: judge(*pair, messages) or "",
+        )  # fmt: skip
     if isinstance(case, Methods50):
         a, b = sides(case)
 
@@ -157,6 +181,7 @@ def replay_refuted(theorem: Theorem, trace: Sequence[Mapping[str, Any]]) -> Refu
 
 
 Pair = tuple[World50, World50]
+Pair311 = tuple[World, World]
 #: What the lockstep checks of a Method A and a Method B receiver on one run
 #: (:func:`~pubproof.model.explore50.lockstep`).
 METHODS_CLAIM: Mapping[str, Callable[[Pair], bool]] = {
