@@ -268,11 +268,12 @@ def test_a_retained_message_of_a_topic_none_of_its_subscriptions_matches_is_foun
 TOPIC = "传感器/湿度"
 
 
-def _retained_race(*, overlap: bool, sent: bytes = b"m0") -> Server:
+def _retained_race(*, overlap: bool, sent: bytes = b"m0", both: bool = False) -> Server:
     """Client A publishes a QoS 2 retained message M2, client B a QoS 0 retained M0 on
     the same topic; the server's PUBREC for M2 goes out after M0 arrived (``overlap``:
     their ownership windows overlap) or before M0's PUBLISH; then a new subscriber is
-    sent ``sent`` as the retained message, and its link stays open past the patience."""
+    sent ``sent`` as the retained message (``both``: M2 first, then M0), and its link
+    stays open past the patience."""
     server = Server()
     server.connect("a")
     server.connect("b")
@@ -288,6 +289,8 @@ def _retained_race(*, overlap: bool, sent: bytes = b"m0") -> Server:
     server._at("a", S2C, {"type": "PUBCOMP", "packet_id": 7})
     server.connect("sub")
     server.subscribe("sub", (TOPIC, 2))
+    if both:
+        server.deliver("sub", TOPIC, b"m2", 2, retain=True)
     server.deliver("sub", TOPIC, sent, 0 if sent == b"m0" else 2, retain=True)
     server.wait(11)
     server.deliver("sub", TOPIC, b"later", 0)  # a copy of nothing: the link is open on
@@ -307,6 +310,10 @@ def test_two_retained_messages_in_flight_together_may_be_stored_in_either_order(
     judge, found = capture(_retained_race(overlap=True, sent=b"m2"))
     assert bad(found) == [] and outcomes(judge)[1][0] == "copy"
     assert "unknown:retained-order" not in judge.copy_outcomes.values()
+    # both sent for one subscription: whichever the server stored, the other is wrong
+    judge, found = capture(_retained_race(overlap=True, both=True))
+    assert rules(found) == {(VIOLATION, "MQTT-3.3.1-5")}
+    assert outcomes(judge)[1][:2] == ["copy", "unowed"]
 
 
 def test_a_retained_message_replaced_for_certain_is_still_found_when_sent() -> None:
