@@ -317,8 +317,9 @@ def test_two_retained_messages_in_flight_together_may_be_stored_in_either_order(
 
 
 def test_a_retained_message_replaced_for_certain_is_still_found_when_sent() -> None:
-    """M0 was taken before M2's PUBLISH arrived, so M2 replaced it for certain: sending M0 for a new subscription is a finding
-    [MQTT-3.3.1-5], and M2's retained copy, never sent, is missing."""
+    """M0 was taken before M2's PUBLISH arrived, so M2 replaced it for certain: sending
+    M0 for a new subscription is a finding [MQTT-3.3.1-5], and M2's retained copy, never
+    sent, is missing."""
     judge, found = capture(_retained_race(overlap=False))
     assert (VIOLATION, "MQTT-3.3.1-5") in rules(found)
     assert any(f.verdict == MISSING for f in bad(found))
