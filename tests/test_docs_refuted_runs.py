@@ -92,6 +92,7 @@ def test_other_traces_are_still_judged_by_the_models_own_sessions() -> None:
     assert "(the model's sessions, Method B" in block and "pp-msc-fail" not in block
 
 
+@pytest.mark.heavy  # reads the built site (built by scripts/docs when missing)
 def test_the_built_page_of_each_replayed_refutation_marks_and_names_the_failing_step() -> None:
     site = built_site()
     for theorem in REFUTED:
