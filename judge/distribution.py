@@ -161,6 +161,16 @@ class DistributionJudge:
         #: the messages the retained store held and no longer holds, with the rules of the
         #: change that ended each: (edition, seq) -> rule ids
         self.displaced: dict[tuple[Edition, int], tuple[str, ...]] = {}
+        #: the retained messages each topic's store may hold now: (edition, topic) ->
+        #: records, the model's last; the others were each received before every later
+        #: change of the topic was owned, so the server may have stored them last
+        self.retained_open: dict[tuple[Edition, str], list[MessageRecord]] = {}
+        #: for each retained message the store may hold in place of the model's, at a new
+        #: subscription: (edition, client, its seq) -> the model's retained copy owed
+        self.retained_order: dict[tuple[Edition, str, int], Copy] = {}
+        #: the model's retained copies the server no longer owed, having sent the other
+        #: (``unknown:retained-order``): (edition, copy id)
+        self.unordered: set[tuple[Edition, int]] = set()
         #: retained messages a new subscription matched but is not sent (5.0 Retain
         #: Handling 1 on an existing subscription, 2): (edition, client, seq) -> rule ids
         self.withheld: dict[tuple[Edition, str, int], tuple[str, ...]] = {}
@@ -357,6 +367,10 @@ class DistributionJudge:
             self.may_miss.update((link.edition, copy_id) for copy_id in each.may_miss)
             for copy in each.retained:
                 self.owed_at[link.edition, copy.copy_id] = event
+                for other in self.retained_open.get((link.edition, copy.topic), ()):
+                    if other.message.seq != copy.message.seq:
+                        key = (link.edition, link.client_id, other.message.seq)
+                        self.retained_order[key] = copy
             if each.code > 2 or each.retained:
                 continue
             for message in model.retained.matching(each.topic_filter):
@@ -518,6 +532,8 @@ class DistributionJudge:
         kept = outcome.retained
         if kept is not None and publication.retain:
             self.retained_changes.setdefault(message.topic, []).append((link.edition, owned.t))
+        if kept is not None and publication.retain and kept.after is not kept.before:
+            self._stored(record)
         if kept is not None and kept.before is not None and kept.after is not kept.before:
             # the retained message this one replaced or deleted: never sent for a new
             # subscription again
@@ -539,6 +555,19 @@ class DistributionJudge:
             (link.edition, message.topic, message.publication.payload.hex()), []
         ).append(record)
         return message.seq
+
+    def _stored(self, record: MessageRecord) -> None:
+        """A retained message (or a deletion) changed its topic's store: of the messages
+        the store may have held, those received after this one was owned are gone for
+        certain; the others were in flight together with it, and a server takes a QoS 1
+        or 2 message at a time the wire only bounds (after its PUBLISH, no later than its
+        PUBACK or PUBREC), so it may have stored either last."""
+        key = (record.edition, record.message.topic)
+        held = self.retained_open.get(key, [])
+        self.retained_open[key] = [
+            *(r for r in held if record.received.order < r.owned.order),
+            record,
+        ]
 
     # -- copies out ----------------------------------------------------------------------------
 
@@ -596,7 +625,7 @@ class DistributionJudge:
         else:
             missing = judge_missing(
                 report, self.links.values(), self.models, self.messages, self.may_miss,
-                self.readings,
+                self.readings, self.unordered,
             )  # fmt: skip
         session_outcomes(self, missing)
         for (edition, client_id, seq), ids in self.withheld.items():

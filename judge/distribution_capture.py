@@ -122,6 +122,10 @@ def judge_owed(
         optional_copy = id(copy) in chosen
         record = judge.messages.get((edition, copy.message.seq))
         key = (edition, copy.message.seq, client_id)
+        if (edition, copy.copy_id) in judge.unordered:
+            # the server sent the other of two retained messages it may have stored last
+            judge.copy_outcomes[key] = unknown("retained-order")
+            continue
         if record is not None and client_id in record.uncertain:
             judge.copy_outcomes[key] = unknown("subscription-changing")
             continue

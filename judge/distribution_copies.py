@@ -13,7 +13,8 @@ message it shows (same topic name and payload): a copy sent after its message ex
 [MQTT-3.3.2-5]; another copy of a message the session was owed (counted by the
 delivery's judgement); a copy to a session whose subscriptions changed while the message
 was in flight (open either way); the retained message its subscription's Retain Handling
-withholds, or one a later message replaced or deleted; a copy its subscriptions exclude
+withholds, or one a later message replaced or deleted (unknown when the two were in
+flight together: either may have been stored last); a copy its subscriptions exclude
 (No Local); a copy to a session that no subscription of which matched [MQTT-4.5.0-1]
 [MQTT-3.3.2-3]; or a copy of nothing any link showed. The last two are findings only
 where the judge knows the session whole: every link from the server's start
@@ -31,7 +32,13 @@ from typing import Any
 from pubproof.judge.distribution_capture import order_key
 from pubproof.judge.distribution_events import S2C, Event
 from pubproof.judge.distribution_ledger import unknown
-from pubproof.judge.distribution_records import EXPIRY_SLACK, FORWARDED, JudgeState, Link
+from pubproof.judge.distribution_records import (
+    EXPIRY_SLACK,
+    FORWARDED,
+    JudgeState,
+    Link,
+    MessageRecord,
+)
 from pubproof.judge.distribution_verdicts import judge_properties, judge_retained_copy
 from pubproof.judge.findings import VIOLATION
 from pubproof.model import distribution_rules as D
@@ -222,6 +229,8 @@ def unowed(
             )  # fmt: skip
             return "unowed", key
         gone = judge.displaced.get((link.edition, record.message.seq))
+        if shape.retain and gone and _in_either_order(judge, link, session, record):
+            return unknown("retained-order"), key
         if shape.retain and gone:
             judge.report.found(
                 VIOLATION, None, link.edition,
@@ -273,6 +282,24 @@ def unowed(
         (event,),
     )  # fmt: skip
     return "unowed", None
+
+
+def _in_either_order(judge: JudgeState, link: Link, session: Any, record: MessageRecord) -> bool:
+    """Whether a retained copy of ``record``'s message, which the model's store no longer
+    held, may be the server's retained message all the same: when the session
+    subscribed, it and the one the model owes were in flight together (each received
+    before the other was owned), and the server takes a QoS 1 or 2 message at a time
+    the wire only bounds, so it may have stored either last [MQTT-3.3.1-5]. The model's
+    copy, still owed, is then owed no more (both ``unknown:retained-order``)."""
+    assert link.edition is not None and link.client_id is not None
+    rival = judge.retained_order.get((link.edition, link.client_id, record.message.seq))
+    if rival is None or session is None:
+        return False
+    if not any(c.copy_id == rival.copy_id for c in session.pending):
+        return False  # the server sent the model's too: one of the two is wrong
+    judge.unordered.add((link.edition, rival.copy_id))
+    judge.copy_outcomes[link.edition, rival.message.seq, link.client_id] = unknown("retained-order")
+    return True
 
 
 def _unseen(link: Link, why: str) -> str:

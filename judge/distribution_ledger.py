@@ -30,6 +30,11 @@ the events cannot show. The reasons a capture gives (:data:`UNKNOWN`):
 - ``other-edition``: a message owed to (or a copy that may be of a message of) sessions
   of another edition of the protocol on the same server: the distribution model is one
   per edition, so a message that crosses editions is not judged;
+- ``retained-order``: a retained message sent for a new subscription that the model's
+  store no longer held, replaced (or deleted) by a message whose ownership window
+  overlaps its own (each received before the other was owned: a server takes a QoS 1 or
+  2 message somewhere between its PUBLISH and its PUBACK or PUBREC), so either may have
+  been stored last; and the model's retained copy that the server then owed no more;
 - ``ambiguous``: a copy whose topic name and payload are also those of a PUBLISH the
   judge could not take as a message (from a session it does not know, refused, never
   acknowledged): which of them it copies is unknown.
@@ -52,7 +57,7 @@ from pubproof.model.editions import Edition
 UNKNOWN = (
     "session-before-capture", "publication-unseen", "subscription-changing",
     "not-acknowledged", "not-released", "capture-ended", "capture-lost", "topic-unknown",
-    "other-edition", "ambiguous",
+    "other-edition", "ambiguous", "retained-order",
 )  # fmt: skip
 #: the outcomes of a message that say it could not be delivered, and why
 UNDELIVERABLE = ("no-subscriber", "refused", "invalid", "expired", "too-large", "session-ended")

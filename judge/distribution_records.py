@@ -201,6 +201,8 @@ class JudgeState(Protocol):
     by_content: dict[tuple[Edition, str, str], list[MessageRecord]]
     withheld: dict[tuple[Edition, str, int], tuple[str, ...]]
     displaced: dict[tuple[Edition, int], tuple[str, ...]]
+    retained_order: dict[tuple[Edition, str, int], Copy]
+    unordered: set[tuple[Edition, int]]
 
     flows: dict[tuple[Edition, str], Flows]
     sent: dict[tuple[Edition, str], list[Copy]]

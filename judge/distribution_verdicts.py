@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pubproof.judge.distribution_events import Event
@@ -235,9 +236,12 @@ def judge_missing(
     messages: Mapping[tuple[Edition, int], MessageRecord],
     may_miss: set[tuple[Edition, int]],
     readings: Mapping[str, str],
+    unordered: AbstractSet[tuple[Edition, int]] = frozenset(),
 ) -> set[tuple[Edition, int, str]]:
     """What the model still owes a session whose link is open at the end: missing. The
-    (edition, seq, client) of each copy found missing."""
+    (edition, seq, client) of each copy found missing; a retained copy in ``unordered``
+    (the server sent the other of two retained messages whose order the wire leaves
+    open: ``unknown:retained-order``) is not."""
     missing: set[tuple[Edition, int, str]] = set()
     for link in links:
         if not link.connected or link.client_id is None or link.edition is None:
@@ -247,6 +251,8 @@ def judge_missing(
         if session is None:
             continue
         for copy in session.pending:
+            if (link.edition, copy.copy_id) in unordered:
+                continue
             if (link.edition, copy.copy_id) in may_miss:
                 # [MQTT-3.3.1-7] "It SHOULD store the new QoS 0 message as the new
                 # retained message for that topic, but MAY choose to discard it at any

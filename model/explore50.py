@@ -415,7 +415,7 @@ def lockstep(
     while queue:
         pair = queue.popleft()
         wa, wb = pair
-        broke = _methods_judge(wa, wb)
+        broke = methods_judge(wa, wb)
         moves_b = list(b.moves(wb))
         for entry, na in a.moves(wa):
             match = [nb for e, nb in moves_b if e == entry]
@@ -433,7 +433,7 @@ def lockstep(
     return len(parent), "", None
 
 
-def _methods_judge(wa: World50, wb: World50) -> str:
+def methods_judge(wa: World50, wb: World50) -> str:
     da, db = wa.delivered, wb.delivered
     if len(set(da)) < len(da) or len(set(db)) < len(db):
         return "a message delivered twice"

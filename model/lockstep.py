@@ -64,12 +64,17 @@ def judge(a: World, b: World, messages: int) -> str | None:
     return None
 
 
-def explore(case: Lockstep) -> Outcome:
-    """Search every pair of worlds the two methods reach in lockstep (breadth first)."""
-    sides = (
+def explorers(case: Lockstep) -> tuple[Explorer, Explorer]:
+    """The Method A and the Method B side of a lockstep, each with its own faults."""
+    return (
         Explorer(replace(case.env, method=Method.A), case.a_mutations),
         Explorer(replace(case.env, method=Method.B), case.b_mutations),
     )
+
+
+def explore(case: Lockstep) -> Outcome:
+    """Search every pair of worlds the two methods reach in lockstep (breadth first)."""
+    sides = explorers(case)
     messages = len(case.env.qos)
     start: Pair = (initial(), initial())
     parent: dict[Pair, tuple[Pair, Mapping[str, Any]] | None] = {start: None}

@@ -112,15 +112,18 @@ class Case:
     claim: Claim
 
 
+def explorer_of(case: Case) -> Explorer:
+    """The explicit-state explorer of a case: its system's flows (mutated or not) under its
+    environment, with as many messages and connection losses as its claim asks."""
+    system, claim = case.system, case.claim
+    env = replace(system.env, qos=(system.qos,) * claim.messages, disconnects=claim.disconnects)
+    return Explorer(env, system.mutations)
+
+
 def check(case: Case) -> Result:
     """Z3 (unbounded) and the explorer (bounded) on the same case; they must agree."""
     system, claim = case.system, case.claim
-    env = replace(
-        system.env,
-        qos=(system.qos,) * claim.messages,
-        disconnects=claim.disconnects,
-    )
-    explorer = Explorer(env, system.mutations)
+    explorer = explorer_of(case)
     worlds, findings, _ = explorer.search(claim.holds, max_depth=claim.max_depth)
     explicit: Literal["proved", "refuted"] = "refuted" if findings else "proved"
     trace = findings[0].trace if findings else None

@@ -146,17 +146,34 @@ def _world_claims(local: dict[str, LocalClaim]) -> dict[str, WorldClaim]:
     return {name: _every_message(claim) for name, claim in local.items()}
 
 
-def _explicit(case: Case50) -> tuple[int, str, list[dict[str, Any]] | None]:
-    """The explicit search: (worlds, the broken claim or "", its shortest trace)."""
+def world_claims(case: Case50) -> dict[str, WorldClaim]:
+    """The claims of a case as properties of the worlds of the explicit search."""
     claims = case.world or _world_claims(case.local or {})
     if case.quiet_delivers:
         claims = {**claims, "delivered when quiet": lambda w: not quiet_undelivered(w)}
-    worlds = 0
-    for rm in case.receive_maximums:
-        explorer = Explorer50(
-            case.flows, case.qos, receive_maximum=rm, disconnects=case.disconnects,
+    return claims
+
+
+def explorers(case: Case50) -> list[Explorer50]:
+    """The explicit searches of a case, one per Receive Maximum it tries."""
+    return [
+        Explorer50(
+            case.flows,
+            case.qos,
+            receive_maximum=rm,
+            disconnects=case.disconnects,
             clean_reconnect=case.clean_reconnect,
-        )  # fmt: skip
+        )
+        for rm in case.receive_maximums
+    ]
+
+
+def _explicit(case: Case50) -> tuple[int, str, list[dict[str, Any]] | None]:
+    """The explicit search: (worlds, the broken claim or "", its shortest trace)."""
+    claims = world_claims(case)
+    worlds = 0
+    for explorer in explorers(case):
+        rm = explorer.receive_maximum
         count, found = explorer.search(claims)
         worlds += count
         for name in claims:
@@ -453,7 +470,9 @@ class Methods50:
     disconnects: int = 2
 
 
-def check_methods50(case: Methods50) -> Result:
+def sides(case: Methods50) -> tuple[Explorer50, Explorer50]:
+    """The Method A and the Method B receiver's searches the lockstep runs side by side."""
+
     def side(method: Method, mutations: Mutations50) -> Explorer50:
         flows = Flows50(method=method, refusals=case.refusals, mutations=mutations)
         return Explorer50(
@@ -461,7 +480,11 @@ def check_methods50(case: Methods50) -> Result:
             track_deliveries=True,
         )  # fmt: skip
 
-    pairs, broke, trace = lockstep(side(Method.A, case.a), side(Method.B, Mutations50()))
+    return side(Method.A, case.a), side(Method.B, Mutations50())
+
+
+def check_methods50(case: Methods50) -> Result:
+    pairs, broke, trace = lockstep(*sides(case))
     bound = (
         f"lockstep over {pairs} pairs of worlds: {len(case.qos)} messages, Receive Maximum 3, "
         f"{case.disconnects} connection losses, resumed"

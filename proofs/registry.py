@@ -86,6 +86,9 @@ class Theorem:
     expected: Expected
     check: Callable[[], Result] = field(repr=False, compare=False)
     mutants: tuple[Mutant, ...] = ()
+    #: what ``check`` checks (the variant the decorator was given as ``model``): for an
+    #: expected refutation, the system it refutes, so its counterexample can be replayed there
+    model: object = field(default=None, repr=False, compare=False)
 
     def kills(self, result: Result) -> bool:
         """Whether a mutant's result tells it apart from the real thing."""
@@ -169,6 +172,7 @@ def theorem(
                 method=method,
                 expected=expected,
                 check=bind(model),
+                model=model,
                 mutants=tuple(
                     Mutant(name=m.name, description=m.description, check=bind(m.variant))
                     for m in mutants

@@ -263,3 +263,73 @@ def test_a_retained_message_of_a_topic_none_of_its_subscriptions_matches_is_foun
     server.deliver("sub", "mine", b"kept", 1, retain=True)
     _, found = capture(server)
     assert found == []
+
+
+TOPIC = "传感器/湿度"
+
+
+def _retained_race(*, overlap: bool, sent: bytes = b"m0", both: bool = False) -> Server:
+    """Client A publishes a QoS 2 retained message M2, client B a QoS 0 retained M0 on
+    the same topic; the server's PUBREC for M2 goes out after M0 arrived (``overlap``:
+    their ownership windows overlap) or before M0's PUBLISH; then a new subscriber is
+    sent ``sent`` as the retained message (``both``: M2 first, then M0), and its link
+    stays open past the patience."""
+    server = Server()
+    server.connect("a")
+    server.connect("b")
+    m2 = {"type": "PUBLISH", "dup": False, "qos": 2, "retain": True, "topic": TOPIC,
+          "packet_id": 7, "payload_hex": b"m2".hex()}  # fmt: skip
+    if not overlap:
+        server.publish("b", TOPIC, b"m0", 0, retain=True)
+    server._at("a", C2S, m2)  # received at t1
+    if overlap:
+        server.publish("b", TOPIC, b"m0", 0, retain=True)  # received at t2 > t1
+    server._at("a", S2C, {"type": "PUBREC", "packet_id": 7})  # owned at t3
+    server._at("a", C2S, {"type": "PUBREL", "packet_id": 7})
+    server._at("a", S2C, {"type": "PUBCOMP", "packet_id": 7})
+    server.connect("sub")
+    server.subscribe("sub", (TOPIC, 2))
+    if both:
+        server.deliver("sub", TOPIC, b"m2", 2, retain=True)
+    server.deliver("sub", TOPIC, sent, 0 if sent == b"m0" else 2, retain=True)
+    server.wait(11)
+    server.deliver("sub", TOPIC, b"later", 0)  # a copy of nothing: the link is open on
+    return server
+
+
+def test_two_retained_messages_in_flight_together_may_be_stored_in_either_order() -> None:
+    """The server takes a QoS 2 message somewhere between its PUBLISH and its PUBREC: M0
+    arrived in between, so either may be the retained message afterwards. A server that
+    kept M0 is not found for sending it, nor for not sending M2 (both unknown, by a
+    named reason); one that kept M2 is judged as the model says."""
+    judge, found = capture(_retained_race(overlap=True))
+    assert bad(found) == []
+    assert outcomes(judge)[1][0] == "unknown:retained-order"
+    assert "unknown:retained-order" in judge.copy_outcomes.values()
+    assert judge.ledger.counts()["copies_by_outcome"]["unknown:retained-order"] == 1
+    judge, found = capture(_retained_race(overlap=True, sent=b"m2"))
+    assert bad(found) == [] and outcomes(judge)[1][0] == "copy"
+    assert "unknown:retained-order" not in judge.copy_outcomes.values()
+    # both sent for one subscription: whichever the server stored, the other is wrong
+    judge, found = capture(_retained_race(overlap=True, both=True))
+    assert rules(found) == {(VIOLATION, "MQTT-3.3.1-5")}
+    assert outcomes(judge)[1][:2] == ["copy", "unowed"]
+
+
+def test_a_retained_message_replaced_for_certain_is_still_found_when_sent() -> None:
+    """M0 was taken before M2's PUBLISH arrived, so M2 replaced it for certain: sending
+    M0 for a new subscription is a finding [MQTT-3.3.1-5], and M2's retained copy, never
+    sent, is missing."""
+    judge, found = capture(_retained_race(overlap=False))
+    assert (VIOLATION, "MQTT-3.3.1-5") in rules(found)
+    assert any(f.verdict == MISSING for f in bad(found))
+    assert outcomes(judge)[1][0] == "unowed"
+    assert "unknown:retained-order" not in judge.copy_outcomes.values()
+
+
+def test_two_retained_messages_in_flight_together_on_a_probe() -> None:
+    """The same on a probe's judge (every link from the start): no finding either way."""
+    server = _retained_race(overlap=True)
+    assert bad(server.judge()) == []
+    server = _retained_race(overlap=False)
+    assert (VIOLATION, "MQTT-3.3.1-5") in rules(server.judge())

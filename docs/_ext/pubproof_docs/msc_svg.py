@@ -6,7 +6,10 @@ their labels selectable and found by the browser's search, and no element id in 
 page holds many charts). The sender is the left lifeline, the receiver the right one;
 time runs down, one row per trace entry: packets as arrows, the application's publish as
 a note, a lost connection as a red dashed line, a reconnect as a green one. ``notes``
-puts what the model's ``replay(trace)`` made of a row beside it.
+puts what the model's ``replay(trace)`` made of a row beside it. ``failure`` marks the row
+after which a refuted theorem's property is false (a refutation's counterexample run through
+the system it refutes): a tinted band across the chart, a bar on its left edge and a label
+in words, in a colour of its own.
 """
 
 from __future__ import annotations
@@ -87,9 +90,29 @@ def _arrow(x1: float, x2: float, y: float, label: str) -> list[str]:
     ]
 
 
-def svg(trace: Sequence[Entry], *, notes: Mapping[int, str] | None = None, title: str = "") -> str:
-    """The chart of ``trace`` as an ``<svg>`` element (one line of HTML)."""
+def _failure(index: int, label: str) -> list[str]:
+    y = TOP + ROW * index + 12
+    return [
+        f'<rect x="4" y="{y - 16}" width="{WIDTH - 8}" height="{ROW + 12}" rx="4" '
+        'class="pp-msc-failband"/>',
+        f'<line x1="5" y1="{y - 14}" x2="5" y2="{y + ROW - 6}" class="pp-msc-fail"/>',
+        # the right margin is free on a row's first line (notes sit on its second)
+        _text(WIDTH - 10, y + 9, f"\u2717 {label}", anchor="end", css="pp-msc-fail"),
+    ]
+
+
+def svg(
+    trace: Sequence[Entry],
+    *,
+    notes: Mapping[int, str] | None = None,
+    title: str = "",
+    failure: tuple[int, str] | None = None,
+) -> str:
+    """The chart of ``trace`` as an ``<svg>`` element (one line of HTML); ``failure`` is the
+    row where a property fails and a short label saying which."""
     notes = notes or {}
+    if failure is not None and not 0 <= failure[0] < len(trace):
+        raise ValueError(f"the failure's row {failure[0]} is not a row of the trace")
     height = TOP + ROW * (len(trace) + 1)
     out = [
         f'<svg class="pp-msc" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
@@ -100,6 +123,8 @@ def svg(trace: Sequence[Entry], *, notes: Mapping[int, str] | None = None, title
         f'<line x1="{LEFT}" y1="26" x2="{LEFT}" y2="{height - 6}" class="pp-msc-life"/>',
         f'<line x1="{RIGHT}" y1="26" x2="{RIGHT}" y2="{height - 6}" class="pp-msc-life"/>',
     ]
+    if failure is not None:  # drawn first: the band lies under the row it marks
+        out += _failure(*failure)
     for index, entry in enumerate(trace):
         y = TOP + ROW * index + 12
         direction = entry.get("dir")

@@ -17,13 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pubproof_docs import invariant, msc_svg
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.data import ProvedTheorem
 from pubproof_docs.rst import esc, glossary_terms, heading, indent, list_table, literal
 from pubproof_docs.trace import TheoremNode, key_50
+
+if TYPE_CHECKING:
+    from pubproof.proofs.registry import Theorem
 
 THEOREMS_DOC = f"{GENERATED}/theorems"
 THEOREM_DIR = f"{GENERATED}/theorem"
@@ -47,10 +50,14 @@ def status_words(t: TheoremNode | ProvedTheorem) -> str:
 
 
 @cache
-def _registry_readings() -> dict[str, tuple[str, ...]]:
+def _registry() -> dict[str, Theorem]:
     from pubproof.proofs.catalog import load
 
-    return {t.id: t.readings for t in load()}
+    return {t.id: t for t in load()}
+
+
+def _registry_readings() -> dict[str, tuple[str, ...]]:
+    return {i: t.readings for i, t in _registry().items()}
 
 
 def _readings(theorem_id: str) -> tuple[str, ...]:
@@ -252,10 +259,78 @@ def replay_verdict(
     return verdict, notes
 
 
-def trace_block(theorem_id: str, trace: Sequence[Mapping[str, Any]], title: str) -> str:
-    """A trace drawn as a message sequence chart, with the replay's verdict."""
-    verdict, notes = replay_verdict(theorem_id, trace)
-    chart = msc_svg.svg(trace, notes=notes, title=title)
+_TIMES = {1: "once", 2: "twice"}
+
+
+def _times(n: int) -> str:
+    return _TIMES.get(n, f"{n} times")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """Where a refuted theorem's counterexample fails, run through the system it refutes."""
+
+    verdict: str  # the sentence under the chart
+    notes: dict[int, str]  # per row, what the refuted system delivered
+    row: int | None  # the row after which the property is false (None: it never is)
+    label: str  # the chart's label of that row
+
+
+def refuted_failure(theorem_id: str, trace: Sequence[Mapping[str, Any]]) -> Failure | None:
+    """``trace`` replayed through the system the theorem refutes (its variant's tables, its
+    channel, its reading: :func:`pubproof.proofs.refuted_runs.replay_refuted`), with the
+    failure in words; ``None`` for a system that is not replayed that way."""
+    from pubproof.proofs.refuted_runs import NotARun, replay_refuted
+
+    try:
+        run = replay_refuted(_registry()[theorem_id], trace)
+    except NotARun as error:
+        return Failure(verdict=f"**The trace is not a run of the refuted system**: "
+                       f"{esc(str(error))}.", notes={}, row=None, label="")  # fmt: skip
+    if run is None:
+        return None
+    notes = {
+        i: "; ".join(f"delivers {m}" for m in run.new_deliveries(i))
+        for i in range(run.rows)
+        if run.new_deliveries(i)
+    }
+    counts = run.counts()
+    told = ", ".join(f"{m} {_times(n)}" for m, n in counts.items()) or "nothing"
+    head = (
+        "Run through the system this theorem refutes (its tables, channel and reading; the "
+        "model's ``replay(trace)`` is for the contrasts)"
+        + (f", the receiver delivers {told}" if run.counted else "")
+    )
+    if run.failed_at is None:
+        return Failure(verdict=f"{head}; **no property fails on this run**.", notes=notes,
+                       row=None, label="")  # fmt: skip
+    step = run.failed_at + 1
+    properties = " and ".join(f"\u201c{p}\u201d" for p in run.failed)
+    then = run.counts(run.failed_at)
+    twice = [f"delivered {m} {_times(n)}" for m, n in then.items() if n > 1]
+    what = "; ".join(twice) + ": " if twice else ""
+    verdict = f"{head}. **{what}{esc(properties)} fails at step {step}** (marked on the chart)"
+    verdict += f": {esc(run.reason)}." if run.reason else "."
+    label = f"step {step}: {properties} fails"
+    if len(label) > 40:  # the label has the chart's right margin
+        label = f"step {step}: the property fails"
+    return Failure(verdict=verdict, notes=notes, row=run.failed_at, label=label)
+
+
+def trace_block(
+    theorem_id: str, trace: Sequence[Mapping[str, Any]], title: str, *, refuted: bool = False
+) -> str:
+    """A trace drawn as a message sequence chart, with the replay's verdict: a refuted
+    theorem's counterexample (``refuted``) through the system it refutes, with the row where
+    its property fails marked, any other trace through the model's own sessions."""
+    failure = refuted_failure(theorem_id, trace) if refuted else None
+    if failure is None:
+        verdict, notes = replay_verdict(theorem_id, trace)
+        marked = None
+    else:
+        verdict, notes = failure.verdict, failure.notes
+        marked = None if failure.row is None else (failure.row, failure.label)
+    chart = msc_svg.svg(trace, notes=notes, title=title, failure=marked)
     return (
         ".. raw:: html\n\n"
         f'   <figure class="pp-msc-figure">{chart}'
@@ -274,14 +349,22 @@ def _evidence(ctx: Context, t: TheoremNode, proved: ProvedTheorem) -> str:
     out = [readable_details(t.id, proved.details)]
     cx = proved.counterexample
     if cx and _is_trace(cx):
-        if is_refutation(t):
+        refuted = is_refutation(t)
+        if refuted and refuted_failure(t.id, cx) is not None:
+            out.append(
+                "The counterexample is a run of the system this theorem describes. The chart "
+                "replays it through that system (its tables, its channel, its reading), "
+                "marks the step where the property fails, and says what the receiver "
+                "delivered; each contrast below is replayed by the model's own sessions.\n"
+            )
+        elif refuted:
             out.append(
                 "The counterexample is a run of the system this theorem describes. "
                 "``replay(trace)`` below replays it with the model's own sessions, which are "
                 "the contrast: what they make of it is not the failure, which is the broken "
                 "system's (see the details above).\n"
             )
-        out.append(trace_block(t.id, cx, f"The counterexample of {t.id}"))
+        out.append(trace_block(t.id, cx, f"The counterexample of {t.id}", refuted=refuted))
     elif cx:
         out.append(
             witness_block(ctx, t.id, _readings(t.id)[0] if len(_readings(t.id)) == 1 else None)
