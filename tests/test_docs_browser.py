@@ -813,8 +813,8 @@ def test_every_state_diagram_is_readable_at_1280_px(site_url: str) -> None:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
             page.goto(f"{site_url}/_generated/state-machines.html")
             page.wait_for_load_state("load")
-            sections = dict(page.evaluate(_DIAGRAM_TEXT))  # type: ignore[attr-defined]
-            page.screenshot(path=str(built_site() / "_screenshots" / "state-machines.png"))  # type: ignore[attr-defined]
+            sections = dict(page.evaluate(_DIAGRAM_TEXT))
+            page.screenshot(path=str(built_site() / "_screenshots" / "state-machines.png"))
         finally:
             browser.close()  # type: ignore[attr-defined]
     assert set(sections) == {"mqtt-3-1-and-3-1-1", "mqtt-5-0"}, set(sections)

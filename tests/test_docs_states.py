@@ -18,7 +18,11 @@ from pubproof.model import diagrams
 
 SVG = "{http://www.w3.org/2000/svg}"
 #: The page's edition sections and the tables each draws.
-SECTIONS = {"mqtt-3-1-and-3-1-1": diagrams.tables(), "mqtt-5-0": diagrams.tables50()}
+Tables = Mapping[str, Mapping[tuple[object, object], object]]
+SECTIONS: dict[str, Tables] = {
+    "mqtt-3-1-and-3-1-1": diagrams.tables(),
+    "mqtt-5-0": diagrams.tables50(),
+}
 
 Drawn = dict[str, tuple[str, str]]  # edge id -> (next state, the label's text)
 
@@ -43,9 +47,9 @@ def _diagrams(page: Path, section: str) -> list[Drawn]:
     return out
 
 
-def _entries(tables: Mapping[str, Mapping[tuple[object, object], object]]) -> set[tuple[str, ...]]:
+def _entries(tables: Tables) -> set[tuple[str, ...]]:
     """(table, state, input, next) of every entry, with its label's parts."""
-    out = set()
+    out: set[tuple[str, ...]] = set()
     for name, table in tables.items():
         for (state, event), step in table.items():
             actions = ", ".join(a.value for a in step.actions) or "nothing"  # type: ignore[attr-defined]
