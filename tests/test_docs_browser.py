@@ -7,7 +7,8 @@ search box finds its clause, statement, rules, theorems and tests; the landing p
 each of the three readers on a path; the matrix keeps its header row and check column in
 view; no excerpt is clipped and the picker keeps two to five languages; the charts have
 contrast whatever colour scheme the reader's system uses; the clause page and the catalog
-print as the article alone. The screenshots land in build/site/_screenshots/."""
+print as the article alone; every state diagram keeps its text at 11 px or more. The
+screenshots land in build/site/_screenshots/."""
 
 from __future__ import annotations
 
