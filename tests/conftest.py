@@ -49,7 +49,7 @@ def load_benchmark(name: str) -> ModuleType:
 #: that starts Spark carries ``@pytest.mark.heavy`` itself.
 HEAVY = frozenset({
     "test_docs_browser", "test_docs_site", "test_docs_site50",
-    "test_docs_distribution", "test_notebooks",
+    "test_docs_distribution", "test_docs_states", "test_notebooks",
     "test_fuzz_smoke", "test_pipeline_fuzz", "test_judge50_mosquitto", "test_matrix",
     "test_pipeline_cli", "test_pipeline_cluster", "test_pipeline_live", "test_pipeline_spark",
     "test_pipeline_servers", "test_pipeline_live_distribution",
