@@ -139,7 +139,8 @@ class Closes:
         self.edition = edition
         self.fed = 0  # the entries read so far
         self.findings: list[Finding] = []
-        self.state: dict[str, str] = {}  # client -> connecting, connected, cased, refused
+        self.state: dict[str, str] = {}  # client -> connecting, connected, cased, refused,
+        # disconnected
         self.last_sent: dict[str, str] = {}
 
     def feed(self, entries: Sequence[Entry]) -> None:
@@ -155,6 +156,11 @@ class Closes:
                 last_sent[client] = describe(entry)
                 if kind == "CONNECT":
                     state[client] = "connecting"
+                elif kind == "DISCONNECT":
+                    # 3.14.4: on receipt of DISCONNECT the Server "SHOULD close the Network
+                    # Connection if the Client has not already done so" (3.1.1 and 5.0 alike;
+                    # the client MUST close it [MQTT-3.14.4-1]): whoever closes first, no finding
+                    state[client] = "disconnected"
             if entry.get("case"):
                 state[client] = "cased"
             elif kind == "CONNACK":

@@ -349,3 +349,36 @@ def test_a_check_beyond_the_brokers_qos_is_not_applicable_never_a_failure() -> N
     assert beyond([qos2], 2) is None and beyond([qos1], 1) is None
     assert beyond([{**qos2, "case": True}], 1) is None  # a wire check's case is not a flow
     assert beyond([qos1], 0) is not None
+
+
+@pytest.mark.parametrize("edition", [Edition.V311, Edition.V50])
+def test_the_close_judge_charges_a_close_after_an_accepted_packet_not_after_disconnect(
+    edition: Edition,
+) -> None:
+    """A broker that closes after a PUBLISH the model accepts is charged; one that closes
+    after the client's DISCONNECT did what 3.14.4 says it should (exploration of mosquitto
+    5.0 met it: the broker closed first, before the client dropped the connection)."""
+    from pubproof.probe.check import Closes
+
+    def closes_after(last: dict[str, Any]) -> list[Any]:
+        judge = Closes(edition)
+        judge.feed([
+            {"client": "c0", "dir": "to-broker", "type": "CONNECT"},
+            {"client": "c0", "dir": "from-broker", "type": "CONNACK", "return_code": 0,
+             "reason_code": 0},
+            {"client": "c0", "dir": "to-broker", **last},
+            {"client": "c0", "event": "closed"},
+        ])  # fmt: skip
+        return judge.findings
+
+    publish = {
+        "type": "PUBLISH",
+        "qos": 1,
+        "dup": False,
+        "retain": False,
+        "topic": "a",
+        "packet_id": 1,
+    }
+    [charged] = closes_after(publish)
+    assert charged.verdict == VIOLATION and "after PUBLISH" in charged.message
+    assert closes_after({"type": "DISCONNECT"}) == []
