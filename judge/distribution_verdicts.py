@@ -15,6 +15,7 @@ connected session (missing, unless the text lets the server leave it out).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -131,6 +132,24 @@ def _properties_passed(
         )  # fmt: skip
 
 
+def _duplicates(shapes: list[Shape], delivery: Delivery) -> list[Shape]:
+    """The QoS 2 copies of one message to one session beyond one per matching subscription
+    that gives a copy of that shape: overlapping subscriptions may each send their own copy
+    [MQTT-3.3.4-5] (3.x: the reading overlapping-copies), and two subscriptions without
+    Subscription Identifiers send copies that look alike; one more of the same is a
+    duplicate delivery."""
+    allowed = Counter(c.shape.seen() for c in delivery.candidates)
+    counts: Counter[tuple[int, bool, tuple[int, ...]]] = Counter()
+    extra = []
+    for shape in shapes:
+        if shape.qos != 2:
+            continue
+        counts[shape.seen()] += 1
+        if counts[shape.seen()] > max(1, allowed[shape.seen()]):
+            extra.append(shape)
+    return extra
+
+
 def judge_deliveries(report: Report, record: MessageRecord) -> None:
     """Each session's copies of one message against what the text allows; the sessions
     excluded from it, and those its expiry spared, got nothing."""
@@ -141,7 +160,7 @@ def judge_deliveries(report: Report, record: MessageRecord) -> None:
         if not seen:
             continue  # missing copies: _judge_missing, from what the model still owes
         shapes = [shape for shape, _ in seen]
-        twice = [s for i, s in enumerate(shapes) if s.qos == 2 and s in shapes[:i]]
+        twice = _duplicates(shapes, delivery)
         if twice and record.message.qos == 2:
             # QoS 2 is exactly once: the publisher's duplicates before its PUBREL "MUST
             # NOT cause duplicate messages to be delivered to any onward recipients"

@@ -322,3 +322,25 @@ def test_a_broker_that_does_what_the_model_says_is_judged_clean() -> None:
     for check in ("forward.user-properties", "forward.message-expiry-reduced",
                   "forward.subscription-identifiers-overlap", "retain.handling-1"):  # fmt: skip
         assert bad(judge_events(_evidence("mosquitto-5.0.json", check))) == [], check
+
+
+def test_one_qos_2_copy_per_overlapping_subscription_is_no_duplicate_delivery() -> None:
+    """5.0 lets a server send one copy per matching subscription [MQTT-3.3.4-5]; two
+    subscriptions at QoS 2 with no Subscription Identifier send copies that look alike
+    (mosquitto 2.0.11 does, met by exploration), which is not a QoS 2 message delivered
+    twice [MQTT-4.3.3-10]; a third copy is."""
+
+    def copies(count: int) -> list[Finding]:
+        server = Server(level=V50)
+        server.connect("s", "sub")
+        server.subscribe("s", ("#", 2))
+        server.subscribe("s", ("a", 2))
+        server.connect("p", "pub")
+        server.publish("p", "a", b"m", qos=2)
+        for _ in range(count):
+            server.deliver("s", "a", b"m", qos=2)
+        return server.judge()
+
+    assert bad(copies(2)) == []
+    assert (VIOLATION, "MQTT-4.3.3-10") in rules(copies(3))
+    assert bad(copies(1)) == []
