@@ -160,3 +160,4 @@ def test_a_capture_waits_for_the_quota_past_its_patience() -> None:
         judge, found = _judged(server, complete=False, capture=True, patience=1.0)
         assert (expected == "missing") == bool(rules(found) & MISSED), (acknowledged, found)
         assert _outcomes(judge)[1] == expected, acknowledged
+        assert list(judge.copy_outcomes.values()) == [expected], acknowledged
