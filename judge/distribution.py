@@ -39,16 +39,11 @@ judged:
   [MQTT-3.2.2-3], 5.0 [MQTT-3.2.2-2] [MQTT-3.2.2-3]), a clean CONNECT's on every link but a
   capture's, the rest only where the judge sees every link from the start.
 
-5.0 flow control: the judge counts, per session, the QoS 1 and 2 PUBLISHes the server sent
-and the client has not acknowledged (a PUBACK, a PUBCOMP or a PUBREC of 0x80 or more ends
-one), against the Receive Maximum of the client's CONNECT (65,535 when absent). "The
-Server MUST NOT send more than Receive Maximum QoS 1 and QoS 2 PUBLISH packets for which
-it has not received PUBACK, PUBCOMP, or PUBREC ..." [MQTT-3.3.4-9], so while that quota is
-used up at the end, a QoS 1 or 2 copy owed waits legitimately: it is not missing, and a
-message the session got only below the highest QoS its subscriptions give (a QoS 0 copy
-of an overlapping subscription goes out; the QoS 1 one waits) is not judged on those
-copies (:func:`.distribution_records.waiting_for_quota`; ``unknown:quota-full`` in the
-ledger). 3.x has no Receive Maximum.
+5.0 flow control [MQTT-3.3.4-9]: per session, the QoS 1 and 2 PUBLISHes the server sent and
+the client has not acknowledged, against its CONNECT's Receive Maximum; while that quota is
+used up at the end, a QoS 1 or 2 copy waits legitimately: not missing, and its message's
+copies seen so far are not judged (``unknown:quota-full``:
+:func:`.distribution_records.waiting_for_quota`). 3.x has no Receive Maximum.
 
 What the links cannot show is never a finding. A subscription (SUBSCRIBE to SUBACK) or a
 connection (CONNECT to CONNACK) that changed while a message was in flight (received, not
@@ -253,12 +248,8 @@ class DistributionJudge:
         link.session_expiry = int(props.get("session_expiry_interval", 0))
         limit = props.get("maximum_packet_size")
         link.maximum_packet_size = None if limit is None else int(limit)
-        receive = props.get("receive_maximum")
-        link.receive_maximum = (
-            (DEFAULT_RECEIVE_MAXIMUM if receive is None else int(receive))
-            if link.edition is V50
-            else None
-        )  # 3.x has no flow control
+        receive = props.get("receive_maximum", DEFAULT_RECEIVE_MAXIMUM)
+        link.receive_maximum = int(receive) if link.edition is V50 else None  # 3.x: none
         link.aliases = {C2S: {}, S2C: {}}
         link.whole = link.lossy = False
         if link.client_id:
