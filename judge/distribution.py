@@ -39,6 +39,12 @@ judged:
   [MQTT-3.2.2-3], 5.0 [MQTT-3.2.2-2] [MQTT-3.2.2-3]), a clean CONNECT's on every link but a
   capture's, the rest only where the judge sees every link from the start.
 
+5.0 flow control [MQTT-3.3.4-9]: per session, the QoS 1 and 2 PUBLISHes the server sent and
+the client has not acknowledged, against its CONNECT's Receive Maximum; while that quota is
+used up at the end, a QoS 1 or 2 copy waits legitimately: not missing, and its message's
+copies seen so far are not judged (``unknown:quota-full``:
+:func:`.distribution_records.waiting_for_quota`). 3.x has no Receive Maximum.
+
 What the links cannot show is never a finding. A subscription (SUBSCRIBE to SUBACK) or a
 connection (CONNECT to CONNACK) that changed while a message was in flight (received, not
 yet owned) leaves that message's copies to that session open either way: they are not
@@ -79,6 +85,7 @@ from pubproof.judge.distribution_records import (
     Link,
     MessageRecord,
     Report,
+    waiting_for_quota,
 )
 from pubproof.judge.distribution_session import expect, judge_session_present
 from pubproof.judge.distribution_verdicts import (
@@ -86,6 +93,7 @@ from pubproof.judge.distribution_verdicts import (
     judge_missing,
 )
 from pubproof.judge.findings import VIOLATION, Finding
+from pubproof.judge.limits import DEFAULT_RECEIVE_MAXIMUM
 from pubproof.model.distribution import DistributionError, DistributionModel
 from pubproof.model.distribution_readings import DISTRIBUTION_READINGS
 from pubproof.model.editions import READINGS, Edition
@@ -240,6 +248,8 @@ class DistributionJudge:
         link.session_expiry = int(props.get("session_expiry_interval", 0))
         limit = props.get("maximum_packet_size")
         link.maximum_packet_size = None if limit is None else int(limit)
+        receive = props.get("receive_maximum", DEFAULT_RECEIVE_MAXIMUM)
+        link.receive_maximum = int(receive) if link.edition is V50 else None  # 3.x: none
         link.aliases = {C2S: {}, S2C: {}}
         link.whole = link.lossy = False
         if link.client_id:
@@ -285,6 +295,8 @@ class DistributionJudge:
         link.whole = self.capture and not link.lossy and not packet.get("session_present")
         if link.clean:  # a new session: nothing of the old one is under way
             self.flows.pop((link.edition, link.client_id), None)
+        if link.edition is V50:  # the send quota towards this link's client
+            self._session_flows(link).receive_maximum = link.receive_maximum
         # another link of the same client was taken over [MQTT-3.1.4-2]
         for other in self.links.values():
             if other is not link and other.client_id == link.client_id and other.connected:
@@ -596,10 +608,14 @@ class DistributionJudge:
         if link.edition is None or link.client_id is None:
             return
         flows = self._session_flows(link)
+        code = int(packet.get("reason_code", 0))
+        if event.type != "PUBREC" or code >= 0x80:
+            # [MQTT-3.3.4-9] a PUBACK, a PUBCOMP or a PUBREC of 128 or more gives the
+            # server its quota back (a PUBREC below keeps it until the PUBCOMP)
+            flows.unacknowledged.discard(packet_id)
         copy_id = flows.outbound.get(packet_id)
         if copy_id is None:
             return
-        code = int(packet.get("reason_code", 0))
         if event.type == "PUBREC" and code < 0x80:
             return  # the QoS 2 flow goes on to PUBCOMP
         del flows.outbound[packet_id]
@@ -612,8 +628,11 @@ class DistributionJudge:
         """Judge every message's copies, every session's order and what is still owed; the
         findings."""
         report = self.report
+        # 5.0: the QoS 1 and 2 copies still owed a session whose send quota is used up
+        # wait for it [MQTT-3.3.4-9]: not missing, and its message's copies not judged
+        waiting = waiting_for_quota(self.flows, self.models, self.messages)
         for record in self.messages.values():
-            judge_deliveries(report, record)
+            judge_deliveries(report, record, waiting)
         for (edition, client_id), copies in self.sent.items():
             for problem in ordering_problems(copies, edition, self.readings, self.config):
                 report.found(VIOLATION, None, edition, f"{client_id}: {problem.message}",
@@ -625,9 +644,9 @@ class DistributionJudge:
         else:
             missing = judge_missing(
                 report, self.links.values(), self.models, self.messages, self.may_miss,
-                self.readings, self.unordered,
+                self.readings, self.unordered, waiting,
             )  # fmt: skip
-        session_outcomes(self, missing)
+        session_outcomes(self, missing, waiting)
         for (edition, client_id, seq), ids in self.withheld.items():
             withheld = self.messages.get((edition, seq))
             if withheld is None or any(s.retain for s, _ in withheld.seen.get(client_id, [])):

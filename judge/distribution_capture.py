@@ -31,6 +31,7 @@ message's outcome into the ledger (:mod:`.distribution_ledger`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pubproof.judge.distribution_events import Event
@@ -151,6 +152,10 @@ def judge_owed(
             judge.copy_outcomes.setdefault(key, "session-ended")
             continue
         later = _later(judge, edition, client_id, copy)
+        flows = judge.flows.get((edition, client_id))
+        # [MQTT-3.3.4-9] a QoS 1 or 2 copy waits while the send quota is used up: no
+        # patience runs out on it (the order of 4.6 still proves it missing)
+        waits = copy.qos > 0 and flows is not None and flows.quota_full
         since = judge.owed_at.get((edition, copy.copy_id))
         waited = None if since is None else now - since.t
         if (edition, copy.copy_id) in judge.may_miss:
@@ -175,7 +180,7 @@ def judge_owed(
                 (later,),
             )  # fmt: skip
             judge.copy_outcomes[key] = "missing"
-        elif waited is not None and waited >= judge.patience:
+        elif waited is not None and waited >= judge.patience and not waits:
             _missing(
                 judge, edition, client_id, copy, record,
                 f"its link stayed open {waited:.1f} s after it was owed (patience "
@@ -185,8 +190,10 @@ def judge_owed(
             judge.copy_outcomes[key] = "missing"
         else:
             judge.copy_outcomes[key] = (
-                "session-ended" if end is not None else unknown("capture-ended")
-            )
+                "session-ended" if end is not None
+                else unknown("quota-full") if waits
+                else unknown("capture-ended")
+            )  # fmt: skip
 
 
 def _replaced_elsewhere(
@@ -216,11 +223,14 @@ def owed_at_end(judge: JudgeState) -> None:
             judge_owed(judge, link, edition, client_id, None, session.pending, session.optional)
 
 
-def session_outcomes(judge: JudgeState, missing: set[Any]) -> None:
+def session_outcomes(
+    judge: JudgeState, missing: set[Any], waiting: AbstractSet[CopyKey] = frozenset()
+) -> None:
     """Each message's outcome in the ledger, from its copies': sent (``delivered``), the
     decisions of :func:`judge_owed` (or, without a capture, ``missing`` where
     :func:`~pubproof.judge.distribution_verdicts.judge_missing` found it), expired, left
-    open, or ended with its session."""
+    open (``waiting``: a QoS 1 or 2 copy behind a send quota used up, whatever copies
+    came before it), or ended with its session."""
     for (edition, seq), entry in judge.ledger.messages.items():
         record = judge.messages.get((edition, seq))
         if record is None:
@@ -228,7 +238,9 @@ def session_outcomes(judge: JudgeState, missing: set[Any]) -> None:
         sessions: dict[str, str] = {}
         for client_id in record.deliveries:
             key: CopyKey = (edition, seq, client_id)
-            if client_id in record.seen or key in judge.sent_keys:
+            if key in waiting:
+                sessions[client_id] = unknown("quota-full")
+            elif client_id in record.seen or key in judge.sent_keys:
                 sessions[client_id] = "delivered"
             elif client_id in record.uncertain:
                 sessions[client_id] = unknown("subscription-changing")

@@ -67,6 +67,9 @@ def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
         return
     packet_id = packet.get("packet_id")
     flows = judge._session_flows(link)
+    if packet_id is not None and int(packet.get("qos", 0)) > 0:
+        # one more QoS 1 or 2 PUBLISH unacknowledged: the server's send quota [MQTT-3.3.4-9]
+        flows.unacknowledged.add(int(packet_id))
     if packet_id is not None and int(packet_id) in flows.outbound:
         # a re-send of a copy under way (its DUP is the flows' to judge)
         seq = judge.copy_messages.get((link.edition, flows.outbound[int(packet_id)]))

@@ -35,6 +35,10 @@ the events cannot show. The reasons a capture gives (:data:`UNKNOWN`):
   overlaps its own (each received before the other was owned: a server takes a QoS 1 or
   2 message somewhere between its PUBLISH and its PUBACK or PUBREC), so either may have
   been stored last; and the model's retained copy that the server then owed no more;
+- ``quota-full``: a 5.0 session owed a QoS 1 or 2 copy of the message while the
+  server's send quota towards it was used up at the end (Receive Maximum QoS 1 and 2
+  PUBLISH unacknowledged, [MQTT-3.3.4-9]): the copy waits, legitimately, and the copies
+  of the message the session got so far are not judged as all it gets;
 - ``ambiguous``: a copy whose topic name and payload are also those of a PUBLISH the
   judge could not take as a message (from a session it does not know, refused, never
   acknowledged): which of them it copies is unknown.
@@ -57,7 +61,7 @@ from pubproof.model.editions import Edition
 UNKNOWN = (
     "session-before-capture", "publication-unseen", "subscription-changing",
     "not-acknowledged", "not-released", "capture-ended", "capture-lost", "topic-unknown",
-    "other-edition", "ambiguous", "retained-order",
+    "other-edition", "ambiguous", "retained-order", "quota-full",
 )  # fmt: skip
 #: the outcomes of a message that say it could not be delivered, and why
 UNDELIVERABLE = ("no-subscriber", "refused", "invalid", "expired", "too-large", "session-ended")

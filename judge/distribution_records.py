@@ -63,6 +63,9 @@ class Link:
     session_expiry: int = 0
     #: 5.0: the client's Maximum Packet Size (CONNECT), None for no limit
     maximum_packet_size: int | None = None
+    #: 5.0: the client's Receive Maximum (CONNECT, 65,535 when absent); None in 3.x, which
+    #: has no flow control
+    receive_maximum: int | None = None
     connected: bool = False
     #: a capture's: the link's CONNECT and accepting CONNACK were seen, for a new session
     #: (Session Present 0), and nothing of it was lost since: every subscription of its
@@ -93,6 +96,21 @@ class Flows:
     released: dict[int, int] = field(default_factory=dict)
     #: copies sent and not yet acknowledged: packet id -> copy id
     outbound: dict[int, int] = field(default_factory=dict)
+    #: 5.0: the packet identifiers of every QoS 1 and 2 PUBLISH the server sent the client
+    #: and has not had acknowledged (a copy the judge matched or not), and the Receive
+    #: Maximum of the session's latest link (None: 3.x, no flow control). A flow the server
+    #: must re-send on a resumed session keeps its slot: its re-send takes it again.
+    unacknowledged: set[int] = field(default_factory=set)
+    receive_maximum: int | None = None
+
+    @property
+    def quota_full(self) -> bool:
+        """Whether the server's send quota towards the client is used up: [MQTT-3.3.4-9]
+        "The Server MUST NOT send more than Receive Maximum QoS 1 and QoS 2 PUBLISH
+        packets for which it has not received PUBACK, PUBCOMP, or PUBREC with a Reason
+        Code of 128 or greater from the Client", so a QoS 1 or 2 copy owed then waits."""
+        maximum = self.receive_maximum
+        return maximum is not None and len(self.unacknowledged) >= maximum
 
 
 @dataclass(slots=True)
@@ -170,6 +188,36 @@ class Report:
         if self.passes:
             ids = tuple(dict.fromkeys(rule_ids))
             self.found(PASS, None, edition, message, events, rule_ids=ids or ("",))
+
+
+def waiting_for_quota(
+    flows: Mapping[tuple[Edition, str], Flows],
+    models: Mapping[Edition, DistributionModel],
+    messages: Mapping[tuple[Edition, int], MessageRecord],
+) -> set[CopyKey]:
+    """5.0: the copies of each message to each session whose send quota is used up at the
+    end (:attr:`Flows.quota_full`), connected or not, that may still be waiting for it, as
+    [MQTT-3.3.4-9] says a QoS 1 or 2 PUBLISH must: a QoS 1 or 2 copy the model still owes
+    (not missing), and a message the session got so far only at a QoS below the highest
+    its subscriptions give (its copy at that QoS may be the one waiting: the copies seen
+    are not all the session gets)."""
+    waiting: set[CopyKey] = set()
+    for (edition, client_id), each in flows.items():
+        model = models.get(edition)
+        session = None if model is None else model.sessions.get(client_id)
+        if session is None or not each.quota_full:
+            continue
+        waiting.update(
+            (edition, copy.message.seq, client_id) for copy in session.pending if copy.qos > 0
+        )
+        for (kind, seq), record in messages.items():
+            delivery = record.deliveries.get(client_id)
+            seen = record.seen.get(client_id)
+            if kind is not edition or delivery is None or not seen:
+                continue
+            if max(shape.qos for shape, _ in seen) < delivery.highest_qos:
+                waiting.add((edition, seq, client_id))
+    return waiting
 
 
 class JudgeState(Protocol):

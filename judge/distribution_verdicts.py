@@ -25,6 +25,7 @@ from pubproof.judge.distribution_records import (
     EXPIRY_SLACK,
     FORWARDED,
     QOS2_ONCE,
+    CopyKey,
     Link,
     MessageRecord,
     Report,
@@ -150,9 +151,14 @@ def _duplicates(shapes: list[Shape], delivery: Delivery) -> list[Shape]:
     return extra
 
 
-def judge_deliveries(report: Report, record: MessageRecord) -> None:
+def judge_deliveries(
+    report: Report, record: MessageRecord, waiting: AbstractSet[CopyKey] = frozenset()
+) -> None:
     """Each session's copies of one message against what the text allows; the sessions
-    excluded from it, and those its expiry spared, got nothing."""
+    excluded from it, and those its expiry spared, got nothing. A session in ``waiting``
+    (:func:`~pubproof.judge.distribution_records.waiting_for_quota`) may still be owed a
+    QoS 1 or 2 copy of it behind a send quota used up: the copies it got so far may not be
+    all it gets, so only a QoS 2 duplicate among them is judged."""
     for client_id, delivery in record.deliveries.items():
         seen = record.seen.get(client_id, [])
         if client_id in record.uncertain or record.ambiguous:
@@ -171,6 +177,8 @@ def judge_deliveries(report: Report, record: MessageRecord) -> None:
                 (record.received, record.owned, *(e for _, e in seen)),
                 rule_id=QOS2_ONCE[record.edition is V50],
             )  # fmt: skip
+        if (record.edition, record.message.seq, client_id) in waiting:
+            continue  # its copy at the highest QoS may be waiting for the send quota
         counted = first_copies(shapes, record.resent)
         problems = delivery.judge(counted)
         where = (record.received, record.owned, *(e for _, e in seen))
@@ -256,11 +264,13 @@ def judge_missing(
     may_miss: set[tuple[Edition, int]],
     readings: Mapping[str, str],
     unordered: AbstractSet[tuple[Edition, int]] = frozenset(),
+    waiting: AbstractSet[CopyKey] = frozenset(),
 ) -> set[tuple[Edition, int, str]]:
     """What the model still owes a session whose link is open at the end: missing. The
     (edition, seq, client) of each copy found missing; a retained copy in ``unordered``
     (the server sent the other of two retained messages whose order the wire leaves
-    open: ``unknown:retained-order``) is not."""
+    open: ``unknown:retained-order``) is not, nor a QoS 1 or 2 copy in ``waiting``, owed
+    while the session's send quota is used up (``unknown:quota-full``)."""
     missing: set[tuple[Edition, int, str]] = set()
     for link in links:
         if not link.connected or link.client_id is None or link.edition is None:
@@ -271,6 +281,11 @@ def judge_missing(
             continue
         for copy in session.pending:
             if (link.edition, copy.copy_id) in unordered:
+                continue
+            if (link.edition, copy.message.seq, link.client_id) in waiting:
+                # [MQTT-3.3.4-9] "The Server MUST NOT send more than Receive Maximum QoS 1
+                # and QoS 2 PUBLISH packets for which it has not received PUBACK, PUBCOMP,
+                # or PUBREC with a Reason Code of 128 or greater from the Client"
                 continue
             if (link.edition, copy.copy_id) in may_miss:
                 # [MQTT-3.3.1-7] "It SHOULD store the new QoS 0 message as the new

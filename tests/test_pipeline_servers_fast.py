@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from support.distribution_server import V50, Server
 from support.pipeline_builder import stage_events
 
 from pubproof.judge.distribution import DistributionJudge
@@ -439,3 +440,46 @@ def test_a_copy_to_a_session_that_subscribed_after_its_message(
     stray = list(rows)
     stray.insert(place, _with(rows[sent[0]], connection=sorted(live)[0], digest=digest))
     assert fast_distribution.judge(stray, topic) is None
+
+
+def _rows(server: Server, topic: str) -> list[tuple[Any, ...]]:
+    """A scripted exchange's events as the stage's ``events`` rows of one topic (the
+    inverse of :func:`pubproof.pipeline.servers._event`)."""
+    rows = []
+    for seq, event in enumerate(server.events):
+        packet = dict(event.packet or {})
+        kind = packet.get("type", "closed")
+        published = kind == "PUBLISH"
+        detail = packet.get("properties") if published else packet
+        if kind in ("PUBACK", "PUBREC", "PUBCOMP"):
+            detail = None  # an acknowledgement's fields are its columns
+        rows.append((
+            "c", "s", topic if published else None, event.t, seq, event.conn, seq, seq, 0,
+            event.direction or "c2s", kind, packet.get("qos"), packet.get("dup"),
+            packet.get("retain"), packet.get("packet_id"), packet.get("reason_code"),
+            packet.get("payload_hex"), len(packet.get("payload_hex") or "") // 2,
+            None if detail is None else json.dumps(detail),
+            0.0,
+        ))  # fmt: skip
+    return rows
+
+
+def test_the_twin_gives_a_topic_back_when_a_send_quota_is_used_up() -> None:
+    """5.0: a session's Receive Maximum QoS 1 copies unacknowledged at the end: the
+    readable judge leaves the copy still owed waiting (``quota-full``); the twin gives the
+    topic back. With room in the quota (or the copy acknowledged), the twin's rows are the
+    readable judge's."""
+    for maximum, acknowledged, full in ((1, False, True), (2, False, False), (1, True, False)):
+        server = Server(level=V50)
+        server.connect("sub", receive_maximum=maximum)
+        server.subscribe("sub", ("q/#", 1))
+        server.connect("pub")
+        server.publish("pub", "q/t", b"1", 1)
+        server.deliver("sub", "q/t", b"1", 1, acknowledged=acknowledged)
+        server.publish("pub", "q/t", b"2", 1)
+        rows = _rows(server, "q/t")
+        readable = _readable(rows)
+        assert ("unknown:quota-full" in str(readable)) is full
+        twin = fast_distribution.judge(rows, "q/t")
+        assert (twin is None) is full, maximum
+        assert twin is None or twin == readable

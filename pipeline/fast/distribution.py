@@ -33,9 +33,10 @@ session that changed (a CONNECT or SUBSCRIBE unanswered) while its message was i
 (unowed, another copy of one sent, a re-send), a copy alike several messages in flight or
 alike none of several copies owed, a copy whose QoS, RETAIN, Subscription Identifiers or
 forwarded properties are not the model's, DUP on a 5.0 first copy, an order the model does
-not allow, and a copy owed that a capture proves missing (by the order of 4.6 or past the
-patience). Each of those is what the readable judge finds, leaves open or counts
-otherwise: only it says so.
+not allow, a 5.0 session whose send quota (its Receive Maximum) is used up as the capture
+ends (the readable judge's ``quota-full``), and a copy owed that a capture proves missing
+(by the order of 4.6 or past the patience). Each of those is what the readable judge
+finds, leaves open or counts otherwise: only it says so.
 
 ``tests/test_pipeline_servers_fast.py`` holds the two equal: on every topic of synthetic
 captures with and without the broker's faults, in both editions, the twin gives the
@@ -69,6 +70,8 @@ FORWARDED: Final = (
     "payload_format_indicator", "response_topic", "correlation_data_hex", "user_properties",
     "content_type",
 )  # fmt: skip
+#: 5.0: the Receive Maximum of a CONNECT that gives none
+RECEIVE_MAXIMUM: Final = 65_535
 LEVELS: Final = {3: Edition.V31, 4: Edition.V311, 5: Edition.V50}
 #: what a message's copies came to, by precedence (the ledger's PRECEDENCE, for the
 #: outcomes this twin gives)
@@ -132,13 +135,17 @@ class _Message:
 
 class _Session:
     __slots__ = (
-        "client", "conn", "filters", "inbound", "maximum", "outbound", "pending", "unreleased",
+        "client", "conn", "filters", "inbound", "maximum", "outbound", "pending", "receive",
+        "unacknowledged", "unreleased",
     )  # fmt: skip
 
-    def __init__(self, client: str, conn: str, maximum: bool) -> None:
+    def __init__(self, client: str, conn: str, maximum: bool, receive: int | None) -> None:
         self.client = client
         self.conn = conn
         self.maximum = maximum  # 5.0: the client declared a Maximum Packet Size
+        self.receive = receive  # 5.0: the client's Receive Maximum (None: 3.x)
+        #: the packet ids of the QoS 1 and 2 PUBLISHes sent it and not yet acknowledged
+        self.unacknowledged: set[int] = set()
         #: its subscriptions that match the topic: filter -> (QoS granted, identifier)
         self.filters: dict[str, tuple[int, int]] = {}
         self.pending: list[_Owed] = []
@@ -149,13 +156,16 @@ class _Session:
 
 
 class _Link:
-    __slots__ = ("client", "connected", "edition", "maximum", "session", "subscribing")
+    __slots__ = (
+        "client", "connected", "edition", "maximum", "receive", "session", "subscribing",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.client = ""
         self.edition: Edition | None = None
         self.connected = False
         self.maximum = False
+        self.receive: int | None = None
         self.session: _Session | None = None
         self.subscribing: dict[int, str] = {}  # packet id -> the SUBSCRIBE's detail
 
@@ -250,6 +260,12 @@ class _Twin:
             raise GiveUp("a client again, a message of its ended link in flight")
         link.client, link.edition = client, edition
         link.maximum = properties.get("maximum_packet_size") is not None
+        receive = properties.get("receive_maximum")
+        link.receive = (
+            (RECEIVE_MAXIMUM if receive is None else int(receive))
+            if edition is Edition.V50
+            else None
+        )  # fmt: skip
         self.window.append([client, self.index, None])
 
     def _connack(self, link: _Link, row: tuple[Any, ...]) -> None:
@@ -258,7 +274,7 @@ class _Twin:
             raise GiveUp("a CONNACK the twin does not follow")
         self._settle(link.client)
         link.connected = True
-        session = _Session(link.client, row[CONNECTION], link.maximum)
+        session = _Session(link.client, row[CONNECTION], link.maximum, link.receive)
         link.session = self.sessions[link.client] = session
 
     def _ended(self, link: _Link, row: tuple[Any, ...], kind: str) -> None:
@@ -430,6 +446,8 @@ class _Twin:
         if session is None or not link.connected:
             raise GiveUp("a copy to a session the twin does not know")
         packet_id = row[PACKET_ID]
+        if packet_id is not None and row[QOS]:
+            session.unacknowledged.add(int(packet_id))  # the send quota [MQTT-3.3.4-9]
         if packet_id is not None and int(packet_id) in session.outbound:
             raise GiveUp("a re-send of a copy")
         digest: str = row[DIGEST]
@@ -534,7 +552,7 @@ class _Twin:
         if ended:
             ((key, at),) = ended
             del self.orphans[key]
-            publisher = _Session(key[0], self.rows[at][CONNECTION], False)
+            publisher = _Session(key[0], self.rows[at][CONNECTION], False, None)
             message = self._take(publisher, at, self.rows[at], index)
             message.released = self.rows[at][QOS] < 2  # (its PUBREL is never seen)
             return True
@@ -553,6 +571,8 @@ class _Twin:
         if session is None:
             return
         packet_id = int(row[PACKET_ID] or 0)
+        if row[TYPE] != "PUBREC" or (row[CODE] or 0) >= 0x80:
+            session.unacknowledged.discard(packet_id)  # the quota back [MQTT-3.3.4-9]
         if packet_id not in session.outbound:
             return
         if row[TYPE] == "PUBREC" and (row[CODE] or 0) < 0x80:
@@ -581,6 +601,8 @@ class _Twin:
             message.owed[session.client] = outcome
 
     def _finish(self) -> tuple[list[In], list[Out]]:
+        if any(_quota_full(session) for session in self.sessions.values()):
+            raise GiveUp("a send quota used up")
         for session in self.sessions.values():
             for owed in session.pending:
                 self._owed(session, owed, self.now, closed=False)
@@ -594,6 +616,12 @@ class _Twin:
                     outcome = min(message.owed.values(), key=PRECEDENCE.index)
             ins.append((index, outcome, copies))
         return ins, self.outs
+
+
+def _quota_full(session: _Session) -> bool:
+    """5.0: the server's send quota towards the session is used up (what is owed then
+    waits: the readable judge's ``quota-full``)."""
+    return session.receive is not None and len(session.unacknowledged) >= session.receive
 
 
 def judge(

@@ -34,7 +34,8 @@ class Server:
 
     def connect(self, conn: str, client_id: str | None = None, *, clean: bool = True,
                 expiry: int = 0, maximum_packet_size: int | None = None,
-                session_present: bool | None = None) -> None:  # fmt: skip
+                session_present: bool | None = None,
+                receive_maximum: int | None = None) -> None:  # fmt: skip
         """A CONNECT and its CONNACK; ``session_present`` None: the flag a server that keeps
         sessions as the standard says sends."""
         who = client_id or conn
@@ -50,6 +51,8 @@ class Server:
             packet["properties"] = {"session_expiry_interval": expiry} if expiry else {}
             if maximum_packet_size is not None:
                 packet["properties"]["maximum_packet_size"] = maximum_packet_size
+            if receive_maximum is not None:
+                packet["properties"]["receive_maximum"] = receive_maximum
         else:
             packet["clean_session"] = clean
         self._at(conn, C2S, packet)
@@ -94,7 +97,10 @@ class Server:
 
     def deliver(self, conn: str, topic: str, payload: bytes, qos: int = 0, *,
                 retain: bool = False, dup: bool = False,
-                properties: dict[str, Any] | None = None) -> None:  # fmt: skip
+                properties: dict[str, Any] | None = None,
+                acknowledged: bool = True) -> int | None:  # fmt: skip
+        """A PUBLISH to a client and (``acknowledged``) the client's acknowledgement; its
+        packet identifier."""
         packet_id = None
         if qos:
             packet_id = self.ids[conn] = self.ids.get(conn, 0) + 1
@@ -103,12 +109,19 @@ class Server:
         if self.level == V50:
             packet["properties"] = properties or {}
         self._at(conn, S2C, packet)
+        if not acknowledged or packet_id is None:
+            return packet_id
         if qos == 1:
             self._at(conn, C2S, {"type": "PUBACK", "packet_id": packet_id})
         elif qos == 2:
             self._at(conn, C2S, {"type": "PUBREC", "packet_id": packet_id})
             self._at(conn, S2C, {"type": "PUBREL", "packet_id": packet_id})
             self._at(conn, C2S, {"type": "PUBCOMP", "packet_id": packet_id})
+        return packet_id
+
+    def acknowledge(self, conn: str, packet_id: int, kind: str = "PUBACK", code: int = 0) -> None:
+        """The client's acknowledgement (``kind``) of a PUBLISH the server sent it."""
+        self._at(conn, C2S, {"type": kind, "packet_id": packet_id, "reason_code": code})
 
     def close(self, conn: str) -> None:
         self.t += 0.01
