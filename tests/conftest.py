@@ -48,7 +48,7 @@ def load_benchmark(name: str) -> ModuleType:
 #: than a few seconds; ``pytest --durations=20`` says which do. A light module's one test
 #: that starts Spark carries ``@pytest.mark.heavy`` itself.
 HEAVY = frozenset({
-    "test_docs_browser", "test_docs_site", "test_docs_site50",
+    "test_docs_browser", "test_docs_browser_readers", "test_docs_site", "test_docs_site50",
     "test_docs_distribution", "test_docs_states", "test_notebooks",
     "test_fuzz_smoke", "test_pipeline_fuzz", "test_judge50_mosquitto", "test_matrix",
     "test_pipeline_cli", "test_pipeline_cluster", "test_pipeline_live", "test_pipeline_spark",
