@@ -79,6 +79,11 @@ def generate(app: Sphinx) -> None:
     # the 78 statements of the 5.0 PUBLISH family: each covered or out of scope with a reason
     for problem in clauses50.problems(ctx):
         logger.warning("pubproof traceability (MQTT 5.0 PUBLISH family): %s", problem)
+    from pubproof_docs import wording
+
+    # the 3.1.1 sentences no rule quotes (standard50.toml's problems are among those above)
+    for problem in wording.recorded(docs, "3.1.1")[1]:
+        logger.warning("pubproof standard's words (MQTT 3.1.1): %s", problem)
     from pubproof.model.ambiguities import AMBIGUITIES, example_problems
 
     # an example of the catalog the model's decoder no longer confirms fails the build

@@ -18,17 +18,16 @@ fails the ``-W`` build.
 
 from __future__ import annotations
 
-import re
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
-from pubproof.model.rules import RULES, Rule
+from pubproof.model.rules import Rule
+from pubproof_docs import wording
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_trace import need, test_link, theorem_status, verdict
 from pubproof_docs.rst import esc, heading, list_table, literal
 from pubproof_docs.standards import oasis_block
 from pubproof_docs.trace import ModelRule, Statement, TestNode, TheoremNode
+from pubproof_docs.wording import Passage
 
 CLAUSES50_DOC = f"{GENERATED}/clauses50"
 
@@ -54,63 +53,14 @@ HEADINGS = {
 }
 
 
-_LABEL = re.compile(r"\[(MQTT-\d+(?:\.\d+)*-\d+)\]")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Passage:
-    """A sentence of the 5.0 standard with the label it carries."""
-
-    source: str
-    text: str
-    label: str
-    origin: str  # where the project records it
-
-
 def standard_path(docs: Path) -> Path:
-    return docs / "data" / "standard50.toml"
+    return wording.standard_path(docs, "5.0")
 
 
 def recorded(docs: Path) -> tuple[dict[str, list[Passage]], list[str]]:
-    """Every labelled 5.0 sentence the project records, by label: the rules' quotes (wire,
-    flow and distribution rules), the ambiguity catalog's [[standard]] passages, and
-    ``docs/data/standard50.toml`` (the statements no rule quotes); and the problems of that
-    file (a passage without exactly one label, a label it records twice or that a rule or
-    the catalog already records)."""
-    from pubproof.model.ambiguities import STANDARD
-
-    found: dict[str, list[Passage]] = {}
-    problems: list[str] = []
-
-    def add(source: str, text: str, origin: str) -> None:
-        for label in _LABEL.findall(text):
-            found.setdefault(label, []).append(
-                Passage(source=source, text=text, label=label, origin=origin)
-            )
-
-    for rule in (*RULES.values(), *RULES.flows(), *RULES.distributions()):
-        for quote in rule.quotes:
-            if quote.source.startswith("MQTT 5.0"):
-                add(quote.source, quote.text, f"rule {rule.key}")
-    for passage in STANDARD:
-        add(passage.source, passage.text, "the ambiguity catalog")
-    elsewhere = set(found)
-    path = standard_path(docs)
-    raw = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    seen: set[str] = set()
-    for entry in raw.get("passage", []):
-        labels = _LABEL.findall(entry["text"])
-        if len(labels) != 1:
-            problems.append(
-                f"{path.name}: a passage carries {len(labels)} labels: {entry['text']!r}"
-            )
-            continue
-        label = labels[0]
-        if label in seen or label in elsewhere:
-            problems.append(f"{path.name}: {label} is recorded twice")
-        seen.add(label)
-        add(entry["source"], entry["text"], path.name)
-    return found, problems
+    """Every labelled 5.0 sentence the project records, by label (see
+    :func:`pubproof_docs.wording.recorded`), and the problems of ``standard50.toml``."""
+    return wording.recorded(docs, "5.0")
 
 
 def in_sections(section: str) -> bool:
@@ -138,9 +88,9 @@ def problems(ctx: Context) -> list[str]:
         )
     passages, file_problems = recorded(ctx.docs)
     found += file_problems
-    refs = {ref for ref, _ in listed}
+    refs = {*ctx.index_50, *ctx.dist_index_50}
     found += [
-        f"{standard_path(ctx.docs).name} records {p.label}, not a statement of the PUBLISH family"
+        f"{standard_path(ctx.docs).name} records {p.label}, not an id of Table B or D"
         for ps in passages.values()
         for p in ps
         if p.origin == standard_path(ctx.docs).name and p.label not in refs
@@ -218,37 +168,21 @@ def _entry(
     rules = [ctx.trace.rules[r] for r in statement.implemented_by]
     if statement.out_of_scope is not None:
         out.append(f"Out of scope: {esc(statement.out_of_scope.reason)}\n")
-    if not rules:
-        words = passages.get(ref, [])
-        if not words:
-            out.append(
-                "No model rule implements it; the project has not checked its wording, so the "
-                "standard is not quoted here.\n"
-            )
-            return "\n".join(out)
-        out.append(
-            ".. rubric:: The standard\n\nNo model rule implements it; its wording as the "
-            "project records it (checked against transcriptions of the OASIS text):\n"
-        )
-        out.extend(
-            f".. epigraph::\n\n   {esc(p.text)}\n\n   -- {esc(p.source)} ({esc(p.origin)})\n"
-            for p in words
-        )
-        return "\n".join(out)
-    out.append(".. rubric:: The project's rules\n")
-    out.extend(_rule_line(r) for r in rules)
-    out.append("")
+    if rules:
+        out.append(".. rubric:: The project's rules\n")
+        out.extend(_rule_line(r) for r in rules)
+        out.append("")
+    # the sentence that carries the id's own label, wherever the project records it (a
+    # rule's quote, the catalog, standard50.toml); else the rules' other 5.0 quotes
     quotes = [q for r in rules if r.rule is not None for q in _quotes(r.rule, ref)]
-    if quotes:
-        out.append(".. rubric:: The standard, as the rules quote it\n")
+    if passages.get(ref) or not quotes:
+        out.append(".. rubric:: The standard\n")
+        out.append(wording.words(passages, ref))
+    else:
+        out.append(".. rubric:: The standard, as the rules quote it (none carries its label)\n")
         out.extend(dict.fromkeys(quotes))
-    elif passages.get(ref):
-        # a rule that quotes only the 3.1.1 text: the 5.0 wording as the project records it
-        out.append(".. rubric:: The standard (5.0), as the project records it\n")
-        out.extend(
-            f".. epigraph::\n\n   {esc(p.text)}\n\n   -- {esc(p.source)} ({esc(p.origin)})\n"
-            for p in passages[ref]
-        )
+    if not rules:
+        return "\n".join(out)
     verifiers = sorted({v for r in rules for v in r.verified_by})
     shown = [theorems[v] for v in verifiers if v in theorems]
     if shown:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pubproof.model.editions import Edition
 from pubproof.model.rules import Kind, Rule
+from pubproof_docs import wording
 from pubproof_docs.context import GENERATED, Context, out_of_scope_path
-from pubproof_docs.data import load_gaps
+from pubproof_docs.data import IndexEntry, load_gaps
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
 from pubproof_docs.sources import Span
 from pubproof_docs.standards import oasis_block
 from pubproof_docs.trace import ModelRule, Statement, TestNode, TheoremNode, by_section
+from pubproof_docs.wording import Passage
 
 TRACE_DOC = f"{GENERATED}/traceability"
 RULES_DOC = f"{GENERATED}/model-rules"
@@ -72,18 +74,32 @@ def source_links(ctx: Context, from_doc: str, spans: list[Span]) -> str:
     return ", ".join(links)
 
 
-def _quotes_50(rule: Rule) -> str:
-    """The rule's quotes of the MQTT 5.0 standard, as block quotes with their section."""
+def _quotes_50(rule: Rule, shown: set[str]) -> str:
+    """The rule's quotes of the MQTT 5.0 standard, as block quotes with their section
+    (those not ``shown`` already)."""
     blocks = [
         f".. epigraph::\n\n   {esc(q.text)}\n\n   -- {esc(q.source)}\n"
         for q in rule.quotes
-        if q.source.startswith("MQTT 5.0")
+        if q.source.startswith("MQTT 5.0") and q.text not in shown
     ]
     return "\n".join(blocks)
 
 
-def _statement_body(ctx: Context, s: Statement) -> str:
+def _edition_words(s: Statement) -> str | None:
+    """The edition whose standard words a statement (3.1.1, 5.0, or an id of every
+    edition, read in 3.1.1); None for MQTT 3.1, whose text is not an OASIS standard."""
+    return {"3.1.1": "3.1.1", "all": "3.1.1", "5.0": "5.0"}.get(s.edition)
+
+
+def _statement_body(
+    ctx: Context, s: Statement, passages: dict[str, dict[str, list[Passage]]]
+) -> str:
     body = paraphrase(s.text) + "\n\n" + f"Taken from: {esc(s.origin)}."
+    edition = _edition_words(s)
+    shown: set[str] = set()
+    if edition is not None and s.ref in index_ids(ctx)[edition]:
+        body += "\n\n" + wording.words(passages[edition], s.ref)
+        shown = {p.text for p in passages[edition].get(s.ref, []) if p.label == s.ref}
     if s.edition == "5.0":
         # no excerpt holds 5.0: the id, the index's paraphrase, and the rule with the
         # standard's 5.0 wording as the registry quotes it
@@ -98,8 +114,12 @@ def _statement_body(ctx: Context, s: Statement) -> str:
                 f"{literal(r.kind_in(Edition.V50).value)}"
                 + (f", DISCONNECT Reason Code ``0x{code:02X}``" if code is not None else "")
                 + (f", reading {literal(r.reading)}" if r.reading else "")
-                + ". The standard's words, as the rule quotes them:\n\n"
-                + (_quotes_50(r) or "(the rule quotes no 5.0 text)\n")
+                + ". "
+                + (
+                    f"The other words it quotes:\n\n{others}"
+                    if (others := _quotes_50(r, shown))
+                    else "It quotes no other 5.0 text.\n"
+                )
             )
     else:
         # a statement of distribution in 3.1 or 3.1.1: the words of that edition's text as
@@ -112,16 +132,79 @@ def _statement_body(ctx: Context, s: Statement) -> str:
             quotes = [
                 f".. epigraph::\n\n   {esc(q.text)}\n\n   -- {esc(q.source)}\n"
                 for q in node.rule.quotes
-                if q.source.startswith((prefix, "publish."))
+                if q.source.startswith((prefix, "publish.")) and q.text not in shown
             ]
             if quotes:
                 body += (
                     f"\n\nThe project's rule {need(node.need)}: {esc(node.rule.title)}. The "
-                    "words it quotes:\n\n" + "\n".join(quotes)
+                    "other words it quotes:\n\n" + "\n".join(quotes)
                 )
     if s.out_of_scope is not None:
         body += f"\n\n**{verdict(ctx, s)}**: {esc(s.out_of_scope.reason)}"
     return body
+
+
+def index_ids(ctx: Context) -> dict[str, dict[str, IndexEntry]]:
+    """The ids of the normative and distribution indexes by edition (Tables A and C are
+    3.1.1, B and D 5.0; a row of A or B wins over C or D, which repeat them)."""
+    return {
+        "3.1.1": {**ctx.dist_index, **ctx.index},
+        "5.0": {**ctx.dist_index_50, **ctx.index_50},
+    }
+
+
+def _words_intro(ctx: Context, passages: dict[str, dict[str, list[Passage]]]) -> str:
+    """What the entries below show of the standard, and the index ids not quoted yet."""
+    ids = index_ids(ctx)
+    missing = [
+        f"{ref} ({edition})"
+        for edition, refs in ids.items()
+        for ref in wording.unquoted(passages[edition], list(refs))
+    ]
+    total = sum(len(refs) for refs in ids.values())
+    return (
+        "Each id of the normative and distribution indexes (MQTT 3.1.1 and 5.0) below shows "
+        "the index's paraphrase (our wording) and then the standard's own sentence, the one "
+        "that carries its label, as the model's rules quote it or as "
+        "``docs/data/standard311.toml``, ``docs/data/standard50.toml`` or the ambiguity "
+        "catalog record it (each checked against transcriptions of the OASIS text). "
+        f"{total - len(missing)} of the {total} ids are quoted; {NOT_QUOTED_LIST}: "
+        f"{esc(', '.join(missing)) or 'none'}.\n"
+    )
+
+
+#: The words that introduce the list of index ids shown without the standard's sentence.
+NOT_QUOTED_LIST = "not quoted yet (the paraphrase only)"
+
+
+def _other_ids(ctx: Context, passages: dict[str, dict[str, list[Passage]]]) -> str:
+    """The index ids no statement of the matrix traces (outside the traced sections and
+    cited by no rule): their paraphrase and the standard's words."""
+    traced = {
+        (edition, s.ref)
+        for s in ctx.trace.statements.values()
+        for edition in (("3.1.1", "5.0") if s.edition == "all" else (_edition_words(s),))
+    }
+    out = []
+    for edition, refs in index_ids(ctx).items():
+        for ref, entry in refs.items():
+            if (edition, ref) in traced:
+                continue
+            out.append(
+                f"**{esc(ref)}** (MQTT {edition}, section {esc(entry.section)}; "
+                f"{esc(entry.strength)}; binds {esc(entry.binds)}): "
+                f"{paraphrase(entry.paraphrase)}\n\n" + wording.words(passages[edition], ref)
+            )
+    if not out:
+        return ""
+    return "\n".join(
+        [
+            heading("The indexes' other ids", "-"),
+            "Ids of the indexes outside the sections the matrix traces and cited by no rule "
+            "of the model: not traced, shown here with their words.\n",
+            *out,
+        ]
+    )
 
 
 def distribution(ctx: Context, statement: Statement) -> bool:
@@ -249,8 +332,10 @@ def statements_page(ctx: Context) -> str:
         "coverage\n   :sort: id\n"
     )
     out.append(heading("Statements", "-"))
+    passages = {e: wording.recorded(ctx.docs, e)[0] for e in ("3.1.1", "5.0")}
+    out.append(_words_intro(ctx, passages))
     for s in statements:
-        body = _statement_body(ctx, s)
+        body = _statement_body(ctx, s, passages)
         out.append(
             _need(
                 "stmt",
@@ -268,6 +353,7 @@ def statements_page(ctx: Context) -> str:
                 body,
             )
         )
+    out.append(_other_ids(ctx, passages))
     return "\n".join(out)
 
 
