@@ -1,7 +1,8 @@
 """``.. pp-excerpt::`` shows lines of a source text, clean (:mod:`pubproof_docs.clean`: the
-``==`` capture marks become highlights, lines broken in mid-sentence are joined; flattened
-tables and headings keep their lines), in a block marked with its language, so the
-browser picks the right fonts and the text wraps instead of scrolling."""
+``==`` capture marks become highlights, lines broken in mid-sentence are joined, headings
+keep their lines) with its tables as tables (:mod:`pubproof_docs.tables`), in a block
+marked with its language, so the browser picks the right fonts and the text wraps instead
+of scrolling."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from docutils.parsers.rst import directives  # type: ignore[import-untyped]
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from pubproof_docs import clean
+from pubproof_docs import clean, tables
 
 
 class excerpt_node(nodes.General, nodes.Element):  # type: ignore[misc]
@@ -39,7 +40,7 @@ def visit_html(self: Any, node: excerpt_node) -> None:
     where = self.encode(node["lines"])
     self.body.append(
         f'<div class="pp-excerpt" lang="{lang}" data-lang="{lang}" title="{where}">'
-        f"{clean.to_html(node['text'], node['lang'])}</div>\n"
+        f"{tables.to_html(node['text'], node['lang'], node['lines'])}</div>\n"
     )
     raise nodes.SkipNode
 
