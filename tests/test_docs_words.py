@@ -139,3 +139,28 @@ def test_a_passage_under_a_neighbours_label_or_in_the_wrong_edition_is_a_problem
 def test_an_id_without_a_passage_gets_the_mark_never_its_paraphrase_as_a_quote() -> None:
     shown = wording.words({}, "MQTT-9.9.9-1")
     assert wording.NOT_QUOTED in shown and "epigraph" not in shown
+
+
+def test_the_clause_page_shows_each_index_id_s_sentence_beside_its_paraphrase() -> None:
+    from pubproof_docs import pages_clauses
+
+    ctx = _context()
+    page = pages_clauses.pages(ctx)[pages_clauses.CLAUSES_DOC]
+    by_need = {s.need: s for s in ctx.trace.statements.values()}
+    indexed = pages_trace.index_ids(ctx)["3.1.1"]
+    checked = 0
+    for row in re.split(r"\n   \* - ", page)[1:]:
+        found = re.match(r":need:`(\w+)`", row)
+        if found is None or found[1] not in by_need:
+            continue
+        statement = by_need[found[1]]
+        if statement.ref not in indexed or pages_trace.words_edition(statement) != "3.1.1":
+            continue
+        words = row.split("\n     - ")[4]  # the column after the paraphrase
+        printed = wording.PRINTED.get(statement.ref, statement.ref)
+        of_311 = "(MQTT 3.1.1 " in words or "(publish.en.txt)" in words
+        assert (esc(f"[{printed}]") in words and of_311) or (
+            ("3.1.1", statement.ref) in NOT_QUOTED and wording.NOT_QUOTED in words
+        ), (statement.ref, words[:300])
+        checked += 1
+    assert checked >= 40

@@ -11,19 +11,23 @@ from importlib import resources
 
 from pubproof.model.clauses import CLAUSES, LANGUAGES, Clause
 from pubproof.model.rules import Kind
+from pubproof_docs import wording
 from pubproof_docs.context import GENERATED, Context
 from pubproof_docs.pages_theorems import status_words, theorem_ref
 from pubproof_docs.pages_trace import (
+    index_ids,
     need,
     paraphrase,
     source_links,
     test_link,
     theorem_status,
     verdict,
+    words_edition,
 )
 from pubproof_docs.rst import esc, heading, indent, list_table, literal
 from pubproof_docs.sources import lines_option, merged
 from pubproof_docs.trace import ModelRule, TheoremNode
+from pubproof_docs.wording import Passage
 
 CLAUSES_DOC = f"{GENERATED}/clauses"
 
@@ -93,28 +97,35 @@ def _parallel(
     return ".. container:: pp-parallel\n\n" + indent(body, 3) + "\n"
 
 
-def _normative(ctx: Context, clause: Clause, rules: list[ModelRule]) -> str:
+def _normative(
+    ctx: Context, clause: Clause, rules: list[ModelRule], passages: dict[str, list[Passage]]
+) -> str:
+    """The clause's normative ids: the index's paraphrase and, for an id of the indexes,
+    the standard's own sentence beside it (:mod:`pubproof_docs.wording`)."""
     ids = list(dict.fromkeys([*clause.normative_ids, *(i for r in rules for i in r.implements)]))
+    indexed = index_ids(ctx)["3.1.1"]
     rows = []
     for ref in ids:
         statement = ctx.trace.statements.get(ref)
         if statement is None:
             continue
+        own = words_edition(statement) == "3.1.1" and ref in indexed
         rows.append(
             [
                 need(statement.need),
                 esc(statement.strength) or "—",
                 esc(statement.binds) or "—",
                 paraphrase(statement.text),
+                wording.inline(passages, ref) if own else "—",
                 verdict(ctx, statement),
             ]
         )
     if not rows:
         return ""
     return list_table(
-        ["id", "strength", "binds", "statement (paraphrase)", "coverage"],
+        ["id", "strength", "binds", "statement (paraphrase)", "the standard's words", "coverage"],
         rows,
-        widths=[15, 20, 21, 32, 12],
+        widths=[13, 10, 12, 24, 31, 10],
         css="pp-wide pp-normative",
     )
 
@@ -230,7 +241,12 @@ def _tests(ctx: Context, rules: list[ModelRule]) -> str:
     return text
 
 
-def _clause_section(ctx: Context, clause: Clause, sources: dict[str, dict[str, str | None]]) -> str:
+def _clause_section(
+    ctx: Context,
+    clause: Clause,
+    sources: dict[str, dict[str, str | None]],
+    passages: dict[str, list[Passage]],
+) -> str:
     rules = _clause_rules(ctx, clause)
     out = [f".. _clause-{clause.id}:\n", heading(clause.title, "-"), esc(clause.summary) + "\n"]
     if clause.readings:
@@ -242,7 +258,7 @@ def _clause_section(ctx: Context, clause: Clause, sources: dict[str, dict[str, s
         out.append(".. rst-class:: pp-none\n\nNo normative statement or model rule: prose only.\n")
         return "\n".join(out)
     out.append(".. rubric:: Normative ids\n")
-    out.append(_normative(ctx, clause, rules) or "None.\n")
+    out.append(_normative(ctx, clause, rules, passages) or "None.\n")
     out.append(".. rubric:: Model rules (source included from the code)\n")
     out.append("".join(_rule_block(ctx, r) for r in rules) or "None.\n")
     out.append(".. rubric:: Theorems (latest run)\n")
@@ -283,6 +299,7 @@ def pages(ctx: Context) -> dict[str, str]:
         list_table(["file", "language", "edition", "publisher", "date", "what"], rows,
                    widths=[14, 12, 8, 18, 16, 32])
     )  # fmt: skip
+    passages = wording.recorded(ctx.docs, "3.1.1")[0]
     for clause in CLAUSES:
-        out.append(_clause_section(ctx, clause, sources))
+        out.append(_clause_section(ctx, clause, sources, passages))
     return {CLAUSES_DOC: "\n".join(out)}

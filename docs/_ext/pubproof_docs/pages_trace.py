@@ -85,7 +85,7 @@ def _quotes_50(rule: Rule, shown: set[str]) -> str:
     return "\n".join(blocks)
 
 
-def _edition_words(s: Statement) -> str | None:
+def words_edition(s: Statement) -> str | None:
     """The edition whose standard words a statement (3.1.1, 5.0, or an id of every
     edition, read in 3.1.1); None for MQTT 3.1, whose text is not an OASIS standard."""
     return {"3.1.1": "3.1.1", "all": "3.1.1", "5.0": "5.0"}.get(s.edition)
@@ -95,7 +95,7 @@ def _statement_body(
     ctx: Context, s: Statement, passages: dict[str, dict[str, list[Passage]]]
 ) -> str:
     body = paraphrase(s.text) + "\n\n" + f"Taken from: {esc(s.origin)}."
-    edition = _edition_words(s)
+    edition = words_edition(s)
     shown: set[str] = set()
     if edition is not None and s.ref in index_ids(ctx)[edition]:
         body += "\n\n" + wording.words(passages[edition], s.ref)
@@ -183,7 +183,7 @@ def _other_ids(ctx: Context, passages: dict[str, dict[str, list[Passage]]]) -> s
     traced = {
         (edition, s.ref)
         for s in ctx.trace.statements.values()
-        for edition in (("3.1.1", "5.0") if s.edition == "all" else (_edition_words(s),))
+        for edition in (("3.1.1", "5.0") if s.edition == "all" else (words_edition(s),))
     }
     out = []
     for edition, refs in index_ids(ctx).items():

@@ -139,6 +139,16 @@ def words(passages: dict[str, list[Passage]], ref: str) -> str:
     return "The standard's own words:\n\n" + "\n".join(epigraph(p) for p in shown)
 
 
+def inline(passages: dict[str, list[Passage]], ref: str) -> str:
+    """The standard's own words for ``ref`` inside a table cell (reStructuredText): each
+    recorded passage that carries its label with its section, or the "not quoted yet"
+    mark."""
+    texts = list(dict.fromkeys((p.text, p.source) for p in passages.get(ref, []) if p.label == ref))
+    if not texts:
+        return f"*{NOT_QUOTED}*"
+    return "\n\n".join(f"“{esc(text)}” ({esc(source)})" for text, source in texts)
+
+
 def unquoted(passages: dict[str, list[Passage]], refs: list[str]) -> list[str]:
     """The ids of ``refs`` no recorded passage quotes."""
     return [ref for ref in refs if not any(p.label == ref for p in passages.get(ref, []))]
