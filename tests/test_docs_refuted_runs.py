@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from functools import cache
+from typing import cast
 
 import pytest
 from pubproof_docs.pages_theorems import theorem_doc, trace_block
@@ -16,10 +17,12 @@ from support.docs_site import built_site
 from pubproof.model.editions import Edition
 from pubproof.model.explore import Mutations
 from pubproof.proofs.catalog import load
+from pubproof.proofs.distribution_explore import SUBSCRIBER
 from pubproof.proofs.distribution_forwarding import Forwarding
 from pubproof.proofs.distribution_graphs import Setting
 from pubproof.proofs.distribution_ordering import Ordering
 from pubproof.proofs.distribution_retained import Stores
+from pubproof.proofs.distribution_run import Lost, Publish, Run
 from pubproof.proofs.protocol import Case
 from pubproof.proofs.refuted_runs import SUMMARY_EVENTS, NotARun, replay_refuted
 from pubproof.proofs.refuted_servers import ABOVE, HOLDS
@@ -47,8 +50,8 @@ def _sent(trace: Evidence) -> list[int]:
 
 def _above_grant(trace: Evidence) -> int:
     """The first copy at a QoS above every grant its SUBACK gave (read off the rows)."""
-    granted = max(next(e["granted"] for e in trace if e.get("type") == "SUBACK"))
-    return next(i for i in _sent(trace) if trace[i]["qos"] > granted)
+    granted = max(cast("list[int]", next(e["granted"] for e in trace if e.get("type") == "SUBACK")))
+    return next(i for i in _sent(trace) if cast(int, trace[i]["qos"]) > granted)
 
 
 def _empty_held(trace: Evidence) -> int:
@@ -133,7 +136,8 @@ def test_a_distribution_trace_through_the_correct_server_breaks_nothing_or_is_no
     setting = Setting(Edition.V31, retained_qos_31="granted")
     granted = replace(as_published, model=Forwarding(settings=(setting,)))
     trace = [dict(e) for e in _counterexample(as_published.id)]
-    trace[0] = {**trace[0], "readings": {**trace[0]["readings"], "retained-qos-31": "granted"}}
+    readings = cast("dict[str, str]", trace[0]["readings"])
+    trace[0] = {**trace[0], "readings": {**readings, "retained-qos-31": "granted"}}
     with pytest.raises(NotARun, match=f"row {_above_grant(trace)} "):
         replay_refuted(granted, trace)
     # a trace of another server than the theorem checks is refused at its first row
@@ -143,6 +147,20 @@ def test_a_distribution_trace_through_the_correct_server_breaks_nothing_or_is_no
     queued = replace(across, model=replace(across.model, scenes=scenes))
     with pytest.raises(NotARun, match="row 0 "):
         replay_refuted(queued, _counterexample(across.id))
+
+
+def test_a_run_of_the_model_beyond_the_scene_the_explorer_searched_is_no_run_of_it() -> None:
+    """The ordering theorems' server is the explorer of their scene, not any run of the
+    model: under ordering-retained=all the subscriber never loses its connection."""
+    theorem = _theorem("order-retained-all")
+    assert isinstance(theorem.model, Ordering)
+    scene = next(s for s in theorem.model.scenes if s.edition is Edition.V31)
+    assert scene.disconnects == 0
+    run = Run(scene.edition, dict(scene.readings)).run(scene.prologue())
+    run.run([Publish("p1", "a", 1, True, b"p1-1"), Lost(SUBSCRIBER)])
+    lost = next(i for i, e in enumerate(run.trace) if e.get("event") == "connection-lost")
+    with pytest.raises(NotARun, match=f"row {lost} "):
+        replay_refuted(theorem, run.trace)
 
 
 def test_a_distribution_trace_with_a_row_the_server_does_not_make_is_refused_by_row() -> None:
