@@ -156,7 +156,8 @@ def test_the_clause_page_shows_each_index_id_s_sentence_beside_its_paraphrase() 
         statement = by_need[found[1]]
         if statement.ref not in indexed or pages_trace.words_edition(statement) != "3.1.1":
             continue
-        words = row.split("\n     - ")[4]  # the column after the paraphrase
+        # the paraphrase's cell, the standard's words under the paraphrase
+        words = row.split("\n     - ")[3].partition("**The standard:**")[2]
         printed = wording.PRINTED.get(statement.ref, statement.ref)
         of_311 = "(MQTT 3.1.1 " in words or "(publish.en.txt)" in words
         assert (esc(f"[{printed}]") in words and of_311) or (

@@ -101,7 +101,8 @@ def _normative(
     ctx: Context, clause: Clause, rules: list[ModelRule], passages: dict[str, list[Passage]]
 ) -> str:
     """The clause's normative ids: the index's paraphrase and, for an id of the indexes,
-    the standard's own sentence beside it (:mod:`pubproof_docs.wording`)."""
+    the standard's own sentence under it in the same cell (:mod:`pubproof_docs.wording`; a
+    column of its own would squeeze the table at 1280 px)."""
     ids = list(dict.fromkeys([*clause.normative_ids, *(i for r in rules for i in r.implements)]))
     indexed = index_ids(ctx)["3.1.1"]
     rows = []
@@ -115,17 +116,17 @@ def _normative(
                 need(statement.need),
                 esc(statement.strength) or "—",
                 esc(statement.binds) or "—",
-                paraphrase(statement.text),
-                wording.inline(passages, ref) if own else "—",
+                paraphrase(statement.text)
+                + (f"\n\n**The standard:** {wording.inline(passages, ref)}" if own else ""),
                 verdict(ctx, statement),
             ]
         )
     if not rows:
         return ""
     return list_table(
-        ["id", "strength", "binds", "statement (paraphrase)", "the standard's words", "coverage"],
+        ["id", "strength", "binds", "statement (paraphrase; the standard's words)", "coverage"],
         rows,
-        widths=[13, 10, 12, 24, 31, 10],
+        widths=[15, 20, 21, 32, 12],
         css="pp-wide pp-normative",
     )
 
