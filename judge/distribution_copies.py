@@ -342,8 +342,9 @@ def excluded(
         return None
     for subscription in session.subscriptions.values():
         found, trail = subscription_copy(
-            message, client_id, subscription, edition, judge.readings, other_member=True
-        )
+            message, client_id, subscription, edition, judge.readings, other_member=True,
+            walks=judge._model(edition).walks,
+        )  # fmt: skip
         if found is None and trail and trail[-1].rule_ids:
             why = f"its subscription {subscription.topic_filter!r} excludes ({trail[-1].key})"
             return trail[-1].rule_ids[0], why
