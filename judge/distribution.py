@@ -547,7 +547,9 @@ class DistributionJudge:
             # the retained message this one replaced or deleted: never sent for a new
             # subscription again
             self.displaced[link.edition, kept.before.seq] = kept.rule_ids
-        for session in model.sessions.values():
+        # why each other session got nothing: read by the passes only (a pipeline asks for
+        # none, and each is a walk per subscription of every session)
+        for session in model.sessions.values() if self.report.passes else ():
             if session.client_id in record.deliveries:
                 continue
             barred = excluded(self, message, session.client_id, session, link.edition)
