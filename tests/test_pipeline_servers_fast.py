@@ -508,7 +508,9 @@ def test_a_copy_among_several_owed_alike_is_the_one_whose_retain_it_has() -> Non
     published = [i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "c2s"]
     sent = [i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "s2c"]
     # the copy sent first is the live (second) message's, the next the retained one's
-    assert [(at, message) for at, _, message, _ in outs] == list(zip(sent, published[::-1]))
+    assert [(at, message) for at, _, message, _ in outs] == list(
+        zip(sent, published[::-1], strict=True)
+    )
     # (the retained message had no subscriber when it was taken: its copy came later)
     assert [(outcome, copies) for _, outcome, copies in ins] == [
         ("no-subscriber", 1), ("delivered", 1),
