@@ -43,6 +43,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import Entry
+from pubproof.testing.answers import misanswers
 from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
@@ -436,9 +437,16 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.make(data, MoveKind.WITHHOLD)
 
         @precondition(lambda self: self.can(MoveKind.ACKNOWLEDGE))
-        @rule(data=st.data())
-        def acknowledge(self, data: st.DataObject) -> None:
-            self.make(data, MoveKind.ACKNOWLEDGE)
+        @rule(data=st.data(), keep=st.booleans())
+        def acknowledge(self, data: st.DataObject, keep: bool) -> None:
+            self.make(data, MoveKind.ACKNOWLEDGE, keep=keep)
+
+        @precondition(lambda self: self.invalid_ok and self.can(MoveKind.MISANSWER))
+        @rule(data=st.data(), what=st.sampled_from(sorted(misanswers(edition))))
+        def misanswer(self, data: st.DataObject, what: str) -> None:
+            """A wrong answer breaks the client's own rule (or, 5.0, refuses the copy):
+            made only by an example the run's chance lets make its invalid move."""
+            self.make(data, MoveKind.MISANSWER, what=what)
 
         @precondition(lambda self: self.can(MoveKind.DISCONNECT))
         @rule(data=st.data(), lose=st.booleans())

@@ -10,8 +10,11 @@ subscribe and unsubscribe (wildcards, 5.0 Subscription Options and Identifiers),
 the acknowledgements the client owes and send them later, disconnect or lose the
 connection, wait (the clock Message Expiry reads), a packet identifier nobody uses
 (a PUBREL, PUBACK, PUBREC or PUBCOMP for a flow that does not exist: the model says what
-the receiver answers), and one *invalid* move: a packet the model rejects, which the
-receiver must close the connection for (:data:`INVALID`).
+the receiver answers), a wrong answer to a copy the client holds back (MISANSWER: the
+wrong kind of acknowledgement, or in 5.0 an error Reason Code, :mod:`.answers`; made,
+like the invalid move, only by an example the run's chance lets make one), and one
+*invalid* move: a packet the model rejects, which the receiver must close the connection
+for (:data:`INVALID`).
 
 A move is a frozen value with a JSON form (:meth:`Move.to_json`): the reproducer stores
 the steps as they were made, and ``pubproof replay`` makes them again. Whether a move is
@@ -35,6 +38,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from pubproof.model.editions import Edition
+from pubproof.testing.answers import NAMES as MISANSWERS
 
 
 class MoveKind(enum.Enum):
@@ -47,6 +51,9 @@ class MoveKind(enum.Enum):
     UNSUBSCRIBE = "unsubscribe"
     WITHHOLD = "withhold"  # keep every packet from the server from the client's session
     ACKNOWLEDGE = "acknowledge"  # hand the kept packets to the session: it answers them
+    #: answer the first copy held back that leaves the server's flow in a state with an
+    #: acknowledgement its session would not send (:mod:`.answers`)
+    MISANSWER = "misanswer"
     DISCONNECT = "disconnect"  # DISCONNECT, then close
     DROP = "drop"  # close without DISCONNECT: the connection is lost
     WAIT = "wait"  # listen for ``seconds``: the clock Message Expiry reads
@@ -133,7 +140,8 @@ class Move:
     clean: bool = True
     #: WAIT: seconds
     seconds: float = 0.0
-    #: STRAY: the acknowledgement's type; INVALID: the invalid move's name
+    #: STRAY: the acknowledgement's type; INVALID: the invalid move's name; MISANSWER: the
+    #: sender table's state and input (``AWAIT_PUBACK PUBREC``, :mod:`.answers`)
     what: str = ""
     #: STRAY: the packet identifier of the first packet the client holds back (a flow in
     #: progress: the wrong acknowledgement for it), not one no flow uses
@@ -142,6 +150,9 @@ class Move:
     #: with DUP 1 sent at once after it, before any answer, as a publisher that re-sends
     #: in haste does (a broker that takes each for a new message delivers it again)
     duplicates: int = 0
+    #: ACKNOWLEDGE: the session answers what was kept, and the client keeps holding back
+    #: what comes next (the PUBREL after its PUBREC: the server's flow awaits PUBCOMP)
+    keep: bool = False
     # -- MQTT 5.0 -------------------------------------------------------------------------
     #: CONNECT: the Session Expiry Interval (seconds; 0: the session ends with the
     #: connection)
@@ -171,6 +182,10 @@ class Move:
             raise ValueError(f"a topic filter is one of {FILTERS}, not {self.topic!r}")
         if self.kind is MoveKind.INVALID and self.what not in INVALID:
             raise ValueError(f"an invalid move is one of {tuple(INVALID)}, not {self.what!r}")
+        if self.kind is MoveKind.MISANSWER and self.what not in MISANSWERS:
+            raise ValueError(f"a wrong answer is one of {sorted(MISANSWERS)}: {self.what!r}")
+        if self.keep and self.kind is not MoveKind.ACKNOWLEDGE:
+            raise ValueError(f"only an acknowledgement keeps holding back: {self!r}")
         if self.kind is MoveKind.STRAY and self.what not in STRAY_KINDS:
             raise ValueError(f"a stray acknowledgement is one of {STRAY_KINDS}: {self.what!r}")
         if self.duplicates and (
@@ -235,6 +250,11 @@ class Move:
             return f"{who} {self.what} {STRAY_PACKET_ID} (no flow uses it)"
         if k is MoveKind.INVALID:
             return f"{who} invalid: {INVALID[self.what].title}"
+        if k is MoveKind.MISANSWER:
+            awaiting, answer = self.what.split()
+            return f"{who} {answer} for the first copy it holds back whose flow is {awaiting}"
+        if k is MoveKind.ACKNOWLEDGE and self.keep:
+            return f"{who} acknowledge, and keep holding back"
         return f"{who} {k.value}"
 
 
@@ -284,7 +304,7 @@ class Plan:
             return state.withholding and state.unacknowledged > 0
         if kind is MoveKind.WITHHOLD:
             return not state.withholding
-        if kind is MoveKind.ACKNOWLEDGE:
+        if kind in (MoveKind.ACKNOWLEDGE, MoveKind.MISANSWER):
             return state.withholding
         if kind is MoveKind.INVALID:
             return not self.invalid_made
@@ -309,7 +329,9 @@ class Plan:
             self.invalid_made = self.invalid_made or kind is MoveKind.INVALID
         elif kind is MoveKind.WITHHOLD:
             state.withholding = True
-        elif kind is MoveKind.ACKNOWLEDGE:
+        elif kind is MoveKind.ACKNOWLEDGE and not move.keep:
             state.withholding, state.unacknowledged = False, 0
+        # ACKNOWLEDGE with keep: the PUBACKs handed over free quota, the PUBRECs do not
+        # (PUBCOMP is held back): counted as none freed, a bound on the safe side
         elif kind is MoveKind.PUBLISH and move.qos and state.withholding:
             state.unacknowledged += 1

@@ -113,8 +113,11 @@ def program(entries: Sequence[Entry]) -> list[list[Any]]:
             if received != expected_now:
                 out.append(["expect", dict(received)])
                 expected_now = dict(received)
-            out.append(["send", name, entry["hex"], _answers(entry, numbered.get(name, [])),
-                        bool(entry.get("case"))])  # fmt: skip
+            send = ["send", name, entry["hex"], _answers(entry, numbered.get(name, [])),
+                    bool(entry.get("case"))]  # fmt: skip
+            if entry.get("breaks"):  # the client's own rules it breaks (a wrong answer)
+                send.append(list(entry["breaks"]))
+            out.append(send)
     return out
 
 
@@ -255,6 +258,8 @@ def evidence(trace: Sequence[Mapping[str, Any]], edition: Edition,
                  "t": item["t"]}  # fmt: skip
         if item.get("case"):
             entry["case"] = True
+        if item.get("breaks"):
+            entry["breaks"] = list(item["breaks"])
         if fields.get("type") == "CONNECT" and item["dir"] == "to-broker":
             declared[client] = (fields.get("properties") or {}, {})
         elif fields.get("type") == "CONNACK":

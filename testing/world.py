@@ -45,8 +45,9 @@ from pubproof.probe.steps import observe
 from pubproof.probe.target import Target
 from pubproof.probe.timing import Timing
 from pubproof.reference.codec import encode
-from pubproof.reference.packets import Packet, Publish
+from pubproof.reference.packets import Packet, Publish, PubRel
 from pubproof.reference.properties import PublishProperties
+from pubproof.testing.answers import COPIES, misanswers
 from pubproof.testing.moves import STRAY_PACKET_ID, Move, MoveKind
 
 #: seconds of silence from the broker that end a move (it has sent what the move caused)
@@ -166,6 +167,8 @@ class World:
             return "the send quota is 0"
         if move.kind is MoveKind.RESEND and self._resendable(client) is None:
             return "no flow awaits PUBACK or PUBREC"
+        if move.kind is MoveKind.MISANSWER and self._copy(client, move) is None:
+            return f"no copy held back leaves a flow {move.what.split()[0]}"
         return ""
 
     def server_receive_maximum(self, number: int) -> int:
@@ -179,6 +182,17 @@ class World:
             if _awaits(awaiting) in ("PUBACK", "PUBREC"):
                 assert isinstance(message, Publish)
                 return message
+        return None
+
+    def _copy(self, client: Client, move: Move) -> int | None:
+        """MISANSWER: the packet identifier of the first copy the client holds back that
+        leaves the server's flow in the move's state (:data:`~.answers.COPIES`)."""
+        kind, qos = COPIES[move.what.split()[0]]
+        for packet in client.held:
+            if isinstance(packet, Publish) and kind == "PUBLISH" and packet.qos == qos:
+                return packet.packet_id
+            if isinstance(packet, PubRel) and kind == "PUBREL":
+                return packet.packet_id
         return None
 
     # -- making a move -------------------------------------------------------------------
@@ -240,6 +254,8 @@ class World:
             client.connect(clean=move.clean)
         else:
             client.reconnect(clean=move.clean)
+        if client.link is not None:  # copies are not held back ~40 ms by the broker's Nagle
+            client.link.quick_ack = True
         for packet_id in list(client.session.in_flight):
             self._flow_done(client, packet_id)
 
@@ -290,6 +306,11 @@ class World:
 
     def _acknowledge(self, move: Move) -> None:
         client = self.clients[move.client]
+        if move.keep:  # the session answers what was kept; what comes next is kept
+            kept, client.held = client.held, []
+            for packet in kept:
+                client.feed(packet)
+            return
         client.release(len(client.held))
         for packet_id in list(client.session.in_flight):
             self._flow_done(client, packet_id)
@@ -352,6 +373,16 @@ class World:
                 client, f"{answer} {packet_id}",
                 lambda: client.count(answer, packet_id=packet_id) > before, closed_ok=True,
             )  # fmt: skip
+
+    def _misanswer(self, move: Move) -> None:
+        """A wrong answer to the first copy held back in the move's state; the copy stays
+        held (the session answers it when the client acknowledges). An answer the table
+        leaves undefined carries the client's rules it breaks: the broker may close."""
+        client = self.clients[move.client]
+        packet_id = self._copy(client, move)
+        assert packet_id is not None
+        answer = misanswers(self.edition)[move.what]
+        client.send_raw(answer.packet(packet_id), breaks=answer.breaks)
 
     def _invalid(self, move: Move) -> None:
         client = self.clients[move.client]
@@ -431,7 +462,7 @@ class World:
 #: retained message, a re-send): the world listens until it falls quiet
 FORWARDING = frozenset({
     MoveKind.PUBLISH, MoveKind.RESEND, MoveKind.ACKNOWLEDGE, MoveKind.CONNECT,
-    MoveKind.SUBSCRIBE, MoveKind.INVALID,
+    MoveKind.SUBSCRIBE, MoveKind.INVALID, MoveKind.MISANSWER,
 })  # fmt: skip
 
 
@@ -474,5 +505,6 @@ _ACTIONS = {
     MoveKind.DROP: World._drop,
     MoveKind.WAIT: World._wait,
     MoveKind.STRAY: World._stray,
+    MoveKind.MISANSWER: World._misanswer,
     MoveKind.INVALID: World._invalid,
 }
