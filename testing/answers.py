@@ -5,13 +5,16 @@ Rules / theory of operation
 ---------------------------
 A copy the server sent a client that holds back its answers (the WITHHOLD move) leaves
 the server's flow on its packet identifier in one state of the sender table: a QoS 1
-PUBLISH awaits PUBACK, a QoS 2 PUBLISH awaits PUBREC, a PUBREL awaits PUBCOMP. A
-MISANSWER move answers the first such copy with an acknowledgement its session would not
-send (:func:`misanswers`): each acknowledgement input of the edition's sender table
-(3.x: PUBACK, PUBREC, PUBCOMP; 5.0 by Reason Code as well: PUBACK and PUBREC with 0x80
-Unspecified error, PUBCOMP with 0x92 Packet Identifier not found) but the one the
-session sends (the right kind; 5.0: success). The table's entry for (state, input) is
-what the server may do, and the judges hold it to that:
+PUBLISH awaits PUBACK, a QoS 2 PUBLISH awaits PUBREC, a PUBREL awaits PUBCOMP. The wrong
+answers at each of those states (:func:`misanswers`) are the acknowledgement inputs of
+the edition's sender table (3.x: PUBACK, PUBREC, PUBCOMP; 5.0 by Reason Code as well:
+PUBACK and PUBREC with 0x80 Unspecified error, PUBCOMP with 0x92 Packet Identifier not
+found) but the one the session sends there (the right kind; 5.0: success). A MISANSWER
+move names the acknowledgement (:data:`ANSWERS`) and answers with it the first copy held
+back that it is a wrong answer for (:func:`wrong_at`: the move is made whenever the
+client holds back any copy but one the answer is right for, so the example need not
+guess which copy it holds). The table's entry for (state, input) is what the server may
+do, and the judges hold it to that:
 
 - a *defined* entry (5.0: an error Reason Code ends the flow [MQTT-4.4.0-2]; PUBCOMP 0x92
   ends it; a PUBREC while PUBCOMP is awaited is answered with PUBREL again) is a step the
@@ -129,5 +132,16 @@ def misanswers(edition: Edition) -> Mapping[str, Misanswer]:
     return out
 
 
-#: every wrong answer's name, of any edition (what a move's ``what`` may be)
-NAMES = frozenset(name for e in Edition for name in misanswers(e))
+def answers(edition: Edition) -> tuple[str, ...]:
+    """The acknowledgements a MISANSWER move of ``edition`` may send: the sender table's
+    inputs that are a wrong answer somewhere (``PUBREC``, ``PUBACK_ERROR``, ...)."""
+    return tuple(dict.fromkeys(m.input for m in misanswers(edition).values()))
+
+
+def wrong_at(edition: Edition, answer: str) -> tuple[str, ...]:
+    """The states (by name) of the server's flow where ``answer`` is a wrong answer."""
+    return tuple(m.awaiting for m in misanswers(edition).values() if m.input == answer)
+
+
+#: every acknowledgement a MISANSWER move may send, of any edition (its ``what``)
+ANSWERS = frozenset(name for e in Edition for name in answers(e))

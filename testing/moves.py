@@ -38,7 +38,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from pubproof.model.editions import Edition
-from pubproof.testing.answers import NAMES as MISANSWERS
+from pubproof.model.topic_filters import matches
+from pubproof.testing.answers import ANSWERS
 
 
 class MoveKind(enum.Enum):
@@ -51,8 +52,8 @@ class MoveKind(enum.Enum):
     UNSUBSCRIBE = "unsubscribe"
     WITHHOLD = "withhold"  # keep every packet from the server from the client's session
     ACKNOWLEDGE = "acknowledge"  # hand the kept packets to the session: it answers them
-    #: answer the first copy held back that leaves the server's flow in a state with an
-    #: acknowledgement its session would not send (:mod:`.answers`)
+    #: answer the first copy held back that ``what`` is a wrong answer for (an
+    #: acknowledgement its session would not send there, :mod:`.answers`)
     MISANSWER = "misanswer"
     DISCONNECT = "disconnect"  # DISCONNECT, then close
     DROP = "drop"  # close without DISCONNECT: the connection is lost
@@ -141,7 +142,7 @@ class Move:
     #: WAIT: seconds
     seconds: float = 0.0
     #: STRAY: the acknowledgement's type; INVALID: the invalid move's name; MISANSWER: the
-    #: sender table's state and input (``AWAIT_PUBACK PUBREC``, :mod:`.answers`)
+    #: sender table's input it sends (``PUBREC``, ``PUBACK_ERROR``: :mod:`.answers`)
     what: str = ""
     #: STRAY: the packet identifier of the first packet the client holds back (a flow in
     #: progress: the wrong acknowledgement for it), not one no flow uses
@@ -182,8 +183,8 @@ class Move:
             raise ValueError(f"a topic filter is one of {FILTERS}, not {self.topic!r}")
         if self.kind is MoveKind.INVALID and self.what not in INVALID:
             raise ValueError(f"an invalid move is one of {tuple(INVALID)}, not {self.what!r}")
-        if self.kind is MoveKind.MISANSWER and self.what not in MISANSWERS:
-            raise ValueError(f"a wrong answer is one of {sorted(MISANSWERS)}: {self.what!r}")
+        if self.kind is MoveKind.MISANSWER and self.what not in ANSWERS:
+            raise ValueError(f"a wrong answer is one of {sorted(ANSWERS)}: {self.what!r}")
         if self.keep and self.kind is not MoveKind.ACKNOWLEDGE:
             raise ValueError(f"only an acknowledgement keeps holding back: {self!r}")
         if self.kind is MoveKind.STRAY and self.what not in STRAY_KINDS:
@@ -251,8 +252,7 @@ class Move:
         if k is MoveKind.INVALID:
             return f"{who} invalid: {INVALID[self.what].title}"
         if k is MoveKind.MISANSWER:
-            awaiting, answer = self.what.split()
-            return f"{who} {answer} for the first copy it holds back whose flow is {awaiting}"
+            return f"{who} {self.what} for the first copy it holds back that it is wrong for"
         if k is MoveKind.ACKNOWLEDGE and self.keep:
             return f"{who} acknowledge, and keep holding back"
         return f"{who} {k.value}"
@@ -271,6 +271,15 @@ class ClientPlan:
     withholding: bool = False
     #: QoS 1 and 2 messages published while withholding (their acknowledgements kept)
     unacknowledged: int = 0
+    #: its subscriptions (filter leaf: QoS), kept across connections until a clean one
+    filters: dict[str, int] = field(default_factory=dict)
+    #: QoS 1 and 2 messages published on a topic its subscriptions match at QoS 1 or 2
+    #: while it withholds: copies it holds back, most likely (the broker decides)
+    copies: int = 0
+
+    def wants(self, topic: str) -> bool:
+        """Whether one of its subscriptions matches ``topic`` at QoS 1 or 2."""
+        return any(qos and matches(f, topic) for f, qos in self.filters.items())
 
 
 @dataclass(slots=True)
@@ -304,8 +313,10 @@ class Plan:
             return state.withholding and state.unacknowledged > 0
         if kind is MoveKind.WITHHOLD:
             return not state.withholding
-        if kind in (MoveKind.ACKNOWLEDGE, MoveKind.MISANSWER):
+        if kind is MoveKind.ACKNOWLEDGE:
             return state.withholding
+        if kind is MoveKind.MISANSWER:  # a copy to answer, most likely
+            return state.withholding and state.copies > 0
         if kind is MoveKind.INVALID:
             return not self.invalid_made
         return True
@@ -322,16 +333,23 @@ class Plan:
         if move.duplicates and not state.withholding:
             raise ValueError(f"duplicates by a client that answers at once: {move.describe()}")
         kind = move.kind
+        kept = {} if move.kind is MoveKind.CONNECT and move.clean else state.filters
         if kind is MoveKind.CONNECT:
-            self.states[move.client] = ClientPlan(connected=True)
+            self.states[move.client] = ClientPlan(connected=True, filters=kept)
         elif kind in (MoveKind.DISCONNECT, MoveKind.DROP, MoveKind.INVALID):
-            self.states[move.client] = ClientPlan()
+            self.states[move.client] = ClientPlan(filters=kept)
             self.invalid_made = self.invalid_made or kind is MoveKind.INVALID
+        elif kind is MoveKind.SUBSCRIBE:
+            state.filters[move.topic] = move.qos
+        elif kind is MoveKind.UNSUBSCRIBE:
+            state.filters.pop(move.topic, None)
         elif kind is MoveKind.WITHHOLD:
             state.withholding = True
         elif kind is MoveKind.ACKNOWLEDGE and not move.keep:
-            state.withholding, state.unacknowledged = False, 0
+            state.withholding, state.unacknowledged, state.copies = False, 0, 0
         # ACKNOWLEDGE with keep: the PUBACKs handed over free quota, the PUBRECs do not
         # (PUBCOMP is held back): counted as none freed, a bound on the safe side
-        elif kind is MoveKind.PUBLISH and move.qos and state.withholding:
-            state.unacknowledged += 1
+        if kind is MoveKind.PUBLISH and move.qos:
+            state.unacknowledged += state.withholding
+            for other in self.states:
+                other.copies += other.connected and other.withholding and other.wants(move.topic)

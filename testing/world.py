@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import selectors
 import socket
 import time
 from collections.abc import Mapping
@@ -47,7 +48,7 @@ from pubproof.probe.timing import Timing
 from pubproof.reference.codec import encode
 from pubproof.reference.packets import Packet, Publish, PubRel
 from pubproof.reference.properties import PublishProperties
-from pubproof.testing.answers import COPIES, misanswers
+from pubproof.testing.answers import COPIES, misanswers, wrong_at
 from pubproof.testing.moves import STRAY_PACKET_ID, Move, MoveKind
 
 #: seconds of silence from the broker that end a move (it has sent what the move caused)
@@ -168,7 +169,7 @@ class World:
         if move.kind is MoveKind.RESEND and self._resendable(client) is None:
             return "no flow awaits PUBACK or PUBREC"
         if move.kind is MoveKind.MISANSWER and self._copy(client, move) is None:
-            return f"no copy held back leaves a flow {move.what.split()[0]}"
+            return f"no copy held back that {move.what} is a wrong answer for"
         return ""
 
     def server_receive_maximum(self, number: int) -> int:
@@ -184,15 +185,16 @@ class World:
                 return message
         return None
 
-    def _copy(self, client: Client, move: Move) -> int | None:
+    def _copy(self, client: Client, move: Move) -> tuple[int, str] | None:
         """MISANSWER: the packet identifier of the first copy the client holds back that
-        leaves the server's flow in the move's state (:data:`~.answers.COPIES`)."""
-        kind, qos = COPIES[move.what.split()[0]]
+        the move's answer is wrong for, and the state it leaves the server's flow in
+        (:data:`~.answers.COPIES`)."""
+        wrong = [COPIES[state] for state in wrong_at(self.edition, move.what)]
         for packet in client.held:
-            if isinstance(packet, Publish) and kind == "PUBLISH" and packet.qos == qos:
-                return packet.packet_id
-            if isinstance(packet, PubRel) and kind == "PUBREL":
-                return packet.packet_id
+            if isinstance(packet, Publish) and ("PUBLISH", packet.qos) in wrong:
+                return int(packet.packet_id or 0), _AWAITING["PUBLISH", packet.qos]
+            if isinstance(packet, PubRel) and ("PUBREL", 0) in wrong:
+                return packet.packet_id, _AWAITING["PUBREL", 0]
         return None
 
     # -- making a move -------------------------------------------------------------------
@@ -375,13 +377,14 @@ class World:
             )  # fmt: skip
 
     def _misanswer(self, move: Move) -> None:
-        """A wrong answer to the first copy held back in the move's state; the copy stays
+        """A wrong answer to the first copy held back it is wrong for; the copy stays
         held (the session answers it when the client acknowledges). An answer the table
         leaves undefined carries the client's rules it breaks: the broker may close."""
         client = self.clients[move.client]
-        packet_id = self._copy(client, move)
-        assert packet_id is not None
-        answer = misanswers(self.edition)[move.what]
+        found = self._copy(client, move)
+        assert found is not None
+        packet_id, awaiting = found
+        answer = misanswers(self.edition)[f"{awaiting} {move.what}"]
         client.send_raw(answer.packet(packet_id), breaks=answer.breaks)
 
     def _invalid(self, move: Move) -> None:
@@ -422,10 +425,8 @@ class World:
                 self._ping_all()
                 self.ctx.quiet()
         entries = self.entries
-        if self.retained:
-            self.ctx.at_end(self._clear)
-        for number in sorted(self.kept):
-            self.ctx.at_end(functools.partial(self._discard, number))
+        if self.retained or self.kept:
+            self.ctx.at_end(self._clean_up)
         with contextlib.suppress(Exception):
             self.ctx.finish()
         self.ctx.abort()  # whatever finish left open
@@ -441,22 +442,62 @@ class World:
             answered = functools.partial(_more, client, "PINGRESP", before)
             self.ctx.wait_for(client, "PINGRESP", answered, closed_ok=True)
 
-    def _clear(self) -> None:
-        """Delete the retained messages the example published (one client, QoS 1)."""
-        cleaner = self.ctx.client("cleanup")
-        cleaner.connect(clean=True)
-        for topic in sorted(self.retained):
-            cleaner.publish(topic, b"", qos=1, retain=True)
-        self.ctx.wait_for(cleaner, "PUBACK", lambda: cleaner.settled)
-        cleaner.disconnect()
+    def _clean_up(self) -> None:
+        """Delete the retained messages the example published and discard the sessions it
+        kept, all at once and outside the evidence: a connection per kept session (its
+        client id, a clean session: 5.0, Clean Start and no Session Expiry Interval) and
+        one that publishes an empty retained message (QoS 0) on each topic name, each
+        CONNECT then DISCONNECT sent at once; then each connection is read to its end (the
+        broker closes after DISCONNECT, having read what came before it)."""
+        target, edition = self.example.target, self.edition
+        sends: list[bytes] = []
+        for number in sorted(self.kept):
+            client = self.clients[number]
+            client.drop()  # its connection's end; the session is the new one's to discard
+            sends.append(control.connect(client.client_id, clean=True, edition=edition))
+        if self.retained:
+            cleaner = control.connect(f"{self.clients[0].client_id}x", clean=True,
+                                      edition=edition)  # fmt: skip
+            for topic in sorted(self.retained):
+                empty = Publish(topic=topic, payload=b"", qos=0, retain=True,
+                                properties=PublishProperties() if self.v50 else None)  # fmt: skip
+                cleaner += encode(empty, edition=edition)
+            sends.append(cleaner)
+        bye = control.disconnect() if self.v50 else control.DISCONNECT
+        socks: list[socket.socket] = []
+        try:
+            for data in sends:
+                socks.append(target.connect(self.example.timing.answer))
+                socks[-1].sendall(data + bye)
+                socks[-1].shutdown(socket.SHUT_WR)
+        finally:
+            _read_to_end(socks, self.ctx.cap(self.example.timing.answer))
 
-    def _discard(self, number: int) -> None:
-        client = self.clients[number]
-        client.hold, client.held = None, []
-        client.properties = {}
-        client.reconnect(clean=True)
-        client.disconnect()
 
+def _read_to_end(socks: list[socket.socket], seconds: float) -> None:
+    """Read every socket until the peer closes it (at most ``seconds`` in all); close them."""
+    end = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        for sock in socks:
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ, sock)
+        while selector.get_map() and (left := end - time.monotonic()) > 0:
+            for key, _ in selector.select(left):
+                sock = key.data
+                try:
+                    data = sock.recv(4096)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    selector.unregister(sock)
+    for sock in socks:
+        sock.close()
+
+
+#: the state a held copy leaves the server's flow in, by the copy's type and QoS
+_AWAITING = {copy: state for state, copy in COPIES.items()}
 
 #: the moves after which the broker may send other clients something (a copy, a
 #: retained message, a re-send): the world listens until it falls quiet

@@ -9,7 +9,18 @@ from typing import Any
 
 import pytest
 from hypothesis.stateful import RULE_MARKER
-from test_explore_units import CONNACK, PUBACK, PUBREC, PUBREL, TOKEN, Evidence, ack, connect, publish, subscribe
+from test_explore_units import (
+    CONNACK,
+    PUBACK,
+    PUBREC,
+    PUBREL,
+    TOKEN,
+    Evidence,
+    ack,
+    connect,
+    publish,
+    subscribe,
+)
 
 from pubproof.judge.findings import TOLERATED, VIOLATION
 from pubproof.model import flows as f3
@@ -19,7 +30,7 @@ from pubproof.model.flows import SenderState, Undefined
 from pubproof.probe.check import Closes, close_findings
 from pubproof.probe.view import View
 from pubproof.testing import replayer
-from pubproof.testing.answers import COPIES, misanswers
+from pubproof.testing.answers import COPIES, answers, misanswers, wrong_at
 from pubproof.testing.coverage import Coverage
 from pubproof.testing.moves import Move, MoveKind, Plan
 from pubproof.testing.reproducer import program
@@ -68,23 +79,52 @@ def test_a_wrong_answer_breaks_the_clients_rules_exactly_where_the_table_leaves_
 # -- moves and plans ------------------------------------------------------------------------
 
 
+def test_a_wrong_answer_is_wrong_somewhere_and_names_where() -> None:
+    assert answers(V311) == ("PUBREC", "PUBCOMP", "PUBACK")
+    assert set(answers(V50)) == {i.name for i in f5.SenderInput50
+                                 if i.name.startswith(("PUBACK", "PUBREC", "PUBCOMP"))}  # fmt: skip
+    assert wrong_at(V311, "PUBREC") == ("AWAIT_PUBACK", "AWAIT_PUBCOMP")
+    assert wrong_at(V50, "PUBACK_OK") == ("AWAIT_PUBREC", "AWAIT_PUBCOMP")
+    assert wrong_at(V50, "PUBCOMP_NOT_FOUND") == ("AWAIT_PUBACK", "AWAIT_PUBREC", "AWAIT_PUBCOMP")
+
+
 def test_a_wrong_answer_is_a_move_of_a_client_that_holds_back() -> None:
-    move = Move(kind=MoveKind.MISANSWER, client=1, what=WRONG)
+    move = Move(kind=MoveKind.MISANSWER, client=1, what="PUBREC")
     assert Move.from_json(move.to_json()) == move
-    assert "PUBREC" in move.describe() and "AWAIT_PUBACK" in move.describe()
+    assert "PUBREC" in move.describe()
     with pytest.raises(ValueError):
-        Move(kind=MoveKind.MISANSWER, what="AWAIT_PUBACK PUBACK")  # the session's own
+        Move(kind=MoveKind.MISANSWER, what="PUBREL")  # no acknowledgement of a copy
+    with pytest.raises(ValueError):
+        Move(kind=MoveKind.MISANSWER, what="AWAIT_PUBACK PUBREC")
     with pytest.raises(ValueError):
         Move(kind=MoveKind.PUBLISH, topic="a", keep=True)  # only an ACKNOWLEDGE keeps
-    plan = Plan(V311, 1)
-    plan.apply(Move(kind=MoveKind.CONNECT))
+    plan = Plan(V311, 2)
+    for client in (0, 1):
+        plan.apply(Move(kind=MoveKind.CONNECT, client=client))
+    plan.apply(Move(kind=MoveKind.SUBSCRIBE, topic="a/+", qos=1))
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=1, topic="a/b", qos=1))
     assert not plan.enabled(MoveKind.MISANSWER, 0)  # it answers as its session does
     plan.apply(Move(kind=MoveKind.WITHHOLD))
-    assert plan.enabled(MoveKind.MISANSWER, 0)
+    assert not plan.enabled(MoveKind.MISANSWER, 0)  # no copy since it holds back
+    for topic, qos in (("b/a", 1), ("a/c", 0)):  # no subscription matches; QoS 0
+        plan.apply(Move(kind=MoveKind.PUBLISH, client=1, topic=topic, qos=qos))
+    assert not plan.enabled(MoveKind.MISANSWER, 0)
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=1, topic="a/c", qos=2))
+    assert plan.enabled(MoveKind.MISANSWER, 0) and not plan.enabled(MoveKind.MISANSWER, 1)
     plan.apply(Move(kind=MoveKind.ACKNOWLEDGE, keep=True))
     assert plan.states[0].withholding and plan.enabled(MoveKind.MISANSWER, 0)
     plan.apply(Move(kind=MoveKind.ACKNOWLEDGE))
     assert not plan.states[0].withholding and not plan.enabled(MoveKind.MISANSWER, 0)
+    plan.apply(Move(kind=MoveKind.DROP))  # the session's subscriptions outlive it ...
+    plan.apply(Move(kind=MoveKind.CONNECT, clean=False))
+    plan.apply(Move(kind=MoveKind.WITHHOLD))
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=1, topic="a/b", qos=1))
+    assert plan.enabled(MoveKind.MISANSWER, 0)
+    plan.apply(Move(kind=MoveKind.DROP))  # ... but not a clean session
+    plan.apply(Move(kind=MoveKind.CONNECT))
+    plan.apply(Move(kind=MoveKind.WITHHOLD))
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=1, topic="a/b", qos=1))
+    assert not plan.enabled(MoveKind.MISANSWER, 0)
 
 
 def test_the_machine_makes_a_wrong_answer_only_with_the_invalid_moves_chance() -> None:
@@ -96,11 +136,15 @@ def test_the_machine_makes_a_wrong_answer_only_with_the_invalid_moves_chance() -
                    run_id=TOKEN, number=0, clients=1)  # fmt: skip
     machine: Any = machine_class(Exploration.of(base, budget=0.0))()  # idle: no broker
     machine.move(Move(kind=MoveKind.CONNECT))
+    machine.move(Move(kind=MoveKind.SUBSCRIBE, topic="#", qos=2))
     machine.move(Move(kind=MoveKind.WITHHOLD))
-    rule = getattr(type(machine).misanswer, RULE_MARKER)
+    machine.move(Move(kind=MoveKind.PUBLISH, topic="a", qos=2))
+    kinds = ("puback", "pubrec", "pubcomp")
+    rules = [getattr(type(machine), f"misanswer_{k}", None) for k in kinds]
+    assert all(rules)
 
     def enabled() -> bool:
-        return all(precondition(machine) for precondition in rule.preconditions)
+        return all(p(machine) for r in rules for p in getattr(r, RULE_MARKER).preconditions)
 
     assert not enabled()  # the example may not make its invalid moves
     machine.invalid_ok = True
@@ -172,8 +216,8 @@ def test_a_reproducer_carries_the_fault_to_its_replay() -> None:
     assert all(len(a) == 5 for a in plain)  # the program of a faultless packet as before
     from pubproof.testing.reproducer import evidence
 
-    trace = [{k: v for k, v in e.items() if k in ("dir", "client", "hex", "t", "event",
-                                                    "case", "breaks")} for e in entries]  # fmt: skip
+    kept = ("dir", "client", "hex", "t", "event", "case", "breaks")
+    trace = [{k: v for k, v in e.items() if k in kept} for e in entries]
     again = evidence(trace, V311, R311)
     assert [e.get("breaks") for e in again if e.get("breaks")] == [["MQTT-4.3.2-2"]]
     assert judge_example(again, V311, R311).failures == ()

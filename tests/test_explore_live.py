@@ -149,3 +149,51 @@ def test_a_run_without_shrinking_counts_failures_by_rule(brokers: dict[str, Runn
     assert run.failing and sum(run.failing.values()) <= outcome.examples
     assert outcome.seconds < 5.0 + 10.0  # the budget, and the last example's end
     assert 0 < run.judging < outcome.seconds
+
+
+#: the wrong answers a live example makes, and whether the client first lets its session
+#: answer the QoS 2 copy (keeping the PUBREL back: the broker's flow awaits PUBCOMP)
+WRONG_ANSWERS = [
+    (Edition.V311, "AWAIT_PUBACK PUBREC", 1, False),
+    (Edition.V311, "AWAIT_PUBCOMP PUBACK", 2, True),
+    (Edition.V50, "AWAIT_PUBREC PUBREC_ERROR", 2, False),
+    (Edition.V50, "AWAIT_PUBCOMP PUBCOMP_NOT_FOUND", 2, True),
+]
+
+
+@pytest.mark.parametrize(("edition", "what", "qos", "keep"), WRONG_ANSWERS)
+def test_a_wrong_answer_reaches_its_entry_and_the_broker_is_not_charged_with_it(
+    brokers: dict[str, Running], edition: Edition, what: str, qos: int, keep: bool
+) -> None:
+    """A subscriber holds back a copy and answers it wrongly (after its session answered
+    the QoS 2 copy, when ``keep``): the broker's sender reaches the table's entry, and
+    whatever mosquitto does (it closes after the wrong kind, the client's fault; it ends
+    the flow after an error Reason Code) fails no rule."""
+    from pubproof.probe.target import Target
+    from pubproof.testing.coverage import Coverage
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.moves import Move, MoveKind
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=edition,
+                   readings={}, run_id="wrong", number=0, clients=2)  # fmt: skip
+    run = Exploration.of(base)
+    coverage = Coverage(edition)
+    run.observers.append(coverage.observe)
+    moves = [
+        Move(kind=MoveKind.CONNECT, client=0), Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=0, topic="a", qos=2),
+        Move(kind=MoveKind.WITHHOLD, client=0),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="a", qos=qos),
+        *([Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True)] if keep else []),
+        Move(kind=MoveKind.MISANSWER, client=0, what=what.split()[1]),
+        Move(kind=MoveKind.ACKNOWLEDGE, client=0),
+    ]  # fmt: skip
+    done = run.replay(moves)
+    assert done is not None
+    _, entries, verdict = done
+    assert not [e for e in entries if e.get("event") == "skipped"], "the copy was not held"
+    assert verdict.failures == (), verdict.failures
+    state, answer = what.split()
+    reached = {(r.state, r.input) for r in coverage.table() if r.table == "sender" and r.broker}
+    assert (state, answer) in reached
