@@ -9,13 +9,16 @@ from typing import Any
 
 import pytest
 from hypothesis.stateful import RULE_MARKER
-from test_explore_units import (
+from support.explore_evidence import (
     CONNACK,
     PUBACK,
     PUBREC,
     PUBREL,
+    R311,
     TOKEN,
+    V311,
     Evidence,
+    T,
     ack,
     connect,
     publish,
@@ -25,7 +28,7 @@ from test_explore_units import (
 from pubproof.judge.findings import TOLERATED, VIOLATION
 from pubproof.model import flows as f3
 from pubproof.model import flows50 as f5
-from pubproof.model.editions import Edition, resolve_readings
+from pubproof.model.editions import Edition
 from pubproof.model.flows import SenderState, Undefined
 from pubproof.probe.check import Closes, close_findings
 from pubproof.probe.view import View
@@ -36,9 +39,7 @@ from pubproof.testing.moves import Move, MoveKind, Plan
 from pubproof.testing.reproducer import program
 from pubproof.testing.verdicts import judge_example
 
-V311, V50 = Edition.V311, Edition.V50
-R311 = resolve_readings(V311, {})
-T = f"pubproof/{TOKEN}/e1/a"
+V50 = Edition.V50
 WRONG = "AWAIT_PUBACK PUBREC"  # a PUBREC for a QoS 1 copy
 
 
@@ -88,6 +89,10 @@ def test_a_wrong_answer_is_wrong_somewhere_and_names_where() -> None:
     assert wrong_at(V50, "PUBCOMP_NOT_FOUND") == ("AWAIT_PUBACK", "AWAIT_PUBREC", "AWAIT_PUBCOMP")
 
 
+def withholding(plan: Plan) -> bool:
+    return plan.states[0].withholding
+
+
 def test_a_wrong_answer_is_a_move_of_a_client_that_holds_back() -> None:
     move = Move(kind=MoveKind.MISANSWER, client=1, what="PUBREC")
     assert Move.from_json(move.to_json()) == move
@@ -112,9 +117,9 @@ def test_a_wrong_answer_is_a_move_of_a_client_that_holds_back() -> None:
     plan.apply(Move(kind=MoveKind.PUBLISH, client=1, topic="a/c", qos=2))
     assert plan.enabled(MoveKind.MISANSWER, 0) and not plan.enabled(MoveKind.MISANSWER, 1)
     plan.apply(Move(kind=MoveKind.ACKNOWLEDGE, keep=True))
-    assert plan.states[0].withholding and plan.enabled(MoveKind.MISANSWER, 0)
+    assert withholding(plan) and plan.enabled(MoveKind.MISANSWER, 0)
     plan.apply(Move(kind=MoveKind.ACKNOWLEDGE))
-    assert not plan.states[0].withholding and not plan.enabled(MoveKind.MISANSWER, 0)
+    assert not withholding(plan) and not plan.enabled(MoveKind.MISANSWER, 0)
     plan.apply(Move(kind=MoveKind.DROP))  # the session's subscriptions outlive it ...
     plan.apply(Move(kind=MoveKind.CONNECT, clean=False))
     plan.apply(Move(kind=MoveKind.WITHHOLD))
