@@ -170,6 +170,7 @@ def test_a_wrong_answer_reaches_its_entry_and_the_broker_is_not_charged_with_it(
     whatever mosquitto does (it closes after the wrong kind, the client's fault; it ends
     the flow after an error Reason Code) fails no rule."""
     from pubproof.probe.target import Target
+    from pubproof.testing.answers import misanswers
     from pubproof.testing.coverage import Coverage
     from pubproof.testing.machine import Exploration
     from pubproof.testing.moves import Move, MoveKind
@@ -192,8 +193,12 @@ def test_a_wrong_answer_reaches_its_entry_and_the_broker_is_not_charged_with_it(
     done = run.replay(moves)
     assert done is not None
     _, entries, verdict = done
-    assert not [e for e in entries if e.get("event") == "skipped"], "the copy was not held"
+    skipped = [e["move"]["kind"] for e in entries if e.get("event") == "skipped"]
+    assert "misanswer" not in skipped, "the copy was not held"
     assert verdict.failures == (), verdict.failures
+    marked = [e["breaks"] for e in entries if e.get("breaks")]  # the client's own fault
+    assert marked == ([list(misanswers(edition)[what].breaks)] if marked else [])
+    assert bool(marked) is (misanswers(edition)[what].verdict != "defined")
     state, answer = what.split()
     reached = {(r.state, r.input) for r in coverage.table() if r.table == "sender" and r.broker}
     assert (state, answer) in reached
