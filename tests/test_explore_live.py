@@ -238,7 +238,7 @@ def test_a_new_connection_meets_a_flow_that_awaits_pubcomp(
     ]  # fmt: skip
     done = run.replay(moves)
     assert done is not None
-    _, entries, verdict = done
+    _, _, verdict = done
     assert verdict.failures == (), verdict.failures
     reached = {(r.state, r.input) for r in coverage.table() if r.table == "sender" and r.broker}
     assert ("AWAIT_PUBCOMP", "CLEAN" if clean else "RESUME") in reached, reached
