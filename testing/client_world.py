@@ -153,7 +153,7 @@ class ClientWorld:
 
     def _publish(self, move: Move) -> None:
         assert self.conn is not None
-        payload = f"s{len(self.steps) - 1}".encode()
+        payload = b"" if move.empty else f"s{len(self.steps) - 1}".encode()
         self.conn.publish(self.ctx.topic(move.topic), payload, move.qos, move.retain)
 
     def _resend(self, move: Move) -> None:

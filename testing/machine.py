@@ -408,9 +408,13 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
                 # 3.x: a publisher that holds back its answers may send its copies with
                 # DUP 1 at once (5.0 re-sends only on a new connection [MQTT-4.4.0-1])
                 duplicates = data.draw(st.sampled_from((0, MOST_DUPLICATES)), label="dups")
+            empty = False
+            if retain and self.plan.can_empty(topic):
+                # now and then delete the retained message (a zero-byte payload)
+                empty = data.draw(st.sampled_from((False, False, False, True)), label="empty")
             self.move(Move(
                 kind=MoveKind.PUBLISH, client=who, topic=topic, qos=qos, retain=retain,
-                expiry=expiry, properties=properties, duplicates=duplicates,
+                expiry=expiry, properties=properties, duplicates=duplicates, empty=empty,
             ))  # fmt: skip
 
         @precondition(lambda self: self.can(MoveKind.RESEND))

@@ -154,6 +154,10 @@ class Move:
     #: ACKNOWLEDGE: the session answers what was kept, and the client keeps holding back
     #: what comes next (the PUBREL after its PUBREC: the server's flow awaits PUBCOMP)
     keep: bool = False
+    #: PUBLISH with RETAIN: a zero-byte payload, which deletes the topic's retained message
+    #: and is not kept itself [MQTT-3.3.1-10] [MQTT-3.3.1-11] (once per topic in an
+    #: example: copies are told apart by their topic name and payload)
+    empty: bool = False
     # -- MQTT 5.0 -------------------------------------------------------------------------
     #: CONNECT: the Session Expiry Interval (seconds; 0: the session ends with the
     #: connection)
@@ -197,6 +201,8 @@ class Move:
             raise ValueError(
                 f"duplicates are of a PUBLISH at QoS 1 or 2, at most {MOST_DUPLICATES}: {self!r}"
             )
+        if self.empty and not (self.kind is MoveKind.PUBLISH and self.retain):
+            raise ValueError(f"an empty payload is a retained PUBLISH's: {self!r}")
         if self.retain_handling not in (0, 1, 2):
             raise ValueError(f"Retain Handling is 0, 1 or 2, not {self.retain_handling}")
 
@@ -231,6 +237,7 @@ class Move:
             return f"{who} connect {'clean' if self.clean else 'keep session'}{extra}"
         if k is MoveKind.PUBLISH:
             extra = " retain" if self.retain else ""
+            extra += " empty payload" if self.empty else ""
             extra += f" expiry {self.expiry}" if self.expiry else ""
             extra += " properties" if self.properties else ""
             extra += f" and {self.duplicates} duplicates at once" if self.duplicates else ""
@@ -292,6 +299,8 @@ class Plan:
     receive_maximum: int = 65535
     invalid_made: bool = False
     states: list[ClientPlan] = field(default_factory=list)
+    #: the topics (leaves) an empty retained PUBLISH has been sent to
+    emptied: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if not 1 <= self.clients <= 9:
@@ -321,6 +330,11 @@ class Plan:
             return not self.invalid_made
         return True
 
+    def can_empty(self, topic: str) -> bool:
+        """Whether a retained PUBLISH to ``topic`` may have an empty payload now: once per
+        topic, so that each message keeps a topic name and payload of its own."""
+        return topic not in self.emptied
+
     def able(self, kind: MoveKind) -> list[int]:
         """The clients that can make a move of ``kind`` now."""
         return [n for n in range(self.clients) if self.enabled(kind, n)]
@@ -332,6 +346,10 @@ class Plan:
         state = self.states[move.client]
         if move.duplicates and not state.withholding:
             raise ValueError(f"duplicates by a client that answers at once: {move.describe()}")
+        if move.empty:
+            if not self.can_empty(move.topic):
+                raise ValueError(f"a second empty payload on one topic: {move.describe()}")
+            self.emptied.add(move.topic)
         kind = move.kind
         kept = {} if move.kind is MoveKind.CONNECT and move.clean else state.filters
         if kind is MoveKind.CONNECT:

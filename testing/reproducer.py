@@ -213,8 +213,20 @@ def readme(data: Mapping[str, Any]) -> str:
         "Run it again: `pubproof replay .` (the driver again, judged by the model).", "",
         "## Moves", "",
     ]  # fmt: skip
-    lines += [f"{n + 1}. {Move.from_json(m).describe()}" for n, m in enumerate(data["moves"])]
-    lines += ["", "## Trace", "", "```"]
+    lines += [f"{n + 1}. {move}" for n, move in enumerate(move_lines(data))]
+    lines += ["", "## Trace", "", "```", *trace_lines(data), "```", ""]
+    return "\n".join(lines)
+
+
+def move_lines(data: Mapping[str, Any]) -> list[str]:
+    """A reproducer's moves, each in words (``c2 connect keep session``)."""
+    return [Move.from_json(m).describe() for m in data["moves"]]
+
+
+def trace_lines(data: Mapping[str, Any]) -> list[str]:
+    """A reproducer's trace for a reader: each move, then each packet with its direction,
+    its decoding and its bytes, and the events (a connection dropped, a quiet wait)."""
+    lines = []
     for entry in data["trace"]:
         if "event" in entry:
             if entry["event"] == "step":
@@ -225,9 +237,10 @@ def readme(data: Mapping[str, Any]) -> str:
         arrow = "->" if entry["dir"] in ("to-broker", "from-client") else "<-"
         what = describe(entry) if entry["type"] in _P_TYPES else entry["type"]
         case = "   (the invalid move)" if entry.get("case") else ""
+        if entry.get("breaks"):  # a wrong answer: the client breaks its own rules
+            case = f"   (the client's own fault: {' '.join(entry['breaks'])})"
         lines.append(f"   {entry['client']} {arrow} {what}  [{entry['hex']}]{case}")
-    lines += ["```", ""]
-    return "\n".join(lines)
+    return lines
 
 
 def load(path: Path) -> dict[str, Any]:

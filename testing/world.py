@@ -263,7 +263,7 @@ class World:
 
     def _publish(self, move: Move) -> None:
         client = self.clients[move.client]
-        payload = f"s{len(self.steps) - 1}".encode()
+        payload = b"" if move.empty else f"s{len(self.steps) - 1}".encode()
         properties = None
         if self.v50 and (move.expiry or move.properties):
             base = CARRIED if move.properties else PublishProperties()

@@ -151,6 +151,43 @@ def test_a_run_without_shrinking_counts_failures_by_rule(brokers: dict[str, Runn
     assert 0 < run.judging < outcome.seconds
 
 
+def test_an_empty_retained_publish_deletes_the_retained_message(
+    brokers: dict[str, Running],
+) -> None:
+    """The PUBLISH move's empty payload: a zero-byte retained PUBLISH goes on the wire, and
+    mosquitto, which deletes the retained message for it [MQTT-3.3.1-10], sends a new
+    subscriber nothing; the judges agree (no failure)."""
+    import dataclasses
+    import secrets
+
+    from pubproof.model.editions import resolve_readings
+    from pubproof.probe.target import Target
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.moves import Move, MoveKind
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=Edition.V311,
+                   readings=resolve_readings(Edition.V311, {}), run_id=secrets.token_hex(3),
+                   number=0)  # fmt: skip
+    run = Exploration.of(base, budget=5.0, invalid_percent=0)
+    publish = Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=1, retain=True)
+    moves = [
+        Move(kind=MoveKind.CONNECT, client=0),
+        publish,
+        dataclasses.replace(publish, empty=True),
+        Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a", qos=1),
+    ]
+    done = run.replay(moves)
+    assert done is not None
+    _, entries, verdict = done
+    sent = [e for e in entries if e.get("type") == "PUBLISH" and e["dir"] == "to-broker"]
+    assert [len(e["hex"]) for e in sent][1] < len(sent[0]["hex"])  # no payload at all
+    assert bytes.fromhex(sent[1]["hex"]).endswith(b"/a\x00\x02")  # topic, identifier 2
+    received = [e for e in entries if e.get("type") == "PUBLISH" and e["dir"] == "from-broker"]
+    assert received == [] and verdict.first() is None, (received, verdict.keys)
+
+
 #: the wrong answers a live example makes, and whether the client first lets its session
 #: answer the QoS 2 copy (keeping the PUBREL back: the broker's flow awaits PUBCOMP)
 WRONG_ANSWERS = [

@@ -75,6 +75,8 @@ def test_a_move_round_trips_through_json_and_says_what_it_does() -> None:
         {"kind": MoveKind.STRAY, "what": "SUBACK"},
         {"kind": MoveKind.PUBLISH, "topic": "a", "qos": 3},
         {"kind": MoveKind.SUBSCRIBE, "topic": "a", "retain_handling": 3},
+        {"kind": MoveKind.PUBLISH, "topic": "a", "empty": True},  # not retained
+        {"kind": MoveKind.SUBSCRIBE, "topic": "a", "retain": True, "empty": True},
     ],
 )
 def test_a_move_refuses_fields_that_mean_nothing(fields: dict[str, Any]) -> None:
@@ -103,6 +105,22 @@ def test_the_plan_enables_moves_from_the_moves_alone() -> None:
     assert not plan.states[0].connected and not plan.enabled(MoveKind.INVALID, 1)
     with pytest.raises(ValueError, match="not enabled"):
         plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a"))
+
+
+def test_the_plan_allows_one_empty_retained_publish_per_topic() -> None:
+    """Copies are told apart by topic name and payload: two empty payloads on one topic in
+    an example would be alike."""
+    plan = Plan(V311, 2)
+    plan.apply(Move(kind=MoveKind.CONNECT, client=0))
+    plan.apply(Move(kind=MoveKind.CONNECT, client=1))
+    empty = Move(kind=MoveKind.PUBLISH, client=0, topic="a", retain=True, empty=True)
+    assert empty.describe() == "c0 publish a QoS 0 retain empty payload"
+    assert Move.from_json(json.loads(json.dumps(empty.to_json()))) == empty
+    assert plan.can_empty("a")
+    plan.apply(empty)
+    assert not plan.can_empty("a") and plan.can_empty("b")
+    with pytest.raises(ValueError, match="second empty"):
+        plan.apply(Move(kind=MoveKind.PUBLISH, client=1, topic="a", retain=True, empty=True))
 
 
 def test_the_plan_keeps_a_client_within_the_servers_receive_maximum() -> None:

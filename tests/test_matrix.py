@@ -89,6 +89,14 @@ def test_the_matrix_page_colours_each_verdict_and_links_it_to_its_trace(tmp_path
     assert "What each finding means" in page and "[MQTT-4.8.0-1]" in page
     assert "Unless stated otherwise" in pages_matrix.meaning("MQTT-4.8.0-1")
     assert "PUBACKs are sent in the order" in pages_matrix.meaning("MQTT-4.6.0-2")
+    # what exploration found: every committed reproducer, its moves and trace folded below
+    from pubproof_docs import matrix_found
+
+    found = matrix_found.reproducers(docs)
+    assert len(found) >= 20 and "What exploration found" in page
+    for name, repro in found:
+        last = [e["hex"] for e in repro["trace"] if "hex" in e][-1]
+        assert f'id="{matrix_found.anchor(name)}"' in page and f"[{last}]" in page, name
 
 
 def test_every_committed_verdict_is_reproduced_from_its_evidence_alone() -> None:
@@ -171,3 +179,30 @@ def test_check_fails_when_a_committed_implementation_cannot_be_probed(tmp_path: 
                              timeout=300, cwd=ROOT, env=environment)  # fmt: skip
     assert skipped.returncode == 0, skipped.stdout + skipped.stderr
     assert "0 committed not re-run" in skipped.stdout
+
+
+def test_what_exploration_found_names_the_hand_written_checks_that_fail_the_same_rule() -> None:
+    """A reproducer's row names the checks of the same implementation and edition that fail
+    one of its rules, and none of another implementation's: aedes's wildcard QoS fault
+    (MQTT-3.8.4-6) is one no check of aedes reports, though amqtt's checks fail that rule."""
+    from pubproof_docs import matrix_found
+
+    results: list[dict[str, Any]] = _results()["results"]  # type: ignore[assignment]
+    found = dict(matrix_found.reproducers(ROOT / "docs"))
+    aedes = found["aedes-1.2.0-3.1.1-mqtt-3.8.4-6"]
+    amqtt = found["amqtt-0.12.1-3.1.1-mqtt-3.8.4-6"]
+    assert matrix_found.reporting_checks(aedes, results) == []
+    assert "dist.qos-0-granted-1" in matrix_found.reporting_checks(amqtt, results)
+    assert matrix_found.reporting_checks(found["amqtt-0.12.1-3.1.1-mqtt-3.2.2-3"], results) == []
+    fives = found["mosquitto-2.0.11-5.0-mqtt-3.8.3-3"]
+    assert matrix_found.reporting_checks(fives, results) == []
+    # a check of another edition of the same implementation does not count
+    elsewhere = {"implementation": "mosquitto", "edition": "3.1.1", "check": "forward.x",
+                 "rule_verdicts": {"MQTT-3.8.3-3": "violation"}}  # fmt: skip
+    assert matrix_found.reporting_checks(fives, [*results, elsewhere]) == []
+    assert matrix_found.reporting_checks(fives, [*results, {**elsewhere, "edition": "5.0"}]) == [
+        "forward.x"
+    ]
+    # a specific rule with the general close rule: the checks of both, not of every close
+    qos3 = found["amqtt-0.12.1-3.1.1-mqtt-3.3.1-4-mqtt-4.8.0-1"]
+    assert matrix_found.reporting_checks(qos3, results) == ["wire.publish-qos3"]

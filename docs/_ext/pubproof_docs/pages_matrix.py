@@ -30,6 +30,7 @@ from pubproof.model.rules import RULES
 from pubproof.probe.html_report import SiteLinks, render
 from pubproof.probe.report import CheckResult, Report
 from pubproof_docs.context import GENERATED, Context
+from pubproof_docs.matrix_found import section as found_section
 from pubproof_docs.rst import glossary_terms, heading, indent
 from pubproof_docs.rulepages import key_of, rule_pages
 from pubproof_docs.standards import oasis_block
@@ -298,6 +299,20 @@ def matrix_page(ctx: Context) -> str:
             "points, the minimal Remaining Length) are judged under a reading, named in "
             "each vector (``results.json``).\n",
             _raw(_codec_table(data["codecs"], rule_pages(ctx))),
+        ]  # fmt: skip
+    found = found_section(ctx, data["results"])
+    if found:
+        out += [
+            heading("What exploration found", "="), "",
+            "Faults ``pubproof explore`` found on its own (moves the model enables, chosen "
+            "at random for a few clients at once, every packet judged), each shrunk to the "
+            "fewest moves that still fail the same rule and committed as a reproducer "
+            "(``docs/matrix/reproducers/`` in the repository; CI replays each against a "
+            "fresh broker). ``pubproof replay FOLDER --target mqtt://HOST:PORT`` runs one "
+            "again. The last column names the hand-written checks above that fail its rules "
+            "for the same implementation and edition: *none* marks a fault only exploration "
+            "reports. How they were found: :doc:`the exploration guide </guides/explore>`.\n",
+            _raw(found),
         ]  # fmt: skip
     out += [heading("What each finding means", "="), "", oasis_block("3.1.1", "5.0")]
     for rule in sorted(wrong):
