@@ -243,39 +243,47 @@ def test_a_wrong_answer_reaches_its_entry_and_the_broker_is_not_charged_with_it(
 
 @pytest.mark.parametrize("edition", [Edition.V311, Edition.V50])
 @pytest.mark.parametrize("clean", [False, True])
-def test_a_new_connection_meets_a_flow_that_awaits_pubcomp(
-    brokers: dict[str, Running], edition: Edition, clean: bool
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_new_connection_meets_the_flows_in_progress(
+    brokers: dict[str, Running], edition: Edition, clean: bool, keep: bool
 ) -> None:
-    """The client answers a QoS 2 copy and keeps holding back the PUBREL, then its
-    connection is lost and it connects again, keeping its session or not: the broker's
-    sender meets RESUME (it sends the PUBREL again) or CLEAN at AWAIT_PUBCOMP, and
-    fails no rule. (A run reaches these entries only when its moves line up: this
-    example shows they can be reached.)"""
+    """Both clients hold back their answers: the subscriber's copy of a QoS 2 message
+    leaves the broker's sender awaiting PUBREC (or, when the subscriber's session answered
+    it and the client kept holding back the PUBREL, awaiting PUBCOMP), the publisher's
+    next QoS 2 message leaves the broker's receiver holding its identifier. Both
+    connections are lost and both clients connect again, keeping their sessions or not:
+    the broker meets RESUME or CLEAN at each of those states, and fails no rule. (A run
+    reaches these entries only when its moves line up: this example shows they can be.)"""
     from pubproof.probe.target import Target
     from pubproof.testing.coverage import Coverage
     from pubproof.testing.machine import Exploration
     from pubproof.testing.moves import Move, MoveKind
     from pubproof.testing.world import Example
 
-    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=edition,
-                   readings={}, run_id="again", number=int(clean), clients=2)  # fmt: skip
+    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=edition, readings={},
+                   run_id="again", number=2 * int(clean) + int(keep), clients=2)  # fmt: skip
     run = Exploration.of(base)
     coverage = Coverage(edition)
     run.observers.append(coverage.observe)
     expiry = 60 if edition is Edition.V50 else 0
     moves = [
         Move(kind=MoveKind.CONNECT, client=0, clean=False, session_expiry=expiry),
-        Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.CONNECT, client=1, clean=False, session_expiry=expiry),
         Move(kind=MoveKind.SUBSCRIBE, client=0, topic="#", qos=2),
         Move(kind=MoveKind.WITHHOLD, client=0),
-        Move(kind=MoveKind.PUBLISH, client=1, topic="a", qos=2),
-        Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True),
-        Move(kind=MoveKind.DROP, client=0),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="a", qos=2),  # a copy for c0
+        *([Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True)] if keep else []),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="b", qos=2),  # its PUBREL held back
+        Move(kind=MoveKind.DROP, client=0), Move(kind=MoveKind.DROP, client=1),
         Move(kind=MoveKind.CONNECT, client=0, clean=clean, session_expiry=expiry),
+        Move(kind=MoveKind.CONNECT, client=1, clean=clean, session_expiry=expiry),
     ]  # fmt: skip
     done = run.replay(moves)
     assert done is not None
     _, _, verdict = done
     assert verdict.failures == (), verdict.failures
-    reached = {(r.state, r.input) for r in coverage.table() if r.table == "sender" and r.broker}
-    assert ("AWAIT_PUBCOMP", "CLEAN" if clean else "RESUME") in reached, reached
+    event = "CLEAN" if clean else "RESUME"
+    reached = {(r.table, r.state, r.input) for r in coverage.table() if r.broker}
+    awaiting = "AWAIT_PUBCOMP" if keep else "AWAIT_PUBREC"
+    assert {("sender", awaiting, event), ("receiver", "ID_HELD", event)} <= reached, reached
