@@ -364,17 +364,31 @@ class World:
     def _stray(self, move: Move) -> None:
         client = self.clients[move.client]
         first = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}[move.what]
-        held = [int(n) for p in client.held if (n := getattr(p, "packet_id", None))]
-        packet_id = held[0] if move.held and held else STRAY_PACKET_ID
+        held = [p for p in client.held if getattr(p, "packet_id", None)]
+        packet_id = int(getattr(held[0], "packet_id", 0)) if move.held and held else STRAY_PACKET_ID
         answer = "PUBCOMP" if move.what == "PUBREL" else "PUBREL"
         before = client.count(answer, packet_id=packet_id)
-        client.send_raw(bytes((first, 2)) + packet_id.to_bytes(2, "big"))
+        breaks = self._stray_breaks(held[0], move.what) if move.held and held else ()
+        client.send_raw(bytes((first, 2)) + packet_id.to_bytes(2, "big"), breaks=breaks)
         # answered: a PUBREL with PUBCOMP [MQTT-4.3.3-2]; 5.0: a PUBREC with PUBREL 0x92
         if move.what == "PUBREL" or (move.what == "PUBREC" and self.v50 and not move.held):
             self.ctx.wait_for(
                 client, f"{answer} {packet_id}",
                 lambda: client.count(answer, packet_id=packet_id) > before, closed_ok=True,
             )  # fmt: skip
+
+    def _stray_breaks(self, copy: Packet, what: str) -> tuple[str, ...]:
+        """The client's own rules a STRAY acknowledgement for the copy it holds back breaks:
+        those of the wrong answer it is to that copy (:func:`~.answers.misanswers`), where
+        the table leaves the entry undefined; none for the right answer or a PUBREL."""
+        if isinstance(copy, Publish) and copy.qos:
+            awaiting = _AWAITING["PUBLISH", copy.qos]
+        elif isinstance(copy, PubRel):
+            awaiting = _AWAITING["PUBREL", 0]
+        else:
+            return ()
+        wrong = misanswers(self.edition).get(f"{awaiting} {what}{'_OK' if self.v50 else ''}")
+        return wrong.breaks if wrong is not None else ()
 
     def _misanswer(self, move: Move) -> None:
         """A wrong answer to the first copy held back it is wrong for; the copy stays

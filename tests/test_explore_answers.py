@@ -209,6 +209,29 @@ def test_the_fault_excuses_a_close_only_until_the_broker_reads_on() -> None:
     assert [f.verdict for f in closes.findings] == [TOLERATED]  # a second fault excuses anew
 
 
+def test_what_the_broker_owed_after_the_clients_fault_is_void_when_it_closes() -> None:
+    """After the wrong answer, c1 publishes at QoS 1 and the broker closes without a PUBACK:
+    it may close at once for the client's protocol violation, so the PUBACK is not missing
+    (nor the close its fault). Unmarked, the same evidence charges both (the mutant that
+    voids nothing after a fault is told apart by the marked one)."""
+    after = wrong_answer().sent("c1", publish(T, b"n", qos=1, packet_id=7))
+    entries = after.event("quiet").event("closed", "c1").entries
+    assert judge_example(entries, V311, R311).failures == ()
+    plain = wrong_answer(breaks=False).sent("c1", publish(T, b"n", qos=1, packet_id=7))
+    keys = judge_example(plain.event("quiet").event("closed", "c1").entries, V311, R311).keys
+    assert "MQTT-4.3.2-1" in " ".join(keys) or "MQTT-4.3.2-2" in " ".join(keys), keys
+    # what the broker owed before the fault is missing all the same
+    before = (
+        wrong_answer().entries[:-1]
+    )
+    owed = Evidence()
+    owed.entries = [*before]
+    owed.sent("c1", publish(T, b"o", qos=1, packet_id=8)).event("quiet")
+    owed.sent("c1", ack(PUBREC, 3), breaks=["MQTT-4.3.2-2"]).event("closed", "c1")
+    missing = judge_example(owed.entries, V311, R311).failures
+    assert [f.verdict for f in missing] == ["missing"], missing
+
+
 # -- reproducers ------------------------------------------------------------------------------
 
 

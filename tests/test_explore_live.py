@@ -287,3 +287,45 @@ def test_a_new_connection_meets_the_flows_in_progress(
     reached = {(r.table, r.state, r.input) for r in coverage.table() if r.broker}
     awaiting = "AWAIT_PUBCOMP" if keep else "AWAIT_PUBREC"
     assert {("sender", awaiting, event), ("receiver", "ID_HELD", event)} <= reached, reached
+
+
+def test_a_stray_acknowledgement_of_the_wrong_kind_for_a_held_copy_is_the_clients_fault(
+    brokers: dict[str, Running],
+) -> None:
+    """A client holding back a QoS 1 and a QoS 2 copy sends PUBCOMP for the first (STRAY,
+    held): a wrong answer the table leaves undefined, so the packet carries the client's
+    own rules it breaks. mosquitto closes the connection for it; neither the close nor the
+    answers it then never gave are charged to it (the 10-minute run of 2026-11-29 reported
+    them as MQTT-4.3.3-1 before)."""
+    import secrets
+
+    from pubproof.model.editions import resolve_readings
+    from pubproof.probe.target import Target
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.moves import Move
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=Edition.V311,
+                   readings=resolve_readings(Edition.V311, {}), run_id=secrets.token_hex(3),
+                   number=0)  # fmt: skip
+    run = Exploration.of(base, budget=5.0, invalid_percent=0)
+    moves = [Move.from_json(m) for m in MOVES_STRAY_HELD]
+    done = run.replay(moves)
+    assert done is not None
+    _, entries, verdict = done
+    (stray,) = [e for e in entries if e.get("type") == "PUBCOMP" and e["dir"] == "to-broker"]
+    assert "MQTT-4.3.2-2" in stray.get("breaks", ())
+    assert verdict.failures == (), verdict.keys
+
+
+MOVES_STRAY_HELD = [
+    {"kind": "connect", "client": 0},
+    {"kind": "connect", "client": 3, "clean": False},
+    {"kind": "subscribe", "client": 3, "topic": "#", "qos": 2},
+    {"kind": "withhold", "client": 3},
+    {"kind": "publish", "client": 0, "topic": "a", "qos": 1},
+    {"kind": "publish", "client": 0, "topic": "a", "qos": 1},
+    {"kind": "publish", "client": 0, "topic": "a", "qos": 2},
+    {"kind": "stray", "client": 3, "what": "PUBCOMP", "held": True},
+    {"kind": "acknowledge", "client": 3},
+]
