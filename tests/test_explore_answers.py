@@ -221,11 +221,8 @@ def test_what_the_broker_owed_after_the_clients_fault_is_void_when_it_closes() -
     keys = judge_example(plain.event("quiet").event("closed", "c1").entries, V311, R311).keys
     assert "MQTT-4.3.2-1" in " ".join(keys) or "MQTT-4.3.2-2" in " ".join(keys), keys
     # what the broker owed before the fault is missing all the same
-    before = (
-        wrong_answer().entries[:-1]
-    )
     owed = Evidence()
-    owed.entries = [*before]
+    owed.entries = wrong_answer().entries[:-1]
     owed.sent("c1", publish(T, b"o", qos=1, packet_id=8)).event("quiet")
     owed.sent("c1", ack(PUBREC, 3), breaks=["MQTT-4.3.2-2"]).event("closed", "c1")
     missing = judge_example(owed.entries, V311, R311).failures
