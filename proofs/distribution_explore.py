@@ -74,7 +74,10 @@ class Scene:
 
 
 @dataclass(slots=True)
-class _Node:
+class Node:
+    """A state of the search: the run so far, how far each script has gone, the losses
+    and repeated SUBSCRIBEs left, and the moves that led here."""
+
     run: Run
     positions: tuple[int, ...]
     disconnects: int
@@ -82,7 +85,7 @@ class _Node:
     path: tuple[Action, ...] = field(default=())
 
 
-def _moves(scene: Scene, node: _Node) -> Iterator[tuple[Action, _Node]]:
+def _moves(scene: Scene, node: Node) -> Iterator[tuple[Action, Node]]:
     run = node.run
     session = run.model.sessions.get(SUBSCRIBER)
     connected = session is not None and session.connected
@@ -94,20 +97,20 @@ def _moves(scene: Scene, node: _Node) -> Iterator[tuple[Action, _Node]]:
             positions = (*node.positions[:index], at + 1, *node.positions[index + 1 :])
             yield (
                 Publish(client, topic, qos, retain, payload),
-                _Node(run, positions, node.disconnects, node.resubscribes),
+                Node(run, positions, node.disconnects, node.resubscribes),
             )
     if connected and run.owed(SUBSCRIBER):
         yield Send(SUBSCRIBER, scene.pick), node
     if scene.acks and connected and session is not None and session.under_way:
         yield Ack(SUBSCRIBER), node
     if connected and node.disconnects:
-        yield Lost(SUBSCRIBER), _Node(run, node.positions, node.disconnects - 1,
+        yield Lost(SUBSCRIBER), Node(run, node.positions, node.disconnects - 1,
                                       node.resubscribes)  # fmt: skip
     if not connected:
         yield Connect(SUBSCRIBER, clean=False), node
     if connected and node.resubscribes:
         wanted = tuple((f, options(q)) for f, q in scene.filters)
-        yield Subscribe(SUBSCRIBER, wanted), _Node(run, node.positions, node.disconnects,
+        yield Subscribe(SUBSCRIBER, wanted), Node(run, node.positions, node.disconnects,
                                                    node.resubscribes - 1)  # fmt: skip
 
 
@@ -139,13 +142,30 @@ def _thaw(value: Any) -> Any:
     return clone
 
 
-def _clone(run: Run) -> Run:
+def clone(run: Run) -> Run:
     """A copy of ``run`` to move on from (:func:`_thaw`)."""
-    clone: Run = _thaw(run)
-    return clone
+    copied: Run = _thaw(run)
+    return copied
 
 
-def _key(node: _Node) -> tuple[object, ...]:
+def start(scene: Scene, *, record: bool = False) -> Node:
+    """The search's initial world: the subscriber connected and subscribed (``record``:
+    with the trace of it)."""
+    run = Run(scene.edition, dict(scene.readings), record=record)
+    run.run(scene.prologue())
+    return Node(run, tuple(0 for _ in scene.scripts), scene.disconnects, scene.resubscribes)
+
+
+def successors(scene: Scene, node: Node) -> Iterator[tuple[Action, Node]]:
+    """Each move of ``node``, carried out on a copy of its run."""
+    for action, template in _moves(scene, node):
+        run = clone(node.run)
+        run.do(action)
+        yield action, Node(run, template.positions, template.disconnects,
+                           template.resubscribes, (*node.path, action))  # fmt: skip
+
+
+def _key(node: Node) -> tuple[object, ...]:
     model = node.run.model
     session = model.sessions.get(SUBSCRIBER)
 
@@ -188,26 +208,20 @@ def explore(
     the copies sent too: each outcome says which some state met."""
     premises = premises or {}
     met: set[str] = set()
-    start = Run(scene.edition, dict(scene.readings), record=False)
-    start.run(scene.prologue())
-    first = _Node(start, tuple(0 for _ in scene.scripts), scene.disconnects, scene.resubscribes)
+    first = start(scene)
     seen = {_key(first)}
     queue = deque([first])
     found: dict[str, tuple[tuple[Problem, ...], tuple[Action, ...]]] = {}
     while queue and (not judges or len(found) < len(judges)):
         node = queue.popleft()
-        for action, template in _moves(scene, node):
-            run = _clone(node.run)
-            run.do(action)
-            child = _Node(run, template.positions, template.disconnects, template.resubscribes,
-                          (*node.path, action))  # fmt: skip
+        for _, child in successors(scene, node):
             key = _key(child)
             if key in seen:
                 continue
             seen.add(key)
             if len(seen) > limit:
                 raise RuntimeError(f"more than {limit} states: the scene is too large")
-            sent = run.sent.get(SUBSCRIBER, [])
+            sent = child.run.sent.get(SUBSCRIBER, [])
             met.update(n for n, premise in premises.items() if n not in met and premise(sent))
             for name, judge in judges.items():
                 if name not in found and (wrong := judge(sent)):
@@ -225,4 +239,15 @@ def explore(
     return outcomes
 
 
-__all__ = ["SUBSCRIBER", "Judge", "Outcome", "Premise", "Scene", "explore"]
+__all__ = [
+    "SUBSCRIBER",
+    "Judge",
+    "Node",
+    "Outcome",
+    "Premise",
+    "Scene",
+    "clone",
+    "explore",
+    "start",
+    "successors",
+]

@@ -86,6 +86,15 @@ def _judge(scene: Scene, readings: Mapping[str, str], claim: str) -> Judge:
     return lambda sent: ordering_problems(sent, scene.edition, readings)
 
 
+def judges(case: Ordering, scene: Scene) -> dict[str, Judge]:
+    """What ``case`` judges the copies sent in ``scene`` by: one judge per reading it judges
+    under, named by that reading ("defaults": the scene's own)."""
+    return {
+        _label(judged): _judge(scene, {**dict(scene.readings), **dict(judged)}, case.claim)
+        for judged in case.judged
+    }
+
+
 def _label(readings: Sequence[tuple[str, str]]) -> str:
     return " ".join(f"{k}={v}" for k, v in readings) or "defaults"
 
@@ -115,12 +124,8 @@ def check_order(case: Ordering) -> Result:
     Every scene must also meet its premises (or the claim holds of nothing: "failed")."""
     said = []
     for scene in case.scenes:
-        judges = {
-            _label(judged): _judge(scene, {**dict(scene.readings), **dict(judged)}, case.claim)
-            for judged in case.judged
-        }
         premises = _premises(scene)
-        outcomes = explore(scene, judges, premises)
+        outcomes = explore(scene, judges(case, scene), premises)
         for name, outcome in outcomes.items():
             if outcome.problems:
                 return _refuted(scene, name, outcome)
@@ -279,4 +284,4 @@ order_retained_all = theorem(
 
 ORDERING_THEOREMS = [order_kept, order_across_qos, order_retained_all]
 
-__all__ = ["ORDERING_THEOREMS", "Ordering", "across_qos", "check_order", "scenes"]
+__all__ = ["ORDERING_THEOREMS", "Ordering", "across_qos", "check_order", "judges", "scenes"]

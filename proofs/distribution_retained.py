@@ -163,23 +163,38 @@ def trace_of(store: Store, kinds: Sequence[int], held: int) -> list[Entry]:
         try:
             run.do(action)
         except ValueError:  # the model does not let it happen (a discard not allowed)
-            run.trace.append({"event": "not-taken", "by": "the model", "action": repr(action)})
+            run.trace.append(not_taken(action))
     payload = payloads.get(held)
-    run.trace.append({"event": "retained-store", "topic": TOPIC, "by": "the table under test",
-                      "holds": None if payload is None else payload.hex()})  # fmt: skip
+    run.trace.append(store_note(payload))
     run.do(Subscribe(SUBSCRIBER, ((TOPIC, options(0)),)))
     owed = run.owed(SUBSCRIBER)
     if [c.message.publication.payload for c in owed] == ([] if payload is None else [payload]):
         return drain(run).trace
     if payload is not None:
-        copy: Entry = {"type": "PUBLISH", "dup": False, "qos": 0, "retain": True,
-                       "topic": TOPIC, "packet_id": None, "payload_hex": payload.hex(),
-                       "dir": "s2c", "conn": run.conn(SUBSCRIBER),
-                       "by": "the table under test"}  # fmt: skip
-        if store.edition is V50:
-            copy["properties"] = {}
-        run.trace.append(copy)
+        run.trace.append(table_copy(run, payload))
     return run.trace
+
+
+def not_taken(action: Action) -> Entry:
+    """The note of an input the model does not let happen (the table under test takes it)."""
+    return {"event": "not-taken", "by": "the model", "action": repr(action)}
+
+
+def store_note(payload: bytes | None) -> Entry:
+    """The note of what the table under test holds (the payload; None: nothing)."""
+    return {"event": "retained-store", "topic": TOPIC, "by": "the table under test",
+            "holds": None if payload is None else payload.hex()}  # fmt: skip
+
+
+def table_copy(run: Run, payload: bytes) -> Entry:
+    """The retained copy a server whose store is the table under test sends the subscriber
+    of :func:`trace_of` (QoS 0, as it subscribed), when the model does not."""
+    copy: Entry = {"type": "PUBLISH", "dup": False, "qos": 0, "retain": True, "topic": TOPIC,
+                   "packet_id": None, "payload_hex": payload.hex(), "dir": "s2c",
+                   "conn": run.conn(SUBSCRIBER), "by": "the table under test"}  # fmt: skip
+    if run.edition is V50:
+        copy["properties"] = {}
+    return copy
 
 
 def _sequence(kinds: Sequence[int], choices: Sequence[int]) -> str:
@@ -309,4 +324,13 @@ empty_may_be_kept = theorem(
 
 RETAINED_THEOREMS = [last_message, empty_may_be_kept]
 
-__all__ = ["DEPTH", "RETAINED_THEOREMS", "Stores", "check_stores"]
+__all__ = [
+    "DEPTH",
+    "RETAINED_THEOREMS",
+    "Stores",
+    "check_stores",
+    "not_taken",
+    "store_note",
+    "table_copy",
+    "trace_of",
+]

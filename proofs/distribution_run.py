@@ -348,24 +348,56 @@ def _is_note(entry: Mapping[str, Any]) -> bool:
     return entry.get("event") in NOTES or "by" in entry
 
 
-def _from_client(run: Run, entry: Mapping[str, Any]) -> None:
+def _from_client(entry: Mapping[str, Any]) -> Action | None:
+    """The action of a client whose first packet is ``entry`` (None: a packet that ends a
+    flow the run renders itself, PUBREL and PUBCOMP)."""
     client, kind = _client(entry), entry["type"]
     if kind == "CONNECT":
-        run.do(Connect(client, clean=bool(entry.get("clean_session", entry.get("clean_start")))))
-    elif kind == "SUBSCRIBE":
+        return Connect(client, clean=bool(entry.get("clean_session", entry.get("clean_start"))))
+    if kind == "SUBSCRIBE":
         flags = ("no_local", "retain_as_published", "retain_handling")
         wanted = tuple(
             (s["filter"], options(s["qos"], **{f: s[f] for f in flags if f in s}))
             for s in entry["subscriptions"]
         )
-        run.do(Subscribe(client, wanted, entry.get("subscription_identifier")))
-    elif kind == "PUBLISH":
+        return Subscribe(client, wanted, entry.get("subscription_identifier"))
+    if kind == "PUBLISH":
         expiry = entry.get("properties", {}).get("message_expiry_interval")
-        run.do(Publish(client, entry["topic"], entry["qos"], entry["retain"],
-                       bytes.fromhex(entry["payload_hex"]), expiry))  # fmt: skip
-    elif kind in ("PUBACK", "PUBREC"):  # a subscriber acknowledges a copy
-        run.do(Ack(client))
-    # PUBREL and PUBCOMP from a client finish flows the run renders itself
+        return Publish(client, entry["topic"], entry["qos"], entry["retain"],
+                       bytes.fromhex(entry["payload_hex"]), expiry)  # fmt: skip
+    if kind in ("PUBACK", "PUBREC"):  # a subscriber acknowledges a copy
+        return Ack(client)
+    return None
+
+
+def _event(entry: Mapping[str, Any]) -> Action:
+    event = entry["event"]
+    if event == "connection-lost":
+        return Lost(_client(entry))
+    if event == "retained-discarded":
+        return Discard(entry["topic"])
+    if event == "clock":
+        return Advance(entry["advance_ms"])
+    raise ValueError(f"an event the distribution model does not know: {event!r}")
+
+
+def actions_of(run: Run, entry: Mapping[str, Any]) -> list[Action]:
+    """The actions whose trace may begin with ``entry``, from where ``run`` is: a client's
+    packet or an event says its action; a copy the server sends first may be any it owes
+    that client (the caller compares what each records). Notes and the server's other
+    packets begin no action."""
+    if _is_note(entry) or entry.get("event") == "server":
+        return []
+    if "event" in entry:
+        return [_event(entry)]
+    if entry.get("dir") == "c2s":
+        action = _from_client(entry)
+        return [] if action is None else [action]
+    if entry.get("type") == "PUBLISH" and not entry.get("dup"):
+        client = _client(entry)
+        if client in run.model.sessions:
+            return [Send(client, i) for i in range(len(run.owed(client)))]
+    return []
 
 
 def replay(trace: Sequence[Mapping[str, Any]], reading: str | None = None) -> Run:
@@ -385,17 +417,11 @@ def replay(trace: Sequence[Mapping[str, Any]], reading: str | None = None) -> Ru
     for entry in trace[1:]:
         if _is_note(entry) or entry.get("reading", reading) != reading:
             continue
-        event = entry.get("event")
-        if event == "connection-lost":
-            run.do(Lost(_client(entry)))
-        elif event == "retained-discarded":
-            run.do(Discard(entry["topic"]))
-        elif event == "clock":
-            run.do(Advance(entry["advance_ms"]))
-        elif event is not None:
-            raise ValueError(f"an event the distribution model does not know: {event!r}")
+        if "event" in entry:
+            run.do(_event(entry))
         elif entry.get("dir") == "c2s":
-            _from_client(run, entry)
+            if (action := _from_client(entry)) is not None:
+                run.do(action)
         elif entry.get("dir") == "s2c" and entry.get("type") == "PUBLISH" and not entry["dup"]:
             client = _client(entry)
             owed = run.owed(client)
@@ -438,6 +464,7 @@ __all__ = [
     "Run",
     "Send",
     "Subscribe",
+    "actions_of",
     "copies_p",
     "options",
     "plain",

@@ -19,15 +19,14 @@ Rules / theory of operation:
   must be a move of both, and the property is the lockstep's own judgement.
   The 3.1.1 lockstep likewise; its trace ends with a summary row (the deliveries of both,
   or the packets they differ on) that is no move, and leaves the worlds as they are.
-- Systems of other kinds (a distribution server under a reading) are not replayed here:
-  :func:`replay_refuted` returns ``None`` for them, and :data:`NOT_REPLAYED` lists which
-  theorems that leaves.
+- A distribution server under a reading (an ordering explorer, the model under a
+  forwarding setting, a retained table under test) is replayed by
+  :mod:`.refuted_servers`, on the same terms.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pubproof.model.explore import World, initial
@@ -37,59 +36,13 @@ from pubproof.model.lockstep import judge
 from pubproof.proofs.methods import SideBySide
 from pubproof.proofs.protocol import Case, explorer_of
 from pubproof.proofs.protocol50 import Case50, Methods50, explorers, sides, world_claims
+from pubproof.proofs.refuted_run import NotARun, RefutedRun
+from pubproof.proofs.refuted_servers import replay_server
 from pubproof.proofs.registry import Theorem
 
 W = TypeVar("W")
 #: Rows a search appends to its trace to sum it up (:mod:`pubproof.model.lockstep`): no move.
 SUMMARY_EVENTS = frozenset({"deliveries", "methods-differ"})
-
-#: Expected refutations whose systems this module does not replay (yet): their pages keep
-#: the model's own replay with the words that it is the contrast.
-NOT_REPLAYED = frozenset(
-    {
-        "dist.refute.retained-never-empty-31",
-        "dist.refute.retained-qos-31-as-published",
-        "dist.refute.order-across-qos",
-        "dist.refute.order-retained-all",
-    }
-)
-
-
-class NotARun(ValueError):
-    """A trace row that no move of the refuted system produces."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RefutedRun:
-    """A counterexample as the refuted system runs it.
-
-    ``delivered`` holds the payloads delivered to the receiver's application after each row
-    (in order); ``failed_at`` is the index of the first row after which a property of the
-    theorem is false (``None``: none fails on this trace), ``failed`` names those properties.
-    """
-
-    rows: int
-    delivered: tuple[tuple[str, ...], ...]
-    failed_at: int | None
-    failed: tuple[str, ...]
-    reason: str = ""  # what the system itself says went wrong there, when it says so
-    counted: bool = True  # whether ``delivered`` follows one receiver's deliveries
-
-    def __post_init__(self) -> None:
-        if len(self.delivered) != self.rows:
-            raise ValueError("one delivery record per row")
-        if (self.failed_at is None) != (not self.failed):
-            raise ValueError("a failure has a row and a property, or neither")
-
-    def new_deliveries(self, index: int) -> tuple[str, ...]:
-        """The payloads row ``index`` delivered."""
-        before = self.delivered[index - 1] if index else ()
-        return self.delivered[index][len(before) :]
-
-    def counts(self, upto: int | None = None) -> dict[str, int]:
-        """How often each payload was delivered by row ``upto`` (the last row if None)."""
-        done = self.delivered[self.rows - 1 if upto is None else upto] if self.rows else ()
-        return {m: done.count(m) for m in dict.fromkeys(done)}
 
 
 def _walk(
@@ -133,7 +86,7 @@ def _delivered50(w: World50) -> tuple[str, ...]:
 
 def replay_refuted(theorem: Theorem, trace: Sequence[Mapping[str, Any]]) -> RefutedRun | None:
     """``trace`` run through the system ``theorem`` checks (its ``model``), with where its
-    property fails; ``None`` for a system of a kind not replayed here. Raises
+    property fails; ``None`` for a system of a kind not replayed. Raises
     :class:`NotARun` when the trace is not a run of that system."""
     case = theorem.model
     if isinstance(case, Case):
@@ -177,7 +130,7 @@ def replay_refuted(theorem: Theorem, trace: Sequence[Mapping[str, Any]]) -> Refu
             # the Topic Alias Maximum under which the trace runs, as check50 searches
             [AliasExplorer(case.flows, topic_alias_maximum=tam) for tam in (1, 2)],
         )
-    return None
+    return replay_server(case, trace)
 
 
 Pair = tuple[World50, World50]
@@ -215,4 +168,4 @@ def _first_run(walk: Callable[[S], RefutedRun], searches: Sequence[S]) -> Refute
     raise errors[-1]
 
 
-__all__ = ["NOT_REPLAYED", "NotARun", "RefutedRun", "replay_refuted"]
+__all__ = ["NotARun", "RefutedRun", "replay_refuted"]

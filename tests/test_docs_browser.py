@@ -261,14 +261,14 @@ def test_the_theorem_tables_show_every_column_at_1280_px(site_url: str) -> None:
 
 
 def test_code_blocks_wrap_and_diagrams_have_a_full_size_link(site_url: str) -> None:
-    """Notebook 02's first cell and the probe results' reproduce block show all their
+    """Notebook 02's first cell and the probing guide's commands show all their
     text (wrapped, not clipped), and a notebook's diagram is drawn at a readable width with
     a link to the figure alone."""
     with playwright.sync_playwright() as p:
         browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1200})  # type: ignore[attr-defined]
-            for name in ("notebooks/02-qos-flows.html", "probe-results.html"):
+            for name in ("notebooks/02-qos-flows.html", "guides/probing.html"):
                 page.goto(f"{site_url}/{name}")
                 page.wait_for_load_state("load")
                 clipped = page.eval_on_selector_all(

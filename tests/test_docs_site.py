@@ -393,6 +393,15 @@ def test_the_built_pages_show_no_capture_marks_and_no_backticked_labels() -> Non
         assert label in html, page
 
 
+def test_the_sidebar_names_each_page_once() -> None:
+    """The sidebar's entries are told apart by their titles (the guide "Editions and
+    readings" and the generated page of the readings once had the same)."""
+    html = (built_site() / "index.html").read_text("utf-8")
+    entries = re.findall(r'<li class="toctree-l1[^"]*"><a[^>]*>(.*?)</a>', html)
+    assert len(entries) > 20
+    assert sorted({e for e in entries if entries.count(e) > 1}) == []
+
+
 # --- the theorem pages ---------------------------------------------------------------------
 
 

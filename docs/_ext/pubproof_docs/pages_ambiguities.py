@@ -127,7 +127,7 @@ def _distribution_witness(ctx: Context, reading: Reading) -> str:
 
 
 def readings_page(ctx: Context) -> str:
-    out = [heading("Editions and readings", "=")]
+    out = [heading("The readings", "=")]  # the guide is "Editions and readings"
     out.append(
         "A *reading* is a named switch where the texts are silent or disagree. Every verdict "
         "pubproof gives is relative to an edition and a value for each reading. For each "
