@@ -63,7 +63,6 @@ what became of every PUBLISH in and out.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
 from collections import Counter
@@ -78,6 +77,12 @@ from pubproof.judge.distribution_capture import (
 )
 from pubproof.judge.distribution_copies import excluded, publish_out
 from pubproof.judge.distribution_events import C2S, S2C, Event
+from pubproof.judge.distribution_inflight import (
+    acknowledged,
+    retained_rivals,
+    session_flows,
+    stored,
+)
 from pubproof.judge.distribution_ledger import Ledger, unknown
 from pubproof.judge.distribution_records import (
     Change,
@@ -218,7 +223,8 @@ class DistributionJudge:
     def feed(self, event: Event) -> None:
         """One event, in time order."""
         self.fed += 1
-        event = dataclasses.replace(event, order=self.fed)
+        if event.order != self.fed:  # numbered by the judge (a caller may number it so)
+            event = dataclasses.replace(event, order=self.fed)
         self._advance(event.t)
         link = self.links.setdefault(event.conn, Link(event.conn))
         if event.packet is None:
@@ -263,7 +269,7 @@ class DistributionJudge:
         link.whole = False
         link.aliases = {C2S: {}, S2C: {}}
         if link.key is not None:
-            self._session_flows(link).inbound.clear()  # their PUBACK or PUBREC may be lost
+            session_flows(self, link).inbound.clear()  # their PUBACK or PUBREC may be lost
 
     def _connack(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
@@ -296,7 +302,7 @@ class DistributionJudge:
         if link.clean:  # a new session: nothing of the old one is under way
             self.flows.pop((link.edition, link.client_id), None)
         if link.edition is V50:  # the send quota towards this link's client
-            self._session_flows(link).receive_maximum = link.receive_maximum
+            session_flows(self, link).receive_maximum = link.receive_maximum
         # another link of the same client was taken over [MQTT-3.1.4-2]
         for other in self.links.values():
             if other is not link and other.client_id == link.client_id and other.connected:
@@ -379,10 +385,7 @@ class DistributionJudge:
             self.may_miss.update((link.edition, copy_id) for copy_id in each.may_miss)
             for copy in each.retained:
                 self.owed_at[link.edition, copy.copy_id] = event
-                for other in self.retained_open.get((link.edition, copy.topic), ()):
-                    if other.message.seq != copy.message.seq:
-                        key = (link.edition, link.client_id, other.message.seq)
-                        self.retained_order[key] = copy
+                retained_rivals(self, link, copy)
             if each.code > 2 or each.retained:
                 continue
             for message in model.retained.matching(each.topic_filter):
@@ -431,11 +434,6 @@ class DistributionJudge:
             return topic
         return aliases.get(int(alias))
 
-    def _session_flows(self, link: Link) -> Flows:
-        key = link.key
-        assert key is not None
-        return self.flows.setdefault(key, Flows())
-
     def _publish_in(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
         ledger = self.ledger
@@ -459,7 +457,7 @@ class DistributionJudge:
                 self.unfollowed[content] += 1
                 ledger.decided(event, "invalid")
             return
-        flows = self._session_flows(link)
+        flows = session_flows(self, link)
         packet_id = int(packet.get("packet_id") or 0)
         if qos == 2 and packet_id in flows.released:
             ledger.received(event, "again")
@@ -478,7 +476,7 @@ class DistributionJudge:
         packet = event.packet or {}
         if link.key is None:
             return
-        flows = self._session_flows(link)
+        flows = session_flows(self, link)
         packet_id = int(packet.get("packet_id") or 0)
         waiting = flows.inbound.get(packet_id)
         if waiting is None or waiting[0].packet is None:
@@ -507,7 +505,7 @@ class DistributionJudge:
         from now on."""
         if link.key is not None:
             packet_id = int((event.packet or {}).get("packet_id") or 0)
-            seq = self._session_flows(link).released.pop(packet_id, None)
+            seq = session_flows(self, link).released.pop(packet_id, None)
             record = None if seq is None else self.messages.get((link.key[0], seq))
             if record is not None:
                 record.released = True
@@ -545,12 +543,14 @@ class DistributionJudge:
         if kept is not None and publication.retain:
             self.retained_changes.setdefault(message.topic, []).append((link.edition, owned.t))
         if kept is not None and publication.retain and kept.after is not kept.before:
-            self._stored(record)
+            stored(self, record)
         if kept is not None and kept.before is not None and kept.after is not kept.before:
             # the retained message this one replaced or deleted: never sent for a new
             # subscription again
             self.displaced[link.edition, kept.before.seq] = kept.rule_ids
-        for session in model.sessions.values():
+        # why each other session got nothing: read by the passes only (a pipeline asks for
+        # none, and each is a walk per subscription of every session)
+        for session in model.sessions.values() if self.report.passes else ():
             if session.client_id in record.deliveries:
                 continue
             barred = excluded(self, message, session.client_id, session, link.edition)
@@ -567,19 +567,6 @@ class DistributionJudge:
             (link.edition, message.topic, message.publication.payload.hex()), []
         ).append(record)
         return message.seq
-
-    def _stored(self, record: MessageRecord) -> None:
-        """A retained message (or a deletion) changed its topic's store: of the messages
-        the store may have held, those received after this one was owned are gone for
-        certain; the others were in flight together with it, and a server takes a QoS 1
-        or 2 message at a time the wire only bounds (after its PUBLISH, no later than its
-        PUBACK or PUBREC), so it may have stored either last."""
-        key = (record.edition, record.message.topic)
-        held = self.retained_open.get(key, [])
-        self.retained_open[key] = [
-            *(r for r in held if record.received.order < r.owned.order),
-            record,
-        ]
 
     # -- copies out ----------------------------------------------------------------------------
 
@@ -599,28 +586,6 @@ class DistributionJudge:
             if event is not None:
                 shown.append(event)
         return tuple(shown)
-
-    def _ack_out(self, link: Link, event: Event) -> None:
-        """The client acknowledges a copy (PUBACK, PUBCOMP; 5.0 a PUBREC with an error
-        Reason Code ends the flow too)."""
-        packet = event.packet or {}
-        packet_id = int(packet.get("packet_id") or 0)
-        if link.edition is None or link.client_id is None:
-            return
-        flows = self._session_flows(link)
-        code = int(packet.get("reason_code", 0))
-        if event.type != "PUBREC" or code >= 0x80:
-            # [MQTT-3.3.4-9] a PUBACK, a PUBCOMP or a PUBREC of 128 or more gives the
-            # server its quota back (a PUBREC below keeps it until the PUBCOMP)
-            flows.unacknowledged.discard(packet_id)
-        copy_id = flows.outbound.get(packet_id)
-        if copy_id is None:
-            return
-        if event.type == "PUBREC" and code < 0x80:
-            return  # the QoS 2 flow goes on to PUBCOMP
-        del flows.outbound[packet_id]
-        with contextlib.suppress(DistributionError):
-            self._model(link.edition).complete(link.client_id, copy_id, code)
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -699,9 +664,9 @@ _HANDLERS = {
     (S2C, "PUBACK"): DistributionJudge._ack_in,
     (S2C, "PUBREC"): DistributionJudge._ack_in,
     (S2C, "PUBLISH"): publish_out,
-    (C2S, "PUBACK"): DistributionJudge._ack_out,
-    (C2S, "PUBREC"): DistributionJudge._ack_out,
-    (C2S, "PUBCOMP"): DistributionJudge._ack_out,
+    (C2S, "PUBACK"): acknowledged,
+    (C2S, "PUBREC"): acknowledged,
+    (C2S, "PUBCOMP"): acknowledged,
 }
 
 

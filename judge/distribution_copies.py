@@ -31,6 +31,7 @@ from typing import Any
 
 from pubproof.judge.distribution_capture import order_key
 from pubproof.judge.distribution_events import S2C, Event
+from pubproof.judge.distribution_inflight import session_flows
 from pubproof.judge.distribution_ledger import unknown
 from pubproof.judge.distribution_records import (
     EXPIRY_SLACK,
@@ -66,7 +67,7 @@ def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
         ledger.sent(event, unknown("topic-unknown"))
         return
     packet_id = packet.get("packet_id")
-    flows = judge._session_flows(link)
+    flows = session_flows(judge, link)
     if packet_id is not None and int(packet.get("qos", 0)) > 0:
         # one more QoS 1 or 2 PUBLISH unacknowledged: the server's send quota [MQTT-3.3.4-9]
         flows.unacknowledged.add(int(packet_id))
@@ -341,8 +342,9 @@ def excluded(
         return None
     for subscription in session.subscriptions.values():
         found, trail = subscription_copy(
-            message, client_id, subscription, edition, judge.readings, other_member=True
-        )
+            message, client_id, subscription, edition, judge.readings, other_member=True,
+            walks=judge._model(edition).walks,
+        )  # fmt: skip
         if found is None and trail and trail[-1].rule_ids:
             why = f"its subscription {subscription.topic_filter!r} excludes ({trail[-1].key})"
             return trail[-1].rule_ids[0], why

@@ -222,7 +222,7 @@ def waiting_for_quota(
 
 class JudgeState(Protocol):
     """What the judge's helper modules (:mod:`.distribution_capture`,
-    :mod:`.distribution_copies`) read and write of the judge
+    :mod:`.distribution_copies`, :mod:`.distribution_inflight`) read and write of the judge
     (:class:`pubproof.judge.distribution.DistributionJudge`)."""
 
     readings: dict[str, str]
@@ -249,6 +249,7 @@ class JudgeState(Protocol):
     by_content: dict[tuple[Edition, str, str], list[MessageRecord]]
     withheld: dict[tuple[Edition, str, int], tuple[str, ...]]
     displaced: dict[tuple[Edition, int], tuple[str, ...]]
+    retained_open: dict[tuple[Edition, str], list[MessageRecord]]
     retained_order: dict[tuple[Edition, str, int], Copy]
     unordered: set[tuple[Edition, int]]
 
@@ -260,7 +261,5 @@ class JudgeState(Protocol):
     def _model(self, edition: Edition) -> DistributionModel: ...
 
     def _topic(self, link: Link, direction: str, packet: Mapping[str, Any]) -> str | None: ...
-
-    def _session_flows(self, link: Link) -> Flows: ...
 
     def _own(self, link: Link, received: Event, owned: Event, *, resent: int = 0) -> int | None: ...

@@ -191,7 +191,7 @@ def judge_deliveries(
                     "its QoS: as under the reading overlapping-copies=per-subscription",
                     where,
                 )  # fmt: skip
-            else:
+            elif report.passes:
                 qos = ", ".join(str(s.qos) for s in counted)
                 report.passed(
                     record.edition, f"{client_id}: got {what} at QoS {qos}, as the model "
@@ -213,7 +213,7 @@ def judge_deliveries(
                 f"{client_id}: no copy of message {record.message.seq}, which {why}",
                 (rule_id,), (record.received, record.owned),
             )  # fmt: skip
-    for client_id in record.expired:
+    for client_id in record.expired if report.passes else ():
         if client_id not in record.seen:
             report.passed(
                 record.edition,

@@ -115,23 +115,79 @@ def walk(
     start: str | None = None,
 ) -> tuple[str, CaseT, tuple[Passed, ...]]:
     """Follow ``nodes`` from ``start`` (the first node) for ``case`` in ``edition``."""
+    steps = _steps(nodes, edition)
     key = start if start is not None else next(iter(nodes))
     trail: list[Passed] = []
     for _ in range(len(nodes) + 1):
-        node = nodes[key]
-        ids = tuple(cite(r, edition) for r in node.rules.get(edition, ()))
-        if node.kind is NodeKind.OUTCOME:
-            trail.append(Passed(key=key, answer=None, rule_ids=ids))
+        step = steps[key]
+        if step is None:  # a rule of the node has no id in the edition: cite's KeyError
+            step = _step(nodes[key], edition)
+        if step.kind is NodeKind.OUTCOME:
+            trail.append(step.no)
             return key, case, tuple(trail)
-        if node.kind is NodeKind.ACTION:
+        if step.kind is NodeKind.ACTION:
             case = do[key](case)
-            trail.append(Passed(key=key, answer=None, rule_ids=ids))
-            assert node.then is not None
-            key = node.then
+            trail.append(step.no)
+            key = step.then
             continue
-        answer = node.applies(edition) and ask[key](case)
-        trail.append(Passed(key=key, answer=answer, rule_ids=ids if node.applies(edition) else ()))
-        successor = node.yes if answer else node.no
-        assert successor is not None
-        key = successor
+        # a question that does not apply in the edition is answered "no" without asking
+        if step.yes is not None and ask[key](case):
+            trail.append(step.yes)
+            key = step.then
+        else:
+            trail.append(step.no)
+            key = step.otherwise
     raise ValueError("the walk did not reach an outcome: the graph has a cycle")
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What a walk passes at one node in one edition, made once (the ids its rules are
+    cited by): the trail's entry ``no`` (an outcome's, an action's, or a question's "no"
+    answer) and ``yes`` (a question's "yes"; None where it does not apply), and the
+    successor ``then`` (an action's, or a question's "yes") and ``otherwise`` ("no")."""
+
+    kind: NodeKind
+    no: Passed
+    yes: Passed | None
+    then: str
+    otherwise: str
+
+
+#: the steps of each graph in each edition, keyed by the graph's identity; the graph is
+#: kept with them, so that identity is never another graph's
+_STEPS: dict[tuple[int, Edition], tuple[Mapping[str, Node], dict[str, _Step | None]]] = {}
+
+
+def _steps(nodes: Mapping[str, Node], edition: Edition) -> dict[str, _Step | None]:
+    made = _STEPS.get((id(nodes), edition))
+    if made is not None and made[0] is nodes:
+        return made[1]
+    if len(_STEPS) > 256:  # graphs made on the fly (tests): the cache stays bounded
+        _STEPS.clear()
+    steps: dict[str, _Step | None] = {}
+    for key, node in nodes.items():
+        try:
+            steps[key] = _step(node, edition)
+        except KeyError:
+            steps[key] = None  # raised again if a walk reaches it
+    _STEPS[id(nodes), edition] = (nodes, steps)
+    return steps
+
+
+def _step(node: Node, edition: Edition) -> _Step:
+    """The step of ``node`` in ``edition`` (:func:`cite`'s KeyError where one of its rules
+    has no id there)."""
+    ids = tuple(cite(r, edition) for r in node.rules.get(edition, ()))
+    if node.kind is not NodeKind.QUESTION:
+        entry = Passed(key=node.key, answer=None, rule_ids=ids)
+        return _Step(kind=node.kind, no=entry, yes=None, then=node.then or "", otherwise="")
+    applies = node.applies(edition)
+    assert node.yes is not None and node.no is not None
+    return _Step(
+        kind=node.kind,
+        no=Passed(key=node.key, answer=False, rule_ids=ids if applies else ()),
+        yes=Passed(key=node.key, answer=True, rule_ids=ids) if applies else None,
+        then=node.yes,
+        otherwise=node.no,
+    )

@@ -68,6 +68,7 @@ from pubproof.model.editions import Edition, resolve_readings
 from pubproof.model.forwarding import (
     Delivery,
     Shape,
+    Walks,
     dispatch,
     retained_on_subscribe,
     retained_shape,
@@ -141,6 +142,7 @@ class DistributionModel:
         self.retained = RetainedStore(edition, self.readings)
         self._seq = 0
         self._copy_id = 0
+        self.walks: Walks = {}  # the subscription graph's walks made (forwarding.Walks)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -509,12 +511,9 @@ class DistributionModel:
         ]
         deliveries, copies, optional = [], [], []
         for session in self.sessions.values():
+            subscriptions = list(session.subscriptions.values())
             delivery = session_delivery(
-                message,
-                session.client_id,
-                list(session.subscriptions.values()),
-                self.edition,
-                self.readings,
+                message, session.client_id, subscriptions, self.edition, self.readings, self.walks
             )
             if delivery is None:
                 continue

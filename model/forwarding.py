@@ -305,6 +305,9 @@ class _Case:
     retain: bool = False
 
 
+#: what the walk of ``SUBSCRIPTION_GRAPH`` asks and does: of the message, they read only
+#: its topic name, QoS and RETAIN and its publisher (compared with the session's ClientID),
+#: by which :func:`subscription_copy` keeps its walks (:data:`Walks`)
 _ASK = {
     "match": lambda c: subscription_matches(
         c.subscription.topic_filter, c.message.topic, c.edition, c.readings
@@ -344,9 +347,47 @@ def subscription_copy(
     readings: Mapping[str, str],
     *,
     other_member: bool = False,
+    walks: Walks | None = None,
 ) -> tuple[Candidate | None, tuple[Passed, ...]]:
     """Walk ``SUBSCRIPTION_GRAPH``: the copy ``subscription`` makes of ``message`` (None
-    when it makes none), and the trail of the rules that decided."""
+    when it makes none), and the trail of the rules that decided. ``walks`` keeps the
+    walks made (a model keeps its own: :class:`Walks`)."""
+    if walks is None:
+        return _subscription_copy(message, client_id, subscription, edition, readings, other_member)
+    key = (
+        message.topic, message.qos, message.publication.retain,
+        client_id == message.publisher, subscription, edition, other_member,
+        tuple(readings.items()),
+    )  # fmt: skip
+    found = walks.get(key)
+    if found is None:
+        if len(walks) >= WALKS_KEPT:
+            walks.clear()
+        found = walks[key] = _subscription_copy(
+            message, client_id, subscription, edition, readings, other_member
+        )
+    return found
+
+
+#: the walks of :func:`subscription_copy` made so far, by what they read: the walk reads
+#: of the message only its topic name, QoS and RETAIN and whether the session is its
+#: publisher's (``_ASK``, ``_DO``), and the copy it makes names none of the rest, so one
+#: walk answers every message alike in those (a topic's messages, for each subscription).
+#: A model keeps its own (what it is built with decides; a test that patches the walk's
+#: questions builds a model after)
+Walks = dict[tuple[object, ...], tuple[Candidate | None, tuple[Passed, ...]]]
+#: at most this many walks are kept (then they are forgotten, and made again)
+WALKS_KEPT = 65_536
+
+
+def _subscription_copy(
+    message: Message,
+    client_id: str,
+    subscription: Subscription,
+    edition: Edition,
+    readings: Mapping[str, str],
+    other_member: bool,
+) -> tuple[Candidate | None, tuple[Passed, ...]]:
     case = _Case(
         edition=edition,
         readings=readings,
@@ -471,15 +512,17 @@ def session_delivery(
     subscriptions: Sequence[Subscription],
     edition: Edition,
     readings: Mapping[str, str],
+    walks: Walks | None = None,
 ) -> Delivery | None:
     """Walk the graphs for one session's Non-shared Subscriptions: what it is owed for
-    ``message`` (None when no subscription of it makes a copy)."""
+    ``message`` (None when no subscription of it makes a copy; ``walks``: those made so
+    far, :func:`subscription_copy`)."""
     candidates = []
     for subscription in subscriptions:
         # a Shared Subscription's copy is the group's, given to one member (the model's
         # ``SharedDelivery``): here the "shared" question excludes it
         found, _ = subscription_copy(
-            message, client_id, subscription, edition, readings, other_member=True
+            message, client_id, subscription, edition, readings, other_member=True, walks=walks
         )
         if found is not None:
             candidates.append(found)

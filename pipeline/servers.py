@@ -247,8 +247,8 @@ class Stage:
             judge = DistributionJudge(
                 self.readings, complete=False, capture=True, patience=self.patience
             )
-            for row in fed:
-                judge.feed(_event(row))
+            for order, row in enumerate(fed, 1):
+                judge.feed(_event(row, order))
             findings = judge.finish()
             ins, outs = _ledger(judge)
             for finding in findings:
@@ -337,16 +337,17 @@ def _delivery(
     )  # fmt: skip
 
 
-def _event(row: tuple[Any, ...]) -> Event:
-    """A row as the judge's event (a PUBLISH's payload is its digest; its length beside)."""
+def _event(row: tuple[Any, ...], order: int = 0) -> Event:
+    """A row as the judge's event (a PUBLISH's payload is its digest; its length beside),
+    ``order`` its place among the events fed (the judge's numbering, given)."""
     kind = row[TYPE]
     origin = {"frame": row[FRAME], "offset": row[OFFSET]}
     direction = row[DIRECTION]
     if kind == LOST:
         return Event(t=row[T], conn=row[CONNECTION], direction=direction, lost=True,
-                     origin=origin)  # fmt: skip
+                     origin=origin, order=order)  # fmt: skip
     if kind == CLOSED:
-        return Event(t=row[T], conn=row[CONNECTION], origin=origin)
+        return Event(t=row[T], conn=row[CONNECTION], origin=origin, order=order)
     packet: dict[str, Any]
     if kind == "PUBLISH":
         packet = {
@@ -363,7 +364,7 @@ def _event(row: tuple[Any, ...]) -> Event:
     else:
         packet = json.loads(row[DETAIL])
     return Event(t=row[T], conn=row[CONNECTION], direction=direction, packet=packet,
-                 origin=origin)  # fmt: skip
+                 origin=origin, order=order)  # fmt: skip
 
 
 #: a PUBLISH's fields in an event's evidence, as the capture's evidence names them

@@ -16,7 +16,7 @@ from pubproof.judge.findings import Finding, Source
 from pubproof.model.editions import Edition
 from pubproof.probe.context import CheckContext
 from pubproof.probe.evidence import LIVENESS_CLIENT, Entry, connack_code
-from pubproof.probe.findings import Judgement, conclude, error, missing, violation
+from pubproof.probe.findings import Judgement, conclude, error, missing, tolerated, violation
 from pubproof.probe.judge50 import frame_findings50
 from pubproof.probe.judge_wire import frame_findings
 from pubproof.probe.view import View
@@ -122,7 +122,13 @@ def probe_findings(view: View, start: int = 0) -> list[Finding]:
 
 def close_findings(view: View) -> list[Finding]:
     """Connections the broker closed: before CONNACK (the probe could not run the check),
-    or after CONNACK with no case on that connection (a violation: nothing called for it)."""
+    or after CONNACK with no case on that connection (a violation: nothing called for it).
+
+    A packet by which the client broke rules of its own on purpose (``breaks``: a wrong
+    acknowledgement) is a protocol violation the broker may close for ([MQTT-4.8.0-1],
+    [MQTT-4.13.1-1]) or pass over (the model's sender table ignores it): a close is
+    tolerated until the broker shows it read on past that packet and kept the connection
+    (it answered a PINGREQ, SUBSCRIBE or UNSUBSCRIBE the client sent after it)."""
     closes = Closes(view.edition)
     closes.feed(view.entries)
     return closes.findings
@@ -140,7 +146,7 @@ class Closes:
         self.fed = 0  # the entries read so far
         self.findings: list[Finding] = []
         self.state: dict[str, str] = {}  # client -> connecting, connected, cased, refused,
-        # disconnected
+        # disconnected, faulted (the client broke a rule of its own), faulted, read on
         self.last_sent: dict[str, str] = {}
 
     def feed(self, entries: Sequence[Entry]) -> None:
@@ -154,6 +160,10 @@ class Closes:
             kind = entry.get("type")
             if entry.get("dir") == "to-broker":
                 last_sent[client] = describe(entry)
+                if entry.get("breaks") and state.get(client, "").startswith(_OPEN):
+                    state[client] = "faulted"
+                elif state.get(client) == "faulted":
+                    state[client] = "faulted, read on"
                 if kind == "CONNECT":
                     state[client] = "connecting"
                 elif kind == "DISCONNECT":
@@ -165,6 +175,8 @@ class Closes:
                 state[client] = "cased"
             elif kind == "CONNACK":
                 state[client] = "connected" if connack_code(entry) == 0 else "refused"
+            elif kind in READ_ON and state.get(client) == "faulted, read on":
+                state[client] = "connected"  # it read past the client's fault and went on
             elif entry.get("event") == "closed" and _a_client(name):
                 after = last_sent.get(client, "nothing")
                 if state.get(client) == "connecting":
@@ -175,7 +187,17 @@ class Closes:
                     message = f"{client}: the broker closed the connection after {after}"
                     message += ", which the model accepts"
                     self.findings.append(violation(message, source=Source.CLOSE))
+                elif state.get(client, "").startswith("faulted"):
+                    message = f"{client}: the broker closed the connection after the client "
+                    message += "broke a rule of its own on purpose (a protocol violation)"
+                    self.findings.append(tolerated(message, source=Source.CLOSE))
         self.fed = len(entries)
+
+
+_OPEN = ("connected", "faulted")
+#: the broker's answers that show it read every packet the client sent before the one
+#: answered (each answers a packet the explorer awaits the answer of before going on)
+READ_ON = frozenset({"PINGRESP", "SUBACK", "UNSUBACK"})
 
 
 def _a_client(name: object) -> bool:

@@ -210,11 +210,12 @@ class Client:
         """MQTT 5.0: the broker's limits on this connection (None before CONNACK)."""
         return None if self.link is None else self.link.peer_limits
 
-    def send_raw(self, data: bytes, *, case: bool = False) -> None:
-        """Send bytes as they are (``case``: the packet the check is about)."""
+    def send_raw(self, data: bytes, *, case: bool = False, breaks: tuple[str, ...] = ()) -> None:
+        """Send bytes as they are (``case``: the packet the check is about; ``breaks``: the
+        client's own rules they break on purpose, for which the broker may close)."""
         if self.link is None:
             raise ProbeError(f"{self.name} is not connected")
-        self.link.send(data, case=case)
+        self.link.send(data, case=case, breaks=breaks)
 
     def publish(
         self,

@@ -6,7 +6,9 @@ as ``{"type": "CONNACK", ...}`` with its fields; bytes that are no packet as ``{
 
     "dir": "to-broker" | "from-broker", "client": NAME, "hex": the bytes, "t": seconds
 
-and ``"case": true`` on the packet a check is about (the malformed or forbidden one).
+and ``"case": true`` on the packet a check is about (the malformed or forbidden one);
+``"breaks": [RULE, ...]`` on a packet by which the probe's client breaks rules of its own
+on purpose (an exploration's wrong acknowledgement): the broker may close for it.
 An event entry is ``{"event": NAME, "client": NAME or null, "t", ...}``:
 
 - ``closed``: the broker closed the connection (end of stream or reset)
@@ -46,11 +48,14 @@ class Recorder:
         return round(time.monotonic() - self._t0, 4)
 
     def packet(
-        self, direction: str, client: str, fields: dict[str, Any], data: bytes, *, case: bool
+        self, direction: str, client: str, fields: dict[str, Any], data: bytes, *, case: bool,
+        breaks: tuple[str, ...] = (),
     ) -> Entry:
         entry: Entry = {**fields, "dir": direction, "client": client, "hex": data.hex()}
         if case:
             entry["case"] = True
+        if breaks:
+            entry["breaks"] = list(breaks)
         entry["t"] = self._now()
         if self.enabled:
             self.entries.append(entry)

@@ -34,7 +34,7 @@ BROKER = "broker"
 class ClientLink:
     """Feed it the entries of a check in order; read its findings and deliveries."""
 
-    __slots__ = ("after_case", "client", "findings", "judge", "last_wait", "v50")
+    __slots__ = ("after_case", "broke_at", "client", "findings", "judge", "last_wait", "v50")
 
     def __init__(self, client: str, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.client = client
@@ -47,6 +47,9 @@ class ClientLink:
         self.findings: list[Finding] = []
         self.last_wait = -1
         self.after_case = False  # the connection carries the probe's case: the case judge's
+        #: the index of the first packet by which the client broke rules of its own on
+        #: purpose on this connection (``breaks``: a wrong answer), if any
+        self.broke_at: int | None = None
 
     @property
     def deliveries(self) -> list[Mapping[str, Any]]:
@@ -66,6 +69,10 @@ class ClientLink:
             # What the broker does after the probe's deliberate fault (accept it, close)
             # is the case's to judge, until the client connects again.
             self.after_case = bool(entry.get("case"))
+        if entry.get("type") == "CONNECT":
+            self.broke_at = None
+        elif entry.get("breaks") and self.broke_at is None:
+            self.broke_at = index
         if "error" in entry or self.after_case:
             return
         kind = entry["type"]
@@ -81,13 +88,20 @@ class ClientLink:
 
     def finish(self) -> None:
         """The evidence ends: whatever was owed before the last wait is missing."""
-        self.findings += self.judge.close(self.last_wait)
+        self.findings += self.judge.close(self._cut())
+
+    def _cut(self) -> int:
+        """Answers owed since before this index are missing when the connection ends. After
+        the client broke a rule of its own, the broker may close at any moment for the
+        protocol violation [MQTT-4.8.0-1] [MQTT-4.13.1-1]: what it owed for the packets
+        from that one on is void, not missing."""
+        return self.last_wait if self.broke_at is None else min(self.last_wait, self.broke_at)
 
     def _event(self, entry: Entry) -> None:
         if entry["event"] in ("closed", "dropped") and entry.get("client") == self.client:
-            self.findings += self.judge.close(self.last_wait)
+            self.findings += self.judge.close(self._cut())
 
 
 _P_TYPES = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP"})
 #: the keys of an entry that are the probe's, not the packet's
-_ENTRY_KEYS = frozenset({"dir", "client", "hex", "t", "case"})
+_ENTRY_KEYS = frozenset({"dir", "client", "hex", "t", "case", "breaks"})

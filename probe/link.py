@@ -16,6 +16,8 @@ from pubproof.probe.target import Target
 from pubproof.reference.packets import Packet
 
 SEND_TIMEOUT = 1.0
+#: Linux's socket option that sends the ACK of what was read at once (None elsewhere)
+QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
 
 
 class ProbeError(Exception):
@@ -42,7 +44,7 @@ class Link:
 
     __slots__ = (
         "_readings", "_recorder", "_splitter", "closed", "edition", "limits", "name",
-        "peer_limits", "sock",
+        "peer_limits", "quick_ack", "sock",
     )  # fmt: skip
 
     def __init__(
@@ -64,6 +66,10 @@ class Link:
         self._recorder = recorder
         self._readings = readings
         self._splitter = FrameSplitter()
+        #: acknowledge at once every segment read (Linux's TCP_QUICKACK, set again after
+        #: each read): a broker that leaves Nagle's algorithm on (mosquitto's default) holds
+        #: a small packet back until the client's last delayed ACK, about 40 ms
+        self.quick_ack = False
         sock.settimeout(SEND_TIMEOUT)
 
     @classmethod
@@ -84,10 +90,13 @@ class Link:
             raise ProbeError(f"cannot connect to {target.url}: {error}") from error
         return cls(sock, name, recorder, edition, readings)
 
-    def send(self, data: bytes, *, case: bool = False) -> Entry:
-        """Send the bytes of one packet (recorded first: the evidence shows the attempt)."""
+    def send(self, data: bytes, *, case: bool = False, breaks: tuple[str, ...] = ()) -> Entry:
+        """Send the bytes of one packet (recorded first: the evidence shows the attempt);
+        ``breaks``: the client's own rules the packet breaks on purpose."""
         fields, _ = describe_bytes(data, self.edition, self._readings, self.peer_limits)
-        entry = self._recorder.packet(TO_BROKER, self.name, fields, data, case=case)
+        entry = self._recorder.packet(
+            TO_BROKER, self.name, fields, data, case=case, breaks=breaks
+        )
         if self.closed:
             return entry
         try:
@@ -110,6 +119,9 @@ class Link:
         if not data:
             self._lost("end of stream")
             return []
+        if self.quick_ack and QUICKACK is not None:
+            with contextlib.suppress(OSError):
+                self.sock.setsockopt(socket.IPPROTO_TCP, QUICKACK, 1)
         self._splitter.feed(data)
         out: list[Received] = []
         while True:

@@ -43,6 +43,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import Entry
+from pubproof.testing.answers import answers
 from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
@@ -371,11 +372,20 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         @initialize(gate=st.integers(0, 99), data=st.data())
         def begin(self, gate: int, data: st.DataObject) -> None:
             """Every client connects (a clean session or not); the example may make its
-            invalid move, with the run's chosen probability."""
+            invalid move, with the run's chosen probability. One example in four (in two,
+            of those that may make their invalid moves) starts with its last client
+            subscribed to every topic at QoS 2 and holding back its answers: each QoS 1
+            or 2 message then leaves a copy held back, for a wrong answer or a new
+            connection to meet (by chance a held copy is rare: a subscription that
+            matches, the publish, the withholding, all in order)."""
             self.invalid_ok = gate < run.invalid_percent
             for client in range(run.base.clients):
                 options: dict[str, Any] = data.draw(connecting)
                 self.move(Move(kind=MoveKind.CONNECT, client=client, **options))
+            if data.draw(st.integers(0, 3), label="catcher") < (2 if self.invalid_ok else 1):
+                catcher = run.base.clients - 1
+                self.move(Move(kind=MoveKind.SUBSCRIBE, client=catcher, topic="#", qos=2))
+                self.move(Move(kind=MoveKind.WITHHOLD, client=catcher))
 
         @precondition(lambda self: self.can(MoveKind.CONNECT))
         @rule(data=st.data(), options=connecting)
@@ -440,9 +450,34 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.make(data, MoveKind.WITHHOLD)
 
         @precondition(lambda self: self.can(MoveKind.ACKNOWLEDGE))
+        @rule(data=st.data(), keep=st.booleans())
+        def acknowledge(self, data: st.DataObject, keep: bool) -> None:
+            self.make(data, MoveKind.ACKNOWLEDGE, keep=keep)
+
+        def misanswer(self, data: st.DataObject, kind: str) -> None:
+            """A wrong answer of the acknowledgement ``kind`` (5.0: its Reason Codes
+            drawn): it breaks the client's own rule, or in 5.0 refuses the copy, so an
+            example makes it only when the run's chance lets it make its invalid move.
+            One rule per kind: a copy held back is a short while, and three rules of
+            the dozen are drawn thrice as often as one."""
+            kinds = [a for a in answers(edition) if a.partition("_")[0] == kind]
+            what = data.draw(st.sampled_from(kinds), label="answer")
+            self.make(data, MoveKind.MISANSWER, what=what)
+
+        @precondition(lambda self: self.invalid_ok and self.can(MoveKind.MISANSWER))
         @rule(data=st.data())
-        def acknowledge(self, data: st.DataObject) -> None:
-            self.make(data, MoveKind.ACKNOWLEDGE)
+        def misanswer_puback(self, data: st.DataObject) -> None:
+            self.misanswer(data, "PUBACK")
+
+        @precondition(lambda self: self.invalid_ok and self.can(MoveKind.MISANSWER))
+        @rule(data=st.data())
+        def misanswer_pubrec(self, data: st.DataObject) -> None:
+            self.misanswer(data, "PUBREC")
+
+        @precondition(lambda self: self.invalid_ok and self.can(MoveKind.MISANSWER))
+        @rule(data=st.data())
+        def misanswer_pubcomp(self, data: st.DataObject) -> None:
+            self.misanswer(data, "PUBCOMP")
 
         @precondition(lambda self: self.can(MoveKind.DISCONNECT))
         @rule(data=st.data(), lose=st.booleans())

@@ -10,8 +10,11 @@ subscribe and unsubscribe (wildcards, 5.0 Subscription Options and Identifiers),
 the acknowledgements the client owes and send them later, disconnect or lose the
 connection, wait (the clock Message Expiry reads), a packet identifier nobody uses
 (a PUBREL, PUBACK, PUBREC or PUBCOMP for a flow that does not exist: the model says what
-the receiver answers), and one *invalid* move: a packet the model rejects, which the
-receiver must close the connection for (:data:`INVALID`).
+the receiver answers), a wrong answer to a copy the client holds back (MISANSWER: the
+wrong kind of acknowledgement, or in 5.0 an error Reason Code, :mod:`.answers`; made,
+like the invalid move, only by an example the run's chance lets make one), and one
+*invalid* move: a packet the model rejects, which the receiver must close the connection
+for (:data:`INVALID`).
 
 A move is a frozen value with a JSON form (:meth:`Move.to_json`): the reproducer stores
 the steps as they were made, and ``pubproof replay`` makes them again. Whether a move is
@@ -35,6 +38,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from pubproof.model.editions import Edition
+from pubproof.model.topic_filters import matches
+from pubproof.testing.answers import ANSWERS
 
 
 class MoveKind(enum.Enum):
@@ -47,6 +52,9 @@ class MoveKind(enum.Enum):
     UNSUBSCRIBE = "unsubscribe"
     WITHHOLD = "withhold"  # keep every packet from the server from the client's session
     ACKNOWLEDGE = "acknowledge"  # hand the kept packets to the session: it answers them
+    #: answer the first copy held back that ``what`` is a wrong answer for (an
+    #: acknowledgement its session would not send there, :mod:`.answers`)
+    MISANSWER = "misanswer"
     DISCONNECT = "disconnect"  # DISCONNECT, then close
     DROP = "drop"  # close without DISCONNECT: the connection is lost
     WAIT = "wait"  # listen for ``seconds``: the clock Message Expiry reads
@@ -133,7 +141,8 @@ class Move:
     clean: bool = True
     #: WAIT: seconds
     seconds: float = 0.0
-    #: STRAY: the acknowledgement's type; INVALID: the invalid move's name
+    #: STRAY: the acknowledgement's type; INVALID: the invalid move's name; MISANSWER: the
+    #: sender table's input it sends (``PUBREC``, ``PUBACK_ERROR``: :mod:`.answers`)
     what: str = ""
     #: STRAY: the packet identifier of the first packet the client holds back (a flow in
     #: progress: the wrong acknowledgement for it), not one no flow uses
@@ -142,6 +151,9 @@ class Move:
     #: with DUP 1 sent at once after it, before any answer, as a publisher that re-sends
     #: in haste does (a broker that takes each for a new message delivers it again)
     duplicates: int = 0
+    #: ACKNOWLEDGE: the session answers what was kept, and the client keeps holding back
+    #: what comes next (the PUBREL after its PUBREC: the server's flow awaits PUBCOMP)
+    keep: bool = False
     #: PUBLISH with RETAIN: a zero-byte payload, which deletes the topic's retained message
     #: and is not kept itself [MQTT-3.3.1-10] [MQTT-3.3.1-11] (once per topic in an
     #: example: copies are told apart by their topic name and payload)
@@ -175,6 +187,10 @@ class Move:
             raise ValueError(f"a topic filter is one of {FILTERS}, not {self.topic!r}")
         if self.kind is MoveKind.INVALID and self.what not in INVALID:
             raise ValueError(f"an invalid move is one of {tuple(INVALID)}, not {self.what!r}")
+        if self.kind is MoveKind.MISANSWER and self.what not in ANSWERS:
+            raise ValueError(f"a wrong answer is one of {sorted(ANSWERS)}: {self.what!r}")
+        if self.keep and self.kind is not MoveKind.ACKNOWLEDGE:
+            raise ValueError(f"only an acknowledgement keeps holding back: {self!r}")
         if self.kind is MoveKind.STRAY and self.what not in STRAY_KINDS:
             raise ValueError(f"a stray acknowledgement is one of {STRAY_KINDS}: {self.what!r}")
         if self.duplicates and (
@@ -242,6 +258,10 @@ class Move:
             return f"{who} {self.what} {STRAY_PACKET_ID} (no flow uses it)"
         if k is MoveKind.INVALID:
             return f"{who} invalid: {INVALID[self.what].title}"
+        if k is MoveKind.MISANSWER:
+            return f"{who} {self.what} for the first copy it holds back that it is wrong for"
+        if k is MoveKind.ACKNOWLEDGE and self.keep:
+            return f"{who} acknowledge, and keep holding back"
         return f"{who} {k.value}"
 
 
@@ -258,6 +278,15 @@ class ClientPlan:
     withholding: bool = False
     #: QoS 1 and 2 messages published while withholding (their acknowledgements kept)
     unacknowledged: int = 0
+    #: its subscriptions (filter leaf: QoS), kept across connections until a clean one
+    filters: dict[str, int] = field(default_factory=dict)
+    #: QoS 1 and 2 messages published on a topic its subscriptions match at QoS 1 or 2
+    #: while it withholds: copies it holds back, most likely (the broker decides)
+    copies: int = 0
+
+    def wants(self, topic: str) -> bool:
+        """Whether one of its subscriptions matches ``topic`` at QoS 1 or 2."""
+        return any(qos and matches(f, topic) for f, qos in self.filters.items())
 
 
 @dataclass(slots=True)
@@ -295,6 +324,8 @@ class Plan:
             return not state.withholding
         if kind is MoveKind.ACKNOWLEDGE:
             return state.withholding
+        if kind is MoveKind.MISANSWER:  # a copy to answer, most likely
+            return state.withholding and state.copies > 0
         if kind is MoveKind.INVALID:
             return not self.invalid_made
         return True
@@ -320,14 +351,23 @@ class Plan:
                 raise ValueError(f"a second empty payload on one topic: {move.describe()}")
             self.emptied.add(move.topic)
         kind = move.kind
+        kept = {} if move.kind is MoveKind.CONNECT and move.clean else state.filters
         if kind is MoveKind.CONNECT:
-            self.states[move.client] = ClientPlan(connected=True)
+            self.states[move.client] = ClientPlan(connected=True, filters=kept)
         elif kind in (MoveKind.DISCONNECT, MoveKind.DROP, MoveKind.INVALID):
-            self.states[move.client] = ClientPlan()
+            self.states[move.client] = ClientPlan(filters=kept)
             self.invalid_made = self.invalid_made or kind is MoveKind.INVALID
+        elif kind is MoveKind.SUBSCRIBE:
+            state.filters[move.topic] = move.qos
+        elif kind is MoveKind.UNSUBSCRIBE:
+            state.filters.pop(move.topic, None)
         elif kind is MoveKind.WITHHOLD:
             state.withholding = True
-        elif kind is MoveKind.ACKNOWLEDGE:
-            state.withholding, state.unacknowledged = False, 0
-        elif kind is MoveKind.PUBLISH and move.qos and state.withholding:
-            state.unacknowledged += 1
+        elif kind is MoveKind.ACKNOWLEDGE and not move.keep:
+            state.withholding, state.unacknowledged, state.copies = False, 0, 0
+        # ACKNOWLEDGE with keep: the PUBACKs handed over free quota, the PUBRECs do not
+        # (PUBCOMP is held back): counted as none freed, a bound on the safe side
+        if kind is MoveKind.PUBLISH and move.qos:
+            state.unacknowledged += state.withholding
+            for other in self.states:
+                other.copies += other.connected and other.withholding and other.wants(move.topic)

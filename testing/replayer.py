@@ -35,6 +35,7 @@ import selectors
 import socket
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 PUBLISH, PUBREL = 3, 6
@@ -131,11 +132,14 @@ class Replay:
             if event:
                 self.note(event=event, client=client)
 
-    def send(self, client: str, data: bytes, case: bool = False) -> None:
+    def send(self, client: str, data: bytes, case: bool = False,
+             breaks: Sequence[str] = ()) -> None:  # fmt: skip
         data = data.replace(self.token.encode(), self.fresh.encode())
         entry: dict[str, Any] = {"dir": "to-broker", "client": client, "hex": data.hex()}
         if case:
             entry["case"] = True
+        if breaks:  # the client breaks these rules of its own on purpose (a wrong answer)
+            entry["breaks"] = list(breaks)
         self.note(**entry)
         sock = self.socks.get(client)
         if sock is not None:
@@ -229,11 +233,11 @@ def run(data: dict[str, Any], host: str, port: int, timeout: float) -> Replay:
         elif what == "open":
             replay.open(action[1])
         elif what == "send":
-            _, client, hexed, index, case = action
+            client, hexed, index, case = action[1:5]
             packet = bytes.fromhex(hexed)
             if index is not None:
                 packet = replay.answer(client, packet, index)
-            replay.send(client, packet, case)
+            replay.send(client, packet, case, action[5] if len(action) > 5 else ())
         elif what == "drop":
             replay.close(action[1])
         elif what == "closed":

@@ -113,8 +113,11 @@ def program(entries: Sequence[Entry]) -> list[list[Any]]:
             if received != expected_now:
                 out.append(["expect", dict(received)])
                 expected_now = dict(received)
-            out.append(["send", name, entry["hex"], _answers(entry, numbered.get(name, [])),
-                        bool(entry.get("case"))])  # fmt: skip
+            send = ["send", name, entry["hex"], _answers(entry, numbered.get(name, [])),
+                    bool(entry.get("case"))]  # fmt: skip
+            if entry.get("breaks"):  # the client's own rules it breaks (a wrong answer)
+                send.append(list(entry["breaks"]))
+            out.append(send)
     return out
 
 
@@ -234,6 +237,8 @@ def trace_lines(data: Mapping[str, Any]) -> list[str]:
         arrow = "->" if entry["dir"] in ("to-broker", "from-client") else "<-"
         what = describe(entry) if entry["type"] in _P_TYPES else entry["type"]
         case = "   (the invalid move)" if entry.get("case") else ""
+        if entry.get("breaks"):  # a wrong answer: the client breaks its own rules
+            case = f"   (the client's own fault: {' '.join(entry['breaks'])})"
         lines.append(f"   {entry['client']} {arrow} {what}  [{entry['hex']}]{case}")
     return lines
 
@@ -266,6 +271,8 @@ def evidence(trace: Sequence[Mapping[str, Any]], edition: Edition,
                  "t": item["t"]}  # fmt: skip
         if item.get("case"):
             entry["case"] = True
+        if item.get("breaks"):
+            entry["breaks"] = list(item["breaks"])
         if fields.get("type") == "CONNECT" and item["dir"] == "to-broker":
             declared[client] = (fields.get("properties") or {}, {})
         elif fields.get("type") == "CONNACK":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import selectors
 import socket
 import time
 from collections.abc import Mapping
@@ -45,8 +46,9 @@ from pubproof.probe.steps import observe
 from pubproof.probe.target import Target
 from pubproof.probe.timing import Timing
 from pubproof.reference.codec import encode
-from pubproof.reference.packets import Packet, Publish
+from pubproof.reference.packets import Packet, Publish, PubRel
 from pubproof.reference.properties import PublishProperties
+from pubproof.testing.answers import COPIES, misanswers, wrong_at
 from pubproof.testing.moves import STRAY_PACKET_ID, Move, MoveKind
 
 #: seconds of silence from the broker that end a move (it has sent what the move caused)
@@ -166,6 +168,8 @@ class World:
             return "the send quota is 0"
         if move.kind is MoveKind.RESEND and self._resendable(client) is None:
             return "no flow awaits PUBACK or PUBREC"
+        if move.kind is MoveKind.MISANSWER and self._copy(client, move) is None:
+            return f"no copy held back that {move.what} is a wrong answer for"
         return ""
 
     def server_receive_maximum(self, number: int) -> int:
@@ -179,6 +183,18 @@ class World:
             if _awaits(awaiting) in ("PUBACK", "PUBREC"):
                 assert isinstance(message, Publish)
                 return message
+        return None
+
+    def _copy(self, client: Client, move: Move) -> tuple[int, str] | None:
+        """MISANSWER: the packet identifier of the first copy the client holds back that
+        the move's answer is wrong for, and the state it leaves the server's flow in
+        (:data:`~.answers.COPIES`)."""
+        wrong = [COPIES[state] for state in wrong_at(self.edition, move.what)]
+        for packet in client.held:
+            if isinstance(packet, Publish) and ("PUBLISH", packet.qos) in wrong:
+                return int(packet.packet_id or 0), _AWAITING["PUBLISH", packet.qos]
+            if isinstance(packet, PubRel) and ("PUBREL", 0) in wrong:
+                return packet.packet_id, _AWAITING["PUBREL", 0]
         return None
 
     # -- making a move -------------------------------------------------------------------
@@ -240,6 +256,8 @@ class World:
             client.connect(clean=move.clean)
         else:
             client.reconnect(clean=move.clean)
+        if client.link is not None:  # copies are not held back ~40 ms by the broker's Nagle
+            client.link.quick_ack = True
         for packet_id in list(client.session.in_flight):
             self._flow_done(client, packet_id)
 
@@ -290,6 +308,11 @@ class World:
 
     def _acknowledge(self, move: Move) -> None:
         client = self.clients[move.client]
+        if move.keep:  # the session answers what was kept; what comes next is kept
+            kept, client.held = client.held, []
+            for packet in kept:
+                client.feed(packet)
+            return
         client.release(len(client.held))
         for packet_id in list(client.session.in_flight):
             self._flow_done(client, packet_id)
@@ -341,17 +364,42 @@ class World:
     def _stray(self, move: Move) -> None:
         client = self.clients[move.client]
         first = {"PUBACK": 0x40, "PUBREC": 0x50, "PUBREL": 0x62, "PUBCOMP": 0x70}[move.what]
-        held = [int(n) for p in client.held if (n := getattr(p, "packet_id", None))]
-        packet_id = held[0] if move.held and held else STRAY_PACKET_ID
+        held = [p for p in client.held if getattr(p, "packet_id", None)]
+        packet_id = int(getattr(held[0], "packet_id", 0)) if move.held and held else STRAY_PACKET_ID
         answer = "PUBCOMP" if move.what == "PUBREL" else "PUBREL"
         before = client.count(answer, packet_id=packet_id)
-        client.send_raw(bytes((first, 2)) + packet_id.to_bytes(2, "big"))
+        breaks = self._stray_breaks(held[0], move.what) if move.held and held else ()
+        client.send_raw(bytes((first, 2)) + packet_id.to_bytes(2, "big"), breaks=breaks)
         # answered: a PUBREL with PUBCOMP [MQTT-4.3.3-2]; 5.0: a PUBREC with PUBREL 0x92
         if move.what == "PUBREL" or (move.what == "PUBREC" and self.v50 and not move.held):
             self.ctx.wait_for(
                 client, f"{answer} {packet_id}",
                 lambda: client.count(answer, packet_id=packet_id) > before, closed_ok=True,
             )  # fmt: skip
+
+    def _stray_breaks(self, copy: Packet, what: str) -> tuple[str, ...]:
+        """The client's own rules a STRAY acknowledgement for the copy it holds back breaks:
+        those of the wrong answer it is to that copy (:func:`~.answers.misanswers`), where
+        the table leaves the entry undefined; none for the right answer or a PUBREL."""
+        if isinstance(copy, Publish) and copy.qos:
+            awaiting = _AWAITING["PUBLISH", copy.qos]
+        elif isinstance(copy, PubRel):
+            awaiting = _AWAITING["PUBREL", 0]
+        else:
+            return ()
+        wrong = misanswers(self.edition).get(f"{awaiting} {what}{'_OK' if self.v50 else ''}")
+        return wrong.breaks if wrong is not None else ()
+
+    def _misanswer(self, move: Move) -> None:
+        """A wrong answer to the first copy held back it is wrong for; the copy stays
+        held (the session answers it when the client acknowledges). An answer the table
+        leaves undefined carries the client's rules it breaks: the broker may close."""
+        client = self.clients[move.client]
+        found = self._copy(client, move)
+        assert found is not None
+        packet_id, awaiting = found
+        answer = misanswers(self.edition)[f"{awaiting} {move.what}"]
+        client.send_raw(answer.packet(packet_id), breaks=answer.breaks)
 
     def _invalid(self, move: Move) -> None:
         client = self.clients[move.client]
@@ -391,10 +439,8 @@ class World:
                 self._ping_all()
                 self.ctx.quiet()
         entries = self.entries
-        if self.retained:
-            self.ctx.at_end(self._clear)
-        for number in sorted(self.kept):
-            self.ctx.at_end(functools.partial(self._discard, number))
+        if self.retained or self.kept:
+            self.ctx.at_end(self._clean_up)
         with contextlib.suppress(Exception):
             self.ctx.finish()
         self.ctx.abort()  # whatever finish left open
@@ -410,28 +456,68 @@ class World:
             answered = functools.partial(_more, client, "PINGRESP", before)
             self.ctx.wait_for(client, "PINGRESP", answered, closed_ok=True)
 
-    def _clear(self) -> None:
-        """Delete the retained messages the example published (one client, QoS 1)."""
-        cleaner = self.ctx.client("cleanup")
-        cleaner.connect(clean=True)
-        for topic in sorted(self.retained):
-            cleaner.publish(topic, b"", qos=1, retain=True)
-        self.ctx.wait_for(cleaner, "PUBACK", lambda: cleaner.settled)
-        cleaner.disconnect()
+    def _clean_up(self) -> None:
+        """Delete the retained messages the example published and discard the sessions it
+        kept, all at once and outside the evidence: a connection per kept session (its
+        client id, a clean session: 5.0, Clean Start and no Session Expiry Interval) and
+        one that publishes an empty retained message (QoS 0) on each topic name, each
+        CONNECT then DISCONNECT sent at once; then each connection is read to its end (the
+        broker closes after DISCONNECT, having read what came before it)."""
+        target, edition = self.example.target, self.edition
+        sends: list[bytes] = []
+        for number in sorted(self.kept):
+            client = self.clients[number]
+            client.drop()  # its connection's end; the session is the new one's to discard
+            sends.append(control.connect(client.client_id, clean=True, edition=edition))
+        if self.retained:
+            cleaner = control.connect(f"{self.clients[0].client_id}x", clean=True,
+                                      edition=edition)  # fmt: skip
+            for topic in sorted(self.retained):
+                empty = Publish(topic=topic, payload=b"", qos=0, retain=True,
+                                properties=PublishProperties() if self.v50 else None)  # fmt: skip
+                cleaner += encode(empty, edition=edition)
+            sends.append(cleaner)
+        bye = control.disconnect() if self.v50 else control.DISCONNECT
+        socks: list[socket.socket] = []
+        try:
+            for data in sends:
+                socks.append(target.connect(self.example.timing.answer))
+                socks[-1].sendall(data + bye)
+                socks[-1].shutdown(socket.SHUT_WR)
+        finally:
+            _read_to_end(socks, self.ctx.cap(self.example.timing.answer))
 
-    def _discard(self, number: int) -> None:
-        client = self.clients[number]
-        client.hold, client.held = None, []
-        client.properties = {}
-        client.reconnect(clean=True)
-        client.disconnect()
 
+def _read_to_end(socks: list[socket.socket], seconds: float) -> None:
+    """Read every socket until the peer closes it (at most ``seconds`` in all); close them."""
+    end = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        for sock in socks:
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ, sock)
+        while selector.get_map() and (left := end - time.monotonic()) > 0:
+            for key, _ in selector.select(left):
+                sock = key.data
+                try:
+                    data = sock.recv(4096)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    selector.unregister(sock)
+    for sock in socks:
+        sock.close()
+
+
+#: the state a held copy leaves the server's flow in, by the copy's type and QoS
+_AWAITING = {copy: state for state, copy in COPIES.items()}
 
 #: the moves after which the broker may send other clients something (a copy, a
 #: retained message, a re-send): the world listens until it falls quiet
 FORWARDING = frozenset({
     MoveKind.PUBLISH, MoveKind.RESEND, MoveKind.ACKNOWLEDGE, MoveKind.CONNECT,
-    MoveKind.SUBSCRIBE, MoveKind.INVALID,
+    MoveKind.SUBSCRIBE, MoveKind.INVALID, MoveKind.MISANSWER,
 })  # fmt: skip
 
 
@@ -474,5 +560,6 @@ _ACTIONS = {
     MoveKind.DROP: World._drop,
     MoveKind.WAIT: World._wait,
     MoveKind.STRAY: World._stray,
+    MoveKind.MISANSWER: World._misanswer,
     MoveKind.INVALID: World._invalid,
 }

@@ -186,3 +186,146 @@ def test_an_empty_retained_publish_deletes_the_retained_message(
     assert bytes.fromhex(sent[1]["hex"]).endswith(b"/a\x00\x02")  # topic, identifier 2
     received = [e for e in entries if e.get("type") == "PUBLISH" and e["dir"] == "from-broker"]
     assert received == [] and verdict.first() is None, (received, verdict.keys)
+
+
+#: the wrong answers a live example makes, and whether the client first lets its session
+#: answer the QoS 2 copy (keeping the PUBREL back: the broker's flow awaits PUBCOMP)
+WRONG_ANSWERS = [
+    (Edition.V311, "AWAIT_PUBACK PUBREC", 1, False),
+    (Edition.V311, "AWAIT_PUBCOMP PUBACK", 2, True),
+    (Edition.V50, "AWAIT_PUBREC PUBREC_ERROR", 2, False),
+    (Edition.V50, "AWAIT_PUBCOMP PUBCOMP_NOT_FOUND", 2, True),
+]
+
+
+@pytest.mark.parametrize(("edition", "what", "qos", "keep"), WRONG_ANSWERS)
+def test_a_wrong_answer_reaches_its_entry_and_the_broker_is_not_charged_with_it(
+    brokers: dict[str, Running], edition: Edition, what: str, qos: int, keep: bool
+) -> None:
+    """A subscriber holds back a copy and answers it wrongly (after its session answered
+    the QoS 2 copy, when ``keep``): the broker's sender reaches the table's entry, and
+    whatever mosquitto does (it closes after the wrong kind, the client's fault; it ends
+    the flow after an error Reason Code) fails no rule."""
+    from pubproof.probe.target import Target
+    from pubproof.testing.answers import misanswers
+    from pubproof.testing.coverage import Coverage
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.moves import Move, MoveKind
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=edition,
+                   readings={}, run_id="wrong", number=0, clients=2)  # fmt: skip
+    run = Exploration.of(base)
+    coverage = Coverage(edition)
+    run.observers.append(coverage.observe)
+    moves = [
+        Move(kind=MoveKind.CONNECT, client=0), Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=0, topic="a", qos=2),
+        Move(kind=MoveKind.WITHHOLD, client=0),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="a", qos=qos),
+        *([Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True)] if keep else []),
+        Move(kind=MoveKind.MISANSWER, client=0, what=what.split()[1]),
+        Move(kind=MoveKind.ACKNOWLEDGE, client=0),
+    ]  # fmt: skip
+    done = run.replay(moves)
+    assert done is not None
+    _, entries, verdict = done
+    skipped = [e["move"]["kind"] for e in entries if e.get("event") == "skipped"]
+    assert "misanswer" not in skipped, "the copy was not held"
+    assert verdict.failures == (), verdict.failures
+    marked = [e["breaks"] for e in entries if e.get("breaks")]  # the client's own fault
+    assert marked == ([list(misanswers(edition)[what].breaks)] if marked else [])
+    assert bool(marked) is (misanswers(edition)[what].verdict != "defined")
+    state, answer = what.split()
+    reached = {(r.state, r.input) for r in coverage.table() if r.table == "sender" and r.broker}
+    assert (state, answer) in reached
+
+
+@pytest.mark.parametrize("edition", [Edition.V311, Edition.V50])
+@pytest.mark.parametrize("clean", [False, True])
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_new_connection_meets_the_flows_in_progress(
+    brokers: dict[str, Running], edition: Edition, clean: bool, keep: bool
+) -> None:
+    """Both clients hold back their answers: the subscriber's copy of a QoS 2 message
+    leaves the broker's sender awaiting PUBREC (or, when the subscriber's session answered
+    it and the client kept holding back the PUBREL, awaiting PUBCOMP), the publisher's
+    next QoS 2 message leaves the broker's receiver holding its identifier. Both
+    connections are lost and both clients connect again, keeping their sessions or not:
+    the broker meets RESUME or CLEAN at each of those states, and fails no rule. (A run
+    reaches these entries only when its moves line up: this example shows they can be.)"""
+    from pubproof.probe.target import Target
+    from pubproof.testing.coverage import Coverage
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.moves import Move, MoveKind
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=edition, readings={},
+                   run_id="again", number=2 * int(clean) + int(keep), clients=2)  # fmt: skip
+    run = Exploration.of(base)
+    coverage = Coverage(edition)
+    run.observers.append(coverage.observe)
+    expiry = 60 if edition is Edition.V50 else 0
+    moves = [
+        Move(kind=MoveKind.CONNECT, client=0, clean=False, session_expiry=expiry),
+        Move(kind=MoveKind.CONNECT, client=1, clean=False, session_expiry=expiry),
+        Move(kind=MoveKind.SUBSCRIBE, client=0, topic="#", qos=2),
+        Move(kind=MoveKind.WITHHOLD, client=0),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="a", qos=2),  # a copy for c0
+        *([Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True)] if keep else []),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=1, topic="b", qos=2),  # its PUBREL held back
+        Move(kind=MoveKind.DROP, client=0), Move(kind=MoveKind.DROP, client=1),
+        Move(kind=MoveKind.CONNECT, client=0, clean=clean, session_expiry=expiry),
+        Move(kind=MoveKind.CONNECT, client=1, clean=clean, session_expiry=expiry),
+    ]  # fmt: skip
+    done = run.replay(moves)
+    assert done is not None
+    _, _, verdict = done
+    assert verdict.failures == (), verdict.failures
+    event = "CLEAN" if clean else "RESUME"
+    reached = {(r.table, r.state, r.input) for r in coverage.table() if r.broker}
+    awaiting = "AWAIT_PUBCOMP" if keep else "AWAIT_PUBREC"
+    assert {("sender", awaiting, event), ("receiver", "ID_HELD", event)} <= reached, reached
+
+
+def test_a_stray_acknowledgement_of_the_wrong_kind_for_a_held_copy_is_the_clients_fault(
+    brokers: dict[str, Running],
+) -> None:
+    """A client holding back a QoS 1 and a QoS 2 copy sends PUBCOMP for the first (STRAY,
+    held): a wrong answer the table leaves undefined, so the packet carries the client's
+    own rules it breaks. mosquitto closes the connection for it; neither the close nor the
+    answers it then never gave are charged to it (the 10-minute run of 2026-11-29 reported
+    them as MQTT-4.3.3-1 before)."""
+    import secrets
+
+    from pubproof.model.editions import resolve_readings
+    from pubproof.probe.target import Target
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.moves import Move
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse(brokers["mosquitto"].url), edition=Edition.V311,
+                   readings=resolve_readings(Edition.V311, {}), run_id=secrets.token_hex(3),
+                   number=0)  # fmt: skip
+    run = Exploration.of(base, budget=5.0, invalid_percent=0)
+    moves = [Move.from_json(m) for m in MOVES_STRAY_HELD]
+    done = run.replay(moves)
+    assert done is not None
+    _, entries, verdict = done
+    (stray,) = [e for e in entries if e.get("type") == "PUBCOMP" and e["dir"] == "to-broker"]
+    assert "MQTT-4.3.2-2" in stray.get("breaks", ())
+    assert verdict.failures == (), verdict.keys
+
+
+MOVES_STRAY_HELD = [
+    {"kind": "connect", "client": 0},
+    {"kind": "connect", "client": 3, "clean": False},
+    {"kind": "subscribe", "client": 3, "topic": "#", "qos": 2},
+    {"kind": "withhold", "client": 3},
+    {"kind": "publish", "client": 0, "topic": "a", "qos": 1},
+    {"kind": "publish", "client": 0, "topic": "a", "qos": 1},
+    {"kind": "publish", "client": 0, "topic": "a", "qos": 2},
+    {"kind": "stray", "client": 3, "what": "PUBCOMP", "held": True},
+    {"kind": "acknowledge", "client": 3},
+]

@@ -230,6 +230,20 @@ def test_5_0_no_local() -> None:
     assert rules(server.judge()) == {(VIOLATION, "MQTT-3.8.3-3")}
 
 
+def test_5_0_no_local_with_passes_says_why_the_publisher_got_nothing() -> None:
+    """With ``passes``, the session a subscription's No Local excludes from its own message
+    gets a pass naming the rule [MQTT-3.8.3-3]; without, nothing (the judge works it out
+    only for the passes)."""
+    server = Server(level=V50)
+    server.connect("me")
+    server.subscribe("me", ("n", 1), no_local=True)
+    server.publish("me", "n", b"own", 1)
+    assert server.judge() == []
+    found = judge_events(server.events, passes=True)
+    excluded = [f for f in found if "no copy of message 1, which its subscription" in f.message]
+    assert [(f.verdict, f.rules) for f in excluded] == [(PASS, ("MQTT-3.8.3-3",))]
+
+
 def test_5_0_a_copy_over_the_clients_maximum_packet_size_is_discarded() -> None:
     """[MQTT-3.1.2-25] "Where a Packet is too large to send, the Server MUST discard it
     without sending it and then behave as if it had completed sending that Application

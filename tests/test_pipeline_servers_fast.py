@@ -483,3 +483,35 @@ def test_the_twin_gives_a_topic_back_when_a_send_quota_is_used_up() -> None:
         twin = fast_distribution.judge(rows, "q/t")
         assert (twin is None) is full, maximum
         assert twin is None or twin == readable
+
+
+def test_a_copy_among_several_owed_alike_is_the_one_whose_retain_it_has() -> None:
+    """A retained message owed a new subscription, then a live message with the same
+    payload and QoS: two copies owed alike but for RETAIN. The server sends the live one
+    first (RETAIN 0), then the retained one (RETAIN 1): each copy is the owed one whose
+    RETAIN it has, not the first owed, as the readable judge matches it; the twin takes
+    the topic and writes the same ledger (a twin whose choice ignored RETAIN would match
+    the live copy to the retained one and give the topic back)."""
+    server = Server()
+    server.connect("pub")
+    server.publish("pub", "r/t", b"x", 1, retain=True)
+    server.connect("sub")
+    server.subscribe("sub", ("r/#", 1))
+    server.publish("pub", "r/t", b"x", 1)
+    server.deliver("sub", "r/t", b"x", 1)  # the live message's copy
+    server.deliver("sub", "r/t", b"x", 1, retain=True)  # the retained message's
+    rows = _rows(server, "r/t")
+    readable = _readable(rows)
+    twin = fast_distribution.judge(rows, "r/t")
+    assert twin is not None and twin == readable
+    ins, outs = twin
+    published = [i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "c2s"]
+    sent = [i for i, r in enumerate(rows) if r[10] == "PUBLISH" and r[9] == "s2c"]
+    # the copy sent first is the live (second) message's, the next the retained one's
+    assert [(at, message) for at, _, message, _ in outs] == list(
+        zip(sent, published[::-1], strict=True)
+    )
+    # (the retained message had no subscriber when it was taken: its copy came later)
+    assert [(outcome, copies) for _, outcome, copies in ins] == [
+        ("no-subscriber", 1), ("delivered", 1),
+    ]  # fmt: skip
