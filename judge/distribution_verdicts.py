@@ -179,12 +179,13 @@ def judge_deliveries(
             )  # fmt: skip
         if (record.edition, record.message.seq, client_id) in waiting:
             continue  # its copy at the highest QoS may be waiting for the send quota
-        counted = first_copies(shapes, record.resent)
+        allowed = Counter(c.shape.seen() for c in delivery.candidates)
+        counted = first_copies(shapes, record.resent, allowed)
         problems = delivery.judge(counted)
         where = (record.received, record.owned, *(e for _, e in seen))
         if not problems and not twice:
             what = f"message {record.message.seq} on {record.message.topic!r}"
-            if len({s.seen() for s in counted}) > len(delivery.shapes):
+            if len(counted) > len(delivery.shapes):
                 report.found(
                     TOLERATED, D.OVERLAP, record.edition,
                     f"{client_id}: got {what} once per matching subscription, each at "
@@ -343,15 +344,23 @@ def too_large(copy: Copy, link: Link, readings: Mapping[str, str]) -> bool:
     return size > limit
 
 
-def first_copies(shapes: list[Shape], resent: int) -> list[Shape]:
+def first_copies(
+    shapes: list[Shape], resent: int, allowed: Counter[tuple[int, bool, tuple[int, ...]]]
+) -> list[Shape]:
     """The copies of a message that count for its delivery: a copy at QoS 1 is delivered
     "at least once", so more of the same are one; a QoS 1 message its publisher sent
     ``resent`` more times before the PUBACK may have been taken as that many more messages;
-    QoS 2 duplicates are judged apart (exactly once), and count once here too."""
+    QoS 2 duplicates are judged apart (exactly once), and count once here too. But as many
+    copies that look alike as the matching subscriptions give (``allowed``, by what a copy
+    shows) are each a subscription's own [MQTT-3.3.4-5]: two subscriptions with the same
+    Subscription Identifier, or none, send copies that look alike."""
     kept: list[Shape] = []
     extra: dict[Shape, int] = {}
     for shape in shapes:
-        if shape in kept and (shape.qos >= 1 or extra.get(shape, 0) < resent):
+        alike = sum(1 for k in kept if k.seen() == shape.seen())
+        if alike >= max(1, allowed[shape.seen()]) and (
+            shape.qos >= 1 or extra.get(shape, 0) < resent
+        ):
             extra[shape] = extra.get(shape, 0) + 1
             continue
         kept.append(shape)
