@@ -105,6 +105,7 @@ from pubproof.model.editions import READINGS, Edition
 from pubproof.model.messages import Copy, Properties, Publication
 from pubproof.model.ordering import ordering_problems
 from pubproof.model.subscriptions import RetainHandling, ServerConfig, SubscriptionOptions
+from pubproof.model.topic_filters import matches
 from pubproof.model.trace import PublishProps
 
 V50 = Edition.V50
@@ -187,6 +188,9 @@ class DistributionJudge:
         #: retained messages a new subscription matched but is not sent (5.0 Retain
         #: Handling 1 on an existing subscription, 2): (edition, client, seq) -> rule ids
         self.withheld: dict[tuple[Edition, str, int], tuple[str, ...]] = {}
+        #: with passes: retained messages a later one replaced or deleted that a new
+        #: subscription matched: (edition, client, seq) -> the store's rule ids
+        self.gone: dict[tuple[Edition, str, int], tuple[str, ...]] = {}
         self.sent: dict[tuple[Edition, str], list[Copy]] = {}
         self.changes: list[Change] = []
         #: the sessions the model ended at their expiry, no CONNECT since: (edition, client)
@@ -392,6 +396,11 @@ class DistributionJudge:
                 # a retained message this subscription is not sent (Retain Handling)
                 key = (link.edition, link.client_id, message.seq)
                 self.withheld[key] = each.rule_ids
+            for (edition, seq), ids in self.displaced.items() if self.report.passes else ():
+                was = self.messages.get((edition, seq))
+                topic = was.message.topic if was and edition is link.edition else None
+                if topic is not None and matches(each.topic_filter, topic):
+                    self.gone[edition, link.client_id, seq] = ids
 
     def _unsubscribe(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
@@ -622,6 +631,13 @@ class DistributionJudge:
                 "not sent, as its subscription's Retain Handling says",
                 ids, (),
             )  # fmt: skip
+        for (edition, client_id, seq), ids in self.gone.items():
+            gone = self.messages[edition, seq]
+            if not any(s.retain for s, _ in gone.seen.get(client_id, [])):
+                report.passed(
+                    edition, f"{client_id}: the retained message {seq} on {gone.message.topic!r}, "
+                    "replaced or deleted, was not sent for its new subscription", ids, (),
+                )  # fmt: skip
         return list(report.findings)
 
     def so_far(self) -> list[Finding]:

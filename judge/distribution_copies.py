@@ -236,6 +236,7 @@ def unowed(
         if shape.retain and gone and _in_either_order(judge, link, session, record):
             return unknown("retained-order"), key
         if shape.retain and gone:
+            judge.gone.pop((link.edition, link.client_id, record.message.seq), None)
             judge.report.found(
                 VIOLATION, None, link.edition,
                 f"{link.client_id}: got message {record.message.seq} on {topic!r} as the "

@@ -249,6 +249,7 @@ class JudgeState(Protocol):
     by_content: dict[tuple[Edition, str, str], list[MessageRecord]]
     withheld: dict[tuple[Edition, str, int], tuple[str, ...]]
     displaced: dict[tuple[Edition, int], tuple[str, ...]]
+    gone: dict[tuple[Edition, str, int], tuple[str, ...]]
     retained_open: dict[tuple[Edition, str], list[MessageRecord]]
     retained_order: dict[tuple[Edition, str, int], Copy]
     unordered: set[tuple[Edition, int]]

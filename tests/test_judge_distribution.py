@@ -167,6 +167,29 @@ def test_a_replaced_or_deleted_retained_message_is_never_sent_again() -> None:
         assert (VIOLATION, rule) in rules(server.judge())
 
 
+def test_with_passes_a_new_subscription_not_sent_a_deleted_retained_message_is_a_pass() -> None:
+    """With ``passes``, a subscription made after a zero-byte retained message deleted the
+    one before, and not sent it, gets a pass naming the store's rules [MQTT-3.3.1-10]
+    [MQTT-3.3.1-11] (what exploration's coverage counts); sent it, a violation; a filter
+    that does not match the topic, nothing."""
+
+    def deleted(subscribed: str, sent: bool) -> list[Finding]:
+        server = Server()
+        server.connect("pub")
+        server.publish("pub", "r", b"old", 1, retain=True)
+        server.publish("pub", "r", b"", 0, retain=True)
+        server.connect("late")
+        server.subscribe("late", (subscribed, 1))
+        if sent:
+            server.deliver("late", "r", b"old", 1, retain=True)
+        return judge_events(server.events, passes=True)
+
+    said = [f for f in deleted("#", False) if "replaced or deleted, was not sent" in f.message]
+    assert [(f.verdict, f.rules) for f in said] == [(PASS, ("MQTT-3.3.1-10", "MQTT-3.3.1-11"))]
+    assert not [f for f in deleted("x", False) if "replaced or deleted" in f.message]
+    assert not [f for f in deleted("#", True) if "was not sent" in f.message]
+
+
 # -- sessions, 5.0 properties, expiry, order --------------------------------------------------
 
 
