@@ -20,10 +20,10 @@ session the messages that keep the order, where an assignment does:
 - the copies of the set keep their places (the times they were sent), and so does every
   other copy;
 - the places are filled in time order; each place gets, among the set's messages the
-  server owned by then and whose order group (:func:`~pubproof.model.ordering.
-  order_groups`) allows them there (every earlier message of the group outside the set
-  sent before), the one the group needs soonest: the earliest place of a later message
-  of its group outside the set, then the lower message number.
+  server owned by then and whose order group allows them there (every earlier message of
+  the group outside the set sent before), the one the group needs soonest: the earliest
+  place of a later message of its group outside the set, then the lower message number
+  (the groups: :func:`~pubproof.model.ordering.order_groups`).
 
 This is earliest deadline first, for unit jobs with release times: it keeps every order
 that any assignment of the set keeps while the other copies stay in place. Sets of alike

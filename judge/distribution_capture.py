@@ -204,8 +204,8 @@ def judge_owed(
 def _read_otherwise(
     judge: JudgeState, edition: Edition, client_id: str, copy: Copy, waited: float | None
 ) -> bool:
-    """Whether a copy sent to the session that looks like ``copy`` (:func:`~.distribution_
-    alike.alike`), of another message, may have been ``copy``'s, leaving that other
+    """Whether a copy sent to the session that looks like ``copy``, of another message
+    (:func:`~.distribution_alike.alike`), may have been ``copy``'s, leaving that other
     message owed and not proven missing (neither by the order of 4.6 nor by the patience)."""
     if waited is not None and waited >= judge.patience:
         return False
