@@ -81,13 +81,20 @@ def _counted(out: str) -> tuple[dict[tuple[str, str], _Topic], Callable[[list[An
     import pyarrow.parquet as pq
 
     names = ["server", "topic", "direction", "latency"]
-    read = [pq.read_table(path, columns=names) for path in files(out, "deliveries")]
-    table = pa.concat_tables(read) if read else pa.table({n: [] for n in names})
+    # ParquetFile, not read_table, and value_counts, not group_by: those import
+    # pyarrow.dataset and so pandas in a check's process (pipeline.optional_imports)
+    read = [pq.ParquetFile(path).read(columns=names) for path in files(out, "deliveries")]
+    table = pa.concat_tables(read) if read else None
     topics: dict[tuple[str, str], _Topic] = {}
-    counted = table.group_by(names[:3]).aggregate([([], "count_all")])
-    for server, topic, way, count in zip(
-        *(counted[c].to_pylist() for c in (*names[:3], "count_all")), strict=True
-    ):
+    if table is None or not table.num_rows:
+        return topics, lambda keys: None
+    # no Python object handed to a compute function (the separator, "out"): its
+    # conversion imports pandas, which pa.array's does not once spared (optional_imports)
+    sep = pa.array(["\x00"] * table.num_rows, pa.string())
+    key = pc.binary_join_element_wise(table["server"], table["topic"], table["direction"], sep)
+    for each in pc.value_counts(key).to_pylist():
+        server, topic, way = str(each["values"]).split("\x00")
+        count = int(each["counts"])
         entry = topics.setdefault((server, topic), _Topic())
         if way == "in":
             entry.messages += count
@@ -96,13 +103,13 @@ def _counted(out: str) -> tuple[dict[tuple[str, str], _Topic], Callable[[list[An
 
     def latencies(keys: list[Any]) -> None:
         """The latencies of each (server, topic) of ``keys``, sorted, in its entry."""
-        if not keys or not table.num_rows:
+        if not keys:
             return
-        copies = table.filter(
-            pc.and_(pc.equal(table["direction"], "out"), pc.is_valid(table["latency"]))
-        )
-        key = pc.binary_join_element_wise(copies["server"], copies["topic"], "\x00")
-        wanted = pa.array([f"{server}\x00{topic}" for server, topic in keys])
+        out = pc.is_in(table["direction"], value_set=pa.array(["out"], pa.string()))
+        copies = table.filter(pc.and_(out, pc.is_valid(table["latency"])))
+        sep = pa.array(["\x00"] * copies.num_rows, pa.string())
+        key = pc.binary_join_element_wise(copies["server"], copies["topic"], sep)
+        wanted = pa.array([f"{server}\x00{topic}" for server, topic in keys], pa.string())
         # Arrow only: numpy is hidden from pyarrow in a check's process (optional_imports)
         which = pa.table({"which": pc.index_in(key, value_set=wanted), "t": copies["latency"]})
         which = which.filter(pc.is_valid(which["which"]))
