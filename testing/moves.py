@@ -280,6 +280,9 @@ class ClientPlan:
     unacknowledged: int = 0
     #: its subscriptions (filter leaf: QoS), kept across connections until a clean one
     filters: dict[str, int] = field(default_factory=dict)
+    #: its session outlives the connection (its last CONNECT: 3.x Clean Session 0, 5.0 a
+    #: Session Expiry Interval)
+    lasting: bool = False
     #: QoS 1 and 2 messages published on a topic its subscriptions match at QoS 1 or 2
     #: while it withholds: copies it holds back, most likely (the broker decides)
     copies: int = 0
@@ -335,6 +338,26 @@ class Plan:
         topic, so that each message keeps a topic name and payload of its own."""
         return topic not in self.emptied
 
+    def holds(self, move: Move) -> bool:
+        """Whether the server may hold the message of the PUBLISH ``move`` (just made) for
+        a while instead of sending every copy at once, so that its Message Expiry can
+        delete it [MQTT-3.3.2-5] or shorten the interval a late copy carries
+        [MQTT-3.3.2-6]: as its topic's retained message (a zero-byte one is not kept
+        [MQTT-3.3.1-11]); QoS 2 from a publisher that holds back the PUBREC, until its
+        PUBREL (a server that owns the message then, Method A); or queued for a
+        subscription of a session whose client is away (the session outlives the
+        connection) or holds back its answers (past the Receive Maximum, the copies
+        wait). On the safe side: a session the server ended may still count, any QoS."""
+        if move.retain and not move.empty:
+            return True
+        if move.qos == 2 and self.states[move.client].withholding:
+            return True
+        return any(
+            (s.withholding if s.connected else s.lasting)
+            and any(matches(f, move.topic) for f in s.filters)
+            for s in self.states
+        )
+
     def able(self, kind: MoveKind) -> list[int]:
         """The clients that can make a move of ``kind`` now."""
         return [n for n in range(self.clients) if self.enabled(kind, n)]
@@ -353,9 +376,10 @@ class Plan:
         kind = move.kind
         kept = {} if move.kind is MoveKind.CONNECT and move.clean else state.filters
         if kind is MoveKind.CONNECT:
-            self.states[move.client] = ClientPlan(connected=True, filters=kept)
+            lasting = move.session_expiry > 0 if self.edition is Edition.V50 else not move.clean
+            self.states[move.client] = ClientPlan(connected=True, filters=kept, lasting=lasting)
         elif kind in (MoveKind.DISCONNECT, MoveKind.DROP, MoveKind.INVALID):
-            self.states[move.client] = ClientPlan(filters=kept)
+            self.states[move.client] = ClientPlan(filters=kept, lasting=state.lasting)
             self.invalid_made = self.invalid_made or kind is MoveKind.INVALID
         elif kind is MoveKind.SUBSCRIBE:
             state.filters[move.topic] = move.qos

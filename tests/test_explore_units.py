@@ -336,10 +336,11 @@ def test_the_replayers_pieces_read_packets_as_the_probe_does() -> None:
 
 def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
     """MQTT 5.0: the wait rule's long wait (a Message Expiry Interval of 1 s past) is drawn
-    only when a message that may expire in it was published since the last long wait;
-    else the wait is a moment (a second long wait in a row expires nothing more)."""
+    only when a message that may expire in it, and that the server may hold that long,
+    was published since the last long wait; else the wait is a moment (a second long wait
+    in a row expires nothing more; a message sent on at once expires nowhere)."""
     from pubproof.probe.target import Target
-    from pubproof.testing.machine import LONG_WAIT, Exploration, machine_class
+    from pubproof.testing.machine import LONG_WAIT, SHORT_WAIT, Exploration, machine_class
     from pubproof.testing.world import Example
 
     base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V50,
@@ -355,21 +356,87 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
 
     machine.move = move
 
-    def waited(*expiries: int) -> float:
+    def waited(*expiries: int, retain: bool = True, qos: int = 0) -> float:
         for expiry in expiries:
-            machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=expiry))
+            machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=expiry, retain=retain,
+                              qos=qos, client=0))  # fmt: skip
         machine.wait(long=True)
         return float(made[-1].seconds)
 
-    machine.move(Move(kind=MoveKind.CONNECT))
-    assert waited() == 0.005  # nothing published that may expire
-    assert waited(1) == LONG_WAIT
-    assert waited() == 0.005, "a second long wait in a row"
-    assert waited(60) == 0.005, "a minute's interval does not run out in it"
+    for client in range(4):
+        machine.move(Move(kind=MoveKind.CONNECT, client=client))
+    assert waited() == SHORT_WAIT  # nothing published that may expire
+    assert waited(1) == LONG_WAIT  # a retained message
+    assert waited() == SHORT_WAIT, "a second long wait in a row"
+    assert waited(60) == SHORT_WAIT, "a minute's interval does not run out in it"
     assert waited(60, 1, 0) == LONG_WAIT
-    machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=1))
+    machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=1, retain=True))
     machine.wait(long=False)
-    assert made[-1].seconds == 0.005 and waited() == LONG_WAIT, "a short wait expires none"
+    assert made[-1].seconds == SHORT_WAIT and waited() == LONG_WAIT, "a short wait expires none"
+    # not retained: held only where a copy waits
+    assert waited(1, retain=False) == SHORT_WAIT, "no subscriber: nothing held"
+    machine.move(Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a/#", qos=1))
+    assert waited(1, retain=False) == SHORT_WAIT, "a subscriber that answers gets it at once"
+    machine.move(Move(kind=MoveKind.WITHHOLD, client=1))
+    assert waited(1, retain=False) == LONG_WAIT, "copies past the Receive Maximum wait"
+    machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=1))
+    machine.move(Move(kind=MoveKind.DISCONNECT, client=1))
+    assert waited(1, retain=False) == SHORT_WAIT, "a session that ended with its connection"
+    machine.move(Move(kind=MoveKind.CONNECT, client=1, clean=False, session_expiry=60))
+    machine.move(Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a", qos=0))
+    machine.move(Move(kind=MoveKind.DROP, client=1))
+    assert waited(1, retain=False) == LONG_WAIT, "queued for a session whose client is away"
+    machine.move(Move(kind=MoveKind.UNSUBSCRIBE, client=2, topic="a"))  # no matter
+    machine.move(Move(kind=MoveKind.WITHHOLD, client=0))
+    machine.move(Move(kind=MoveKind.CONNECT, client=1, clean=True))
+    assert waited(1, retain=False, qos=1) == SHORT_WAIT, "QoS 1: owned and sent at once"
+    assert waited(1, retain=False, qos=2) == LONG_WAIT, "QoS 2: held until the PUBREL"
+
+
+def _idle_world(quiet: float) -> Any:
+    """An example none of whose clients connected (nothing to read: the quiet window is
+    the clock's alone)."""
+    from pubproof.probe.target import Target
+    from pubproof.probe.timing import Timing
+    from pubproof.testing.world import Example, World
+
+    timing = Timing(check=60.0, answer=1.0, quiet=quiet, liveness=0.5)
+    return World(Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311,
+                         readings=R311, run_id=TOKEN, number=1, timing=timing))  # fmt: skip
+
+
+def test_the_last_quiet_window_ends_early_only_when_the_judges_find_nothing() -> None:
+    """With a test of the evidence (``settled``), the last quiet window ends once the broker
+    has been silent for a share of it and the test passes the evidence, a ``quiet`` event
+    recorded first (what was owed before it counts as missing); when the test fails, the
+    window is listened out in full (a second ``quiet``) before the judges rule. Without
+    a test (a replay, a polish), the whole window, once."""
+    import time
+
+    from pubproof.testing.world import QUIET_SHARE
+
+    window = 0.3
+    seen: list[list[Entry]] = []
+
+    def quiets(entries: list[Entry]) -> list[float]:
+        return [e["seconds"] for e in entries if e.get("event") == "quiet"]
+
+    def passes(entries: list[Entry]) -> bool:
+        seen.append(list(entries))
+        return True
+
+    started = time.monotonic()
+    early = quiets(_idle_world(window).end(passes))
+    took = time.monotonic() - started
+    assert len(early) == 1 and early[0] < window / 2 and took < window / 2, (early, took)
+    assert early[0] >= window * QUIET_SHARE - 0.002
+    assert len(seen) == 1 and seen[0][-1]["event"] == "quiet", "judged after the quiet"
+
+    started = time.monotonic()
+    full = quiets(_idle_world(window).end(lambda entries: False))
+    assert len(full) == 2 and sum(full) >= window - 0.002, full
+    assert time.monotonic() - started >= window
+    assert quiets(_idle_world(window).end()) == [window]
 
 
 # -- polish: the shrunk failure made smaller -----------------------------------------------
