@@ -363,8 +363,8 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
         machine.wait(long=True)
         return float(made[-1].seconds)
 
-    for client in range(4):
-        machine.move(Move(kind=MoveKind.CONNECT, client=client))
+    for client in range(4):  # c1's session ends with its connection all the same (5.0)
+        machine.move(Move(kind=MoveKind.CONNECT, client=client, clean=client != 1))
     assert waited() == SHORT_WAIT  # nothing published that may expire
     assert waited(1) == LONG_WAIT  # a retained message
     assert waited() == SHORT_WAIT, "a second long wait in a row"
