@@ -22,6 +22,17 @@ steps. That is the custom check: the check after each move skips the failures th
 has already reported (:attr:`Exploration.known`), so that each batch of examples looks
 for a fault not yet found, and draws first the invalid moves of none of them.
 
+Coverage leads the way where chance rarely goes: :attr:`Run.wanted` holds the entries of
+the broker's sender table at ``AWAIT_PUBREC`` or ``AWAIT_PUBCOMP`` the run has not reached
+yet whose input a client holding copies back makes itself (a new connection, RESUME or
+CLEAN; a wrong answer), fixed for a batch as the run's coverage stood at its start (its
+shrinking replays the same draws). While the plan says a client holds such a copy back
+(:meth:`~.moves.ClientPlan.awaiting`), two more rules are enabled: ``reconnect`` (the
+connection ended or lost, then a new one that keeps the session or not, as the wanted
+entry needs) and, in an example that may make its invalid move, ``misanswer_wanted`` (the
+wrong answer a wanted entry names). They make ordinary moves: a plan, its shrinking and
+its reproducer are as any other.
+
 The run's budget (seconds or moves) ends generation: an example started past it makes no
 move (one rule, ``wait``, is always enabled, so Hypothesis never runs out of moves); the
 final replay of a shrunk failure always runs.
@@ -43,7 +54,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import Entry
-from pubproof.testing.answers import answers
+from pubproof.testing.answers import answers, wrong_at
+from pubproof.testing.coverage import Coverage
 from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
@@ -152,6 +164,9 @@ class Run:
     first_failure: float | None = None  # seconds into the run
     shrinking_since: float | None = None  # a failure was raised in this batch
     errors: list[str] = field(default_factory=list)
+    #: the broker's sender entries (state, input) a client holding copies back can reach
+    #: that the run has not reached yet (:func:`wanted`), fixed for a batch
+    wanted: frozenset[tuple[str, str]] = frozenset()
     #: MQTT 5.0: the server's Receive Maximum, once a CONNACK said it (a constant of the
     #: server: the plans of every example read it, idle or not)
     receive_maximum: int = 65535
@@ -295,6 +310,29 @@ def unspent_invalid(edition: Edition, spent: Set[str]) -> tuple[str, ...]:
     return tuple(n for n in every if n not in spent) or every
 
 
+#: the server's flows a client holding copies back leaves, and the inputs it can make there
+#: (with a wrong answer of its edition's, :func:`~.answers.answers`)
+HELD_STATES = ("AWAIT_PUBREC", "AWAIT_PUBCOMP")
+NEW_CONNECTION = ("RESUME", "CLEAN")
+
+
+def wanted(coverage: Coverage) -> frozenset[tuple[str, str]]:
+    """The broker's sender entries at a flow a client holds a copy back for
+    (:data:`HELD_STATES`) that ``coverage`` has not seen the broker take, whose input the
+    client makes: a new connection (:data:`NEW_CONNECTION`) or a wrong answer (the right
+    one is the session's, reached by acknowledging)."""
+    if coverage.judged != "broker":
+        return frozenset()
+    edition = coverage.edition
+    return frozenset(
+        (row.state, row.input)
+        for row in coverage.table()
+        if row.table == "sender" and not row.broker and row.state in HELD_STATES
+        and (row.input in NEW_CONNECTION or (row.input in answers(edition)
+                                              and row.state in wrong_at(edition, row.input)))
+    )  # fmt: skip
+
+
 def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
     """The state machine of ``run``'s examples."""
     edition = run.edition
@@ -327,6 +365,27 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
 
         def can(self, kind: MoveKind) -> bool:
             return bool(self.plan.able(kind))
+
+        def goals(self, client: int) -> set[str]:
+            """The wanted inputs at the flows the client's copies held back leave."""
+            awaiting = self.plan.states[client].awaiting()
+            return {i for state, i in run.wanted if state in awaiting}
+
+        def reconnecting(self) -> list[int]:
+            """The connected clients whose new connection reaches a wanted entry: CLEAN,
+            or RESUME when the session outlives the connection."""
+            return [
+                n for n, state in enumerate(self.plan.states)
+                if state.connected and (goals := self.goals(n))
+                and ("CLEAN" in goals or ("RESUME" in goals and state.lasting))
+            ]  # fmt: skip
+
+        def misanswering(self) -> list[int]:
+            """The clients whose wrong answer reaches a wanted entry."""
+            return [
+                n for n in self.plan.able(MoveKind.MISANSWER)
+                if self.goals(n) & set(answers(edition))
+            ]  # fmt: skip
 
         def make(self, data: st.DataObject, kind: MoveKind, **fields: Any) -> None:
             who = data.draw(st.sampled_from(self.plan.able(kind)), label="client")
@@ -503,6 +562,32 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         @rule(data=st.data(), lose=st.booleans())
         def disconnect(self, data: st.DataObject, lose: bool) -> None:
             self.make(data, MoveKind.DROP if lose else MoveKind.DISCONNECT)
+
+        @precondition(lambda self: bool(self.reconnecting()))
+        @rule(data=st.data(), lose=st.booleans())
+        def reconnect(self, data: st.DataObject, lose: bool) -> None:
+            """Coverage-guided: a client holding back a copy whose flow is at a wanted
+            entry's state ends or loses its connection and connects again, keeping its
+            session (RESUME, if it outlives the connection) or not (CLEAN), as the wanted
+            entries need."""
+            who = data.draw(st.sampled_from(self.reconnecting()), label="client")
+            goals = self.goals(who)
+            cleans = [False] * ("RESUME" in goals and self.plan.states[who].lasting)
+            cleans += [True] * ("CLEAN" in goals)
+            clean = data.draw(st.sampled_from(cleans), label="clean")
+            self.move(Move(kind=MoveKind.DROP if lose else MoveKind.DISCONNECT, client=who))
+            self.move(Move(kind=MoveKind.CONNECT, client=who, clean=clean,
+                           session_expiry=60 if v50 else 0))  # fmt: skip
+
+        @precondition(lambda self: self.invalid_ok and bool(self.misanswering()))
+        @rule(data=st.data())
+        def misanswer_wanted(self, data: st.DataObject) -> None:
+            """Coverage-guided: the wrong answer a wanted entry names, by a client holding
+            back a copy whose flow is at that entry's state."""
+            who = data.draw(st.sampled_from(self.misanswering()), label="client")
+            what = data.draw(st.sampled_from(sorted(self.goals(who) & set(answers(edition)))),
+                             label="answer")  # fmt: skip
+            self.move(Move(kind=MoveKind.MISANSWER, client=who, what=what))
 
         @precondition(lambda self: self.can(MoveKind.STRAY))
         @rule(data=st.data(), what=st.sampled_from(STRAY_KINDS), held=st.booleans())

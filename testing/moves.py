@@ -286,10 +286,21 @@ class ClientPlan:
     #: QoS 1 and 2 messages published on a topic its subscriptions match at QoS 1 or 2
     #: while it withholds: copies it holds back, most likely (the broker decides)
     copies: int = 0
+    #: of those, QoS 2 messages a subscription matches at QoS 2: copies whose flow at the
+    #: server awaits PUBREC, most likely; after an acknowledgement that keeps holding back
+    #: (the PUBREL that follows the PUBREC is kept), ``releases``: flows awaiting PUBCOMP
+    copies2: int = 0
+    releases: int = 0
 
-    def wants(self, topic: str) -> bool:
-        """Whether one of its subscriptions matches ``topic`` at QoS 1 or 2."""
-        return any(qos and matches(f, topic) for f, qos in self.filters.items())
+    def wants(self, topic: str, qos: int = 1) -> bool:
+        """Whether one of its subscriptions matches ``topic`` at ``qos`` or more."""
+        return any(q >= qos and matches(f, topic) for f, q in self.filters.items())
+
+    def awaiting(self) -> set[str]:
+        """The states its copies held back most likely leave the server's flows in (the
+        sender table's: ``AWAIT_PUBREC``, ``AWAIT_PUBCOMP``)."""
+        held = (("AWAIT_PUBREC", self.copies2), ("AWAIT_PUBCOMP", self.releases))
+        return {state for state, copies in held if copies}
 
 
 @dataclass(slots=True)
@@ -389,9 +400,14 @@ class Plan:
             state.withholding = True
         elif kind is MoveKind.ACKNOWLEDGE and not move.keep:
             state.withholding, state.unacknowledged, state.copies = False, 0, 0
+            state.copies2 = state.releases = 0
+        elif kind is MoveKind.ACKNOWLEDGE:  # PUBREC for each QoS 2 copy; its PUBREL kept
+            state.releases, state.copies2 = state.releases + state.copies2, 0
         # ACKNOWLEDGE with keep: the PUBACKs handed over free quota, the PUBRECs do not
         # (PUBCOMP is held back): counted as none freed, a bound on the safe side
         if kind is MoveKind.PUBLISH and move.qos:
             state.unacknowledged += state.withholding
             for other in self.states:
-                other.copies += other.connected and other.withholding and other.wants(move.topic)
+                holds = other.connected and other.withholding
+                other.copies += holds and other.wants(move.topic)
+                other.copies2 += holds and move.qos == 2 and other.wants(move.topic, 2)

@@ -393,6 +393,101 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
     assert waited(1, retain=False, qos=2) == LONG_WAIT, "QoS 2: held until the PUBREL"
 
 
+def test_the_plan_follows_the_copies_a_client_holds_back_to_the_servers_state() -> None:
+    """A withholding subscriber at QoS 2 holds a QoS 2 copy back (the server's flow awaits
+    PUBREC); an acknowledgement that keeps holding back answers it and keeps the PUBREL
+    (the flow awaits PUBCOMP); a QoS 1 copy, or a QoS 1 subscription, is neither."""
+    plan = Plan(V311, 2)
+    for move in (
+        Move(kind=MoveKind.CONNECT, client=0), Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a/#", qos=2),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="b", qos=1),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=2),
+    ):  # fmt: skip
+        plan.apply(move)
+    assert plan.states[1].awaiting() == set() and plan.states[1].copies == 2
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a/b", qos=2))
+    assert plan.states[1].awaiting() == {"AWAIT_PUBREC"}
+    plan.apply(Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True))
+    assert plan.states[1].awaiting() == {"AWAIT_PUBCOMP"}
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2))
+    assert plan.states[1].awaiting() == {"AWAIT_PUBREC", "AWAIT_PUBCOMP"}
+    assert plan.states[0].awaiting() == set()
+    plan.apply(Move(kind=MoveKind.ACKNOWLEDGE, client=1))
+    assert plan.states[1].awaiting() == set()
+
+
+def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -> None:
+    """The wanted entries are the broker's sender entries at AWAIT_PUBREC or AWAIT_PUBCOMP
+    not reached yet whose input a client makes (a new connection, a wrong answer); while
+    a client holds such a copy back, ``reconnect`` ends its connection and connects again
+    as the wanted entry needs (RESUME only for a session that outlives the connection),
+    and ``misanswer_wanted`` sends the wrong answer a wanted entry names."""
+    from hypothesis import strategies as st
+
+    from pubproof.probe.target import Target
+    from pubproof.testing.machine import Exploration, machine_class, wanted
+    from pubproof.testing.world import Example
+
+    coverage = Coverage(V311)
+    every = wanted(coverage)
+    assert ("AWAIT_PUBCOMP", "RESUME") in every and ("AWAIT_PUBREC", "PUBACK") in every
+    assert all(s in ("AWAIT_PUBREC", "AWAIT_PUBCOMP") for s, _ in every)
+    assert ("AWAIT_PUBACK", "RESUME") not in every and ("AWAIT_PUBREC", "PUBREC") not in every
+
+    class Draws:
+        """The first element of each ``sampled_from`` (a strategy's simplest)."""
+
+        def draw(self, strategy: Any, label: str = "") -> Any:
+            return strategy.elements[0]
+
+    base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311, readings=R311,
+                   run_id=TOKEN, number=0, clients=2)  # fmt: skip
+    run = Exploration.of(base, budget=0.0)
+    run.wanted = frozenset({("AWAIT_PUBCOMP", "RESUME"), ("AWAIT_PUBCOMP", "PUBACK")})
+    machine: Any = machine_class(run)()
+    made: list[Move] = []
+    make = machine.move
+    machine.move = lambda move: (made.append(move), make(move))
+    for move in (
+        Move(kind=MoveKind.CONNECT, client=0),
+        Move(kind=MoveKind.CONNECT, client=1, clean=False),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="#", qos=2),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2),
+    ):  # fmt: skip
+        machine.move(move)
+    assert machine.reconnecting() == [] and machine.misanswering() == [], "awaits PUBREC"
+    machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True))
+    assert machine.reconnecting() == [1]
+    assert machine.misanswering() == [1]
+    del made[:]
+    machine.misanswer_wanted(Draws())
+    assert made == [Move(kind=MoveKind.MISANSWER, client=1, what="PUBACK")]
+    machine.reconnect(Draws(), lose=True)
+    assert made[1:] == [Move(kind=MoveKind.DROP, client=1),
+                        Move(kind=MoveKind.CONNECT, client=1, clean=False)]  # fmt: skip
+    assert machine.reconnecting() == [], "the new connection holds nothing back"
+    # a session that ends with its connection cannot resume: CLEAN, when wanted
+    for move in (
+        Move(kind=MoveKind.DISCONNECT, client=1), Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a", qos=2),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2),
+        Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True),
+    ):  # fmt: skip
+        machine.move(move)
+    assert machine.reconnecting() == []
+    run.wanted = frozenset({("AWAIT_PUBCOMP", "RESUME"), ("AWAIT_PUBCOMP", "CLEAN")})
+    assert machine.reconnecting() == [1]
+    del made[:]
+    machine.reconnect(Draws(), lose=False)
+    assert made == [Move(kind=MoveKind.DISCONNECT, client=1),
+                    Move(kind=MoveKind.CONNECT, client=1, clean=True)]  # fmt: skip
+
+
 def _idle_world(quiet: float) -> Any:
     """An example none of whose clients connected (nothing to read: the quiet window is
     the clock's alone)."""
