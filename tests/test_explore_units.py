@@ -436,6 +436,7 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     assert ("AWAIT_PUBCOMP", "RESUME") in every and ("AWAIT_PUBREC", "PUBACK") in every
     assert all(s in ("AWAIT_PUBREC", "AWAIT_PUBCOMP") for s, _ in every)
     assert ("AWAIT_PUBACK", "RESUME") not in every and ("AWAIT_PUBREC", "PUBREC") not in every
+    assert wanted(Coverage(V311, judged="client")) == frozenset(), "a client's run: none"
 
     class Draws:
         """The first element of each ``sampled_from`` (a strategy's simplest)."""
@@ -486,6 +487,37 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     machine.reconnect(Draws(), lose=False)
     assert made == [Move(kind=MoveKind.DISCONNECT, client=1),
                     Move(kind=MoveKind.CONNECT, client=1, clean=True)]  # fmt: skip
+
+
+def test_each_batch_wants_the_entries_the_run_has_not_reached() -> None:
+    """:func:`explore` gives each batch the wanted entries as the run's coverage stands at
+    its start (an entry reached is wanted no more)."""
+    from hypothesis.stateful import RuleBasedStateMachine, rule
+
+    from pubproof.probe.target import Target
+    from pubproof.testing.explore import explore
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.world import Example
+
+    coverage = Coverage(V311)
+    coverage.counts["broker", "sender", "AWAIT_PUBCOMP", "RESUME"] = 1
+    base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311, readings=R311,
+                   run_id=TOKEN, number=0)  # fmt: skip
+    run = Exploration.of(base, most_moves=1)
+    seen: list[frozenset[tuple[str, str]]] = []
+
+    class Nothing(RuleBasedStateMachine):
+        @rule()
+        def nothing(self) -> None:
+            run.moves += 1
+
+    def machine(run: Any) -> type[RuleBasedStateMachine]:
+        seen.append(run.wanted)
+        return Nothing
+
+    explore(run, machine=machine, coverage=coverage, batch=1, moves_per_example=1)
+    assert len(seen) == 1 and ("AWAIT_PUBCOMP", "CLEAN") in seen[0], seen
+    assert ("AWAIT_PUBCOMP", "RESUME") not in seen[0]
 
 
 def _idle_world(quiet: float) -> Any:
