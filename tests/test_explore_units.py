@@ -425,7 +425,6 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     a client holds such a copy back, ``reconnect`` ends its connection and connects again
     as the wanted entry needs (RESUME only for a session that outlives the connection),
     and ``misanswer_wanted`` sends the wrong answer a wanted entry names."""
-    from hypothesis import strategies as st
 
     from pubproof.probe.target import Target
     from pubproof.testing.machine import Exploration, machine_class, wanted
