@@ -450,15 +450,20 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     machine: Any = machine_class(run)()
     made: list[Move] = []
     make = machine.move
-    machine.move = lambda move: (made.append(move), make(move))
-    for move in (
+
+    def recorded(move: Move) -> None:
+        made.append(move)
+        make(move)
+
+    machine.move = recorded
+    for step in (
         Move(kind=MoveKind.CONNECT, client=0),
         Move(kind=MoveKind.CONNECT, client=1, clean=False),
         Move(kind=MoveKind.SUBSCRIBE, client=1, topic="#", qos=2),
         Move(kind=MoveKind.WITHHOLD, client=1),
         Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2),
     ):  # fmt: skip
-        machine.move(move)
+        machine.move(step)
     assert machine.reconnecting() == [] and machine.misanswering() == [], "awaits PUBREC"
     machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True))
     assert machine.reconnecting() == [1]
@@ -471,14 +476,14 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
                         Move(kind=MoveKind.CONNECT, client=1, clean=False)]  # fmt: skip
     assert machine.reconnecting() == [], "the new connection holds nothing back"
     # a session that ends with its connection cannot resume: CLEAN, when wanted
-    for move in (
+    for step in (
         Move(kind=MoveKind.DISCONNECT, client=1), Move(kind=MoveKind.CONNECT, client=1),
         Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a", qos=2),
         Move(kind=MoveKind.WITHHOLD, client=1),
         Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2),
         Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True),
     ):  # fmt: skip
-        machine.move(move)
+        machine.move(step)
     assert machine.reconnecting() == []
     run.wanted = frozenset({("AWAIT_PUBCOMP", "RESUME"), ("AWAIT_PUBCOMP", "CLEAN")})
     assert machine.reconnecting() == [1]
