@@ -11,7 +11,8 @@ move says otherwise). :meth:`World.make` makes a move the plan enabled, records 
 closed connection, a spent quota), and waits for what the move is owed (CONNACK,
 SUBACK, the end of a flow the client does not hold up) and then for the broker to fall
 quiet for a moment (:data:`SETTLE_GAP`), so that the copies it forwards land before the
-next move.
+next move (not after a client id's first CONNECT in the example: no session, so nothing
+is owed beyond the CONNACK).
 
 Nothing here judges: the evidence is the judges' (:mod:`.verdicts`). A wait that runs out
 (:class:`~pubproof.probe.context.Stalled`, recorded with its liveness probe) ends the
