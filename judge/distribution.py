@@ -69,12 +69,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from pubproof.judge.distribution_capture import (
-    PATIENCE,
-    judge_owed,
-    owed_at_end,
-    session_outcomes,
-)
+from pubproof.judge.distribution_alike import certain, untangled_for
+from pubproof.judge.distribution_capture import PATIENCE, judge_owed, owed_at_end, session_outcomes
 from pubproof.judge.distribution_copies import excluded, publish_out
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_inflight import (
@@ -93,10 +89,7 @@ from pubproof.judge.distribution_records import (
     waiting_for_quota,
 )
 from pubproof.judge.distribution_session import expect, judge_session_present
-from pubproof.judge.distribution_verdicts import (
-    judge_deliveries,
-    judge_missing,
-)
+from pubproof.judge.distribution_verdicts import judge_deliveries, judge_missing
 from pubproof.judge.findings import VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT_RECEIVE_MAXIMUM
 from pubproof.model.distribution import DistributionError, DistributionModel
@@ -607,8 +600,11 @@ class DistributionJudge:
         waiting = waiting_for_quota(self.flows, self.models, self.messages)
         for record in self.messages.values():
             judge_deliveries(report, record, waiting)
-        for (edition, client_id), copies in self.sent.items():
+        for edition, client_id in self.sent:  # alike copies read either way (untangled)
+            copies, uncertain = untangled_for(self, edition, client_id)
             for problem in ordering_problems(copies, edition, self.readings, self.config):
+                if not certain(problem.message, uncertain):
+                    continue
                 report.found(VIOLATION, None, edition, f"{client_id}: {problem.message}",
                              self._inversion(edition, client_id, problem.message),
                              rule_id=problem.rule_id)  # fmt: skip

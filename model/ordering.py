@@ -50,6 +50,24 @@ def _counts(copy: Copy, edition: Edition, readings: Mapping[str, str] | None) ->
     return copy.cause is Cause.LIVE or not live_only
 
 
+def order_group(
+    copy: Copy,
+    edition: Edition,
+    readings: Mapping[str, str] | None = None,
+    config: ServerConfig | None = None,
+) -> tuple[str, str, int] | None:
+    """The copies ``copy`` must keep its order with (those of the same group, by their
+    messages' order): its publisher, topic and QoS (published or sent, as reading
+    ``ordering-qos`` says); None when it takes part in no order."""
+    if not _counts(copy, edition, readings):
+        return None
+    if not ordered_topic(copy.topic, edition, readings, config or ServerConfig()):
+        return None
+    by_published = reading(readings, edition, "ordering-qos") == "published"
+    qos = copy.message.qos if by_published else copy.qos
+    return copy.message.publisher, copy.topic, qos
+
+
 def ordering_problems(
     sent: Sequence[Copy],
     edition: Edition,
@@ -59,17 +77,14 @@ def ordering_problems(
     """The pairs of ``sent`` (the first transmissions to one session, in the order the
     server sent them) that break the order of 4.6."""
     config = config or ServerConfig()
-    by_published = reading(readings, edition, "ordering-qos") == "published"
     rule_id = cite(D.ORDER_PER_PUBLISHER, edition)
     problems = []
     last: dict[tuple[str, str, int], Copy] = {}
     for copy in sent:
-        if not _counts(copy, edition, readings):
+        key = order_group(copy, edition, readings, config)
+        if key is None:
             continue
-        if not ordered_topic(copy.topic, edition, readings, config):
-            continue
-        qos = copy.message.qos if by_published else copy.qos
-        key = (copy.message.publisher, copy.topic, qos)
+        qos = key[2]
         before = last.get(key)
         if before is not None and before.message.seq > copy.message.seq:
             problems.append(

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
-import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from pubproof.pipeline.capture import Plan, Split
 from pubproof.pipeline.connection import Tracker
 from pubproof.pipeline.connection_state import Config
+from pubproof.pipeline.events_held import HeldEvents
 from pubproof.pipeline.memory import arrow_from_malloc
 from pubproof.pipeline.output import TableWriter, rows_of
 from pubproof.pipeline.rows import Sink
@@ -27,6 +27,8 @@ from pubproof.pipeline.summary import summarize
 #: frames are what the engine holds besides the table writers' runs)
 PROGRESS_FRAMES = 16384
 ROW_TABLES = ("packets", "violations", "connections", "quarantine", "events")
+#: the tables written as they come (``events`` is held for the cross-connection stage)
+WRITTEN = ROW_TABLES[:-1]
 #: the figures of a check without the cross-connection stage
 OFF: dict[str, int] = {"off": 1}
 #: the cyclic garbage collector's thresholds while the engines track connections: a young
@@ -116,7 +118,8 @@ def _run(
     on_split: Callable[[int, int], None] | None,
 ) -> dict[str, int]:
     sink = Sink()
-    writers = {table: TableWriter(out, table) for table in ROW_TABLES}
+    writers = {table: TableWriter(out, table) for table in WRITTEN}
+    events = HeldEvents(out)
 
     def flush() -> None:
         for table, writer in writers.items():
@@ -124,6 +127,9 @@ def _run(
             if rows:
                 writer.add(rows)
                 rows.clear()
+        if sink.events:
+            events.add(sink.events)
+            sink.events.clear()
 
     for plan in plans:
         sink.quarantine.extend(problem_row(p) for p in plan.problems)
@@ -134,11 +140,10 @@ def _run(
         if table != "violations":  # the cross-connection stage adds its findings
             writer.close()
     if config.distribution:
-        figures = across(out, config, writers["violations"])
-    else:  # no stage: an empty deliveries table, and no scratch left
+        figures = across(out, config, writers["violations"], events.rows())
+    else:  # no stage (and no events: the tap wrote none): an empty deliveries table
         figures = OFF
         TableWriter(out, "deliveries").close()
-        shutil.rmtree(os.path.join(out, "events"), ignore_errors=True)
     writers["violations"].close()
     summary = TableWriter(out, "summary")
     summary.add(summarize(rows_of(out, "violations")))
@@ -146,10 +151,12 @@ def _run(
     return figures
 
 
-def across(out: str, config: Config, violations: TableWriter) -> dict[str, int]:
-    """The cross-connection stage (:mod:`.servers`) over the ``events`` table just
-    written: its findings to ``violations``, its ``deliveries`` table; the scratch
-    ``events`` table removed. Its figures."""
+def across(
+    out: str, config: Config, violations: TableWriter, events: Iterable[tuple[Any, ...]]
+) -> dict[str, int]:
+    """The cross-connection stage (:mod:`.servers`) over ``events`` (the rows of the
+    ``events`` table, in its order: :class:`~.events_held.HeldEvents`): its findings to
+    ``violations``, its ``deliveries`` table. Its figures."""
     # imported here: a Spark worker imports this module for track(), not the judge
     from pubproof.pipeline.servers import Stage
 
@@ -162,8 +169,7 @@ def across(out: str, config: Config, violations: TableWriter) -> dict[str, int]:
         stage.violations.clear()
 
     stage = Stage(dict(config.readings), patience=config.patience, flush=hand_on)
-    stage.run(rows_of(out, "events"))
+    stage.run(events)
     hand_on(stage)
     deliveries.close()
-    shutil.rmtree(os.path.join(out, "events"), ignore_errors=True)
     return dict(stage.figures)

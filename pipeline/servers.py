@@ -170,7 +170,9 @@ class Stage:
         self.figures: Counter[str] = Counter()
 
     def run(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Judge every topic of this partition in ``rows`` (sorted as ``events`` is)."""
+        """Judge every topic of this partition in ``rows``: grouped as ``events`` is sorted,
+        by capture, server and topic (a server's sessions first), each connection's rows
+        in its order (the table's order, or :class:`~.events_held.HeldEvents`' runs)."""
         server: _Server | None = None
         key: tuple[str, str] | None = None
         topic_key: tuple[str, str, str] | None = None
@@ -230,9 +232,10 @@ class Stage:
         if skewed:
             self.figures["events_out_of_time_order"] += skewed
         needed = server.relevant(topic, {row[CONNECTION] for row in rows})
-        # the topic's rows and each session's, each in time order already: one stable sort
-        # of them one after the other is their merge (Timsort finds the runs), with the
-        # key made in C (a Python key per row was a tenth of the stage)
+        # the topic's rows and each session's, each in time order already (or each
+        # connection's: HeldEvents) one stable sort of them one after the other is their
+        # merge (Timsort finds the runs), with the key made in C (a Python key per row
+        # was a tenth of the stage)
         fed = list(rows)
         for conn in sorted(needed):
             fed.extend(server.rows.get(conn, ()))

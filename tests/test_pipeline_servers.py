@@ -318,3 +318,53 @@ def _all(text: str, needle: str) -> list[int]:
         found.append(at)
         at = text.find(needle, at + 1)
     return found
+
+
+def test_the_reports_counts_and_latencies_are_the_deliveries_tables(
+    plain: tuple[Path, Any, Path],
+) -> None:
+    """The section's messages in, copies out and sorted latencies per (server, topic),
+    counted by Arrow, against the rows themselves (a Python oracle)."""
+    from pubproof.pipeline import report_distribution
+
+    _, _, out = plain
+    want: dict[tuple[str, str], list[Any]] = {}
+    for row in _rows(out, "deliveries"):
+        entry = want.setdefault((row["server"], row["topic"]), [0, 0, []])
+        entry[0 if row["direction"] == "in" else 1] += 1
+        if row["direction"] == "out" and row["latency"] is not None:
+            entry[2].append(row["latency"])
+    topics, latencies = report_distribution._counted(str(out))
+    keys = sorted(topics)
+    latencies(keys[::2])  # those shown get theirs; the others none
+    assert len(keys) > 4
+    for i, key in enumerate(keys):
+        got = topics[key]
+        wanted = want[key]
+        assert (got.messages, got.copies) == (wanted[0], wanted[1])
+        assert got.latencies == (sorted(wanted[2]) if i % 2 == 0 else [])
+    assert any(topics[k].latencies for k in keys[::2])
+    empty = out.parent / "empty"
+    (empty / "deliveries").mkdir(parents=True)
+    assert report_distribution._counted(str(empty))[0] == {}
+
+
+def test_the_report_is_made_in_the_commands_own_process(
+    plain: tuple[Path, Any, Path], tmp_path: Path
+) -> None:
+    """``pubproof check`` as users run it: one process, where numpy and pandas are hidden
+    from pyarrow (pubproof.pipeline.optional_imports); the section's latencies are still
+    taken (with Arrow alone)."""
+    import subprocess
+    import sys
+
+    path, _, _ = plain
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "pubproof", "check", str(path), "--engine", "python",
+         "--out", str(out), "--quiet"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    part = (out / "report.html").read_text()
+    assert 'aria-label="delivery latency per topic"' in part and "99th percentile" in part
