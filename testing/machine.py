@@ -27,11 +27,13 @@ the broker's sender table at ``AWAIT_PUBREC`` or ``AWAIT_PUBCOMP`` the run has n
 yet whose input a client holding copies back makes itself (a new connection, RESUME or
 CLEAN; a wrong answer), fixed for a batch as the run's coverage stood at its start (its
 shrinking replays the same draws). While the plan says a client holds such a copy back
-(:meth:`~.moves.ClientPlan.awaiting`), two more rules are enabled: ``reconnect`` (the
+(:meth:`~.moves.ClientPlan.awaiting`), more rules are enabled: ``reconnect`` (the
 connection ended or lost, then a new one that keeps the session or not, as the wanted
-entry needs) and, in an example that may make its invalid move, ``misanswer_wanted`` (the
-wrong answer a wanted entry names). They make ordinary moves: a plan, its shrinking and
-its reproducer are as any other.
+entry needs; also for a publisher holding back the PUBREL of its QoS 2 message, the
+receiver's ``ID_HELD``), ``acknowledge_wanted`` (the session answers a QoS 2 copy and
+the PUBREL is kept, toward ``AWAIT_PUBCOMP``) and, in an example that may make its
+invalid move, ``misanswer_wanted`` (the wrong answer a wanted entry names). They make
+ordinary moves: a plan, its shrinking and its reproducer are as any other.
 
 The run's budget (seconds or moves) ends generation: an example started past it makes no
 move (one rule, ``wait``, is always enabled, so Hypothesis never runs out of moves); the
@@ -313,6 +315,8 @@ def unspent_invalid(edition: Edition, spent: Set[str]) -> tuple[str, ...]:
 #: the server's flows a client holding copies back leaves, and the inputs it can make there
 #: (with a wrong answer of its edition's, :func:`~.answers.answers`)
 HELD_STATES = ("AWAIT_PUBREC", "AWAIT_PUBCOMP")
+#: the server's receiver flow a publisher holding back its PUBREL leaves
+HELD_RECEIVING = "ID_HELD"
 NEW_CONNECTION = ("RESUME", "CLEAN")
 
 
@@ -320,17 +324,26 @@ def wanted(coverage: Coverage) -> frozenset[tuple[str, str]]:
     """The broker's sender entries at a flow a client holds a copy back for
     (:data:`HELD_STATES`) that ``coverage`` has not seen the broker take, whose input the
     client makes: a new connection (:data:`NEW_CONNECTION`) or a wrong answer (the right
-    one is the session's, reached by acknowledging)."""
+    one is the session's, reached by acknowledging); and its receiver's entries at a QoS
+    2 flow whose PUBREL the publisher holds back (:data:`HELD_RECEIVING`), a new
+    connection."""
     if coverage.judged != "broker":
         return frozenset()
     edition = coverage.edition
-    return frozenset(
+    sending = {
         (row.state, row.input)
         for row in coverage.table()
         if row.table == "sender" and not row.broker and row.state in HELD_STATES
         and (row.input in NEW_CONNECTION or (row.input in answers(edition)
                                               and row.state in wrong_at(edition, row.input)))
-    )  # fmt: skip
+    }  # fmt: skip
+    receiving = {
+        (row.state, row.input)
+        for row in coverage.table()
+        if row.table == "receiver" and not row.broker and row.state == HELD_RECEIVING
+        and row.input in NEW_CONNECTION
+    }  # fmt: skip
+    return frozenset(sending | receiving)
 
 
 def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
@@ -378,6 +391,15 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
                 n for n, state in enumerate(self.plan.states)
                 if state.connected and (goals := self.goals(n))
                 and ("CLEAN" in goals or ("RESUME" in goals and state.lasting))
+            ]  # fmt: skip
+
+        def keeping(self) -> list[int]:
+            """The clients holding back a QoS 2 copy whose acknowledgement that keeps
+            holding back leads its flow to a wanted entry's state (``AWAIT_PUBCOMP``)."""
+            wants = any(state == "AWAIT_PUBCOMP" for state, _ in run.wanted)
+            return [
+                n for n in self.plan.able(MoveKind.ACKNOWLEDGE)
+                if wants and self.plan.states[n].copies2
             ]  # fmt: skip
 
         def misanswering(self) -> list[int]:
@@ -578,6 +600,15 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.move(Move(kind=MoveKind.DROP if lose else MoveKind.DISCONNECT, client=who))
             self.move(Move(kind=MoveKind.CONNECT, client=who, clean=clean,
                            session_expiry=60 if v50 else 0))  # fmt: skip
+
+        @precondition(lambda self: bool(self.keeping()))
+        @rule(data=st.data())
+        def acknowledge_wanted(self, data: st.DataObject) -> None:
+            """Coverage-guided: a client holding back a QoS 2 copy lets its session answer
+            it and keeps holding back the PUBREL, so that the flow awaits PUBCOMP, where a
+            wanted entry is."""
+            who = data.draw(st.sampled_from(self.keeping()), label="client")
+            self.move(Move(kind=MoveKind.ACKNOWLEDGE, client=who, keep=True))
 
         @precondition(lambda self: self.invalid_ok and bool(self.misanswering()))
         @rule(data=st.data())

@@ -291,15 +291,20 @@ class ClientPlan:
     #: (the PUBREL that follows the PUBREC is kept), ``releases``: flows awaiting PUBCOMP
     copies2: int = 0
     releases: int = 0
+    #: QoS 2 messages it published while withholding: the server's receiver holds their
+    #: packet identifiers until the PUBREL the client keeps back (``ID_HELD``)
+    published2: int = 0
 
     def wants(self, topic: str, qos: int = 1) -> bool:
         """Whether one of its subscriptions matches ``topic`` at ``qos`` or more."""
         return any(q >= qos and matches(f, topic) for f, q in self.filters.items())
 
     def awaiting(self) -> set[str]:
-        """The states its copies held back most likely leave the server's flows in (the
-        sender table's: ``AWAIT_PUBREC``, ``AWAIT_PUBCOMP``)."""
-        held = (("AWAIT_PUBREC", self.copies2), ("AWAIT_PUBCOMP", self.releases))
+        """The states what it holds back most likely leaves the server's flows in: its
+        copies, the sender table's ``AWAIT_PUBREC`` and ``AWAIT_PUBCOMP``; its own QoS 2
+        messages, the receiver table's ``ID_HELD``."""
+        held = (("AWAIT_PUBREC", self.copies2), ("AWAIT_PUBCOMP", self.releases),
+                ("ID_HELD", self.published2))  # fmt: skip
         return {state for state, copies in held if copies}
 
 
@@ -400,13 +405,15 @@ class Plan:
             state.withholding = True
         elif kind is MoveKind.ACKNOWLEDGE and not move.keep:
             state.withholding, state.unacknowledged, state.copies = False, 0, 0
-            state.copies2 = state.releases = 0
+            state.copies2 = state.releases = state.published2 = 0
         elif kind is MoveKind.ACKNOWLEDGE:  # PUBREC for each QoS 2 copy; its PUBREL kept
             state.releases, state.copies2 = state.releases + state.copies2, 0
+            state.published2 = 0  # PUBREL for each PUBREC: the server's identifiers freed
         # ACKNOWLEDGE with keep: the PUBACKs handed over free quota, the PUBRECs do not
         # (PUBCOMP is held back): counted as none freed, a bound on the safe side
         if kind is MoveKind.PUBLISH and move.qos:
             state.unacknowledged += state.withholding
+            state.published2 += state.withholding and move.qos == 2
             for other in self.states:
                 holds = other.connected and other.withholding
                 other.copies += holds and other.wants(move.topic)

@@ -433,7 +433,9 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     coverage = Coverage(V311)
     every = wanted(coverage)
     assert ("AWAIT_PUBCOMP", "RESUME") in every and ("AWAIT_PUBREC", "PUBACK") in every
-    assert all(s in ("AWAIT_PUBREC", "AWAIT_PUBCOMP") for s, _ in every)
+    assert all(s in ("AWAIT_PUBREC", "AWAIT_PUBCOMP", "ID_HELD") for s, _ in every)
+    assert {("ID_HELD", "RESUME"), ("ID_HELD", "CLEAN")} <= every
+    assert ("ID_HELD", "PUBREL") not in every and ("FREE", "RESUME") not in every
     assert ("AWAIT_PUBACK", "RESUME") not in every and ("AWAIT_PUBREC", "PUBREC") not in every
     assert wanted(Coverage(V311, judged="client")) == frozenset(), "a client's run: none"
 
@@ -465,7 +467,11 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     ):  # fmt: skip
         machine.move(step)
     assert machine.reconnecting() == [] and machine.misanswering() == [], "awaits PUBREC"
-    machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True))
+    assert machine.keeping() == [1], "toward AWAIT_PUBCOMP, where entries are wanted"
+    del made[:]
+    machine.acknowledge_wanted(Draws())
+    assert made == [Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True)]
+    assert machine.keeping() == [], "nothing awaits PUBREC now"
     assert machine.reconnecting() == [1]
     assert machine.misanswering() == [1]
     del made[:]
@@ -491,6 +497,18 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     machine.reconnect(Draws(), lose=False)
     assert made == [Move(kind=MoveKind.DISCONNECT, client=1),
                     Move(kind=MoveKind.CONNECT, client=1, clean=True)]  # fmt: skip
+    # a publisher holding back the PUBREL of its QoS 2 message: the receiver's ID_HELD
+    run.wanted = frozenset({("ID_HELD", "RESUME")})
+    assert machine.keeping() == [] and machine.reconnecting() == []
+    machine.move(Move(kind=MoveKind.WITHHOLD, client=0))
+    machine.move(Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=1))
+    assert machine.reconnecting() == [], "QoS 1: no identifier held at PUBREL's wait"
+    machine.move(Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=2))
+    assert machine.reconnecting() == [], "its session ends with the connection: no RESUME"
+    run.wanted = frozenset({("ID_HELD", "CLEAN")})
+    assert machine.reconnecting() == [0]
+    machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True))
+    assert machine.reconnecting() == [], "the PUBREL sent frees the identifier"
 
 
 def test_each_batch_wants_the_entries_the_run_has_not_reached() -> None:
