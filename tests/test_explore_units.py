@@ -467,6 +467,10 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     ):  # fmt: skip
         machine.move(step)
     assert machine.reconnecting() == [] and machine.misanswering() == [], "awaits PUBREC"
+    wanted_before = run.wanted
+    run.wanted = frozenset({("AWAIT_PUBREC", "CLEAN")})
+    assert machine.keeping() == [], "no entry wanted at AWAIT_PUBCOMP"
+    run.wanted = wanted_before
     assert machine.keeping() == [1], "toward AWAIT_PUBCOMP, where entries are wanted"
     del made[:]
     machine.acknowledge_wanted(Draws())
@@ -498,15 +502,16 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     assert made == [Move(kind=MoveKind.DISCONNECT, client=1),
                     Move(kind=MoveKind.CONNECT, client=1, clean=True)]  # fmt: skip
     # a publisher holding back the PUBREL of its QoS 2 message: the receiver's ID_HELD
-    run.wanted = frozenset({("ID_HELD", "RESUME")})
+    run.wanted = frozenset({("ID_HELD", "CLEAN")})
     assert machine.keeping() == [] and machine.reconnecting() == []
     machine.move(Move(kind=MoveKind.WITHHOLD, client=0))
     machine.move(Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=1))
-    assert machine.reconnecting() == [], "QoS 1: no identifier held at PUBREL's wait"
+    assert machine.reconnecting() == [], "QoS 1: no identifier held until a PUBREL"
     machine.move(Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=2))
+    assert machine.reconnecting() == [0]
+    run.wanted = frozenset({("ID_HELD", "RESUME")})
     assert machine.reconnecting() == [], "its session ends with the connection: no RESUME"
     run.wanted = frozenset({("ID_HELD", "CLEAN")})
-    assert machine.reconnecting() == [0]
     machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True))
     assert machine.reconnecting() == [], "the PUBREL sent frees the identifier"
 
