@@ -403,6 +403,12 @@ class Plan:
             state.filters.pop(move.topic, None)
         elif kind is MoveKind.WITHHOLD:
             state.withholding = True
+        elif kind is MoveKind.MISANSWER:
+            # the wrong answer may end the server's flow (an error Reason Code) or the
+            # connection (the client's protocol violation): the plan no longer knows what
+            # awaits what, and leads no move there (a resumed session after it would meet
+            # a flow the client's own answer ended)
+            state.copies2 = state.releases = state.published2 = 0
         elif kind is MoveKind.ACKNOWLEDGE and not move.keep:
             state.withholding, state.unacknowledged, state.copies = False, 0, 0
             state.copies2 = state.releases = state.published2 = 0

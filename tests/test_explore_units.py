@@ -481,6 +481,10 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     del made[:]
     machine.misanswer_wanted(Draws())
     assert made == [Move(kind=MoveKind.MISANSWER, client=1, what="PUBACK")]
+    assert machine.reconnecting() == [] and machine.misanswering() == [], (
+        "after a wrong answer the plan does not know what the server's flow awaits"
+    )
+    machine.plan.states[1].releases = 1  # as if the copy still awaited PUBCOMP
     machine.reconnect(Draws(), lose=True)
     assert made[1:] == [Move(kind=MoveKind.DROP, client=1),
                         Move(kind=MoveKind.CONNECT, client=1, clean=False)]  # fmt: skip
