@@ -20,10 +20,10 @@ session the messages that keep the order, where an assignment does:
 - the copies of the set keep their places (the times they were sent), and so does every
   other copy;
 - the places are filled in time order; each place gets, among the set's messages the
-  server owned by then and whose order group (:func:`~pubproof.model.ordering.
-  order_group`) allows them there (every earlier message of the group outside the set
-  sent before), the one the group needs soonest: the earliest place of a later message
-  of its group outside the set, then the lower message number.
+  server owned by then and whose order group allows them there (every earlier message of
+  the group outside the set sent before), the one the group needs soonest: the earliest
+  place of a later message of its group outside the set, then the lower message number
+  (the groups: :func:`~pubproof.model.ordering.order_groups`).
 
 This is earliest deadline first, for unit jobs with release times: it keeps every order
 that any assignment of the set keeps while the other copies stay in place. Sets of alike
@@ -46,7 +46,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pubproof.judge.distribution_records import JudgeState
 from pubproof.model.editions import Edition
 from pubproof.model.messages import Copy
-from pubproof.model.ordering import order_group, ordering_problems
+from pubproof.model.ordering import order_groups, ordering_problems
 from pubproof.model.subscriptions import ServerConfig
 
 #: a place no later message of the group holds
@@ -61,7 +61,7 @@ def alike(copy: Copy) -> Hashable:
     message = copy.message
     return (
         copy.topic, message.publication.payload, copy.qos, copy.retain,
-        repr(message.publication.properties), copy.subscription_identifiers, copy.cause,
+        message.publication.properties, copy.subscription_identifiers, copy.cause,
     )  # fmt: skip
 
 
@@ -157,22 +157,33 @@ def untangled(
     def broken(reading: Sequence[Copy]) -> bool:
         return bool(ordering_problems(reading, edition, readings, config))
 
-    groups: list[Hashable | None] = [
-        order_group(copy, edition, readings, config) for copy in sent
-    ]
+    groups: list[Hashable | None] = list(order_groups(sent, edition, readings, config))
     where: dict[Hashable, list[int]] = {}  # an order group -> its places, in time order
     for place, group in enumerate(groups):
         if group is not None:
             where.setdefault(group, []).append(place)
+
+    def kept() -> bool:
+        """Whether the reading as it stands keeps every group's order (as
+        :func:`~pubproof.model.ordering.ordering_problems` judges it, from the index)."""
+        for places in where.values():
+            highest = 0
+            for place in places:
+                seq = result[place].message.seq
+                if seq < highest:
+                    return False
+                highest = seq
+        return True
+
     # each set in turn, the others as they stand; again while a set's reading changes
     # (a set's deadlines are the other sets' places)
     for _ in range(len(tangled) + 1):
         before = list(result)
         for places in tangled:
             _earliest_deadline_first(places, result, groups, where, placed, owned)
-        if result == before or not broken(result):
+        if result == before or kept():
             break
-    if not broken(result):
+    if kept():
         return result, frozenset()
     found = _search(tangled, result, placed, owned, broken)
     if found is not None:

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from pubproof.judge.distribution_alike import alike
 from pubproof.judge.distribution_events import Event
 from pubproof.judge.distribution_ledger import outcome_of, unknown
 from pubproof.judge.distribution_records import CopyKey, JudgeState, Link, MessageRecord
@@ -171,7 +172,11 @@ def judge_owed(
                 )  # fmt: skip
             judge.copy_outcomes[key] = "session-ended"
             continue
-        if later is not None:
+        if later is not None and _read_otherwise(judge, edition, client_id, copy, waited):
+            # an alike copy sent may have been this message's, and the other's then not
+            # proven missing: the wire cannot tell which (distribution_alike)
+            judge.copy_outcomes[key] = unknown("ambiguous")
+        elif later is not None:
             seq = judge.messages_of.get(later.order)
             _missing(
                 judge, edition, client_id, copy, record,
@@ -194,6 +199,22 @@ def judge_owed(
                 else unknown("quota-full") if waits
                 else unknown("capture-ended")
             )  # fmt: skip
+
+
+def _read_otherwise(
+    judge: JudgeState, edition: Edition, client_id: str, copy: Copy, waited: float | None
+) -> bool:
+    """Whether a copy sent to the session that looks like ``copy``, of another message
+    (:func:`~.distribution_alike.alike`), may have been ``copy``'s, leaving that other
+    message owed and not proven missing (neither by the order of 4.6 nor by the patience)."""
+    if waited is not None and waited >= judge.patience:
+        return False
+    shown = alike(copy)
+    return any(
+        other.message.seq != copy.message.seq and alike(other) == shown
+        and _later(judge, edition, client_id, other) is None
+        for other in judge.sent.get((edition, client_id), ())
+    )  # fmt: skip
 
 
 def _replaced_elsewhere(

@@ -42,30 +42,38 @@ def ordered_topic(
     return not any(matches(f, topic) for f in config.unordered_topics)
 
 
-def _counts(copy: Copy, edition: Edition, readings: Mapping[str, str] | None) -> bool:
-    """Whether a copy takes part in the order at all."""
-    if edition is Edition.V50 and any(parse_shared(f, edition) for f in copy.topic_filters):
-        return False  # [MQTT-4.6.0-6] (5.0) "when it is forwarding messages on Non-shared"
-    live_only = reading(readings, edition, "ordering-retained") == "live-only"
-    return copy.cause is Cause.LIVE or not live_only
-
-
-def order_group(
-    copy: Copy,
+def order_groups(
+    sent: Sequence[Copy],
     edition: Edition,
     readings: Mapping[str, str] | None = None,
     config: ServerConfig | None = None,
-) -> tuple[str, str, int] | None:
-    """The copies ``copy`` must keep its order with (those of the same group, by their
-    messages' order): its publisher, topic and QoS (published or sent, as reading
-    ``ordering-qos`` says); None when it takes part in no order."""
-    if not _counts(copy, edition, readings):
-        return None
-    if not ordered_topic(copy.topic, edition, readings, config or ServerConfig()):
-        return None
+) -> list[tuple[str, str, int] | None]:
+    """The order group of each copy of ``sent``: the copies it must keep its order with
+    (those of the same group, by their messages' order), its publisher, topic and QoS
+    (published or sent, as reading ``ordering-qos`` says); None for a copy that takes part
+    in no order."""
+    config = config or ServerConfig()
     by_published = reading(readings, edition, "ordering-qos") == "published"
-    qos = copy.message.qos if by_published else copy.qos
-    return copy.message.publisher, copy.topic, qos
+    live_only = reading(readings, edition, "ordering-retained") == "live-only"
+    v50 = edition is Edition.V50
+    topics: dict[str, bool] = {}  # topic -> whether it is an Ordered Topic
+    groups: list[tuple[str, str, int] | None] = []
+    for copy in sent:
+        topic = copy.topic
+        ordered = topics.get(topic)
+        if ordered is None:
+            ordered = topics[topic] = ordered_topic(topic, edition, readings, config)
+        if (
+            not ordered
+            or (live_only and copy.cause is not Cause.LIVE)
+            # [MQTT-4.6.0-6] (5.0) "when it is forwarding messages on Non-shared ..."
+            or (v50 and any(parse_shared(f, edition) for f in copy.topic_filters))
+        ):
+            groups.append(None)
+            continue
+        qos = copy.message.qos if by_published else copy.qos
+        groups.append((copy.message.publisher, topic, qos))
+    return groups
 
 
 def ordering_problems(
@@ -80,8 +88,7 @@ def ordering_problems(
     rule_id = cite(D.ORDER_PER_PUBLISHER, edition)
     problems = []
     last: dict[tuple[str, str, int], Copy] = {}
-    for copy in sent:
-        key = order_group(copy, edition, readings, config)
+    for copy, key in zip(sent, order_groups(sent, edition, readings, config), strict=True):
         if key is None:
             continue
         qos = key[2]

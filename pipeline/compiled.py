@@ -87,6 +87,9 @@ COMPILED = (
     "pubproof.pipeline.fast.aliases",
     # the cross-connection stage's twin of the distribution judge: a table look-up per event
     "pubproof.pipeline.fast.distribution",
+    # the stage around it: the events held and grouped, each row of ``deliveries`` made
+    "pubproof.pipeline.events_held",
+    "pubproof.pipeline.servers",
     # the subscription index's match on a topic name not in its cache, about 2.5x (issue 34)
     "pubproof.reference.topics",
     "pubproof.reference.subscriptions",

@@ -377,8 +377,14 @@ _RENAMED: Final = {"payload_hex": "payload_digest", "payload_size": "payload_len
 def _violation(capture: str, server: str, finding: Finding) -> tuple[Any, ...]:
     """A distribution finding as a ``violations`` row, at the last packet of its evidence
     (the copy, or the later event, that shows it)."""
-    evidence = [{_RENAMED.get(k, k): v for k, v in entry.items()} for entry in finding.evidence]
-    at = next((e for e in reversed(evidence) if "frame" in e), None)
+    evidence: list[dict[str, Any]] = [
+        {_RENAMED.get(k, k): v for k, v in entry.items()} for entry in finding.evidence
+    ]
+    at: dict[str, Any] | None = None
+    for i in range(len(evidence) - 1, -1, -1):  # (mypyc cannot compile reversed here)
+        if "frame" in evidence[i]:
+            at = evidence[i]
+            break
     connection = str(at["conn"]) if at else f"{capture}:{server}"
     direction = str(at.get("dir", S2C)) if at else S2C
     rules = finding.rules

@@ -6,12 +6,15 @@ The first scenario is what 1,000,000 synthetic frames showed (four false MQTT-4.
 findings): a publisher's zero-byte QoS 2 message, a QoS 2 message, a zero-byte QoS 0
 message, all three sent to a subscriber granted QoS 0 in the order received. The property
 test holds :func:`untangled` against a brute force over every reading of small runs.
-Mutants killed (12 tried, all killed): no untangling; the deadline ignored (the lower
+Mutants killed (14 tried, all killed): no untangling; the deadline ignored (the lower
 message number first); when each message was taken ignored, by earliest deadline first
 and by the search; the order group's earlier messages ignored; the moved copies' order
 groups not followed; one round only; stopping after the first round; no search; nothing
 left uncertain; every problem counted certain; the payload not part of what a copy
-shows.
+shows; the index's check of the order always or never kept; for a copy missing by the
+order, an alike copy never or always read otherwise, the patience ignored, the other
+message's own proof ignored (one more tried survives: a sent copy of the same message
+counted as alike, which only overlapping subscriptions make, where nothing is owed).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pubproof.judge import distribution_alike
 from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_alike import alike, certain, untangled
 from pubproof.judge.distribution_events import C2S, S2C
-from pubproof.judge.findings import PASS, Finding
+from pubproof.judge.findings import MISSING, PASS, Finding
 from pubproof.model.editions import Edition
 from pubproof.model.messages import Cause, Copy, Message, Publication
 from pubproof.model.ordering import ordering_problems
@@ -294,3 +297,33 @@ def test_the_sets_are_read_again_while_one_changes() -> None:
                  (3, "p", b"", 0))  # fmt: skip
     with patched_search(0):
         assert _seqs(sent) == [3, 1, 2, 4, 5]
+
+
+# -- a copy missing by the order, where an alike copy may have been it ---------------------
+
+
+def _missing(server: Server) -> tuple[list[Finding], DistributionJudge]:
+    judge = DistributionJudge(complete=False, capture=True)
+    found = [f for f in judge.feed_all(server.events) if f.verdict == MISSING]
+    return found, judge
+
+
+def test_missing_by_the_order_only_if_no_alike_copy_may_have_been_it() -> None:
+    """The first zero-byte copy read as the QoS 0 message's leaves the zero-byte QoS 2
+    message missing (message 3, "x", went out after it); read as the QoS 2 message's, it
+    leaves the QoS 0 message owed as the capture ends, which nothing proves missing."""
+    server = _scenario([(b"", 2), (b"x", 2), (b"", 0)], [b"", b"x"])
+    found, judge = _missing(server)
+    assert found == [] and "unknown:ambiguous" in judge.copy_outcomes.values()
+    server.wait(12.0)  # past the patience, the link still open: one of them is missing
+    server.connect("other")
+    found, _ = _missing(server)
+    assert len(found) == 1 and "MQTT-4.5.0-1" in found[0].rules
+
+
+def test_missing_either_way_is_found() -> None:
+    """The QoS 0 message "z" sent after both: whichever the zero-byte copy was, the other
+    zero-byte message is proven missing by the order."""
+    server = _scenario([(b"", 0), (b"", 2), (b"x", 2), (b"z", 0)], [b"", b"x", b"z"])
+    found, _ = _missing(server)
+    assert len(found) == 1 and "order of 4.6" in found[0].message
