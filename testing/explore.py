@@ -31,7 +31,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from pubproof.model.editions import Edition
 from pubproof.testing import reproducer
 from pubproof.testing.coverage import Coverage
-from pubproof.testing.machine import ExplorationFailure, Found, Run, machine_class
+from pubproof.testing.machine import ExplorationFailure, Found, Run, machine_class, wanted
 from pubproof.testing.moves import Move, MoveKind
 
 #: examples per Hypothesis run
@@ -76,6 +76,7 @@ def explore(
         number += 1
         before = set(run.found)
         run.shrinking_since = None
+        run.wanted = wanted(coverage)  # the batch leans toward the entries not reached yet
         seeded = hypothesis_seed(seed * 100_003 + number)(machine(run))
         try:
             run_state_machine_as_test(

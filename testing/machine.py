@@ -22,6 +22,19 @@ steps. That is the custom check: the check after each move skips the failures th
 has already reported (:attr:`Exploration.known`), so that each batch of examples looks
 for a fault not yet found, and draws first the invalid moves of none of them.
 
+Coverage leads the way where chance rarely goes: :attr:`Run.wanted` holds the entries of
+the broker's sender table at ``AWAIT_PUBREC`` or ``AWAIT_PUBCOMP`` the run has not reached
+yet whose input a client holding copies back makes itself (a new connection, RESUME or
+CLEAN; a wrong answer), fixed for a batch as the run's coverage stood at its start (its
+shrinking replays the same draws). While the plan says a client holds such a copy back
+(:meth:`~.moves.ClientPlan.awaiting`), more rules are enabled: ``reconnect`` (the
+connection ended or lost, then a new one that keeps the session or not, as the wanted
+entry needs; also for a publisher holding back the PUBREL of its QoS 2 message, the
+receiver's ``ID_HELD``), ``acknowledge_wanted`` (the session answers a QoS 2 copy and
+the PUBREL is kept, toward ``AWAIT_PUBCOMP``) and, in an example that may make its
+invalid move, ``misanswer_wanted`` (the wrong answer a wanted entry names). They make
+ordinary moves: a plan, its shrinking and its reproducer are as any other.
+
 The run's budget (seconds or moves) ends generation: an example started past it makes no
 move (one rule, ``wait``, is always enabled, so Hypothesis never runs out of moves); the
 final replay of a shrunk failure always runs.
@@ -43,7 +56,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from pubproof.model.editions import Edition
 from pubproof.probe.evidence import Entry
-from pubproof.testing.answers import answers
+from pubproof.testing.answers import answers, wrong_at
+from pubproof.testing.coverage import Coverage
 from pubproof.testing.judging import Judging
 from pubproof.testing.moves import (
     FILTERS,
@@ -63,6 +77,8 @@ SHRINK_FLOOR = 30.0
 #: MQTT 5.0: seconds of a wait that lets a message expire (its Message Expiry Interval,
 #: 1 s, the least, past)
 LONG_WAIT = 1.2
+#: seconds of the wait rule's other wait: its flows ended, a moment
+SHORT_WAIT = 0.001
 
 
 class ExplorationFailure(AssertionError):
@@ -150,6 +166,9 @@ class Run:
     first_failure: float | None = None  # seconds into the run
     shrinking_since: float | None = None  # a failure was raised in this batch
     errors: list[str] = field(default_factory=list)
+    #: the broker's sender entries (state, input) a client holding copies back can reach
+    #: that the run has not reached yet (:func:`wanted`), fixed for a batch
+    wanted: frozenset[tuple[str, str]] = frozenset()
     #: MQTT 5.0: the server's Receive Maximum, once a CONNACK said it (a constant of the
     #: server: the plans of every example read it, idle or not)
     receive_maximum: int = 65535
@@ -208,11 +227,14 @@ class Run:
         return world, entries, self.judge(world, entries, final=True)
 
     def judge(self, world: Live, entries: list[Entry], *, final: bool,
-              judging: Judging | None = None) -> Verdict:  # fmt: skip
+              judging: Judging | None = None, made: Verdict | None = None) -> Verdict:  # fmt: skip
         """The judges on an example's evidence so far (while it runs, ``judging``'s: they
-        read only what is new); the observers see the last one."""
+        read only what is new; ``made``: their verdict on these very entries, made
+        already); the observers see the last one."""
         started = time.perf_counter()
-        if judging is not None and not final:
+        if made is not None:
+            verdict = made
+        elif judging is not None and not final:
             verdict = judging.verdict(entries)
         else:
             verdict = self.verdict(entries, final=final)
@@ -290,6 +312,40 @@ def unspent_invalid(edition: Edition, spent: Set[str]) -> tuple[str, ...]:
     return tuple(n for n in every if n not in spent) or every
 
 
+#: the server's flows a client holding copies back leaves, and the inputs it can make there
+#: (with a wrong answer of its edition's, :func:`~.answers.answers`)
+HELD_STATES = ("AWAIT_PUBREC", "AWAIT_PUBCOMP")
+#: the server's receiver flow a publisher holding back its PUBREL leaves
+HELD_RECEIVING = "ID_HELD"
+NEW_CONNECTION = ("RESUME", "CLEAN")
+
+
+def wanted(coverage: Coverage) -> frozenset[tuple[str, str]]:
+    """The broker's sender entries at a flow a client holds a copy back for
+    (:data:`HELD_STATES`) that ``coverage`` has not seen the broker take, whose input the
+    client makes: a new connection (:data:`NEW_CONNECTION`) or a wrong answer (the right
+    one is the session's, reached by acknowledging); and its receiver's entries at a QoS
+    2 flow whose PUBREL the publisher holds back (:data:`HELD_RECEIVING`), a new
+    connection."""
+    if coverage.judged != "broker":
+        return frozenset()
+    edition = coverage.edition
+    sending = {
+        (row.state, row.input)
+        for row in coverage.table()
+        if row.table == "sender" and not row.broker and row.state in HELD_STATES
+        and (row.input in NEW_CONNECTION or (row.input in answers(edition)
+                                              and row.state in wrong_at(edition, row.input)))
+    }  # fmt: skip
+    receiving = {
+        (row.state, row.input)
+        for row in coverage.table()
+        if row.table == "receiver" and not row.broker and row.state == HELD_RECEIVING
+        and row.input in NEW_CONNECTION
+    }  # fmt: skip
+    return frozenset(sending | receiving)
+
+
 def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
     """The state machine of ``run``'s examples."""
     edition = run.edition
@@ -323,6 +379,36 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         def can(self, kind: MoveKind) -> bool:
             return bool(self.plan.able(kind))
 
+        def goals(self, client: int) -> set[str]:
+            """The wanted inputs at the flows the client's copies held back leave."""
+            awaiting = self.plan.states[client].awaiting()
+            return {i for state, i in run.wanted if state in awaiting}
+
+        def reconnecting(self) -> list[int]:
+            """The connected clients whose new connection reaches a wanted entry: CLEAN,
+            or RESUME when the session outlives the connection."""
+            return [
+                n for n, state in enumerate(self.plan.states)
+                if state.connected and (goals := self.goals(n))
+                and ("CLEAN" in goals or ("RESUME" in goals and state.lasting))
+            ]  # fmt: skip
+
+        def keeping(self) -> list[int]:
+            """The clients holding back a QoS 2 copy whose acknowledgement that keeps
+            holding back leads its flow to a wanted entry's state (``AWAIT_PUBCOMP``)."""
+            wants = any(state == "AWAIT_PUBCOMP" for state, _ in run.wanted)
+            return [
+                n for n in self.plan.able(MoveKind.ACKNOWLEDGE)
+                if wants and self.plan.states[n].copies2
+            ]  # fmt: skip
+
+        def misanswering(self) -> list[int]:
+            """The clients whose wrong answer reaches a wanted entry."""
+            return [
+                n for n in self.plan.able(MoveKind.MISANSWER)
+                if self.goals(n) & set(answers(edition))
+            ]  # fmt: skip
+
         def make(self, data: st.DataObject, kind: MoveKind, **fields: Any) -> None:
             who = data.draw(st.sampled_from(self.plan.able(kind)), label="client")
             self.move(Move(kind=kind, client=who, **fields))
@@ -333,7 +419,11 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             self.plan.apply(move)
             if move.kind is MoveKind.WAIT and move.seconds >= LONG_WAIT:
                 self.expiring = False
-            self.expiring = self.expiring or 0 < move.expiry <= LONG_WAIT
+            # a message that may expire in a long wait, and that the server may hold
+            # that long (a copy sent at once expires nowhere)
+            self.expiring = self.expiring or (
+                0 < move.expiry <= LONG_WAIT and self.plan.holds(move)
+            )
             world = self.world
             if world is not None and self.failure is None:
                 world.make(move)
@@ -353,8 +443,19 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
             moves drawn after it are not made) and is raised at its end."""
             world = self.world
             assert world is not None
-            entries = world.end() if final else world.entries
-            verdict = run.judge(world, entries, final=final, judging=self.judging)
+            made: dict[int, Verdict] = {}
+
+            def settled(entries: list[Entry]) -> bool:
+                """The last quiet window may end early: no failure in the evidence so far
+                (judged as final: an answer still owed is missing); kept for the check."""
+                started = time.perf_counter()
+                verdict = made[len(entries)] = run.verdict(entries, final=True)
+                run.judging += time.perf_counter() - started
+                return not verdict.failures
+
+            entries = world.end(settled) if final else world.entries
+            verdict = run.judge(world, entries, final=final, judging=self.judging,
+                                made=made.get(len(entries)))  # fmt: skip
             failure = verdict.first(skip=tuple(run.known))
             if failure is None:
                 return
@@ -484,6 +585,41 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         def disconnect(self, data: st.DataObject, lose: bool) -> None:
             self.make(data, MoveKind.DROP if lose else MoveKind.DISCONNECT)
 
+        @precondition(lambda self: bool(self.reconnecting()))
+        @rule(data=st.data(), lose=st.booleans())
+        def reconnect(self, data: st.DataObject, lose: bool) -> None:
+            """Coverage-guided: a client holding back a copy whose flow is at a wanted
+            entry's state ends or loses its connection and connects again, keeping its
+            session (RESUME, if it outlives the connection) or not (CLEAN), as the wanted
+            entries need."""
+            who = data.draw(st.sampled_from(self.reconnecting()), label="client")
+            goals = self.goals(who)
+            cleans = [False] * ("RESUME" in goals and self.plan.states[who].lasting)
+            cleans += [True] * ("CLEAN" in goals)
+            clean = data.draw(st.sampled_from(cleans), label="clean")
+            self.move(Move(kind=MoveKind.DROP if lose else MoveKind.DISCONNECT, client=who))
+            self.move(Move(kind=MoveKind.CONNECT, client=who, clean=clean,
+                           session_expiry=60 if v50 else 0))  # fmt: skip
+
+        @precondition(lambda self: bool(self.keeping()))
+        @rule(data=st.data())
+        def acknowledge_wanted(self, data: st.DataObject) -> None:
+            """Coverage-guided: a client holding back a QoS 2 copy lets its session answer
+            it and keeps holding back the PUBREL, so that the flow awaits PUBCOMP, where a
+            wanted entry is."""
+            who = data.draw(st.sampled_from(self.keeping()), label="client")
+            self.move(Move(kind=MoveKind.ACKNOWLEDGE, client=who, keep=True))
+
+        @precondition(lambda self: self.invalid_ok and bool(self.misanswering()))
+        @rule(data=st.data())
+        def misanswer_wanted(self, data: st.DataObject) -> None:
+            """Coverage-guided: the wrong answer a wanted entry names, by a client holding
+            back a copy whose flow is at that entry's state."""
+            who = data.draw(st.sampled_from(self.misanswering()), label="client")
+            what = data.draw(st.sampled_from(sorted(self.goals(who) & set(answers(edition)))),
+                             label="answer")  # fmt: skip
+            self.move(Move(kind=MoveKind.MISANSWER, client=who, what=what))
+
         @precondition(lambda self: self.can(MoveKind.STRAY))
         @rule(data=st.data(), what=st.sampled_from(STRAY_KINDS), held=st.booleans())
         def stray(self, data: st.DataObject, what: str, held: bool) -> None:
@@ -504,10 +640,11 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         @rule(long=st.booleans())
         def wait(self, long: bool) -> None:
             """Every flow that can end ends, then a moment passes; 5.0: a second and more
-            when a message published since the last such wait may expire in it (so that
-            it does: a second long wait in a row would be a fixed sleep that tests
+            when a message published since the last such wait may expire in it while
+            the server holds it (:meth:`~.moves.Plan.holds`: a second long wait in a row,
+            or one after messages sent on at once, would be a fixed sleep that tests
             nothing more)."""
-            seconds = LONG_WAIT if long and self.expiring else 0.005
+            seconds = LONG_WAIT if long and self.expiring else SHORT_WAIT
             self.move(Move(kind=MoveKind.WAIT, seconds=seconds))
 
         def teardown(self) -> None:

@@ -280,13 +280,32 @@ class ClientPlan:
     unacknowledged: int = 0
     #: its subscriptions (filter leaf: QoS), kept across connections until a clean one
     filters: dict[str, int] = field(default_factory=dict)
+    #: its session outlives the connection (its last CONNECT: 3.x Clean Session 0, 5.0 a
+    #: Session Expiry Interval)
+    lasting: bool = False
     #: QoS 1 and 2 messages published on a topic its subscriptions match at QoS 1 or 2
     #: while it withholds: copies it holds back, most likely (the broker decides)
     copies: int = 0
+    #: of those, QoS 2 messages a subscription matches at QoS 2: copies whose flow at the
+    #: server awaits PUBREC, most likely; after an acknowledgement that keeps holding back
+    #: (the PUBREL that follows the PUBREC is kept), ``releases``: flows awaiting PUBCOMP
+    copies2: int = 0
+    releases: int = 0
+    #: QoS 2 messages it published while withholding: the server's receiver holds their
+    #: packet identifiers until the PUBREL the client keeps back (``ID_HELD``)
+    published2: int = 0
 
-    def wants(self, topic: str) -> bool:
-        """Whether one of its subscriptions matches ``topic`` at QoS 1 or 2."""
-        return any(qos and matches(f, topic) for f, qos in self.filters.items())
+    def wants(self, topic: str, qos: int = 1) -> bool:
+        """Whether one of its subscriptions matches ``topic`` at ``qos`` or more."""
+        return any(q >= qos and matches(f, topic) for f, q in self.filters.items())
+
+    def awaiting(self) -> set[str]:
+        """The states what it holds back most likely leaves the server's flows in: its
+        copies, the sender table's ``AWAIT_PUBREC`` and ``AWAIT_PUBCOMP``; its own QoS 2
+        messages, the receiver table's ``ID_HELD``."""
+        held = (("AWAIT_PUBREC", self.copies2), ("AWAIT_PUBCOMP", self.releases),
+                ("ID_HELD", self.published2))  # fmt: skip
+        return {state for state, copies in held if copies}
 
 
 @dataclass(slots=True)
@@ -335,6 +354,26 @@ class Plan:
         topic, so that each message keeps a topic name and payload of its own."""
         return topic not in self.emptied
 
+    def holds(self, move: Move) -> bool:
+        """Whether the server may hold the message of the PUBLISH ``move`` (just made) for
+        a while instead of sending every copy at once, so that its Message Expiry can
+        delete it [MQTT-3.3.2-5] or shorten the interval a late copy carries
+        [MQTT-3.3.2-6]: as its topic's retained message (a zero-byte one is not kept
+        [MQTT-3.3.1-11]); QoS 2 from a publisher that holds back the PUBREC, until its
+        PUBREL (a server that owns the message then, Method A); or queued for a
+        subscription of a session whose client is away (the session outlives the
+        connection) or holds back its answers (past the Receive Maximum, the copies
+        wait). On the safe side: a session the server ended may still count, any QoS."""
+        if move.retain and not move.empty:
+            return True
+        if move.qos == 2 and self.states[move.client].withholding:
+            return True
+        return any(
+            (s.withholding if s.connected else s.lasting)
+            and any(matches(f, move.topic) for f in s.filters)
+            for s in self.states
+        )
+
     def able(self, kind: MoveKind) -> list[int]:
         """The clients that can make a move of ``kind`` now."""
         return [n for n in range(self.clients) if self.enabled(kind, n)]
@@ -353,9 +392,10 @@ class Plan:
         kind = move.kind
         kept = {} if move.kind is MoveKind.CONNECT and move.clean else state.filters
         if kind is MoveKind.CONNECT:
-            self.states[move.client] = ClientPlan(connected=True, filters=kept)
+            lasting = move.session_expiry > 0 if self.edition is Edition.V50 else not move.clean
+            self.states[move.client] = ClientPlan(connected=True, filters=kept, lasting=lasting)
         elif kind in (MoveKind.DISCONNECT, MoveKind.DROP, MoveKind.INVALID):
-            self.states[move.client] = ClientPlan(filters=kept)
+            self.states[move.client] = ClientPlan(filters=kept, lasting=state.lasting)
             self.invalid_made = self.invalid_made or kind is MoveKind.INVALID
         elif kind is MoveKind.SUBSCRIBE:
             state.filters[move.topic] = move.qos
@@ -363,11 +403,24 @@ class Plan:
             state.filters.pop(move.topic, None)
         elif kind is MoveKind.WITHHOLD:
             state.withholding = True
+        elif kind is MoveKind.MISANSWER:
+            # the wrong answer may end the server's flow (an error Reason Code) or the
+            # connection (the client's protocol violation): the plan no longer knows what
+            # awaits what, and leads no move there (a resumed session after it would meet
+            # a flow the client's own answer ended)
+            state.copies2 = state.releases = state.published2 = 0
         elif kind is MoveKind.ACKNOWLEDGE and not move.keep:
             state.withholding, state.unacknowledged, state.copies = False, 0, 0
+            state.copies2 = state.releases = state.published2 = 0
+        elif kind is MoveKind.ACKNOWLEDGE:  # PUBREC for each QoS 2 copy; its PUBREL kept
+            state.releases, state.copies2 = state.releases + state.copies2, 0
+            state.published2 = 0  # PUBREL for each PUBREC: the server's identifiers freed
         # ACKNOWLEDGE with keep: the PUBACKs handed over free quota, the PUBRECs do not
         # (PUBCOMP is held back): counted as none freed, a bound on the safe side
         if kind is MoveKind.PUBLISH and move.qos:
             state.unacknowledged += state.withholding
+            state.published2 += state.withholding and move.qos == 2
             for other in self.states:
-                other.copies += other.connected and other.withholding and other.wants(move.topic)
+                holds = other.connected and other.withholding
+                other.copies += holds and other.wants(move.topic)
+                other.copies2 += holds and move.qos == 2 and other.wants(move.topic, 2)

@@ -11,14 +11,19 @@ move says otherwise). :meth:`World.make` makes a move the plan enabled, records 
 closed connection, a spent quota), and waits for what the move is owed (CONNACK,
 SUBACK, the end of a flow the client does not hold up) and then for the broker to fall
 quiet for a moment (:data:`SETTLE_GAP`), so that the copies it forwards land before the
-next move.
+next move (not after a client id's first CONNECT in the example: no session, so nothing
+is owed beyond the CONNACK).
 
 Nothing here judges: the evidence is the judges' (:mod:`.verdicts`). A wait that runs out
 (:class:`~pubproof.probe.context.Stalled`, recorded with its liveness probe) ends the
 example's moves (:attr:`World.stalled`); a connection the broker closes is recorded and
 the client may connect again. :meth:`World.end` listens one last quiet window (so that an
 answer still owed is *missing*), cleans up outside the evidence (retained messages
-deleted, kept sessions discarded) and closes every socket.
+deleted, kept sessions discarded) and closes every socket. Given a test of the evidence
+(``settled``: the exploration's judges find no failure in it, missing answers counted),
+the window ends early once the broker has been silent for :data:`QUIET_SHARE` of it and
+the test passes on the evidence so far; when it does not, the window is listened out in
+full before the judges rule, so a late answer is never taken for a missing one.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import functools
 import selectors
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -55,6 +60,9 @@ from pubproof.testing.moves import STRAY_PACKET_ID, Move, MoveKind
 SETTLE_GAP = 0.0015
 #: the longest a move listens for the broker to fall silent
 SETTLE_MOST = 0.05
+#: the share of the last quiet window the broker must be silent for before
+#: :meth:`World.end` may end it early (the judges find nothing owed missing): 5 ms of 30
+QUIET_SHARE = 1 / 6
 #: the Topic Alias Maximum a client declares when it uses aliases (5.0)
 CLIENT_ALIASES = 3
 #: an invalid move over the server's Receive Maximum sends at most this many first
@@ -130,6 +138,7 @@ class World:
         self.stalled = False  # a wait ran out: no more moves
         self.retained: set[str] = set()  # topic names published with RETAIN
         self.kept: set[int] = set()  # clients whose last CONNECT kept the session
+        self.known: set[int] = set()  # clients whose client id has connected (or tried to)
         self.expiring = False  # a message with a Message Expiry Interval was published
         self.ended = False
 
@@ -211,8 +220,12 @@ class World:
             return
         self.ctx.recorder.event("step", None, n=number, move=move.to_json())
         try:
+            first = move.kind is MoveKind.CONNECT and move.client not in self.known
+            self.known.add(move.client)
             _ACTIONS[move.kind](self, move)
-            if move.kind in FORWARDING:
+            # a client id's first CONNECT in the example finds no session: the broker owes
+            # it nothing but the CONNACK (waited for), nor anyone else anything
+            if move.kind in FORWARDING and not first:
                 self.settle()
         except BrokerClosed:
             pass  # recorded as ``closed``: the judges say whether the model allows it
@@ -426,10 +439,11 @@ class World:
 
     # -- the end -------------------------------------------------------------------------
 
-    def end(self) -> list[Entry]:
+    def end(self, settled: Callable[[list[Entry]], bool] | None = None) -> list[Entry]:
         """The example is over: PINGREQ on every open connection, one quiet window (an
         answer still owed is then missing), the clean-up outside the evidence, every
-        socket closed. The evidence."""
+        socket closed. The evidence. ``settled``: the window may end early
+        (:meth:`last_quiet`)."""
         if self.ended:
             return self.entries
         self.ended = True
@@ -437,7 +451,7 @@ class World:
             if not self.stalled:
                 self.rest()
                 self._ping_all()
-                self.ctx.quiet()
+                self.last_quiet(settled)
         entries = self.entries
         if self.retained or self.kept:
             self.ctx.at_end(self._clean_up)
@@ -445,6 +459,26 @@ class World:
             self.ctx.finish()
         self.ctx.abort()  # whatever finish left open
         return entries
+
+    def last_quiet(self, settled: Callable[[list[Entry]], bool] | None) -> None:
+        """The last quiet window (recorded as ``quiet``). With ``settled``, it ends as soon
+        as the broker has been silent for :data:`QUIET_SHARE` of it and ``settled`` passes
+        the evidence with that quiet recorded (every answer owed before it counts as
+        missing); else the rest of the window is listened out (a second ``quiet``: the
+        judges read what was owed before it, as they would the whole window's)."""
+        window = self.ctx.cap(self.example.timing.quiet)
+        if settled is None:
+            self.ctx.quiet(window)
+            return
+        started = time.monotonic()
+        end = started + window
+        gap = window * QUIET_SHARE
+        while self.ctx.pump(gap) and time.monotonic() < end:
+            pass
+        listened = time.monotonic() - started
+        self.ctx.recorder.event("quiet", None, seconds=round(listened, 3))
+        if listened < window and not settled(self.entries):
+            self.ctx.quiet(max(0.0, end - time.monotonic()))
 
     def _ping_all(self) -> None:
         """PINGREQ on every open connection at once, then each PINGRESP: the broker has

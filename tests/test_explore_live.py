@@ -289,6 +289,32 @@ def test_a_new_connection_meets_the_flows_in_progress(
     assert {("sender", awaiting, event), ("receiver", "ID_HELD", event)} <= reached, reached
 
 
+def test_a_client_ids_first_connect_is_not_listened_after(
+    brokers: dict[str, Running], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client id's first CONNECT in an example finds no session, so the broker owes it
+    nothing beyond the CONNACK and no one else anything: the world does not listen for
+    the broker to fall quiet after it. A connection again (the session may be resumed,
+    copies re-sent) and the moves that forward are listened after."""
+    from pubproof.probe.target import Target
+    from pubproof.testing.moves import Move, MoveKind
+    from pubproof.testing.world import Example, World
+
+    world = World(Example(target=Target.parse(brokers["mosquitto"].url), edition=Edition.V311,
+                          readings={}, run_id="first", number=1, clients=2))  # fmt: skip
+    settled: list[int] = []
+    monkeypatch.setattr(world, "settle", lambda: settled.append(len(world.steps)))
+    for move in (
+        Move(kind=MoveKind.CONNECT, client=0), Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a"),
+        Move(kind=MoveKind.DISCONNECT, client=0), Move(kind=MoveKind.CONNECT, client=0),
+    ):  # fmt: skip
+        world.make(move)
+    world.end()
+    assert settled == [3, 5], settled
+    assert [c.connack is not None for c in world.clients] == [True, True]
+
+
 def test_a_stray_acknowledgement_of_the_wrong_kind_for_a_held_copy_is_the_clients_fault(
     brokers: dict[str, Running],
 ) -> None:

@@ -336,10 +336,11 @@ def test_the_replayers_pieces_read_packets_as_the_probe_does() -> None:
 
 def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
     """MQTT 5.0: the wait rule's long wait (a Message Expiry Interval of 1 s past) is drawn
-    only when a message that may expire in it was published since the last long wait;
-    else the wait is a moment (a second long wait in a row expires nothing more)."""
+    only when a message that may expire in it, and that the server may hold that long,
+    was published since the last long wait; else the wait is a moment (a second long wait
+    in a row expires nothing more; a message sent on at once expires nowhere)."""
     from pubproof.probe.target import Target
-    from pubproof.testing.machine import LONG_WAIT, Exploration, machine_class
+    from pubproof.testing.machine import LONG_WAIT, SHORT_WAIT, Exploration, machine_class
     from pubproof.testing.world import Example
 
     base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V50,
@@ -355,21 +356,245 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
 
     machine.move = move
 
-    def waited(*expiries: int) -> float:
+    def waited(*expiries: int, retain: bool = True, qos: int = 0) -> float:
         for expiry in expiries:
-            machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=expiry))
+            machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=expiry, retain=retain,
+                              qos=qos, client=0))  # fmt: skip
         machine.wait(long=True)
         return float(made[-1].seconds)
 
-    machine.move(Move(kind=MoveKind.CONNECT))
-    assert waited() == 0.005  # nothing published that may expire
-    assert waited(1) == LONG_WAIT
-    assert waited() == 0.005, "a second long wait in a row"
-    assert waited(60) == 0.005, "a minute's interval does not run out in it"
+    for client in range(4):  # c1's session ends with its connection all the same (5.0)
+        machine.move(Move(kind=MoveKind.CONNECT, client=client, clean=client != 1))
+    assert waited() == SHORT_WAIT  # nothing published that may expire
+    assert waited(1) == LONG_WAIT  # a retained message
+    assert waited() == SHORT_WAIT, "a second long wait in a row"
+    assert waited(60) == SHORT_WAIT, "a minute's interval does not run out in it"
     assert waited(60, 1, 0) == LONG_WAIT
-    machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=1))
+    machine.move(Move(kind=MoveKind.PUBLISH, topic="a", expiry=1, retain=True))
     machine.wait(long=False)
-    assert made[-1].seconds == 0.005 and waited() == LONG_WAIT, "a short wait expires none"
+    assert made[-1].seconds == SHORT_WAIT and waited() == LONG_WAIT, "a short wait expires none"
+    # not retained: held only where a copy waits
+    assert waited(1, retain=False) == SHORT_WAIT, "no subscriber: nothing held"
+    machine.move(Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a/#", qos=1))
+    assert waited(1, retain=False) == SHORT_WAIT, "a subscriber that answers gets it at once"
+    machine.move(Move(kind=MoveKind.WITHHOLD, client=1))
+    assert waited(1, retain=False) == LONG_WAIT, "copies past the Receive Maximum wait"
+    machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=1))
+    machine.move(Move(kind=MoveKind.DISCONNECT, client=1))
+    assert waited(1, retain=False) == SHORT_WAIT, "a session that ended with its connection"
+    machine.move(Move(kind=MoveKind.CONNECT, client=1, clean=False, session_expiry=60))
+    machine.move(Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a", qos=0))
+    machine.move(Move(kind=MoveKind.DROP, client=1))
+    assert waited(1, retain=False) == LONG_WAIT, "queued for a session whose client is away"
+    machine.move(Move(kind=MoveKind.UNSUBSCRIBE, client=2, topic="a"))  # no matter
+    machine.move(Move(kind=MoveKind.WITHHOLD, client=0))
+    machine.move(Move(kind=MoveKind.CONNECT, client=1, clean=True))
+    assert waited(1, retain=False, qos=1) == SHORT_WAIT, "QoS 1: owned and sent at once"
+    assert waited(1, retain=False, qos=2) == LONG_WAIT, "QoS 2: held until the PUBREL"
+
+
+def test_the_plan_follows_the_copies_a_client_holds_back_to_the_servers_state() -> None:
+    """A withholding subscriber at QoS 2 holds a QoS 2 copy back (the server's flow awaits
+    PUBREC); an acknowledgement that keeps holding back answers it and keeps the PUBREL
+    (the flow awaits PUBCOMP); a QoS 1 copy, or a QoS 1 subscription, is neither."""
+    plan = Plan(V311, 2)
+    for move in (
+        Move(kind=MoveKind.CONNECT, client=0), Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a/#", qos=2),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="b", qos=1),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=2),
+    ):  # fmt: skip
+        plan.apply(move)
+    assert plan.states[1].awaiting() == set() and plan.states[1].copies == 2
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a/b", qos=2))
+    assert plan.states[1].awaiting() == {"AWAIT_PUBREC"}
+    plan.apply(Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True))
+    assert plan.states[1].awaiting() == {"AWAIT_PUBCOMP"}
+    plan.apply(Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2))
+    assert plan.states[1].awaiting() == {"AWAIT_PUBREC", "AWAIT_PUBCOMP"}
+    assert plan.states[0].awaiting() == set()
+    plan.apply(Move(kind=MoveKind.ACKNOWLEDGE, client=1))
+    assert plan.states[1].awaiting() == set()
+
+
+def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -> None:
+    """The wanted entries are the broker's sender entries at AWAIT_PUBREC or AWAIT_PUBCOMP
+    not reached yet whose input a client makes (a new connection, a wrong answer); while
+    a client holds such a copy back, ``reconnect`` ends its connection and connects again
+    as the wanted entry needs (RESUME only for a session that outlives the connection),
+    and ``misanswer_wanted`` sends the wrong answer a wanted entry names."""
+
+    from pubproof.probe.target import Target
+    from pubproof.testing.machine import Exploration, machine_class, wanted
+    from pubproof.testing.world import Example
+
+    coverage = Coverage(V311)
+    every = wanted(coverage)
+    assert ("AWAIT_PUBCOMP", "RESUME") in every and ("AWAIT_PUBREC", "PUBACK") in every
+    assert all(s in ("AWAIT_PUBREC", "AWAIT_PUBCOMP", "ID_HELD") for s, _ in every)
+    assert {("ID_HELD", "RESUME"), ("ID_HELD", "CLEAN")} <= every
+    assert ("ID_HELD", "PUBREL") not in every and ("FREE", "RESUME") not in every
+    assert ("AWAIT_PUBACK", "RESUME") not in every and ("AWAIT_PUBREC", "PUBREC") not in every
+    assert wanted(Coverage(V311, judged="client")) == frozenset(), "a client's run: none"
+
+    class Draws:
+        """The first element of each ``sampled_from`` (a strategy's simplest)."""
+
+        def draw(self, strategy: Any, label: str = "") -> Any:
+            return strategy.elements[0]
+
+    base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311, readings=R311,
+                   run_id=TOKEN, number=0, clients=2)  # fmt: skip
+    run = Exploration.of(base, budget=0.0)
+    run.wanted = frozenset({("AWAIT_PUBCOMP", "RESUME"), ("AWAIT_PUBCOMP", "PUBACK")})
+    machine: Any = machine_class(run)()
+    made: list[Move] = []
+    make = machine.move
+
+    def recorded(move: Move) -> None:
+        made.append(move)
+        make(move)
+
+    machine.move = recorded
+    for step in (
+        Move(kind=MoveKind.CONNECT, client=0),
+        Move(kind=MoveKind.CONNECT, client=1, clean=False),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="#", qos=2),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2),
+    ):  # fmt: skip
+        machine.move(step)
+    assert machine.reconnecting() == [] and machine.misanswering() == [], "awaits PUBREC"
+    wanted_before = run.wanted
+    run.wanted = frozenset({("AWAIT_PUBREC", "CLEAN")})
+    assert machine.keeping() == [], "no entry wanted at AWAIT_PUBCOMP"
+    run.wanted = wanted_before
+    assert machine.keeping() == [1], "toward AWAIT_PUBCOMP, where entries are wanted"
+    del made[:]
+    machine.acknowledge_wanted(Draws())
+    assert made == [Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True)]
+    assert machine.keeping() == [], "nothing awaits PUBREC now"
+    assert machine.reconnecting() == [1]
+    assert machine.misanswering() == [1]
+    del made[:]
+    machine.misanswer_wanted(Draws())
+    assert made == [Move(kind=MoveKind.MISANSWER, client=1, what="PUBACK")]
+    assert machine.reconnecting() == [] and machine.misanswering() == [], (
+        "after a wrong answer the plan does not know what the server's flow awaits"
+    )
+    machine.plan.states[1].releases = 1  # as if the copy still awaited PUBCOMP
+    machine.reconnect(Draws(), lose=True)
+    assert made[1:] == [Move(kind=MoveKind.DROP, client=1),
+                        Move(kind=MoveKind.CONNECT, client=1, clean=False)]  # fmt: skip
+    assert machine.reconnecting() == [], "the new connection holds nothing back"
+    # a session that ends with its connection cannot resume: CLEAN, when wanted
+    for step in (
+        Move(kind=MoveKind.DISCONNECT, client=1), Move(kind=MoveKind.CONNECT, client=1),
+        Move(kind=MoveKind.SUBSCRIBE, client=1, topic="a", qos=2),
+        Move(kind=MoveKind.WITHHOLD, client=1),
+        Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2),
+        Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True),
+    ):  # fmt: skip
+        machine.move(step)
+    assert machine.reconnecting() == []
+    run.wanted = frozenset({("AWAIT_PUBCOMP", "RESUME"), ("AWAIT_PUBCOMP", "CLEAN")})
+    assert machine.reconnecting() == [1]
+    del made[:]
+    machine.reconnect(Draws(), lose=False)
+    assert made == [Move(kind=MoveKind.DISCONNECT, client=1),
+                    Move(kind=MoveKind.CONNECT, client=1, clean=True)]  # fmt: skip
+    # a publisher holding back the PUBREL of its QoS 2 message: the receiver's ID_HELD
+    run.wanted = frozenset({("ID_HELD", "CLEAN")})
+    assert machine.keeping() == [] and machine.reconnecting() == []
+    machine.move(Move(kind=MoveKind.WITHHOLD, client=0))
+    machine.move(Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=1))
+    assert machine.reconnecting() == [], "QoS 1: no identifier held until a PUBREL"
+    machine.move(Move(kind=MoveKind.PUBLISH, client=0, topic="b", qos=2))
+    assert machine.reconnecting() == [0]
+    run.wanted = frozenset({("ID_HELD", "RESUME")})
+    assert machine.reconnecting() == [], "its session ends with the connection: no RESUME"
+    run.wanted = frozenset({("ID_HELD", "CLEAN")})
+    machine.move(Move(kind=MoveKind.ACKNOWLEDGE, client=0, keep=True))
+    assert machine.reconnecting() == [], "the PUBREL sent frees the identifier"
+
+
+def test_each_batch_wants_the_entries_the_run_has_not_reached() -> None:
+    """:func:`explore` gives each batch the wanted entries as the run's coverage stands at
+    its start (an entry reached is wanted no more)."""
+    from hypothesis.stateful import RuleBasedStateMachine, rule
+
+    from pubproof.probe.target import Target
+    from pubproof.testing.explore import explore
+    from pubproof.testing.machine import Exploration
+    from pubproof.testing.world import Example
+
+    coverage = Coverage(V311)
+    coverage.counts["broker", "sender", "AWAIT_PUBCOMP", "RESUME"] = 1
+    base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311, readings=R311,
+                   run_id=TOKEN, number=0)  # fmt: skip
+    run = Exploration.of(base, most_moves=1)
+    seen: list[frozenset[tuple[str, str]]] = []
+
+    class Nothing(RuleBasedStateMachine):
+        @rule()
+        def nothing(self) -> None:
+            run.moves += 1
+
+    def machine(run: Any) -> type[RuleBasedStateMachine]:
+        seen.append(run.wanted)
+        return Nothing
+
+    explore(run, machine=machine, coverage=coverage, batch=1, moves_per_example=1)
+    assert len(seen) == 1 and ("AWAIT_PUBCOMP", "CLEAN") in seen[0], seen
+    assert ("AWAIT_PUBCOMP", "RESUME") not in seen[0]
+
+
+def _idle_world(quiet: float) -> Any:
+    """An example none of whose clients connected (nothing to read: the quiet window is
+    the clock's alone)."""
+    from pubproof.probe.target import Target
+    from pubproof.probe.timing import Timing
+    from pubproof.testing.world import Example, World
+
+    timing = Timing(check=60.0, answer=1.0, quiet=quiet, liveness=0.5)
+    return World(Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311,
+                         readings=R311, run_id=TOKEN, number=1, timing=timing))  # fmt: skip
+
+
+def test_the_last_quiet_window_ends_early_only_when_the_judges_find_nothing() -> None:
+    """With a test of the evidence (``settled``), the last quiet window ends once the broker
+    has been silent for a share of it and the test passes the evidence, a ``quiet`` event
+    recorded first (what was owed before it counts as missing); when the test fails, the
+    window is listened out in full (a second ``quiet``) before the judges rule. Without
+    a test (a replay, a polish), the whole window, once."""
+    import time
+
+    from pubproof.testing.world import QUIET_SHARE
+
+    window = 0.3
+    seen: list[list[Entry]] = []
+
+    def quiets(entries: list[Entry]) -> list[float]:
+        return [e["seconds"] for e in entries if e.get("event") == "quiet"]
+
+    def passes(entries: list[Entry]) -> bool:
+        seen.append(list(entries))
+        return True
+
+    started = time.monotonic()
+    early = quiets(_idle_world(window).end(passes))
+    took = time.monotonic() - started
+    assert len(early) == 1 and early[0] < window / 2 and took < window / 2, (early, took)
+    assert early[0] >= window * QUIET_SHARE - 0.002
+    assert len(seen) == 1 and seen[0][-1]["event"] == "quiet", "judged after the quiet"
+
+    started = time.monotonic()
+    full = quiets(_idle_world(window).end(lambda entries: False))
+    assert len(full) == 2 and sum(full) >= window - 0.002, full
+    assert time.monotonic() - started >= window
+    assert quiets(_idle_world(window).end()) == [window]
 
 
 # -- polish: the shrunk failure made smaller -----------------------------------------------
