@@ -347,14 +347,7 @@ def test_a_long_wait_follows_only_a_message_that_may_expire_in_it() -> None:
                    readings=resolve_readings(V50, {}), run_id=TOKEN, number=0)  # fmt: skip
     machine: Any = machine_class(Exploration.of(base, budget=0.0))()
     assert machine.world is None  # past the budget: the moves are the plan's alone
-    made: list[Move] = []
-    make = machine.move
-
-    def move(move: Move) -> None:
-        made.append(move)
-        make(move)
-
-    machine.move = move
+    made = _recording(machine)
 
     def waited(*expiries: int, retain: bool = True, qos: int = 0) -> float:
         for expiry in expiries:
@@ -450,14 +443,7 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     run = Exploration.of(base, budget=0.0)
     run.wanted = frozenset({("AWAIT_PUBCOMP", "RESUME"), ("AWAIT_PUBCOMP", "PUBACK")})
     machine: Any = machine_class(run)()
-    made: list[Move] = []
-    make = machine.move
-
-    def recorded(move: Move) -> None:
-        made.append(move)
-        make(move)
-
-    machine.move = recorded
+    made = _recording(machine)
     for step in (
         Move(kind=MoveKind.CONNECT, client=0),
         Move(kind=MoveKind.CONNECT, client=1, clean=False),
@@ -706,3 +692,16 @@ def test_failures_of_one_key_after_different_faults_are_told_apart() -> None:
     verdict = Verdict(findings=(), failures=(zero, wildcard), errors=(), broker_alive=True)
     assert verdict.first(skip=(zero.id,)) == wildcard
     assert verdict.keys == ("MQTT-4.8.0-1",)  # what a replay asks still fails
+
+
+def _recording(machine: Any) -> list[Move]:
+    """The moves ``machine`` makes from now on, recorded as it makes them."""
+    made: list[Move] = []
+    make = machine.move
+
+    def recorded(move: Move) -> None:
+        made.append(move)
+        make(move)
+
+    machine.move = recorded
+    return made

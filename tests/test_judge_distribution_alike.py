@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -153,11 +153,16 @@ messages = st.lists(
     st.tuples(st.sampled_from(["p", "q"]), st.sampled_from([b"", b"x"]), st.integers(0, 2)),
     min_size=2, max_size=6,
 )  # fmt: skip
+def each_run(test: Callable[..., None]) -> Callable[..., None]:
+    """Run ``test`` on runs of copies to one session: their messages, the QoS granted,
+    the order sent, the reading of ``ordering-qos``."""
+    return settings(max_examples=300, deadline=None)(given(
+        messages=messages, granted=st.integers(0, 2), shuffle=st.randoms(use_true_random=False),
+        by=st.sampled_from(["published", "outgoing"]),
+    )(test))  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
-@given(messages=messages, granted=st.integers(0, 2), shuffle=st.randoms(use_true_random=False),
-       by=st.sampled_from(["published", "outgoing"]))  # fmt: skip
+@each_run
 def test_untangled_keeps_the_order_whenever_some_reading_does(
     messages: list[tuple[str, bytes, int]], granted: int, shuffle: Any, by: str
 ) -> None:
@@ -175,9 +180,7 @@ def test_untangled_keeps_the_order_whenever_some_reading_does(
     assert some == (not ordering_problems(got, V311, readings))
 
 
-@settings(max_examples=300, deadline=None)
-@given(messages=messages, granted=st.integers(0, 2), shuffle=st.randoms(use_true_random=False),
-       by=st.sampled_from(["published", "outgoing"]))  # fmt: skip
+@each_run
 def test_without_the_search_one_set_is_read_right_and_nothing_is_invented(
     messages: list[tuple[str, bytes, int]], granted: int, shuffle: Any, by: str
 ) -> None:
