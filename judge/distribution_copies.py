@@ -115,7 +115,7 @@ def publish_out(judge: JudgeState, link: Link, event: Event) -> None:
             judge.latest[latest] = (copy.message.seq, event)
     if packet_id is not None and copy.qos > 0:
         flows.outbound[int(packet_id)] = copy.copy_id
-        flows.outbound_qos[int(packet_id)] = copy.qos
+        flows.awaiting[int(packet_id)] = "PUBACK" if copy.qos == 1 else "PUBREC"
     judge.sent.setdefault((link.edition, link.client_id), []).append(copy)
     record = judge.messages.get(key)
     shape = Shape.from_p(packet)  # type: ignore[arg-type]

@@ -44,11 +44,11 @@ def acknowledged(judge: JudgeState, link: Link, event: Event) -> None:
     if link.edition is None or link.client_id is None:
         return
     flows = session_flows(judge, link)
-    qos = flows.outbound_qos.get(packet_id)
-    if qos is not None and qos != (1 if event.type == "PUBACK" else 2):
+    awaiting = flows.awaiting.get(packet_id)
+    if awaiting is not None and event.type != awaiting:
         # the client's wrong answer (a PUBACK to a QoS 2 copy, a PUBREC or PUBCOMP to a
-        # QoS 1 one: the link judge charges it): it ends no flow of the server's, which
-        # re-sends the copy on a resumed session [MQTT-4.4.0-1]
+        # QoS 1 one, a PUBCOMP before its PUBREC: the link judge charges it): it ends no
+        # flow of the server's, which re-sends the copy on a resumed session [MQTT-4.4.0-1]
         return
     code = int(packet.get("reason_code", 0))
     if event.type != "PUBREC" or code >= 0x80:
@@ -59,9 +59,10 @@ def acknowledged(judge: JudgeState, link: Link, event: Event) -> None:
     if copy_id is None:
         return
     if event.type == "PUBREC" and code < 0x80:
+        flows.awaiting[packet_id] = "PUBCOMP"
         return  # the QoS 2 flow goes on to PUBCOMP
     del flows.outbound[packet_id]
-    flows.outbound_qos.pop(packet_id, None)
+    flows.awaiting.pop(packet_id, None)
     with contextlib.suppress(DistributionError):
         judge._model(link.edition).complete(link.client_id, copy_id, code)
 

@@ -94,9 +94,10 @@ class Flows:
     inbound: dict[int, tuple[Event, int]] = field(default_factory=dict)
     #: QoS 2 messages owned, their PUBREL not yet received: packet id -> message seq
     released: dict[int, int] = field(default_factory=dict)
-    #: copies sent and not yet acknowledged: packet id -> copy id, and its QoS
+    #: copies sent and not yet acknowledged: packet id -> copy id, and the client's answer
+    #: its flow awaits (PUBACK; PUBREC, then PUBCOMP)
     outbound: dict[int, int] = field(default_factory=dict)
-    outbound_qos: dict[int, int] = field(default_factory=dict)
+    awaiting: dict[int, str] = field(default_factory=dict)
     #: 5.0: the packet identifiers of every QoS 1 and 2 PUBLISH the server sent the client
     #: and has not had acknowledged (a copy the judge matched or not), and the Receive
     #: Maximum of the session's latest link (None: 3.x, no flow control). A flow the server
