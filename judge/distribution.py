@@ -64,12 +64,11 @@ what became of every PUBLISH in and out.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from pubproof.judge.distribution_alike import certain, untangled_for
+from pubproof.judge.distribution_alike import INVERSION, certain, untangled_for
 from pubproof.judge.distribution_capture import PATIENCE, judge_owed, owed_at_end, session_outcomes
 from pubproof.judge.distribution_copies import excluded, publish_out
 from pubproof.judge.distribution_events import C2S, S2C, Event
@@ -575,7 +574,7 @@ class DistributionJudge:
     def _inversion(self, edition: Edition, client_id: str, text: str) -> tuple[Event, ...]:
         """The evidence of an ordering problem: the copies of its two messages to the
         session (the one received first, then the one sent first)."""
-        found = _INVERSION.match(text)
+        found = INVERSION.match(text)
         if found is None:
             return ()
         shown = []
@@ -650,10 +649,6 @@ class DistributionJudge:
             return self.finish()
         finally:
             del self.report.findings[kept:]
-
-
-#: what an ordering problem says: "message LATER ... was sent after message EARLIER, ..."
-_INVERSION = re.compile(r"^message (\d+) .* was sent after message (\d+),")
 
 
 def _applies(name: str, edition: Edition) -> bool:

@@ -66,13 +66,13 @@ def alike(copy: Copy) -> Hashable:
 
 
 #: an ordering problem's message: "message LATER ... was sent after message EARLIER, ..."
-_INVERSION = re.compile(r"^message (\d+) .* was sent after message (\d+),")
+INVERSION = re.compile(r"^message (\d+) .* was sent after message (\d+),")
 
 
 def certain(problem: str, uncertain: frozenset[int]) -> bool:
     """Whether the ordering problem ``problem`` (its message) involves no message whose
     order :func:`untangled` left uncertain."""
-    matched = _INVERSION.match(problem)
+    matched = INVERSION.match(problem)
     if matched is None or not uncertain:
         return True
     return uncertain.isdisjoint(int(seq) for seq in matched.groups())
@@ -181,10 +181,10 @@ def untangled(
         before = list(result)
         for places in tangled:
             _earliest_deadline_first(places, result, groups, where, placed, owned)
-        if result == before or kept():
+        if kept():
+            return result, frozenset()
+        if result == before:
             break
-    if kept():
-        return result, frozenset()
     found = _search(tangled, result, placed, owned, broken)
     if found is not None:
         return found, frozenset()

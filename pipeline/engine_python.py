@@ -155,8 +155,9 @@ def across(
     out: str, config: Config, violations: TableWriter, events: Iterable[tuple[Any, ...]]
 ) -> dict[str, int]:
     """The cross-connection stage (:mod:`.servers`) over ``events`` (the rows of the
-    ``events`` table, in its order: :class:`~.events_held.HeldEvents`): its findings to
-    ``violations``, its ``deliveries`` table. Its figures."""
+    ``events`` table, grouped as :meth:`.servers.Stage.run` reads them:
+    :meth:`.events_held.HeldEvents.rows`): its findings to ``violations``, its
+    ``deliveries`` table. Its figures."""
     # imported here: a Spark worker imports this module for track(), not the judge
     from pubproof.pipeline.servers import Stage
 

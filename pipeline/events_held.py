@@ -5,7 +5,7 @@ Rules / theory of operation
 ---------------------------
 The cross-connection stage (:mod:`.servers`) reads the events in the ``events`` table's
 order: by capture, server and topic (a server's events of no topic first), then by
-:data:`ORDER` (capture time, the frame that completed the row, its connection, its place
+:data:`~.servers.ORDER` (capture time, the frame that completed the row, its connection, its place
 on the connection). The python engine made them a moment before, in the same process:
 written to Parquet and read back, each row crossed Arrow twice (its struct conversion,
 the Parquet file, the columns back to Python), half the stage's cost on a real capture
@@ -14,11 +14,11 @@ come, by (capture, server, topic) and connection, and hands them over grouped: t
 in the table's order (a server's sessions, topic null, first), within a group each
 connection's rows one after the other, each in its own order (which is the table's order
 within a connection: :mod:`.tap` numbers a connection's rows as time goes). The stage
-sorts each topic's rows by :data:`ORDER` with its sessions' rows anyway (the merge of the
+sorts each topic's rows by :data:`~.servers.ORDER` with its sessions' rows anyway (the merge of the
 two), so handing them over as runs makes that sort a merge of a few runs (a sort of the
 group here first was 0.3 s of 10 on a real capture, for nothing). Every column of the
 order but ``topic`` is never null (:mod:`.tap` writes them from the link), so sorting each
-group by :data:`ORDER` gives the table's order exactly.
+group by :data:`~.servers.ORDER` gives the table's order exactly.
 
 Memory: a row held is a Python tuple (about 300 bytes with its values). The stage holds
 a topic's rows while it judges them anyway, so a capture of few topics costs no more;
@@ -39,8 +39,6 @@ from pubproof.pipeline.tables import EVENTS, index
 
 _E = index(EVENTS)
 CAPTURE, SERVER, TOPIC, CONNECTION = _E["capture"], _E["server"], _E["topic"], _E["connection"]
-#: the order within one topic of one server (the table's sort key after the topic)
-ORDER: Final = (_E["t"], _E["at_frame"], _E["connection"], _E["seq"])
 #: the most rows held in memory (about 180 MB); past it, the scratch table. The real
 #: capture of the benchmarks (403,361 frames) has 480,030 events; 1,025,478 synthetic
 #: frames with the broker's faults 1,005,289, where holding a million first raised the

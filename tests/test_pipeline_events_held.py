@@ -8,7 +8,6 @@ rows held before it."""
 
 from __future__ import annotations
 
-import operator
 import os
 import random
 import tempfile
@@ -24,6 +23,7 @@ from support.pipeline_builder import read_tables
 from pubproof.pipeline import events_held
 from pubproof.pipeline.events_held import HeldEvents
 from pubproof.pipeline.run import Job, check
+from pubproof.pipeline.servers import ORDER_KEY
 from pubproof.pipeline.synth import SynthConfig, generate
 from pubproof.pipeline.synth.broker import DistFault
 from pubproof.pipeline.tables import EVENTS, sort_key
@@ -76,11 +76,10 @@ def _interleaved(connections: list[list[Row]], seed: int) -> list[list[Row]]:
 def _table_order(rows: list[Row]) -> list[Row]:
     """The rows handed over, each group sorted by the stage's order: the table's order
     if they were grouped right."""
-    order = operator.itemgetter(*events_held.ORDER)
     groups: dict[tuple[Any, ...], list[Row]] = {}
     for row in rows:
         groups.setdefault(row[:3], []).append(row)
-    return [row for group in groups.values() for row in sorted(group, key=order)]
+    return [row for group in groups.values() for row in sorted(group, key=ORDER_KEY)]
 
 
 def _runs_in_order(rows: list[Row]) -> bool:
