@@ -323,6 +323,21 @@ def test_a_program_opens_before_connect_waits_for_what_came_and_answers_by_place
     assert token_of(evidence.entries) == TOKEN
 
 
+def test_a_program_drops_a_link_only_after_what_had_come_before_the_drop() -> None:
+    """A copy the broker sent before a client dropped its link is owed again when the
+    session resumes (with DUP), one it had not sent is owed for the first time: the
+    replay waits for what had come before it drops, or it races the broker."""
+    evidence = (
+        subscribed_pair()
+        .sent("c0", publish(T, b"m", qos=1)).got("c0", ack(PUBACK, 1))
+        .got("c1", publish(T, b"m", qos=1, packet_id=9)).event("dropped", "c1")
+    )  # fmt: skip
+    made = program(evidence.entries)
+    assert made[-2:] == [["expect", {"c0": 2, "c1": 3}], ["drop", "c1"]]
+    again = program([*evidence.entries, {"event": "dropped", "client": "c0"}])
+    assert again[-1] == ["drop", "c0"] and again[-2] == ["drop", "c1"]  # nothing new came
+
+
 def test_the_replayers_pieces_read_packets_as_the_probe_does() -> None:
     buffer = bytearray(bytes.fromhex(publish(T, b"m", qos=2, packet_id=513) + ack(PUBREL, 7)))
     first, second = replayer.frame(buffer), replayer.frame(buffer)
