@@ -83,8 +83,8 @@ def program(entries: Sequence[Entry]) -> list[list[Any]]:
     """What the script replays: each packet the clients sent, a connection opened before
     each CONNECT, what the broker had sent each client by then (``expect``, before each
     packet sent and each drop), the waits, the drops, the connections the broker closed
-    (``closed``: the script waits for the close); an acknowledgement of a packet the broker numbered points at it by its
-    place among that client's numbered packets."""
+    (``closed``: the script waits for the close); an acknowledgement of a packet the
+    broker numbered points at it by its place among that client's numbered packets."""
     out: list[list[Any]] = []
     received: dict[str, int] = {}
     numbered: dict[str, list[int]] = {}

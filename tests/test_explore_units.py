@@ -302,6 +302,27 @@ def test_coverage_names_the_distribution_rules_the_judge_named() -> None:
     assert named["MQTT-3.8.4-6"] >= 1 and named["MQTT-4.5.0-1"] >= 1
 
 
+def test_a_silence_the_link_judge_names_is_one_failure_not_two() -> None:
+    """A PUBREL of an identifier nobody uses, and no PUBCOMP: the link judge names the rule
+    (MQTT-4.3.3-2) and the probe's wait ran out; one failure, else a run finds the same
+    silence again under "probe: no rule named". A wait the judges name nothing for stays."""
+    silent = (
+        Evidence().sent("c2", connect(f"pp{TOKEN}c001n2")).got("c2", CONNACK)
+        .sent("c2", ack(PUBREL, 4242))
+        .event("timeout", "c2", seconds=1.0, waiting_for="PUBCOMP 4242")
+        .sent("c2", "c000").got("c2", "d000").event("quiet", seconds=0.03)
+    )  # fmt: skip
+    verdict = judge_example(silent.entries, V311, R311)
+    assert verdict.keys == ("MQTT-4.3.3-2",), verdict.keys
+    assert any(f.source == Source.PROBE for f in verdict.findings)  # found, not a failure
+    other = (
+        Evidence().sent("c0", connect(f"pp{TOKEN}c001n0")).got("c0", CONNACK)
+        .event("timeout", "c0", seconds=1.0, waiting_for="SUBACK 1")
+        .sent("c0", "c000").got("c0", "d000").event("quiet", seconds=0.03)
+    )  # fmt: skip
+    assert judge_example(other.entries, V311, R311).keys == ("probe: no rule named",)
+
+
 # -- reproducers ----------------------------------------------------------------------------
 
 
