@@ -542,6 +542,58 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     assert machine.reconnecting() == [], "the PUBREL sent frees the identifier"
 
 
+class _Chosen:
+    """Draws for a machine's rules called by hand: ``choices`` by label, else the first
+    element of a ``sampled_from``, else a connection's default options."""
+
+    def __init__(self, **choices: Any) -> None:
+        self.choices = choices
+
+    def draw(self, strategy: Any, label: str = "") -> Any:
+        if label.replace(" ", "_") in self.choices:
+            return self.choices[label.replace(" ", "_")]
+        elements = getattr(strategy, "elements", None)
+        return elements[0] if elements is not None else {}
+
+
+def test_the_wanted_entries_at_held_flows_are_reached_in_fewer_draws() -> None:
+    """Coverage-guided, and not left to three rules in a row: an example that opens with the
+    catcher may also open with a QoS 2 copy it holds back, while an entry at a held flow is
+    wanted; a client that lets its session answer a held QoS 2 copy may make at once the
+    wrong answer wanted at AWAIT_PUBCOMP; and a wanted wrong answer is made in any example
+    of a run that allows invalid moves at all (never with ``--invalid 0``)."""
+    from pubproof.probe.target import Target
+    from pubproof.testing.machine import Exploration, machine_class
+    from pubproof.testing.world import Example
+
+    base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311, readings=R311,
+                   run_id=TOKEN, number=0, clients=2)  # fmt: skip
+    held = Move(kind=MoveKind.PUBLISH, client=0, topic="a", qos=2)
+    opened = []
+    for wanted in ({("AWAIT_PUBCOMP", "PUBACK")}, {("ID_HELD", "CLEAN")}, set()):
+        run = Exploration.of(base, budget=0.0, invalid_percent=20)
+        run.wanted = frozenset(wanted)
+        machine: Any = machine_class(run)()
+        made = _recording(machine)
+        machine.begin(gate=99, data=_Chosen(catcher=0, held_copy=True))
+        opened.append(made[-1] == held)
+        assert machine.wanted_wrong_ok and not machine.invalid_ok
+    assert opened == [True, False, False]
+    run = Exploration.of(base, budget=0.0, invalid_percent=20)
+    run.wanted = frozenset({("AWAIT_PUBCOMP", "PUBACK"), ("AWAIT_PUBCOMP", "PUBREC")})
+    for percent, at_once in ((20, True), (0, False)):
+        run.invalid_percent = percent
+        machine = machine_class(run)()
+        made = _recording(machine)
+        machine.begin(gate=99, data=_Chosen(catcher=0, held_copy=True))
+        assert machine.keeping() == [1]
+        del made[:]
+        machine.acknowledge_wanted(_Chosen(misanswer_now=True))
+        wrong = [Move(kind=MoveKind.MISANSWER, client=1, what="PUBACK")] if at_once else []
+        assert made == [Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True), *wrong]
+        assert machine.wanted_wrong_ok is at_once  # --invalid 0: misanswer_wanted is off
+
+
 def test_each_batch_wants_the_entries_the_run_has_not_reached() -> None:
     """:func:`explore` gives each batch the wanted entries as the run's coverage stands at
     its start (an entry reached is wanted no more)."""
