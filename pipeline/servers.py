@@ -40,6 +40,7 @@ by partition 0, never judged.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import operator
 import zlib
@@ -52,6 +53,7 @@ from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_ledger import unknown
 from pubproof.judge.findings import PASS, Finding, Source
+from pubproof.pipeline import handback
 from pubproof.pipeline.fast import distribution as fast_distribution
 from pubproof.pipeline.rows import DeliveryRow, ViolationRow
 from pubproof.pipeline.tables import EVENTS, index
@@ -240,22 +242,44 @@ class Stage:
         for conn in sorted(needed):
             fed.extend(server.rows.get(conn, ()))
         fed.sort(key=ORDER_KEY)
-        fast = None if self.readings or not self.fast else fast_distribution.judge(
+        fast = None if self.readings or not self.fast else fast_distribution.attempt(
             fed, topic, self.patience
         )  # fmt: skip
-        if fast is not None:
+        ins: list[fast_distribution.In]
+        outs: list[fast_distribution.Out]
+        if fast is not None and not isinstance(fast, fast_distribution.Handback):
             self.figures["topics_fast"] += 1
-            ins, outs = fast
+            ins, outs = fast[0], fast[1]
         else:
+            # the readable judge's: from the twin's last quiet point that holds, with the
+            # twin's ledger before it (:mod:`.handback`), else the whole topic
+            start = 0 if fast is None else handback.cut(fed, fast.quiet)
+            ins, outs = [], []
+            places: Sequence[int] = range(len(fed))
+            if fast is not None and start > 0:
+                ins, outs = fast.before(start)
+                places = handback.handed(fed, start)
+                self.figures["topics_partial"] += 1
+            self.figures["topics_readable"] += 1
+            self.figures["events_handed_back"] += sum(1 for at in places if fed[at][TOPIC])
             judge = DistributionJudge(
                 self.readings, complete=False, capture=True, patience=self.patience
             )
-            for order, row in enumerate(fed, 1):
-                judge.feed(_event(row, order))
+            for order, at in enumerate(places, 1):
+                judge.feed(_event(fed[at], order))
             findings = judge.finish()
-            ins, outs = _ledger(judge)
+            later_ins, later_outs = _ledger(judge)
+            ins.extend((places[at], outcome, copies) for at, outcome, copies in later_ins)
+            outs.extend(
+                (places[at], outcome, -1 if message < 0 else places[message], changed)
+                for at, outcome, message, changed in later_outs
+            )
             for finding in findings:
                 if finding.verdict != PASS:
+                    if start > 0:
+                        finding = dataclasses.replace(
+                            finding, message=handback.note(finding.message, fed[start])
+                        )
                     self.violations.append(_violation(capture, address, finding))
         self._deliveries(fed, ins, outs, topic, server)
         if self.flush is not None:

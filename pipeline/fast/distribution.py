@@ -89,6 +89,26 @@ class GiveUp(Exception):
     """Outside what the twin judges: the readable judge's turn."""
 
 
+class Handback:
+    """Where the twin gave up on a topic: its quiet points (the rows before which nothing
+    of the topic was in flight, in order: see :mod:`pubproof.pipeline.handback`), and its
+    ledger of the rows before any one of them (final there)."""
+
+    def __init__(self, twin: _Twin, why: str) -> None:
+        self._twin = twin
+        #: what the twin gave up at
+        self.why = why
+        #: the row it gave up at
+        self.at = twin.index
+        self.quiet: list[int] = twin.quiet
+
+    def before(self, quiet: int) -> tuple[list[In], list[Out]]:
+        """The twin's ledger of the rows before the quiet point ``quiet``."""
+        if quiet not in self.quiet:
+            raise ValueError(f"row {quiet} is no quiet point of the topic")
+        return self._twin.ledger(quiet)
+
+
 class _Owed:
     """A copy owed to one session."""
 
@@ -197,6 +217,16 @@ class _Twin:
         self.outs: list[Out] = []
         self.now = 0.0
         self.matches: dict[str, bool] = {}
+        #: the quiet points: rows before which nothing of the topic was in flight (their
+        #: PUBLISH in rows, checked as each is read: see :meth:`_quiet`)
+        self.quiet: list[int] = []
+        #: a PUBLISH with RETAIN read: the topic's retained messages are the readable
+        #: judge's to carry, so no quiet point from then on
+        self.retaining = False
+        #: the clients whose session ended with a flow open (a copy unacknowledged or a
+        #: QoS 2 message not released): the readable judge keeps its flows until the
+        #: client's next clean CONNACK
+        self.lingering: set[str] = set()
 
     # -- the rows ---------------------------------------------------------------------------
 
@@ -212,6 +242,10 @@ class _Twin:
                 link = self.links[row[CONNECTION]] = _Link()
             if row[DIRECTION] == "c2s":
                 if kind == "PUBLISH":
+                    if not self.inflight and not self.retaining and self._quiet():
+                        self.quiet.append(index)
+                    if row[RETAIN]:
+                        self.retaining = True
                     self._publish_in(link, index, row)
                 elif kind == "PUBACK" or kind == "PUBCOMP" or kind == "PUBREC":
                     self._ack_out(link, row)
@@ -226,6 +260,8 @@ class _Twin:
                 else:  # UNSUBSCRIBE, lost
                     raise GiveUp(kind)
             elif kind == "PUBLISH":
+                if row[RETAIN]:
+                    self.retaining = True
                 self._publish_out(link, index, row)
             elif kind == "PUBACK" or kind == "PUBREC":
                 self._ack_in(link, index, row)
@@ -273,6 +309,7 @@ class _Twin:
         if not link.client or link.connected or row[CODE] or fields.get("session_present"):
             raise GiveUp("a CONNACK the twin does not follow")
         self._settle(link.client)
+        self.lingering.discard(link.client)  # a clean start: its old flows are gone
         link.connected = True
         session = _Session(link.client, row[CONNECTION], link.maximum, link.receive)
         link.session = self.sessions[link.client] = session
@@ -298,6 +335,8 @@ class _Twin:
         # copy of it shows the server took it after all (as the readable judge keeps it)
         for packet_id, at in session.inbound.items():
             self.orphans[session.client, packet_id] = at
+        if session.unacknowledged or session.outbound or session.unreleased:
+            self.lingering.add(session.client)
         session.inbound.clear()
         for owed in session.pending:
             self._owed(session, owed, row[T], closed=True)
@@ -600,14 +639,29 @@ class _Twin:
         if owed.live:
             message.owed[session.client] = outcome
 
-    def _finish(self) -> tuple[list[In], list[Out]]:
-        if any(_quota_full(session) for session in self.sessions.values()):
-            raise GiveUp("a send quota used up")
+    # -- quiet points ------------------------------------------------------------------------
+
+    def _quiet(self) -> bool:
+        """Whether nothing of the topic is in flight now (the PUBLISH in flight aside: the
+        caller asks): no copy owed, no flow open either way on any session, none left
+        open by a session that ended (see :mod:`pubproof.pipeline.handback`)."""
+        if self.lingering or self.orphans:
+            return False
         for session in self.sessions.values():
-            for owed in session.pending:
-                self._owed(session, owed, self.now, closed=False)
+            if (
+                session.pending or session.outbound or session.inbound or session.unreleased
+                or session.unacknowledged
+            ):  # fmt: skip
+                return False
+        return True
+
+    def ledger(self, before: int) -> tuple[list[In], list[Out]]:
+        """The ledger of the rows before ``before``, a quiet point: every message there
+        was taken and every copy of it settled, so what became of it is final."""
         ins: list[In] = []
         for index, outcome in sorted(self.ins.items()):
+            if index >= before:
+                break
             message = self.by_row.get(index)
             copies = 0
             if message is not None:
@@ -615,7 +669,15 @@ class _Twin:
                 if message.owed:
                     outcome = min(message.owed.values(), key=PRECEDENCE.index)
             ins.append((index, outcome, copies))
-        return ins, self.outs
+        return ins, [out for out in self.outs if out[0] < before]
+
+    def _finish(self) -> tuple[list[In], list[Out]]:
+        if any(_quota_full(session) for session in self.sessions.values()):
+            raise GiveUp("a send quota used up")
+        for session in self.sessions.values():
+            for owed in session.pending:
+                self._owed(session, owed, self.now, closed=False)
+        return self.ledger(len(self.rows))
 
 
 def _quota_full(session: _Session) -> bool:
@@ -630,7 +692,17 @@ def judge(
     """The ledger of the rows of ``topic`` (its events, with its server's sessions', in
     the judge's order), as the readable judge would write it; None where the twin gives
     up."""
+    found = attempt(rows, topic, patience)
+    return None if isinstance(found, Handback) else found
+
+
+def attempt(
+    rows: list[tuple[Any, ...]], topic: str, patience: float = PATIENCE
+) -> tuple[list[In], list[Out]] | Handback:
+    """As :func:`judge`, but where the twin gives up: what it hands back (its quiet
+    points, and its ledger before each)."""
+    twin = _Twin(rows, topic, patience)
     try:
-        return _Twin(rows, topic, patience).run()
-    except GiveUp:
-        return None
+        return twin.run()
+    except GiveUp as error:
+        return Handback(twin, str(error))
