@@ -23,7 +23,8 @@ subscribed (subscription-changing).
 
 It gives up (returns None, and the stage runs the readable judge on the topic from its
 first row) at the first thing outside that traffic: a link whose CONNECT it did not see or
-whose session was resumed or taken over, lost traffic, a CONNACK or an acknowledgement
+whose session was resumed or taken over, lost traffic, a PUBLISH of no topic (a
+Topic Alias no mapping seen stands for), a CONNACK or an acknowledgement
 that refuses, UNSUBSCRIBE, a subscription with options other than the defaults or a
 Shared Subscription, a filter subscribed twice, a topic name or filter the model would
 refuse, two editions, a 5.0 Message Expiry Interval or Session Expiry Interval, a
@@ -237,6 +238,9 @@ class _Twin:
             if t > self.now:
                 self.now = t
             kind: str = row[TYPE]
+            if kind == "PUBLISH" and row[TOPIC] is None:
+                # a Topic Alias no mapping seen stands for: the readable judge's unknown
+                raise GiveUp("a PUBLISH of no topic")
             link = self.links.get(row[CONNECTION])
             if link is None:
                 link = self.links[row[CONNECTION]] = _Link()
