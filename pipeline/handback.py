@@ -22,25 +22,33 @@ A quiet point is a PUBLISH in (row q, read by the twin before it), where:
    (the readable judge keeps a session's flows until its next clean CONNACK). So every
    message before q has each of its copies settled: what became of it is final at q, and
    a judge that never saw it owes nothing of it, and keeps no flow of it, either;
-3. no PUBLISH with RETAIN was read before q: a retained message (or its deletion, with
-   the messages the store may hold in its place) is carried by the readable judge from
-   message to message and cannot be given to a judge that starts at q, so a topic that
-   retains gets no quiet point from its first retained PUBLISH on;
+3. the retained message, if the topic has one at q (R), is one the store holds for
+   certain: no two retained PUBLISHes were ever in flight together (the readable judge
+   would keep both as what the store may hold), and no retained copy of a message no
+   PUBLISH showed was sent (a retained message from before the capture). R is carried
+   over by its *footprint* (:func:`footprint`): its PUBLISH in, the acknowledgements of
+   its flow, each copy of it before q and their acknowledgements, all fed to the readable
+   judge, which so takes R, stores it, owes its copies and sees them all sent, as the
+   whole topic's judge did; the ledger of the footprint's rows is the readable judge's
+   (R's copies, counted in its row, may go on after q);
 
 and, checked here over the whole topic once the twin gave up (:func:`cut`):
 
-4. no PUBLISH from q on (in or out) carries the payload of a PUBLISH before q: the
-   readable judge reads a copy by the latest message alike (its ``by_content``), so a
-   copy from q on of a message before q (another copy, a re-send, a late one) must be
-   judged against that message, which a judge starting at q does not know;
+4. no PUBLISH from q on (in or out) carries the payload of a PUBLISH before q outside the
+   footprint: the readable judge reads a copy by the latest message alike (its
+   ``by_content``), so a copy from q on of a message before q (another copy, a re-send, a
+   late one) must be judged against that message, which a judge starting at q does not
+   know (R it knows);
 5. no PUBLISH of no topic (a 5.0 Topic Alias with no mapping seen) before q: it is fed
-   to the readable judge as a session row, and the twin's ledger would hold it too.
+   to the readable judge as a session row, and the twin's ledger would hold it too (the
+   twin gives up at one: this only keeps the two ledgers apart for certain).
 
 Then the 4.6 order of copies (the latest message sent per session and publisher) is
 settled at q too: every copy of a message before q went out before q, every message from
-q on is received from q on, so no order problem spans q. The window of session changes
-and the patience are rebuilt from the session rows and the times, the same for both
-judges; the capture's end is the same row.
+q on is received from q on, so no order problem spans q (R's copies before q come before
+any later message's, in both judges). The window of session changes and the patience are
+rebuilt from the session rows and the times, the same for both judges; the capture's end
+is the same row.
 
 What the readable judge writes from q on is the whole topic's, but for one thing: it
 numbers the messages it follows from 1 at q (its findings' text says "message N"); a
@@ -57,53 +65,96 @@ from typing import Any, Final
 from pubproof.pipeline.tables import EVENTS, index
 
 _E = index(EVENTS)
-TOPIC, TYPE, DIGEST = _E["topic"], _E["type"], _E["digest"]
-FRAME: Final = _E["frame"]
+TOPIC, TYPE, DIGEST, QOS = _E["topic"], _E["type"], _E["digest"], _E["qos"]
+FRAME, CONNECTION, PACKET_ID, CODE = _E["frame"], _E["connection"], _E["packet_id"], _E["code"]
 
 
-def cut(rows: Sequence[Sequence[Any]], quiet: Sequence[int]) -> int:
-    """The latest of the twin's quiet points ``quiet`` (in increasing order) at which the
-    readable judge may take over the topic (rules 4 and 5), or 0: the whole topic."""
-    if not quiet:
-        return 0
+#: the quiet points tried, the latest first (each is a pass over the topic's rows)
+TRIED: Final = 8
+#: an acknowledgement's rows
+ACKS: Final = ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
+
+
+def cut(
+    rows: Sequence[Sequence[Any]],
+    quiet: Sequence[int],
+    kept: Sequence[int],
+    outs: Sequence[tuple[int, str, int, bool | None]],
+) -> tuple[int, list[int]]:
+    """The latest of the twin's quiet points ``quiet`` (in increasing order, ``kept`` the
+    retained message's row at each, ``outs`` the twin's ledger of copies) at which the
+    readable judge may take over the topic (rules 4 and 5), with the footprint of the
+    retained message there; or 0: the whole topic."""
     # rule 5: no PUBLISH of no topic before the cut
     limit = len(rows)
-    # rule 4: each payload's first and last PUBLISH; a cut inside (first, last] of one
-    # splits it
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
     for at, row in enumerate(rows):
-        if row[TYPE] != "PUBLISH":
-            continue
-        if row[TOPIC] is None:
-            limit = min(limit, at)
-            continue
-        digest = row[DIGEST] or ""
-        if digest not in first:
-            first[digest] = at
-        last[digest] = at
-    covered = [0] * (len(rows) + 2)
-    for digest, start in first.items():
-        end = last[digest]
-        if start < end:
-            covered[start + 1] += 1
-            covered[end + 1] -= 1
-    depth = 0
-    split = [False] * (len(rows) + 1)
-    for at in range(len(rows) + 1):
-        depth += covered[at]
-        split[at] = depth > 0
+        if row[TYPE] == "PUBLISH" and row[TOPIC] is None:
+            limit = at
+            break
+    tried = 0
     for i in range(len(quiet) - 1, -1, -1):
-        at = quiet[i]
-        if 0 < at <= limit and not split[at]:
-            return at
-    return 0
+        start = quiet[i]
+        if start <= 0 or start > limit:
+            continue
+        if tried == TRIED:
+            break
+        tried += 1
+        steps = [] if kept[i] < 0 else footprint(rows, kept[i], start, outs)
+        # rule 4: no payload on both sides, the footprint's aside
+        inside = set(steps)
+        later = {rows[at][DIGEST] or "" for at in range(start, len(rows))
+                 if rows[at][TYPE] == "PUBLISH"}  # fmt: skip
+        if not any(
+            rows[at][TYPE] == "PUBLISH" and (rows[at][DIGEST] or "") in later
+            and at not in inside
+            for at in range(start)
+        ):  # fmt: skip
+            return start, steps
+    return 0, []
 
 
-def handed(rows: Sequence[Sequence[Any]], start: int) -> list[int]:
+def footprint(
+    rows: Sequence[Sequence[Any]],
+    message: int,
+    before: int,
+    outs: Sequence[tuple[int, str, int, bool | None]],
+) -> list[int]:
+    """The rows before ``before`` of the message whose PUBLISH in is at ``message``: that
+    row and the acknowledgements of its flow, each copy of it (the twin's ledger says
+    which) and theirs; in order."""
+    found = [message, *_flow(rows, message, before)]
+    for out in outs:
+        if out[2] == message and out[0] < before:
+            found.append(out[0])
+            found.extend(_flow(rows, out[0], before))
+    return sorted(found)
+
+
+def _flow(rows: Sequence[Sequence[Any]], at: int, before: int) -> list[int]:
+    """The acknowledgements, before ``before``, of the PUBLISH at ``at`` (by its
+    connection and packet identifier, up to the one that ends its flow)."""
+    publish = rows[at]
+    qos = publish[QOS] or 0
+    if not qos or publish[PACKET_ID] is None:
+        return []
+    conn, packet_id = publish[CONNECTION], publish[PACKET_ID]
+    last = "PUBACK" if qos == 1 else "PUBCOMP"
+    found = []
+    for i in range(at + 1, before):
+        row = rows[i]
+        if row[CONNECTION] == conn and row[PACKET_ID] == packet_id and row[TYPE] in ACKS:
+            found.append(i)
+            if row[TYPE] == last or (row[TYPE] == "PUBREC" and (row[CODE] or 0) >= 0x80):
+                break
+    return found
+
+
+def handed(rows: Sequence[Sequence[Any]], start: int, steps: Sequence[int]) -> list[int]:
     """The rows the readable judge is fed from the cut ``start`` on: every session row
-    (of no topic), and the topic's rows from ``start``."""
-    return [at for at, row in enumerate(rows) if at >= start or row[TOPIC] is None]
+    (of no topic), the retained message's footprint ``steps``, and the topic's rows from
+    ``start``."""
+    inside = set(steps)
+    return [at for at, row in enumerate(rows) if at >= start or row[TOPIC] is None or at in inside]
 
 
 def note(message: str, start: Sequence[Any]) -> str:

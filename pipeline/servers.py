@@ -69,6 +69,8 @@ DIGEST, SIZE, DETAIL, SKEW = _E["digest"], _E["size"], _E["detail"], _E["skew"]
 ORDER: Final = (T, AT, CONNECTION, SEQ)
 #: :func:`order` made in C
 ORDER_KEY: Final = operator.itemgetter(*ORDER)
+#: a ledger entry's row
+_FIRST: Final = operator.itemgetter(0)
 
 
 def order(row: Sequence[Any]) -> tuple[Any, ...]:
@@ -253,12 +255,19 @@ class Stage:
         else:
             # the readable judge's: from the twin's last quiet point that holds, with the
             # twin's ledger before it (:mod:`.handback`), else the whole topic
-            start = 0 if fast is None else handback.cut(fed, fast.quiet)
+            start = 0
+            steps: list[int] = []
+            if fast is not None:
+                start, steps = handback.cut(fed, fast.quiet, fast.kept, fast.outs)
             ins, outs = [], []
             places: Sequence[int] = range(len(fed))
             if fast is not None and start > 0:
                 ins, outs = fast.before(start)
-                places = handback.handed(fed, start)
+                if steps:  # the retained message's footprint: the readable judge's
+                    inside = set(steps)
+                    ins = [entry for entry in ins if entry[0] not in inside]
+                    outs = [entry for entry in outs if entry[0] not in inside]
+                places = handback.handed(fed, start, steps)
                 self.figures["topics_partial"] += 1
             self.figures["topics_readable"] += 1
             self.figures["events_handed_back"] += sum(1 for at in places if fed[at][TOPIC])
@@ -274,6 +283,9 @@ class Stage:
                 (places[at], outcome, -1 if message < 0 else places[message], changed)
                 for at, outcome, message, changed in later_outs
             )
+            if steps:
+                ins.sort(key=_FIRST)
+                outs.sort(key=_FIRST)
             for finding in findings:
                 if finding.verdict != PASS:
                     if start > 0:

@@ -169,24 +169,27 @@ def test_a_broken_topic_handed_back_is_judged_as_whole(
     fed = _fed(sessions, broken)
     found = fast_distribution.attempt(fed, topic)
     if isinstance(found, fast_distribution.Handback):
-        for quiet in found.quiet:
-            _quiet_in_rows(fed, quiet)
-        start = handback.cut(fed, found.quiet)
+        for quiet, kept in zip(found.quiet, found.kept, strict=True):
+            _quiet_in_rows(fed, quiet, kept)
+        start, steps = handback.cut(fed, found.quiet, found.kept, found.outs)
         if start:
-            _spans_nothing(fed, start)
+            _spans_nothing(fed, start, steps)
 
 
-def _quiet_in_rows(rows: list[tuple[Any, ...]], quiet: int) -> None:
-    """What the rows before ``quiet`` show: no RETAIN, and no flow open at it (a PUBLISH
+def _quiet_in_rows(rows: list[tuple[Any, ...]], quiet: int, kept: int) -> None:
+    """What the rows before ``quiet`` show: the retained message ``kept`` (the last
+    retained PUBLISH in's row, or -1: none, or deleted), and no flow open at it (a PUBLISH
     in neither acknowledged nor forwarded, a QoS 2 one not released, a copy not
     acknowledged; a flow of a link that ended stays open until its client's next
     CONNACK, as the readable judge keeps it)."""
     client: dict[str, str] = {}
     #: (client, way, packet id) -> what the flow awaits (and the PUBLISH's payload)
     flows: dict[tuple[str, str, int], tuple[str, str]] = {}
-    for row in rows[:quiet]:
+    retained = -1
+    for at, row in enumerate(rows[:quiet]):
         kind, conn, way = row[TYPE], row[CONNECTION], row[DIRECTION]
-        assert not (kind == "PUBLISH" and row[RETAIN]), (quiet, row)
+        if kind == "PUBLISH" and way == "c2s" and row[RETAIN]:
+            retained = at if row[DIGEST] else -1
         if kind == "CONNECT":
             client[conn] = json.loads(row[DETAIL])["client_id"]
             continue
@@ -222,11 +225,18 @@ def _quiet_in_rows(rows: list[tuple[Any, ...]], quiet: int) -> None:
         else:
             del flows[who, flow, packet_id]
     assert not flows, (quiet, flows)
+    assert kept == retained, (quiet, kept, retained)
 
 
-def _spans_nothing(rows: list[tuple[Any, ...]], start: int) -> None:
-    """No payload on both sides of the cut, no PUBLISH of no topic before it."""
-    before = {r[DIGEST] or "" for r in rows[:start] if r[TYPE] == "PUBLISH"}
+def _spans_nothing(rows: list[tuple[Any, ...]], start: int, steps: list[int]) -> None:
+    """No payload on both sides of the cut but the retained message's (whose footprint
+    ``steps`` the readable judge is fed), no PUBLISH of no topic before it."""
+    inside = set(steps)
+    before = {
+        r[DIGEST] or ""
+        for i, r in enumerate(rows[:start])
+        if r[TYPE] == "PUBLISH" and i not in inside
+    }
     after = {r[DIGEST] or "" for r in rows[start:] if r[TYPE] == "PUBLISH"}
     assert not before & after, start
     assert all(r[TOPIC] is not None for r in rows[:start] if r[TYPE] == "PUBLISH")
@@ -236,7 +246,7 @@ def test_a_quiet_point_waits_for_a_message_in_flight(
     plain: list[tuple[list[Any], list[Any]]],
 ) -> None:
     """A QoS 2 PUBLISH whose PUBREL comes last: no quiet point from it on (its flow is
-    open); a retained PUBLISH: none from it on."""
+    open); each quiet point's retained message is the last retained PUBLISH's."""
     for sessions, own in plain:
         fed = _fed(sessions, own)
         ins = [i for i, r in enumerate(fed) if r[TYPE] == "PUBLISH" and r[DIRECTION] == "c2s"]
@@ -245,13 +255,9 @@ def test_a_quiet_point_waits_for_a_message_in_flight(
         lost = (*lost[:TOPIC], None, *lost[TOPIC + 1 :])
         found = fast_distribution.attempt([*fed, lost], topic)
         assert isinstance(found, fast_distribution.Handback)
-        retained = [i for i in ins if fed[i][RETAIN]]
-        if retained:
-            assert found.quiet and found.quiet[-1] <= retained[0]
-            continue
         assert ins[0] in found.quiet and len(found.quiet) > 2
-        for i in found.quiet:
-            _quiet_in_rows(fed, i)
+        for i, kept in zip(found.quiet, found.kept, strict=True):
+            _quiet_in_rows(fed, i, kept)
         qos2 = [i for i in ins[:-1] if fed[i][QOS] == 2]
         if not qos2:
             continue
@@ -291,4 +297,29 @@ def test_no_cut_after_a_publish_of_no_topic(plain: list[tuple[list[Any], list[An
         at = fed.index(tuple(unknown))
         assert found.at == at and found.why == "a PUBLISH of no topic"
         # and were a quiet point after it, the cut would not be
-        assert handback.cut(fed, [*found.quiet, len(fed) - 1]) <= at
+        assert handback.cut(fed, [*found.quiet, at + 1], [*found.kept, -1], found.outs)[0] <= at
+
+
+def test_a_wrong_answer_to_a_copy_is_the_readable_judges(
+    plain: list[tuple[list[Any], list[Any]]],
+) -> None:
+    """A client's PUBCOMP to a QoS 2 copy whose PUBREC it never sent ends no flow of the
+    server's (the readable judge keeps it open): the twin gives up there, and no quiet
+    point is after it."""
+    for sessions, own in plain:
+        fed = _fed(sessions, own)
+        copies = [i for i, r in enumerate(fed) if r[TYPE] == "PUBLISH" and r[DIRECTION] == "s2c"]
+        for at in copies:
+            if fed[at][QOS] != 2:
+                continue
+            conn, packet_id = fed[at][CONNECTION], fed[at][PACKET_ID]
+            flow = [j for j in range(at + 1, len(fed)) if fed[j][CONNECTION] == conn]
+            rec = next(
+                j for j in flow if fed[j][TYPE] == "PUBREC" and fed[j][PACKET_ID] == packet_id
+            )
+            found = fast_distribution.attempt([*fed[:rec], *fed[rec + 1 :]], own[0][TOPIC])
+            assert isinstance(found, fast_distribution.Handback)
+            assert found.why == "a wrong answer to a copy" and found.at > rec - 1
+            assert all(q <= at for q in found.quiet)
+            return
+    raise AssertionError("no QoS 2 copy")

@@ -21,23 +21,25 @@ subscribed to the topic, is unknown (publication-unseen) here as there; so is a 
 message not owed the session that the server took while the session changed or before it
 subscribed (subscription-changing).
 
-It gives up (returns None, and the stage runs the readable judge on the topic from its
-first row) at the first thing outside that traffic: a link whose CONNECT it did not see or
-whose session was resumed or taken over, lost traffic, a PUBLISH of no topic (a
-Topic Alias no mapping seen stands for), a CONNACK or an acknowledgement
-that refuses, UNSUBSCRIBE, a subscription with options other than the defaults or a
-Shared Subscription, a filter subscribed twice, a topic name or filter the model would
-refuse, two editions, a 5.0 Message Expiry Interval or Session Expiry Interval, a
-client back while a message of its ended link is in flight, a copy owed and not sent to a
-session that changed (a CONNECT or SUBSCRIBE unanswered) while its message was in flight
-(the readable judge leaves it unknown), a publisher's re-send, a copy that is no copy owed
-(unowed, another copy of one sent, a re-send), a copy alike several messages in flight or
-alike none of several copies owed, a copy whose QoS, RETAIN, Subscription Identifiers or
-forwarded properties are not the model's, DUP on a 5.0 first copy, an order the model does
-not allow, a 5.0 session whose send quota (its Receive Maximum) is used up as the capture
-ends (the readable judge's ``quota-full``), and a copy owed that a capture proves missing
-(by the order of 4.6 or past the patience). Each of those is what the readable judge
-finds, leaves open or counts otherwise: only it says so.
+It gives up (returns None, and the stage runs the readable judge on the topic from the
+twin's last quiet point, :mod:`pubproof.pipeline.handback`, or from its first row) at the
+first thing outside that traffic: a link whose CONNECT it did not see or whose session
+was resumed or taken over, lost traffic, a PUBLISH of no topic (a Topic Alias no mapping
+seen stands for), a CONNACK or an acknowledgement that refuses, a client's wrong answer
+to a copy (a PUBCOMP awaiting its PUBREC, say), UNSUBSCRIBE, a subscription with options
+other than the defaults or a Shared Subscription, a filter subscribed twice, a topic name
+or filter the model would refuse, two editions, a 5.0 Message Expiry Interval or Session
+Expiry Interval, a client back while a message of its ended link is in flight, a copy
+owed and not sent to a session that changed (a CONNECT or SUBSCRIBE unanswered) while its
+message was in flight (the readable judge leaves it unknown), a publisher's re-send, a
+copy that is no copy owed (unowed, another copy of one sent, a re-send), a copy alike
+several messages in flight or alike none of several copies owed, a copy whose QoS,
+RETAIN, Subscription Identifiers or forwarded properties are not the model's, DUP on a
+5.0 first copy, an order the model does not allow, a 5.0 session whose send quota (its
+Receive Maximum) is used up as the capture ends (the readable judge's ``quota-full``),
+and a copy owed that a capture proves missing (by the order of 4.6 or past the patience).
+Each of those is what the readable judge finds, leaves open or counts otherwise: only it
+says so.
 
 ``tests/test_pipeline_servers_fast.py`` holds the two equal: on every topic of synthetic
 captures with and without the broker's faults, in both editions, the twin gives the
@@ -102,6 +104,10 @@ class Handback:
         #: the row it gave up at
         self.at = twin.index
         self.quiet: list[int] = twin.quiet
+        #: the retained message at each quiet point (its PUBLISH in's row, or -1)
+        self.kept: list[int] = twin.kept
+        #: the twin's ledger of the copies read (which message each is a copy of)
+        self.outs: list[Out] = twin.outs
 
     def before(self, quiet: int) -> tuple[list[In], list[Out]]:
         """The twin's ledger of the rows before the quiet point ``quiet``."""
@@ -156,8 +162,8 @@ class _Message:
 
 class _Session:
     __slots__ = (
-        "client", "conn", "filters", "inbound", "maximum", "outbound", "pending", "receive",
-        "unacknowledged", "unreleased",
+        "awaiting", "client", "conn", "filters", "inbound", "maximum", "outbound", "pending",
+        "receive", "unacknowledged", "unreleased",
     )  # fmt: skip
 
     def __init__(self, client: str, conn: str, maximum: bool, receive: int | None) -> None:
@@ -167,6 +173,8 @@ class _Session:
         self.receive = receive  # 5.0: the client's Receive Maximum (None: 3.x)
         #: the packet ids of the QoS 1 and 2 PUBLISHes sent it and not yet acknowledged
         self.unacknowledged: set[int] = set()
+        #: what each of those awaits: PUBACK (QoS 1), PUBREC then PUBCOMP (QoS 2)
+        self.awaiting: dict[int, str] = {}
         #: its subscriptions that match the topic: filter -> (QoS granted, identifier)
         self.filters: dict[str, tuple[int, int]] = {}
         self.pending: list[_Owed] = []
@@ -221,9 +229,12 @@ class _Twin:
         #: the quiet points: rows before which nothing of the topic was in flight (their
         #: PUBLISH in rows, checked as each is read: see :meth:`_quiet`)
         self.quiet: list[int] = []
-        #: a PUBLISH with RETAIN read: the topic's retained messages are the readable
-        #: judge's to carry, so no quiet point from then on
-        self.retaining = False
+        #: the retained message at each quiet point: its PUBLISH in's row, or -1 (none)
+        self.kept: list[int] = []
+        #: two retained messages in flight together (the store may hold either: the
+        #: readable judge keeps both), or a retained copy of a message no PUBLISH showed:
+        #: no quiet point from then on
+        self.tangled = False
         #: the clients whose session ended with a flow open (a copy unacknowledged or a
         #: QoS 2 message not released): the readable judge keeps its flows until the
         #: client's next clean CONNACK
@@ -246,10 +257,12 @@ class _Twin:
                 link = self.links[row[CONNECTION]] = _Link()
             if row[DIRECTION] == "c2s":
                 if kind == "PUBLISH":
-                    if not self.inflight and not self.retaining and self._quiet():
+                    if not self.inflight and not self.tangled and self._quiet():
                         self.quiet.append(index)
-                    if row[RETAIN]:
-                        self.retaining = True
+                        kept = self.retained
+                        self.kept.append(-1 if kept is None else kept.row)
+                    if row[RETAIN] and any(self.rows[at][RETAIN] for at in self.inflight):
+                        self.tangled = True
                     self._publish_in(link, index, row)
                 elif kind == "PUBACK" or kind == "PUBCOMP" or kind == "PUBREC":
                     self._ack_out(link, row)
@@ -264,8 +277,6 @@ class _Twin:
                 else:  # UNSUBSCRIBE, lost
                     raise GiveUp(kind)
             elif kind == "PUBLISH":
-                if row[RETAIN]:
-                    self.retaining = True
                 self._publish_out(link, index, row)
             elif kind == "PUBACK" or kind == "PUBREC":
                 self._ack_in(link, index, row)
@@ -491,6 +502,7 @@ class _Twin:
         packet_id = row[PACKET_ID]
         if packet_id is not None and row[QOS]:
             session.unacknowledged.add(int(packet_id))  # the send quota [MQTT-3.3.4-9]
+            session.awaiting[int(packet_id)] = "PUBACK" if row[QOS] == 1 else "PUBREC"
         if packet_id is not None and int(packet_id) in session.outbound:
             raise GiveUp("a re-send of a copy")
         digest: str = row[DIGEST]
@@ -560,6 +572,8 @@ class _Twin:
                 raise GiveUp("a copy no subscription matches")
             # a copy of a message no PUBLISH in showed (its publisher's link not seen
             # whole, say), to a session that subscribed to the topic
+            if retain:
+                self.tangled = True  # (a retained message no quiet point can carry)
             self.outs.append((index, "unknown:publication-unseen", -1, None))
             return
         if session.client in message.owed:
@@ -614,6 +628,16 @@ class _Twin:
         if session is None:
             return
         packet_id = int(row[PACKET_ID] or 0)
+        awaited = session.awaiting.get(packet_id)
+        if awaited is not None:
+            if row[TYPE] != awaited:
+                # a wrong answer (a PUBCOMP to a copy awaiting its PUBREC, say) ends no
+                # flow of the server's: the readable judge's to weigh
+                raise GiveUp("a wrong answer to a copy")
+            if awaited == "PUBREC" and (row[CODE] or 0) < 0x80:
+                session.awaiting[packet_id] = "PUBCOMP"
+            else:
+                del session.awaiting[packet_id]
         if row[TYPE] != "PUBREC" or (row[CODE] or 0) >= 0x80:
             session.unacknowledged.discard(packet_id)  # the quota back [MQTT-3.3.4-9]
         if packet_id not in session.outbound:
