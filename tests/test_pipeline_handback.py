@@ -300,12 +300,11 @@ def test_no_cut_after_a_publish_of_no_topic(plain: list[tuple[list[Any], list[An
         assert handback.cut(fed, [*found.quiet, at + 1], [*found.kept, -1], found.outs)[0] <= at
 
 
-def test_a_wrong_answer_to_a_copy_is_the_readable_judges(
+def test_a_wrong_answer_to_a_copy_keeps_its_flow_open(
     plain: list[tuple[list[Any], list[Any]]],
 ) -> None:
     """A client's PUBCOMP to a QoS 2 copy whose PUBREC it never sent ends no flow of the
-    server's (the readable judge keeps it open): the twin gives up there, and no quiet
-    point is after it."""
+    server's (the readable judge keeps it open): no quiet point after the copy."""
     for sessions, own in plain:
         fed = _fed(sessions, own)
         copies = [i for i, r in enumerate(fed) if r[TYPE] == "PUBLISH" and r[DIRECTION] == "s2c"]
@@ -317,9 +316,13 @@ def test_a_wrong_answer_to_a_copy_is_the_readable_judges(
             rec = next(
                 j for j in flow if fed[j][TYPE] == "PUBREC" and fed[j][PACKET_ID] == packet_id
             )
-            found = fast_distribution.attempt([*fed[:rec], *fed[rec + 1 :]], own[0][TOPIC])
-            assert isinstance(found, fast_distribution.Handback)
-            assert found.why == "a wrong answer to a copy" and found.at > rec - 1
-            assert all(q <= at for q in found.quiet)
+            lost = (*fed[-1][:DIRECTION], "c2s", "lost", *(None,) * 8, 0.0)
+            lost = (*lost[:TOPIC], None, *lost[TOPIC + 1 :])
+            wrong = [*fed[:rec], *fed[rec + 1 :], lost]
+            found = fast_distribution.attempt(wrong, own[0][TOPIC])
+            assert isinstance(found, fast_distribution.Handback) and found.why == "lost"
+            assert found.quiet and all(q <= at for q in found.quiet), (at, found.quiet)
+            rows = sorted([*sessions, lost], key=ORDER_KEY)
+            _same(rows + [r for i, r in enumerate(own) if r is not fed[rec]])
             return
     raise AssertionError("no QoS 2 copy")

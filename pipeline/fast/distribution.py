@@ -25,21 +25,20 @@ It gives up (returns None, and the stage runs the readable judge on the topic fr
 twin's last quiet point, :mod:`pubproof.pipeline.handback`, or from its first row) at the
 first thing outside that traffic: a link whose CONNECT it did not see or whose session
 was resumed or taken over, lost traffic, a PUBLISH of no topic (a Topic Alias no mapping
-seen stands for), a CONNACK or an acknowledgement that refuses, a client's wrong answer
-to a copy (a PUBCOMP awaiting its PUBREC, say), UNSUBSCRIBE, a subscription with options
-other than the defaults or a Shared Subscription, a filter subscribed twice, a topic name
-or filter the model would refuse, two editions, a 5.0 Message Expiry Interval or Session
-Expiry Interval, a client back while a message of its ended link is in flight, a copy
-owed and not sent to a session that changed (a CONNECT or SUBSCRIBE unanswered) while its
-message was in flight (the readable judge leaves it unknown), a publisher's re-send, a
-copy that is no copy owed (unowed, another copy of one sent, a re-send), a copy alike
-several messages in flight or alike none of several copies owed, a copy whose QoS,
-RETAIN, Subscription Identifiers or forwarded properties are not the model's, DUP on a
-5.0 first copy, an order the model does not allow, a 5.0 session whose send quota (its
-Receive Maximum) is used up as the capture ends (the readable judge's ``quota-full``),
-and a copy owed that a capture proves missing (by the order of 4.6 or past the patience).
-Each of those is what the readable judge finds, leaves open or counts otherwise: only it
-says so.
+seen stands for), a CONNACK or an acknowledgement that refuses, UNSUBSCRIBE, a
+subscription with options other than the defaults or a Shared Subscription, a filter
+subscribed twice, a topic name or filter the model would refuse, two editions, a 5.0
+Message Expiry Interval or Session Expiry Interval, a client back while a message of its
+ended link is in flight, a copy owed and not sent to a session that changed (a CONNECT or
+SUBSCRIBE unanswered) while its message was in flight (the readable judge leaves it
+unknown), a publisher's re-send, a copy that is no copy owed (unowed, another copy of one
+sent, a re-send), a copy alike several messages in flight or alike none of several copies
+owed, a copy whose QoS, RETAIN, Subscription Identifiers or forwarded properties are not
+the model's, DUP on a 5.0 first copy, an order the model does not allow, a 5.0 session
+whose send quota (its Receive Maximum) is used up as the capture ends (the readable
+judge's ``quota-full``), and a copy owed that a capture proves missing (by the order of
+4.6 or past the patience). Each of those is what the readable judge finds, leaves open or
+counts otherwise: only it says so.
 
 ``tests/test_pipeline_servers_fast.py`` holds the two equal: on every topic of synthetic
 captures with and without the broker's faults, in both editions, the twin gives the
@@ -350,7 +349,7 @@ class _Twin:
         # copy of it shows the server took it after all (as the readable judge keeps it)
         for packet_id, at in session.inbound.items():
             self.orphans[session.client, packet_id] = at
-        if session.unacknowledged or session.outbound or session.unreleased:
+        if session.unacknowledged or session.outbound or session.unreleased or session.awaiting:
             self.lingering.add(session.client)
         session.inbound.clear()
         for owed in session.pending:
@@ -502,6 +501,10 @@ class _Twin:
         packet_id = row[PACKET_ID]
         if packet_id is not None and row[QOS]:
             session.unacknowledged.add(int(packet_id))  # the send quota [MQTT-3.3.4-9]
+            if int(packet_id) in session.awaiting:
+                # a packet identifier whose flow the readable judge keeps open: no quiet
+                # point from here (which flow it reads the answers as is its own)
+                self.tangled = True
             session.awaiting[int(packet_id)] = "PUBACK" if row[QOS] == 1 else "PUBREC"
         if packet_id is not None and int(packet_id) in session.outbound:
             raise GiveUp("a re-send of a copy")
@@ -629,11 +632,9 @@ class _Twin:
             return
         packet_id = int(row[PACKET_ID] or 0)
         awaited = session.awaiting.get(packet_id)
-        if awaited is not None:
-            if row[TYPE] != awaited:
-                # a wrong answer (a PUBCOMP to a copy awaiting its PUBREC, say) ends no
-                # flow of the server's: the readable judge's to weigh
-                raise GiveUp("a wrong answer to a copy")
+        # a wrong answer (a PUBCOMP to a copy awaiting its PUBREC, say) ends no flow of
+        # the server's in the readable judge: open still, for the quiet points
+        if awaited == row[TYPE]:
             if awaited == "PUBREC" and (row[CODE] or 0) < 0x80:
                 session.awaiting[packet_id] = "PUBCOMP"
             else:
@@ -678,7 +679,7 @@ class _Twin:
         for session in self.sessions.values():
             if (
                 session.pending or session.outbound or session.inbound or session.unreleased
-                or session.unacknowledged
+                or session.unacknowledged or session.awaiting
             ):  # fmt: skip
                 return False
         return True
