@@ -16,39 +16,42 @@ A quiet point is a PUBLISH in (row q, read by the twin before it), where:
 1. the twin followed every row before q (it gives up at anything it does not follow, so
    the rows before q are plain traffic: clean sessions seen from their CONNECT, messages
    each taken, forwarded and acknowledged as the model says, no finding);
-2. nothing of the topic is in flight: no PUBLISH in waiting for its acknowledgement (or
-   of a link that ended, an orphan), no QoS 2 message before its PUBREL, no copy owed to
-   any session, no copy unacknowledged, and no flow left open by a session that ended
-   (the readable judge keeps a session's flows until its next clean CONNACK). So every
-   message before q has each of its copies settled: what became of it is final at q, and
-   a judge that never saw it owes nothing of it, and keeps no flow of it, either;
-3. the retained message, if the topic has one at q (R), is one the store holds for
-   certain: no two retained PUBLISHes were ever in flight together (the readable judge
-   would keep both as what the store may hold), and no retained copy of a message no
-   PUBLISH showed was sent (a retained message from before the capture). R is carried
-   over by its *footprint* (:func:`footprint`): its PUBLISH in, the acknowledgements of
-   its flow, each copy of it before q and their acknowledgements, all fed to the readable
-   judge, which so takes R, stores it, owes its copies and sees them all sent, as the
-   whole topic's judge did; the ledger of the footprint's rows is the readable judge's
-   (R's copies, counted in its row, may go on after q);
+2. every PUBLISH in before q was taken (none waits for its acknowledgement, none of a
+   link that ended), and every flow open (a copy not acknowledged, a QoS 2 message
+   before its PUBREL) is a flow of a message the twin follows: none of a copy of a
+   message no PUBLISH showed, none a client's wrong answer left open, none left open by
+   a session that ended (the readable judge keeps a session's flows until its next clean
+   CONNACK);
+3. the messages still *open* at q (the topic's retained message, each message with a
+   copy owed, each with a flow open) are *carried over*: their *footprints*
+   (:func:`footprint`: the PUBLISH in, its flow's acknowledgements, each copy of it before
+   q and theirs) are fed to the readable judge, which so takes each, stores the retained
+   one, owes their copies and sees those sent, as the whole topic's judge did; the ledger
+   of a footprint's rows is the readable judge's. Every other message before q is
+   *settled*: each of its copies sent and acknowledged, or its session ended, so what
+   became of it is final at q (the twin's ledger), and a judge that never saw it owes
+   nothing of it and keeps no flow of it;
+4. the retained message, if any, is one the store holds for certain: no two retained
+   PUBLISHes were ever in flight together (the readable judge keeps both as what the
+   store may hold), and no retained copy of a message no PUBLISH showed was sent;
+5. the order of 4.6 does not span q: no copy owed at q of a message older than one of
+   the same order key whose copy was already sent (that copy is a settled message's,
+   which the judge starting at q does not know). Every other order problem is between
+   messages both judges know: a settled message's copies all went out before q, and it
+   was received before any message from q on;
 
 and, checked here over the whole topic once the twin gave up (:func:`cut`):
 
-4. no PUBLISH from q on (in or out) carries the payload of a PUBLISH before q outside the
-   footprint: the readable judge reads a copy by the latest message alike (its
-   ``by_content``), so a copy from q on of a message before q (another copy, a re-send, a
-   late one) must be judged against that message, which a judge starting at q does not
-   know (R it knows);
-5. no PUBLISH of no topic (a 5.0 Topic Alias with no mapping seen) before q: it is fed
+6. no payload is both a settled message's (a PUBLISH before q outside the footprints)
+   and a PUBLISH's in a footprint or from q on: the readable judge reads a copy by the
+   latest message alike (its ``by_content``) and untangles alike copies for the order,
+   so every PUBLISH alike must be one it knows;
+7. no PUBLISH of no topic (a 5.0 Topic Alias with no mapping seen) before q: it is fed
    to the readable judge as a session row, and the twin's ledger would hold it too (the
    twin gives up at one: this only keeps the two ledgers apart for certain).
 
-Then the 4.6 order of copies (the latest message sent per session and publisher) is
-settled at q too: every copy of a message before q went out before q, every message from
-q on is received from q on, so no order problem spans q (R's copies before q come before
-any later message's, in both judges). The window of session changes and the patience are
-rebuilt from the session rows and the times, the same for both judges; the capture's end
-is the same row.
+The window of session changes and the patience are rebuilt from the session rows and the
+footprints' times, the same for both judges; the capture's end is the same row.
 
 What the readable judge writes from q on is the whole topic's, but for one thing: it
 numbers the messages it follows from 1 at q (its findings' text says "message N"); a
@@ -67,10 +70,12 @@ from pubproof.pipeline.tables import EVENTS, index
 _E = index(EVENTS)
 TOPIC, TYPE, DIGEST, QOS = _E["topic"], _E["type"], _E["digest"], _E["qos"]
 FRAME, CONNECTION, PACKET_ID, CODE = _E["frame"], _E["connection"], _E["packet_id"], _E["code"]
+DIRECTION: Final = _E["direction"]
 
 
-#: the quiet points tried, the latest first (each is a pass over the topic's rows)
-TRIED: Final = 8
+#: the quiet points whose footprints are weighed, the latest first (each a pass over the
+#: rows of the messages carried over); those a payload rules out cost nothing
+TRIED: Final = 16
 #: an acknowledgement's rows
 ACKS: Final = ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
 
@@ -78,56 +83,75 @@ ACKS: Final = ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
 def cut(
     rows: Sequence[Sequence[Any]],
     quiet: Sequence[int],
-    kept: Sequence[int],
+    carried: Sequence[Sequence[int]],
     outs: Sequence[tuple[int, str, int, bool | None]],
 ) -> tuple[int, list[int]]:
-    """The latest of the twin's quiet points ``quiet`` (in increasing order, ``kept`` the
-    retained message's row at each, ``outs`` the twin's ledger of copies) at which the
-    readable judge may take over the topic (rules 4 and 5), with the footprint of the
-    retained message there; or 0: the whole topic."""
-    # rule 5: no PUBLISH of no topic before the cut
+    """The latest of the twin's quiet points ``quiet`` (in increasing order, ``carried``
+    the messages carried over at each, ``outs`` the twin's ledger of copies) at which the
+    readable judge may take over the topic (rules 6 and 7), with the footprints of the
+    messages carried over; or 0: the whole topic."""
+    # each payload's PUBLISH rows; rule 7: no PUBLISH of no topic before the cut
     limit = len(rows)
+    alike: dict[str, list[int]] = {}
     for at, row in enumerate(rows):
-        if row[TYPE] == "PUBLISH" and row[TOPIC] is None:
-            limit = at
-            break
-    tried = 0
+        if row[TYPE] != "PUBLISH":
+            continue
+        if row[TOPIC] is None:
+            limit = min(limit, at)
+        else:
+            alike.setdefault(row[DIGEST] or "", []).append(at)
+    copies: dict[int, list[int]] = {}
+    for out in outs:
+        if out[2] >= 0:
+            copies.setdefault(out[2], []).append(out[0])
+    # the payloads on both sides of each cut, swept from the end: a payload spans the
+    # cuts in (its first row, its last]
+    ends = sorted((found[-1], found[0], digest) for digest, found in alike.items())
+    spanning: dict[str, int] = {}  # payload -> its first row
+    weighed = 0
     for i in range(len(quiet) - 1, -1, -1):
         start = quiet[i]
-        if start <= 0 or start > limit:
-            continue
-        if tried == TRIED:
+        if weighed == TRIED or start <= 0:
             break
-        tried += 1
-        steps = [] if kept[i] < 0 else footprint(rows, kept[i], start, outs)
-        # rule 4: no payload on both sides, the footprint's aside
+        while ends and ends[-1][0] >= start:
+            _, first, digest = ends.pop()
+            spanning[digest] = first
+        for digest in [d for d, first in spanning.items() if first >= start]:
+            del spanning[digest]
+        if start > limit:
+            continue
+        # rule 6, at a glance: a payload spanning the cut first seen in a settled row
+        # (a message not carried over, a copy of none) rules the cut out
+        opened = set(carried[i])
+        if any(first not in opened for first in spanning.values()):
+            continue
+        weighed += 1
+        steps: list[int] = []
+        for message in opened:
+            steps.extend(footprint(rows, message, start, copies.get(message, ())))
+        # rule 6: every row before the cut of a payload the readable judge sees (in a
+        # footprint or after the cut) is in a footprint
         inside = set(steps)
-        later = {rows[at][DIGEST] or "" for at in range(start, len(rows))
-                 if rows[at][TYPE] == "PUBLISH"}  # fmt: skip
-        if not any(
-            rows[at][TYPE] == "PUBLISH" and (rows[at][DIGEST] or "") in later
-            and at not in inside
-            for at in range(start)
-        ):  # fmt: skip
+        seen = set(spanning)
+        seen.update(rows[at][DIGEST] or "" for at in opened)
+        if all(at >= start or at in inside for digest in seen for at in alike[digest]):
+            steps.sort()
             return start, steps
     return 0, []
 
 
 def footprint(
-    rows: Sequence[Sequence[Any]],
-    message: int,
-    before: int,
-    outs: Sequence[tuple[int, str, int, bool | None]],
+    rows: Sequence[Sequence[Any]], message: int, before: int, copies: Sequence[int]
 ) -> list[int]:
     """The rows before ``before`` of the message whose PUBLISH in is at ``message``: that
-    row and the acknowledgements of its flow, each copy of it (the twin's ledger says
-    which) and theirs; in order."""
+    row and the acknowledgements of its flow, each of its ``copies`` (the twin's ledger
+    says which rows are) and theirs."""
     found = [message, *_flow(rows, message, before)]
-    for out in outs:
-        if out[2] == message and out[0] < before:
-            found.append(out[0])
-            found.extend(_flow(rows, out[0], before))
-    return sorted(found)
+    for at in copies:
+        if at < before:
+            found.append(at)
+            found.extend(_flow(rows, at, before))
+    return found
 
 
 def _flow(rows: Sequence[Sequence[Any]], at: int, before: int) -> list[int]:
@@ -137,12 +161,15 @@ def _flow(rows: Sequence[Sequence[Any]], at: int, before: int) -> list[int]:
     qos = publish[QOS] or 0
     if not qos or publish[PACKET_ID] is None:
         return []
-    conn, packet_id = publish[CONNECTION], publish[PACKET_ID]
+    conn, packet_id, way = publish[CONNECTION], publish[PACKET_ID], publish[DIRECTION]
     last = "PUBACK" if qos == 1 else "PUBCOMP"
     found = []
     for i in range(at + 1, before):
         row = rows[i]
-        if row[CONNECTION] == conn and row[PACKET_ID] == packet_id and row[TYPE] in ACKS:
+        if row[CONNECTION] != conn or row[PACKET_ID] != packet_id or row[TYPE] not in ACKS:
+            continue
+        # the receiver's answers, the sender's PUBREL (the other way's flows aside)
+        if (row[DIRECTION] == way) == (row[TYPE] == "PUBREL"):
             found.append(i)
             if row[TYPE] == last or (row[TYPE] == "PUBREC" and (row[CODE] or 0) >= 0x80):
                 break
@@ -151,8 +178,8 @@ def _flow(rows: Sequence[Sequence[Any]], at: int, before: int) -> list[int]:
 
 def handed(rows: Sequence[Sequence[Any]], start: int, steps: Sequence[int]) -> list[int]:
     """The rows the readable judge is fed from the cut ``start`` on: every session row
-    (of no topic), the retained message's footprint ``steps``, and the topic's rows from
-    ``start``."""
+    (of no topic), the footprints ``steps`` of the messages carried over, and the topic's
+    rows from ``start``."""
     inside = set(steps)
     return [at for at, row in enumerate(rows) if at >= start or row[TOPIC] is None or at in inside]
 

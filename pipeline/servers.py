@@ -258,12 +258,12 @@ class Stage:
             start = 0
             steps: list[int] = []
             if fast is not None:
-                start, steps = handback.cut(fed, fast.quiet, fast.kept, fast.outs)
+                start, steps = handback.cut(fed, fast.quiet, fast.carried, fast.outs)
             ins, outs = [], []
             places: Sequence[int] = range(len(fed))
             if fast is not None and start > 0:
                 ins, outs = fast.before(start)
-                if steps:  # the retained message's footprint: the readable judge's
+                if steps:  # the footprints of the messages carried over: the readable judge's
                     inside = set(steps)
                     ins = [entry for entry in ins if entry[0] not in inside]
                     outs = [entry for entry in outs if entry[0] not in inside]

@@ -92,9 +92,10 @@ class GiveUp(Exception):
 
 
 class Handback:
-    """Where the twin gave up on a topic: its quiet points (the rows before which nothing
-    of the topic was in flight, in order: see :mod:`pubproof.pipeline.handback`), and its
-    ledger of the rows before any one of them (final there)."""
+    """Where the twin gave up on a topic: its quiet points (the PUBLISH in rows before
+    which its state can be carried over to a judge starting there, in order: see
+    :mod:`pubproof.pipeline.handback`), the messages carried over at each, and its ledger
+    of the rows before any one of them."""
 
     def __init__(self, twin: _Twin, why: str) -> None:
         self._twin = twin
@@ -103,8 +104,8 @@ class Handback:
         #: the row it gave up at
         self.at = twin.index
         self.quiet: list[int] = twin.quiet
-        #: the retained message at each quiet point (its PUBLISH in's row, or -1)
-        self.kept: list[int] = twin.kept
+        #: the messages carried over at each quiet point (their PUBLISH in's rows)
+        self.carried: list[list[int]] = twin.carried
         #: the twin's ledger of the copies read (which message each is a copy of)
         self.outs: list[Out] = twin.outs
 
@@ -225,11 +226,13 @@ class _Twin:
         self.outs: list[Out] = []
         self.now = 0.0
         self.matches: dict[str, bool] = {}
-        #: the quiet points: rows before which nothing of the topic was in flight (their
-        #: PUBLISH in rows, checked as each is read: see :meth:`_quiet`)
+        #: the quiet points: PUBLISH in rows before which all the topic's state can be
+        #: carried over to a judge starting there (checked as each is read: see
+        #: :meth:`_carried`)
         self.quiet: list[int] = []
-        #: the retained message at each quiet point: its PUBLISH in's row, or -1 (none)
-        self.kept: list[int] = []
+        #: the messages carried over at each quiet point (their PUBLISH in's rows, in
+        #: order): the retained message, and those with a copy owed or a flow open
+        self.carried: list[list[int]] = []
         #: two retained messages in flight together (the store may hold either: the
         #: readable judge keeps both), or a retained copy of a message no PUBLISH showed:
         #: no quiet point from then on
@@ -256,10 +259,10 @@ class _Twin:
                 link = self.links[row[CONNECTION]] = _Link()
             if row[DIRECTION] == "c2s":
                 if kind == "PUBLISH":
-                    if not self.inflight and not self.tangled and self._quiet():
+                    carried = None if self.inflight or self.tangled else self._carried()
+                    if carried is not None:
                         self.quiet.append(index)
-                        kept = self.retained
-                        self.kept.append(-1 if kept is None else kept.row)
+                        self.carried.append(carried)
                     if row[RETAIN] and any(self.rows[at][RETAIN] for at in self.inflight):
                         self.tangled = True
                     self._publish_in(link, index, row)
@@ -670,23 +673,46 @@ class _Twin:
 
     # -- quiet points ------------------------------------------------------------------------
 
-    def _quiet(self) -> bool:
-        """Whether nothing of the topic is in flight now (the PUBLISH in flight aside: the
-        caller asks): no copy owed, no flow open either way on any session, none left
-        open by a session that ended (see :mod:`pubproof.pipeline.handback`)."""
+    def _carried(self) -> list[int] | None:
+        """Whether now is a quiet point (the caller asks that no PUBLISH in waits to be
+        taken), and the messages a judge starting now must be given (their rows): the
+        retained message, and each message with a copy owed or a flow open (a copy not
+        acknowledged, a QoS 2 message before its PUBREL). None where some state could not
+        be carried over: a flow open of no message followed (a copy of a message no
+        PUBLISH showed, a wrong answer's), one left open by a session that ended, a copy
+        owed after a later message's of the same order was sent (see
+        :mod:`pubproof.pipeline.handback`)."""
         if self.lingering or self.orphans:
-            return False
+            return None
+        carried: set[int] = set()
+        kept = self.retained
+        if kept is not None:
+            carried.add(kept.row)
         for session in self.sessions.values():
-            if (
-                session.pending or session.outbound or session.inbound or session.unreleased
-                or session.unacknowledged or session.awaiting
-            ):  # fmt: skip
-                return False
-        return True
+            if session.inbound:
+                return None
+            outbound = session.outbound
+            for packet_id in session.unacknowledged:
+                if packet_id not in outbound:
+                    return None
+            for packet_id in session.awaiting:
+                if packet_id not in outbound:
+                    return None
+            for owed in outbound.values():
+                carried.add(owed.message.row)
+            for message in session.unreleased.values():
+                carried.add(message.row)
+            for owed in session.pending:
+                message = owed.message
+                key = (session.client, message.publisher, message.qos, owed.qos)
+                if owed.live and self.latest.get(key, 0) > message.seq:
+                    return None  # (the order of 4.6 spans the cut)
+                carried.add(message.row)
+        return sorted(carried)
 
     def ledger(self, before: int) -> tuple[list[In], list[Out]]:
-        """The ledger of the rows before ``before``, a quiet point: every message there
-        was taken and every copy of it settled, so what became of it is final."""
+        """The ledger of the rows before ``before`` (a quiet point: every message there
+        was taken, and what became of each not carried over is final)."""
         ins: list[In] = []
         for index, outcome in sorted(self.ins.items()):
             if index >= before:
