@@ -42,10 +42,12 @@ A quiet point is a PUBLISH in (row q, read by the twin before it), where:
 
 and, checked here over the whole topic once the twin gave up (:func:`cut`):
 
-6. no payload is both a settled message's (a PUBLISH before q outside the footprints)
-   and a PUBLISH's in a footprint or from q on: the readable judge reads a copy by the
-   latest message alike (its ``by_content``) and untangles alike copies for the order,
-   so every PUBLISH alike must be one it knows;
+6. a payload the readable judge sees (a PUBLISH from q on, or a message carried over) is
+   seen whole: every message of it before q is carried over too (a settled one fed
+   whole by its footprint, so the judge's ``by_content``, by which it reads a copy no
+   copy owed matches, and its untangling of alike copies for the order know every
+   message alike), and no PUBLISH of it before q is a copy of a message no PUBLISH
+   showed (which no footprint holds);
 7. no PUBLISH of no topic (a 5.0 Topic Alias with no mapping seen) before q: it is fed
    to the readable judge as a session row, and the twin's ledger would hold it too (the
    twin gives up at one: this only keeps the two ledgers apart for certain).
@@ -71,10 +73,12 @@ _E = index(EVENTS)
 TOPIC, TYPE, DIGEST, QOS = _E["topic"], _E["type"], _E["digest"], _E["qos"]
 FRAME, CONNECTION, PACKET_ID, CODE = _E["frame"], _E["connection"], _E["packet_id"], _E["code"]
 DIRECTION: Final = _E["direction"]
+#: a client's packets
+C2S: Final = "c2s"
 
 
 #: the quiet points whose footprints are weighed, the latest first (each a pass over the
-#: rows of the messages carried over); those a payload rules out cost nothing
+#: rows of the messages carried over)
 TRIED: Final = 16
 #: an acknowledgement's rows
 ACKS: Final = ("PUBACK", "PUBREC", "PUBREL", "PUBCOMP")
@@ -120,20 +124,20 @@ def cut(
             del spanning[digest]
         if start > limit:
             continue
-        # rule 6, at a glance: a payload spanning the cut first seen in a settled row
-        # (a message not carried over, a copy of none) rules the cut out
+        # rule 6: a payload the readable judge sees (after the cut, or a message carried
+        # over) is seen whole: each message of it before the cut is carried over too (a
+        # settled one so fed whole: its PUBLISH in, its copies, their flows), and no row
+        # of it is a copy of none (of a message no PUBLISH showed)
         opened = set(carried[i])
-        if any(first not in opened for first in spanning.values()):
-            continue
+        seen = set(spanning)
+        seen.update(rows[at][DIGEST] or "" for at in opened)
+        for digest in seen:
+            opened.update(at for at in alike[digest] if at < start and rows[at][DIRECTION] == C2S)
         weighed += 1
         steps: list[int] = []
         for message in opened:
             steps.extend(footprint(rows, message, start, copies.get(message, ())))
-        # rule 6: every row before the cut of a payload the readable judge sees (in a
-        # footprint or after the cut) is in a footprint
         inside = set(steps)
-        seen = set(spanning)
-        seen.update(rows[at][DIGEST] or "" for at in opened)
         if all(at >= start or at in inside for digest in seen for at in alike[digest]):
             steps.sort()
             return start, steps
