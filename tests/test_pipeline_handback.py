@@ -4,10 +4,12 @@
 The cross-connection stage runs with the twin (and its partial hand-back) and without it
 (the readable judge on every whole topic): the ``deliveries`` rows must be the same, and
 the findings the same rules, verdicts and evidence (their text may number the messages
-from the cut on). On synthetic captures with the broker's and the clients' faults, and on
-topics Hypothesis breaks at any place (a link's traffic lost, a copy sent twice or never,
-a PUBLISH sent again, an acknowledgement missing). And each cut is checked against the
-rows themselves: no RETAIN before it, no flow open at it, no payload on both sides.
+from the cut on, and they may come in another order). On synthetic captures with the
+broker's and the clients' faults, and on topics Hypothesis breaks at any place (a link's
+traffic lost, a copy sent twice or never, a PUBLISH sent again, an acknowledgement
+missing). And each cut is checked against the rows themselves: every flow open at it is
+a message's carried over, so is the retained message, and no payload of a message
+settled before it is seen after it.
 """
 
 from __future__ import annotations
@@ -75,7 +77,11 @@ def _same(rows: list[tuple[Any, ...]]) -> Stage:
     every whole topic; the former."""
     partial, whole = _stage(rows, True), _stage(rows, False)
     assert partial.deliveries == whole.deliveries
-    assert [unnumbered(v) for v in partial.violations] == [unnumbered(v) for v in whole.violations]
+    # (a topic handed back may give its findings in another order: the judge's order of
+    # its sessions is the order it first saw each do something of the topic)
+    assert sorted(unnumbered(v) for v in partial.violations) == sorted(
+        unnumbered(v) for v in whole.violations
+    )
     return partial
 
 

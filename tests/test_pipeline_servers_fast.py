@@ -67,10 +67,11 @@ def test_the_twin_gives_the_readable_judges_rows(
     rows = events[name]
     twin, readable = _stage(rows, True), _stage(rows, False)
     assert twin.deliveries == readable.deliveries
-    # (a topic handed back from a quiet point numbers its messages from there)
-    assert [unnumbered(v) for v in twin.violations] == [
+    # (a topic handed back from a quiet point numbers its messages from there, and may
+    # give its findings in another order)
+    assert sorted(unnumbered(v) for v in twin.violations) == sorted(
         unnumbered(v) for v in readable.violations
-    ]
+    )
     taken, topics = twin.figures["topics_fast"], twin.figures["topics"]
     if name == "client-faults":
         unseen = [r for r in twin.deliveries if "unknown:publication-unseen" in r]

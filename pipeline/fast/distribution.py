@@ -53,6 +53,10 @@ from typing import Any, Final
 from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.model.editions import Edition
 from pubproof.model.topic_filters import filter_problem, name_problem, subscription_matches
+from pubproof.pipeline.fast.distribution_state import Link as _Link
+from pubproof.pipeline.fast.distribution_state import Message as _Message
+from pubproof.pipeline.fast.distribution_state import Owed as _Owed
+from pubproof.pipeline.fast.distribution_state import Session as _Session
 
 # the columns of an ``events`` row (pubproof.pipeline.tables.EVENTS), by position
 T: Final = 3
@@ -114,89 +118,6 @@ class Handback:
         if quiet not in self.quiet:
             raise ValueError(f"row {quiet} is no quiet point of the topic")
         return self._twin.ledger(quiet)
-
-
-class _Owed:
-    """A copy owed to one session."""
-
-    __slots__ = ("digest", "ids", "live", "may_miss", "message", "qos", "retain", "since")
-
-    def __init__(
-        self,
-        message: _Message,
-        qos: int,
-        retain: bool,
-        ids: tuple[int, ...],
-        live: bool,
-        since: float,
-        may_miss: bool,
-    ) -> None:
-        self.message = message
-        self.digest = message.digest
-        self.qos = qos
-        self.retain = retain
-        self.ids = ids
-        self.live = live  # forwarded live (not a retained message for a new subscription)
-        self.since = since  # when it became owed
-        self.may_miss = may_miss  # a QoS 0 retained message the server MAY discard
-
-
-class _Message:
-    """A message the server took."""
-
-    __slots__ = (
-        "copies", "digest", "owed", "publisher", "qos", "released", "row", "seq", "uncertain",
-    )  # fmt: skip
-
-    def __init__(self, row: int, seq: int, publisher: str, qos: int, digest: str) -> None:
-        self.row = row
-        self.seq = seq
-        self.publisher = publisher
-        self.qos = qos
-        self.digest = digest
-        self.released = True  # QoS 2: False until its PUBREL
-        self.owed: dict[str, str] = {}  # client -> what became of its copy
-        self.copies = 0
-        self.uncertain: set[str] = set()  # clients that changed while it was in flight
-
-
-class _Session:
-    __slots__ = (
-        "awaiting", "client", "conn", "filters", "inbound", "maximum", "outbound", "pending",
-        "receive", "unacknowledged", "unreleased",
-    )  # fmt: skip
-
-    def __init__(self, client: str, conn: str, maximum: bool, receive: int | None) -> None:
-        self.client = client
-        self.conn = conn
-        self.maximum = maximum  # 5.0: the client declared a Maximum Packet Size
-        self.receive = receive  # 5.0: the client's Receive Maximum (None: 3.x)
-        #: the packet ids of the QoS 1 and 2 PUBLISHes sent it and not yet acknowledged
-        self.unacknowledged: set[int] = set()
-        #: what each of those awaits: PUBACK (QoS 1), PUBREC then PUBCOMP (QoS 2)
-        self.awaiting: dict[int, str] = {}
-        #: its subscriptions that match the topic: filter -> (QoS granted, identifier)
-        self.filters: dict[str, tuple[int, int]] = {}
-        self.pending: list[_Owed] = []
-        self.inbound: dict[int, int] = {}  # packet id -> its PUBLISH's row (not yet taken)
-        self.outbound: dict[int, _Owed] = {}  # packet id -> a copy under way
-        #: QoS 2 messages taken, their PUBREL not yet received: packet id -> message
-        self.unreleased: dict[int, _Message] = {}
-
-
-class _Link:
-    __slots__ = (
-        "client", "connected", "edition", "maximum", "receive", "session", "subscribing",
-    )  # fmt: skip
-
-    def __init__(self) -> None:
-        self.client = ""
-        self.edition: Edition | None = None
-        self.connected = False
-        self.maximum = False
-        self.receive: int | None = None
-        self.session: _Session | None = None
-        self.subscribing: dict[int, str] = {}  # packet id -> the SUBSCRIBE's detail
 
 
 class _Twin:
