@@ -41,10 +41,22 @@ def add_explore(commands: Subcommands) -> None:
     add_edition_options(command, PROBE_EDITIONS)
     add_run_options(command)
     command.add_argument(
+        "--invalid-moves", nargs="+", default=None, metavar="NAME",
+        help="draw only these invalid moves until each has failed (then any), e.g. "
+        "topic-ill-formed dup-qos0 (a name the edition lacks: the error lists its moves)",
+    )  # fmt: skip
+    command.add_argument(
         "--name", default=None, metavar="NAME",
         help="the implementation's name in reproducers (default: the target)",
     )  # fmt: skip
     command.set_defaults(run=lambda args: run_explore(command, args))
+
+
+def _invalid_names(edition: str) -> tuple[str, ...]:
+    from pubproof.model.editions import Edition
+    from pubproof.testing.moves import invalid_moves
+
+    return invalid_moves(Edition(edition))
 
 
 def add_run_options(command: argparse.ArgumentParser) -> None:
@@ -103,6 +115,15 @@ def run_explore(command: argparse.ArgumentParser, args: argparse.Namespace) -> i
     budget = args.budget if args.budget is not None or args.steps is not None else 60.0
     run = Exploration.of(base, budget=budget, most_moves=args.steps,
                          invalid_percent=args.invalid)  # fmt: skip
+    if args.invalid_moves:
+        every = _invalid_names(edition.value)
+        unknown = sorted(set(args.invalid_moves) - set(every))
+        if unknown:
+            command.error(f"--invalid-moves: {', '.join(unknown)} is not an invalid move of "
+                          f"MQTT {edition.value} ({', '.join(every)})")  # fmt: skip
+        # the others count as spent: a batch draws the moves not spent yet (all of them
+        # again once every one has failed)
+        run.spent_invalid.update(n for n in every if n not in args.invalid_moves)
 
     def progress(line: str) -> None:
         if not args.quiet:

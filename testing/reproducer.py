@@ -81,10 +81,10 @@ def token_of(entries: Sequence[Entry]) -> str:
 
 def program(entries: Sequence[Entry]) -> list[list[Any]]:
     """What the script replays: each packet the clients sent, a connection opened before
-    each CONNECT, what the broker had sent each client by then (``expect``), the waits,
-    the drops, the connections the broker closed (``closed``: the script waits for the
-    close); an acknowledgement of a packet the broker numbered points at it by its
-    place among that client's numbered packets."""
+    each CONNECT, what the broker had sent each client by then (``expect``, before each
+    packet sent and each drop), the waits, the drops, the connections the broker closed
+    (``closed``: the script waits for the close); an acknowledgement of a packet the
+    broker numbered points at it by its place among that client's numbered packets."""
     out: list[list[Any]] = []
     received: dict[str, int] = {}
     numbered: dict[str, list[int]] = {}
@@ -98,6 +98,12 @@ def program(entries: Sequence[Entry]) -> list[list[Any]]:
             out.append(["quiet", entry["seconds"]])
         elif event in ("dropped", "closed") and client in opened:
             opened.discard(str(client))
+            if event == "dropped" and received != expected_now:
+                # a client drops its link after what it had by then (a copy the broker
+                # sent before the drop is owed again on a resumed session, one it had
+                # not sent is owed for the first time: the replay must not race it)
+                out.append(["expect", dict(received)])
+                expected_now = dict(received)
             out.append(["drop" if event == "dropped" else "closed", client])
         elif entry.get("dir") == "from-broker":
             name = str(client)

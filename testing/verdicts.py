@@ -178,6 +178,11 @@ def _method_a_keys(entries: Sequence[Entry], edition: Edition,
     return {key_of(f) for f in distribution_findings(view) if f.verdict == VIOLATION}
 
 
+def _client_of(finding: Finding) -> str:
+    """The client a finding's message opens with (the judges' messages start ``c0: ...``)."""
+    return finding.message.partition(":")[0]
+
+
 def judge_example(
     entries: Sequence[Entry],
     edition: Edition,
@@ -216,11 +221,16 @@ def concluded(
             or key_of(f) in both else _tolerated_as_method_a(f)
             for f in found
         ]  # fmt: skip
+    # a wait that ran out is the probe's word for a silence; where a judge names the rule
+    # of an answer missing on the same client, that is the failure (else one silence would
+    # be found twice, the second time as "probe: no rule named")
+    named = {_client_of(f) for f in found if f.verdict == MISSING and f.rules}
     failures = [
         Failure(key=key_of(f), rules=f.rules, verdict=f.verdict, source=f.source,
                 message=f.message, provoked=f.provoked)
         for f in found
-        if f.verdict == VIOLATION or (final and alive and f.verdict == MISSING)
+        if f.verdict == VIOLATION or (final and alive and f.verdict == MISSING and not (
+            f.source == Source.PROBE and not f.rules and _client_of(f) in named))
     ]  # fmt: skip
     errors = tuple(f.message for f in found if f.verdict == ERROR)
     return Verdict(

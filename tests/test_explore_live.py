@@ -32,6 +32,11 @@ REPRODUCERS = ROOT / "docs" / "matrix" / "reproducers"
 FOLDERS = sorted(p for p in REPRODUCERS.iterdir() if (p / "reproducer.json").is_file())
 #: the most moves a committed reproducer may have (the issue's bound)
 MOST_MOVES = 10
+#: replays of a committed reproducer before it is said to fail no more: some faults hang on
+#: the broker's own timing (aedes's PUBREL identifiers when two PUBRECs come at once, its
+#: duplicates before PUBREL) and show in most replays on a broker that has run the others,
+#: not all; one replay that fails the same rule shows the fault stands
+ATTEMPTS = 3
 #: a short exploration's budget, and the most its run may take past it (shrinking, polish)
 BUDGET = 8.0
 BOUND = 120.0
@@ -72,8 +77,13 @@ def test_a_committed_reproducer_still_fails(folder: Path, brokers: dict[str, Run
     assert len(data["moves"]) <= MOST_MOVES
     assert data["implementation"].split()[0] == _implementation(folder)
     broker = brokers[_implementation(folder)]
-    done = replay(folder, "127.0.0.1", broker.port)
-    assert done.still_fails, (done.rule, done.verdict.keys, done.script_says)
+    tries = []
+    for _ in range(ATTEMPTS):
+        done = replay(folder, "127.0.0.1", broker.port)
+        tries.append((done.verdict.keys, done.script_says))
+        if done.still_fails:
+            break
+    assert done.still_fails, (done.rule, tries)
 
 
 def test_pubproof_replay_says_so_in_its_exit_status(brokers: dict[str, Running]) -> None:
@@ -119,6 +129,19 @@ def test_a_short_exploration_of_aedes_finds_a_fault(
     for failure in report["failures"]:
         assert Path(failure["reproducer"], "replay.py").is_file()
         assert load(Path(failure["reproducer"]))["rule"] == failure["key"]
+
+
+def test_invalid_moves_chosen_on_the_command_line_are_the_ones_drawn(
+    brokers: dict[str, Running],
+) -> None:
+    """amqtt fails its other invalid moves first; with only the ill-formed topic name left to
+    draw, a short run finds that one (the connection kept open, MQTT-1.5.3-1)."""
+    status, report = _explore("explore", brokers["amqtt"].url, "--invalid", "90",
+                              "--invalid-moves", "topic-ill-formed")  # fmt: skip
+    assert status == 1
+    invalid = {m["what"] for f in report["failures"] for m in f["moves"] if m["kind"] == "invalid"}
+    assert invalid == {"topic-ill-formed"}, report["failures"]
+    assert any("MQTT-1.5.3-1" in f["key"] for f in report["failures"])
 
 
 def test_a_short_exploration_of_a_client_library() -> None:

@@ -302,6 +302,27 @@ def test_coverage_names_the_distribution_rules_the_judge_named() -> None:
     assert named["MQTT-3.8.4-6"] >= 1 and named["MQTT-4.5.0-1"] >= 1
 
 
+def test_a_silence_the_link_judge_names_is_one_failure_not_two() -> None:
+    """A PUBREL of an identifier nobody uses, and no PUBCOMP: the link judge names the rule
+    (MQTT-4.3.3-2) and the probe's wait ran out; one failure, else a run finds the same
+    silence again under "probe: no rule named". A wait the judges name nothing for stays."""
+    silent = (
+        Evidence().sent("c2", connect(f"pp{TOKEN}c001n2")).got("c2", CONNACK)
+        .sent("c2", ack(PUBREL, 4242))
+        .event("timeout", "c2", seconds=1.0, waiting_for="PUBCOMP 4242")
+        .sent("c2", "c000").got("c2", "d000").event("quiet", seconds=0.03)
+    )  # fmt: skip
+    verdict = judge_example(silent.entries, V311, R311)
+    assert verdict.keys == ("MQTT-4.3.3-2",), verdict.keys
+    assert any(f.source == Source.PROBE for f in verdict.findings)  # found, not a failure
+    other = (
+        Evidence().sent("c0", connect(f"pp{TOKEN}c001n0")).got("c0", CONNACK)
+        .event("timeout", "c0", seconds=1.0, waiting_for="SUBACK 1")
+        .sent("c0", "c000").got("c0", "d000").event("quiet", seconds=0.03)
+    )  # fmt: skip
+    assert judge_example(other.entries, V311, R311).keys == ("probe: no rule named",)
+
+
 # -- reproducers ----------------------------------------------------------------------------
 
 
@@ -321,6 +342,21 @@ def test_a_program_opens_before_connect_waits_for_what_came_and_answers_by_place
     assert ["expect", {"c0": 2, "c1": 3}] in made  # before c1's PUBACK: what had come
     assert ["step", 0, "c0 publish a QoS 1"] in made
     assert token_of(evidence.entries) == TOKEN
+
+
+def test_a_program_drops_a_link_only_after_what_had_come_before_the_drop() -> None:
+    """A copy the broker sent before a client dropped its link is owed again when the
+    session resumes (with DUP), one it had not sent is owed for the first time: the
+    replay waits for what had come before it drops, or it races the broker."""
+    evidence = (
+        subscribed_pair()
+        .sent("c0", publish(T, b"m", qos=1)).got("c0", ack(PUBACK, 1))
+        .got("c1", publish(T, b"m", qos=1, packet_id=9)).event("dropped", "c1")
+    )  # fmt: skip
+    made = program(evidence.entries)
+    assert made[-2:] == [["expect", {"c0": 2, "c1": 3}], ["drop", "c1"]]
+    again = program([*evidence.entries, {"event": "dropped", "client": "c0"}])
+    assert again[-1] == ["drop", "c0"] and again[-2] == ["drop", "c1"]  # nothing new came
 
 
 def test_the_replayers_pieces_read_packets_as_the_probe_does() -> None:
