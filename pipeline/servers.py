@@ -15,6 +15,15 @@ events on it, those with a topic filter that may match it, and any other connect
 the same client identifier). One server is never mixed with another, nor one capture with
 another: each has its own clock.
 
+The fast twin (:mod:`.fast.distribution`) judges a topic first; where it gives up, the
+readable judge takes the topic over from the twin's last quiet point (:mod:`.handback`:
+the twin's ledger before it, the messages still open there carried over by their rows,
+every session row), or from its first row where there is none. Its findings' text then
+numbers the topic's messages from the cut (and says so); the figures count the topics
+taken whole by the twin (``topics_fast``), those the readable judge read
+(``topics_readable``), of which handed back from a quiet point (``topics_partial``), and
+the topics' events it read (``events_handed_back``).
+
 Why a topic alone is enough: everything the judge decides of a message depends on the
 sessions and their subscriptions (which are all here), on other messages of the same topic
 only (the retained message, the order of 4.6, which is per topic), and on the flows of the

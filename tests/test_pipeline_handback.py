@@ -141,10 +141,11 @@ def _broken(own: list[Any], how: str, at: int) -> list[tuple[Any, ...]] | None:
 
 @pytest.fixture(scope="module")
 def plain(events: dict[str, list[tuple[Any, ...]]]) -> list[tuple[list[Any], list[Any]]]:
-    """Topics the twin judges whole, of the captures without faults (and with retained
-    messages): Hypothesis breaks them."""
+    """Topics the twin judges whole, of the captures without the broker's faults (with
+    retained messages, with the clients' faults: copies of messages no PUBLISH showed):
+    Hypothesis breaks them."""
     found = []
-    for name in ("clean-3.1.1", "clean-qos2", "retained"):
+    for name in ("clean-3.1.1", "clean-qos2", "retained", "client-faults"):
         for topic, (sessions, own) in _topics(events[name]).items():
             fed = _fed(sessions, own)
             if fast_distribution.judge(fed, topic) is not None and 40 < len(own) < 900:
