@@ -418,6 +418,8 @@ def _resent_streams(draw: st.DrawFn) -> tuple[bytes, list[tuple[int, bytes]]]:
             # or from a byte or two about where the history starts, altered there
             start = kept + rng.randint(-2, 1) if edge else max(0, at - rng.randint(1, 2 * HISTORY))
             copy = bytearray(data[start : min(at, start + rng.randint(1, 3000))])
+            if not copy:  # (the last segment ran past the stream's end: nothing to resend)
+                continue
             if rng.random() < 0.5:
                 copy[0 if edge else rng.randrange(len(copy))] ^= 0xFF
             segments.append((start, bytes(copy)))
