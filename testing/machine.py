@@ -618,8 +618,8 @@ def machine_class(run: Exploration) -> type[RuleBasedStateMachine]:
         def acknowledge_wanted(self, data: st.DataObject) -> None:
             """Coverage-guided: a client holding back a QoS 2 copy lets its session answer
             it and keeps holding back the PUBREL, so that the flow awaits PUBCOMP, where a
-            wanted entry is; when the example may make its invalid move and a wanted
-            entry there is a wrong answer, it may make that answer at once (three rules
+            wanted entry is; when the run allows invalid moves and a wanted entry there
+            is a wrong answer, it may make that answer at once (three rules
             in a row, each one of a score enabled, were too rare a draw: a 3-minute 5.0
             run left six of those entries)."""
             who = data.draw(st.sampled_from(self.keeping()), label="client")

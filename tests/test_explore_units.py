@@ -468,12 +468,6 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     assert ("AWAIT_PUBACK", "RESUME") not in every and ("AWAIT_PUBREC", "PUBREC") not in every
     assert wanted(Coverage(V311, judged="client")) == frozenset(), "a client's run: none"
 
-    class Draws:
-        """The first element of each ``sampled_from`` (a strategy's simplest)."""
-
-        def draw(self, strategy: Any, label: str = "") -> Any:
-            return strategy.elements[0]
-
     base = Example(target=Target.parse("mqtt://127.0.0.1:1"), edition=V311, readings=R311,
                    run_id=TOKEN, number=0, clients=2)  # fmt: skip
     run = Exploration.of(base, budget=0.0)
@@ -495,19 +489,19 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     run.wanted = wanted_before
     assert machine.keeping() == [1], "toward AWAIT_PUBCOMP, where entries are wanted"
     del made[:]
-    machine.acknowledge_wanted(Draws())
+    machine.acknowledge_wanted(_Chosen())
     assert made == [Move(kind=MoveKind.ACKNOWLEDGE, client=1, keep=True)]
     assert machine.keeping() == [], "nothing awaits PUBREC now"
     assert machine.reconnecting() == [1]
     assert machine.misanswering() == [1]
     del made[:]
-    machine.misanswer_wanted(Draws())
+    machine.misanswer_wanted(_Chosen())
     assert made == [Move(kind=MoveKind.MISANSWER, client=1, what="PUBACK")]
     assert machine.reconnecting() == [] and machine.misanswering() == [], (
         "after a wrong answer the plan does not know what the server's flow awaits"
     )
     machine.plan.states[1].releases = 1  # as if the copy still awaited PUBCOMP
-    machine.reconnect(Draws(), lose=True)
+    machine.reconnect(_Chosen(), lose=True)
     assert made[1:] == [Move(kind=MoveKind.DROP, client=1),
                         Move(kind=MoveKind.CONNECT, client=1, clean=False)]  # fmt: skip
     assert machine.reconnecting() == [], "the new connection holds nothing back"
@@ -524,7 +518,7 @@ def test_coverage_leads_to_the_entries_not_reached_where_a_copy_is_held_back() -
     run.wanted = frozenset({("AWAIT_PUBCOMP", "RESUME"), ("AWAIT_PUBCOMP", "CLEAN")})
     assert machine.reconnecting() == [1]
     del made[:]
-    machine.reconnect(Draws(), lose=False)
+    machine.reconnect(_Chosen(), lose=False)
     assert made == [Move(kind=MoveKind.DISCONNECT, client=1),
                     Move(kind=MoveKind.CONNECT, client=1, clean=True)]  # fmt: skip
     # a publisher holding back the PUBREL of its QoS 2 message: the receiver's ID_HELD
