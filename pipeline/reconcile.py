@@ -137,6 +137,11 @@ def _distribution(
         "topics": figures.get("topics", 0),
         "events": figures.get("events", 0),
         "events_out_of_time_order": figures.get("events_out_of_time_order", 0),
+        # the topics the fast twin judged whole, those the readable judge took over from a
+        # quiet point (:mod:`.handback`), and the topics' events the readable judge read
+        "topics_fast": figures.get("topics_fast", 0),
+        "topics_partial": figures.get("topics_partial", 0),
+        "events_handed_back": figures.get("events_handed_back", 0),
         "publish_in": published["c2s"],
         "publish_out": published["s2c"],
         "messages_in": messages_in,

@@ -15,6 +15,15 @@ events on it, those with a topic filter that may match it, and any other connect
 the same client identifier). One server is never mixed with another, nor one capture with
 another: each has its own clock.
 
+The fast twin (:mod:`.fast.distribution`) judges a topic first; where it gives up, the
+readable judge takes the topic over from the twin's last quiet point (:mod:`.handback`:
+the twin's ledger before it, the messages still open there carried over by their rows,
+every session row), or from its first row where there is none. Its findings' text then
+numbers the topic's messages from the cut (and says so); the figures count the topics
+taken whole by the twin (``topics_fast``), those the readable judge read
+(``topics_readable``), of which handed back from a quiet point (``topics_partial``), and
+the topics' events it read (``events_handed_back``).
+
 Why a topic alone is enough: everything the judge decides of a message depends on the
 sessions and their subscriptions (which are all here), on other messages of the same topic
 only (the retained message, the order of 4.6, which is per topic), and on the flows of the
@@ -40,6 +49,7 @@ by partition 0, never judged.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import operator
 import zlib
@@ -52,6 +62,7 @@ from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_ledger import unknown
 from pubproof.judge.findings import PASS, Finding, Source
+from pubproof.pipeline import handback
 from pubproof.pipeline.fast import distribution as fast_distribution
 from pubproof.pipeline.rows import DeliveryRow, ViolationRow
 from pubproof.pipeline.tables import EVENTS, index
@@ -67,6 +78,8 @@ DIGEST, SIZE, DETAIL, SKEW = _E["digest"], _E["size"], _E["detail"], _E["skew"]
 ORDER: Final = (T, AT, CONNECTION, SEQ)
 #: :func:`order` made in C
 ORDER_KEY: Final = operator.itemgetter(*ORDER)
+#: a ledger entry's row
+_FIRST: Final = operator.itemgetter(0)
 
 
 def order(row: Sequence[Any]) -> tuple[Any, ...]:
@@ -240,22 +253,54 @@ class Stage:
         for conn in sorted(needed):
             fed.extend(server.rows.get(conn, ()))
         fed.sort(key=ORDER_KEY)
-        fast = None if self.readings or not self.fast else fast_distribution.judge(
+        fast = None if self.readings or not self.fast else fast_distribution.attempt(
             fed, topic, self.patience
         )  # fmt: skip
-        if fast is not None:
+        ins: list[fast_distribution.In]
+        outs: list[fast_distribution.Out]
+        if fast is not None and not isinstance(fast, fast_distribution.Handback):
             self.figures["topics_fast"] += 1
-            ins, outs = fast
+            ins, outs = fast[0], fast[1]
         else:
+            # the readable judge's: from the twin's last quiet point that holds, with the
+            # twin's ledger before it (:mod:`.handback`), else the whole topic
+            start = 0
+            steps: list[int] = []
+            if fast is not None:
+                start, steps = handback.cut(fed, fast.quiet, fast.carried, fast.outs)
+            ins, outs = [], []
+            places: Sequence[int] = range(len(fed))
+            if fast is not None and start > 0:
+                ins, outs = fast.before(start)
+                if steps:  # the footprints of the messages carried over: the readable judge's
+                    inside = set(steps)
+                    ins = [entry for entry in ins if entry[0] not in inside]
+                    outs = [entry for entry in outs if entry[0] not in inside]
+                places = handback.handed(fed, start, steps)
+                self.figures["topics_partial"] += 1
+            self.figures["topics_readable"] += 1
+            self.figures["events_handed_back"] += sum(1 for at in places if fed[at][TOPIC])
             judge = DistributionJudge(
                 self.readings, complete=False, capture=True, patience=self.patience
             )
-            for order, row in enumerate(fed, 1):
-                judge.feed(_event(row, order))
+            for order, at in enumerate(places, 1):
+                judge.feed(_event(fed[at], order))
             findings = judge.finish()
-            ins, outs = _ledger(judge)
+            later_ins, later_outs = _ledger(judge)
+            ins.extend((places[at], outcome, copies) for at, outcome, copies in later_ins)
+            outs.extend(
+                (places[at], outcome, -1 if message < 0 else places[message], changed)
+                for at, outcome, message, changed in later_outs
+            )
+            if steps:
+                ins.sort(key=_FIRST)
+                outs.sort(key=_FIRST)
             for finding in findings:
                 if finding.verdict != PASS:
+                    if start > 0:
+                        finding = dataclasses.replace(
+                            finding, message=handback.note(finding.message, fed[start])
+                        )
                     self.violations.append(_violation(capture, address, finding))
         self._deliveries(fed, ins, outs, topic, server)
         if self.flush is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from support.distribution_server import V50, Server
-from support.pipeline_builder import stage_events
+from support.pipeline_builder import stage_events, unnumbered
 
 from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_capture import PATIENCE
@@ -67,7 +67,11 @@ def test_the_twin_gives_the_readable_judges_rows(
     rows = events[name]
     twin, readable = _stage(rows, True), _stage(rows, False)
     assert twin.deliveries == readable.deliveries
-    assert twin.violations == readable.violations
+    # (a topic handed back from a quiet point numbers its messages from there, and may
+    # give its findings in another order)
+    assert sorted(unnumbered(v) for v in twin.violations) == sorted(
+        unnumbered(v) for v in readable.violations
+    )
     taken, topics = twin.figures["topics_fast"], twin.figures["topics"]
     if name == "client-faults":
         unseen = [r for r in twin.deliveries if "unknown:publication-unseen" in r]

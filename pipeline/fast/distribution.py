@@ -21,22 +21,24 @@ subscribed to the topic, is unknown (publication-unseen) here as there; so is a 
 message not owed the session that the server took while the session changed or before it
 subscribed (subscription-changing).
 
-It gives up (returns None, and the stage runs the readable judge on the topic from its
-first row) at the first thing outside that traffic: a link whose CONNECT it did not see or
-whose session was resumed or taken over, lost traffic, a CONNACK or an acknowledgement
-that refuses, UNSUBSCRIBE, a subscription with options other than the defaults or a
-Shared Subscription, a filter subscribed twice, a topic name or filter the model would
-refuse, two editions, a 5.0 Message Expiry Interval or Session Expiry Interval, a
-client back while a message of its ended link is in flight, a copy owed and not sent to a
-session that changed (a CONNECT or SUBSCRIBE unanswered) while its message was in flight
-(the readable judge leaves it unknown), a publisher's re-send, a copy that is no copy owed
-(unowed, another copy of one sent, a re-send), a copy alike several messages in flight or
-alike none of several copies owed, a copy whose QoS, RETAIN, Subscription Identifiers or
-forwarded properties are not the model's, DUP on a 5.0 first copy, an order the model does
-not allow, a 5.0 session whose send quota (its Receive Maximum) is used up as the capture
-ends (the readable judge's ``quota-full``), and a copy owed that a capture proves missing
-(by the order of 4.6 or past the patience). Each of those is what the readable judge
-finds, leaves open or counts otherwise: only it says so.
+It gives up (returns None, and the stage runs the readable judge on the topic from the
+twin's last quiet point, :mod:`pubproof.pipeline.handback`, or from its first row) at the
+first thing outside that traffic: a link whose CONNECT it did not see or whose session
+was resumed or taken over, lost traffic, a PUBLISH of no topic (a Topic Alias no mapping
+seen stands for), a CONNACK or an acknowledgement that refuses, UNSUBSCRIBE, a
+subscription with options other than the defaults or a Shared Subscription, a filter
+subscribed twice, a topic name or filter the model would refuse, two editions, a 5.0
+Message Expiry Interval or Session Expiry Interval, a client back while a message of its
+ended link is in flight, a copy owed and not sent to a session that changed (a CONNECT or
+SUBSCRIBE unanswered) while its message was in flight (the readable judge leaves it
+unknown), a publisher's re-send, a copy that is no copy owed (unowed, another copy of one
+sent, a re-send), a copy alike several messages in flight or alike none of several copies
+owed, a copy whose QoS, RETAIN, Subscription Identifiers or forwarded properties are not
+the model's, DUP on a 5.0 first copy, an order the model does not allow, a 5.0 session
+whose send quota (its Receive Maximum) is used up as the capture ends (the readable
+judge's ``quota-full``), and a copy owed that a capture proves missing (by the order of
+4.6 or past the patience). Each of those is what the readable judge finds, leaves open or
+counts otherwise: only it says so.
 
 ``tests/test_pipeline_servers_fast.py`` holds the two equal: on every topic of synthetic
 captures with and without the broker's faults, in both editions, the twin gives the
@@ -51,6 +53,10 @@ from typing import Any, Final
 from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.model.editions import Edition
 from pubproof.model.topic_filters import filter_problem, name_problem, subscription_matches
+from pubproof.pipeline.fast.distribution_state import Link as _Link
+from pubproof.pipeline.fast.distribution_state import Message as _Message
+from pubproof.pipeline.fast.distribution_state import Owed as _Owed
+from pubproof.pipeline.fast.distribution_state import Session as _Session
 
 # the columns of an ``events`` row (pubproof.pipeline.tables.EVENTS), by position
 T: Final = 3
@@ -89,85 +95,29 @@ class GiveUp(Exception):
     """Outside what the twin judges: the readable judge's turn."""
 
 
-class _Owed:
-    """A copy owed to one session."""
+class Handback:
+    """Where the twin gave up on a topic: its quiet points (the PUBLISH in rows before
+    which its state can be carried over to a judge starting there, in order: see
+    :mod:`pubproof.pipeline.handback`), the messages carried over at each, and its ledger
+    of the rows before any one of them."""
 
-    __slots__ = ("digest", "ids", "live", "may_miss", "message", "qos", "retain", "since")
+    def __init__(self, twin: _Twin, why: str) -> None:
+        self._twin = twin
+        #: what the twin gave up at
+        self.why = why
+        #: the row it gave up at
+        self.at = twin.index
+        self.quiet: list[int] = twin.quiet
+        #: the messages carried over at each quiet point (their PUBLISH in's rows)
+        self.carried: list[list[int]] = twin.carried
+        #: the twin's ledger of the copies read (which message each is a copy of)
+        self.outs: list[Out] = twin.outs
 
-    def __init__(
-        self,
-        message: _Message,
-        qos: int,
-        retain: bool,
-        ids: tuple[int, ...],
-        live: bool,
-        since: float,
-        may_miss: bool,
-    ) -> None:
-        self.message = message
-        self.digest = message.digest
-        self.qos = qos
-        self.retain = retain
-        self.ids = ids
-        self.live = live  # forwarded live (not a retained message for a new subscription)
-        self.since = since  # when it became owed
-        self.may_miss = may_miss  # a QoS 0 retained message the server MAY discard
-
-
-class _Message:
-    """A message the server took."""
-
-    __slots__ = (
-        "copies", "digest", "owed", "publisher", "qos", "released", "row", "seq", "uncertain",
-    )  # fmt: skip
-
-    def __init__(self, row: int, seq: int, publisher: str, qos: int, digest: str) -> None:
-        self.row = row
-        self.seq = seq
-        self.publisher = publisher
-        self.qos = qos
-        self.digest = digest
-        self.released = True  # QoS 2: False until its PUBREL
-        self.owed: dict[str, str] = {}  # client -> what became of its copy
-        self.copies = 0
-        self.uncertain: set[str] = set()  # clients that changed while it was in flight
-
-
-class _Session:
-    __slots__ = (
-        "client", "conn", "filters", "inbound", "maximum", "outbound", "pending", "receive",
-        "unacknowledged", "unreleased",
-    )  # fmt: skip
-
-    def __init__(self, client: str, conn: str, maximum: bool, receive: int | None) -> None:
-        self.client = client
-        self.conn = conn
-        self.maximum = maximum  # 5.0: the client declared a Maximum Packet Size
-        self.receive = receive  # 5.0: the client's Receive Maximum (None: 3.x)
-        #: the packet ids of the QoS 1 and 2 PUBLISHes sent it and not yet acknowledged
-        self.unacknowledged: set[int] = set()
-        #: its subscriptions that match the topic: filter -> (QoS granted, identifier)
-        self.filters: dict[str, tuple[int, int]] = {}
-        self.pending: list[_Owed] = []
-        self.inbound: dict[int, int] = {}  # packet id -> its PUBLISH's row (not yet taken)
-        self.outbound: dict[int, _Owed] = {}  # packet id -> a copy under way
-        #: QoS 2 messages taken, their PUBREL not yet received: packet id -> message
-        self.unreleased: dict[int, _Message] = {}
-
-
-class _Link:
-    __slots__ = (
-        "client", "connected", "edition", "maximum", "receive", "session", "subscribing",
-    )  # fmt: skip
-
-    def __init__(self) -> None:
-        self.client = ""
-        self.edition: Edition | None = None
-        self.connected = False
-        self.maximum = False
-        self.receive: int | None = None
-        self.session: _Session | None = None
-        self.subscribing: dict[int, str] = {}  # packet id -> the SUBSCRIBE's detail
+    def before(self, quiet: int) -> tuple[list[In], list[Out]]:
+        """The twin's ledger of the rows before the quiet point ``quiet``."""
+        if quiet not in self.quiet:
+            raise ValueError(f"row {quiet} is no quiet point of the topic")
+        return self._twin.ledger(quiet)
 
 
 class _Twin:
@@ -197,6 +147,21 @@ class _Twin:
         self.outs: list[Out] = []
         self.now = 0.0
         self.matches: dict[str, bool] = {}
+        #: the quiet points: PUBLISH in rows before which all the topic's state can be
+        #: carried over to a judge starting there (checked as each is read: see
+        #: :meth:`_carried`)
+        self.quiet: list[int] = []
+        #: the messages carried over at each quiet point (their PUBLISH in's rows, in
+        #: order): the retained message, and those with a copy owed or a flow open
+        self.carried: list[list[int]] = []
+        #: two retained messages in flight together (the store may hold either: the
+        #: readable judge keeps both), or a retained copy of a message no PUBLISH showed:
+        #: no quiet point from then on
+        self.tangled = False
+        #: the clients whose session ended with a flow open (a copy unacknowledged or a
+        #: QoS 2 message not released): the readable judge keeps its flows until the
+        #: client's next clean CONNACK
+        self.lingering: set[str] = set()
 
     # -- the rows ---------------------------------------------------------------------------
 
@@ -207,11 +172,20 @@ class _Twin:
             if t > self.now:
                 self.now = t
             kind: str = row[TYPE]
+            if kind == "PUBLISH" and row[TOPIC] is None:
+                # a Topic Alias no mapping seen stands for: the readable judge's unknown
+                raise GiveUp("a PUBLISH of no topic")
             link = self.links.get(row[CONNECTION])
             if link is None:
                 link = self.links[row[CONNECTION]] = _Link()
             if row[DIRECTION] == "c2s":
                 if kind == "PUBLISH":
+                    carried = None if self.inflight or self.tangled else self._carried()
+                    if carried is not None:
+                        self.quiet.append(index)
+                        self.carried.append(carried)
+                    if row[RETAIN] and any(self.rows[at][RETAIN] for at in self.inflight):
+                        self.tangled = True
                     self._publish_in(link, index, row)
                 elif kind == "PUBACK" or kind == "PUBCOMP" or kind == "PUBREC":
                     self._ack_out(link, row)
@@ -273,6 +247,7 @@ class _Twin:
         if not link.client or link.connected or row[CODE] or fields.get("session_present"):
             raise GiveUp("a CONNACK the twin does not follow")
         self._settle(link.client)
+        self.lingering.discard(link.client)  # a clean start: its old flows are gone
         link.connected = True
         session = _Session(link.client, row[CONNECTION], link.maximum, link.receive)
         link.session = self.sessions[link.client] = session
@@ -298,6 +273,8 @@ class _Twin:
         # copy of it shows the server took it after all (as the readable judge keeps it)
         for packet_id, at in session.inbound.items():
             self.orphans[session.client, packet_id] = at
+        if session.unacknowledged or session.outbound or session.unreleased or session.awaiting:
+            self.lingering.add(session.client)
         session.inbound.clear()
         for owed in session.pending:
             self._owed(session, owed, row[T], closed=True)
@@ -448,6 +425,11 @@ class _Twin:
         packet_id = row[PACKET_ID]
         if packet_id is not None and row[QOS]:
             session.unacknowledged.add(int(packet_id))  # the send quota [MQTT-3.3.4-9]
+            if int(packet_id) in session.awaiting:
+                # a packet identifier whose flow the readable judge keeps open: no quiet
+                # point from here (which flow it reads the answers as is its own)
+                self.tangled = True
+            session.awaiting[int(packet_id)] = "PUBACK" if row[QOS] == 1 else "PUBREC"
         if packet_id is not None and int(packet_id) in session.outbound:
             raise GiveUp("a re-send of a copy")
         digest: str = row[DIGEST]
@@ -517,6 +499,8 @@ class _Twin:
                 raise GiveUp("a copy no subscription matches")
             # a copy of a message no PUBLISH in showed (its publisher's link not seen
             # whole, say), to a session that subscribed to the topic
+            if retain:
+                self.tangled = True  # (a retained message no quiet point can carry)
             self.outs.append((index, "unknown:publication-unseen", -1, None))
             return
         if session.client in message.owed:
@@ -571,6 +555,14 @@ class _Twin:
         if session is None:
             return
         packet_id = int(row[PACKET_ID] or 0)
+        awaited = session.awaiting.get(packet_id)
+        # a wrong answer (a PUBCOMP to a copy awaiting its PUBREC, say) ends no flow of
+        # the server's in the readable judge: open still, for the quiet points
+        if awaited == row[TYPE]:
+            if awaited == "PUBREC" and (row[CODE] or 0) < 0x80:
+                session.awaiting[packet_id] = "PUBCOMP"
+            else:
+                del session.awaiting[packet_id]
         if row[TYPE] != "PUBREC" or (row[CODE] or 0) >= 0x80:
             session.unacknowledged.discard(packet_id)  # the quota back [MQTT-3.3.4-9]
         if packet_id not in session.outbound:
@@ -600,14 +592,52 @@ class _Twin:
         if owed.live:
             message.owed[session.client] = outcome
 
-    def _finish(self) -> tuple[list[In], list[Out]]:
-        if any(_quota_full(session) for session in self.sessions.values()):
-            raise GiveUp("a send quota used up")
+    # -- quiet points ------------------------------------------------------------------------
+
+    def _carried(self) -> list[int] | None:
+        """Whether now is a quiet point (the caller asks that no PUBLISH in waits to be
+        taken), and the messages a judge starting now must be given (their rows): the
+        retained message, and each message with a copy owed or a flow open (a copy not
+        acknowledged, a QoS 2 message before its PUBREL). None where some state could not
+        be carried over: a flow open of no message followed (a copy of a message no
+        PUBLISH showed, a wrong answer's), one left open by a session that ended, a copy
+        owed after a later message's of the same order was sent (see
+        :mod:`pubproof.pipeline.handback`)."""
+        if self.lingering or self.orphans:
+            return None
+        carried: set[int] = set()
+        kept = self.retained
+        if kept is not None:
+            carried.add(kept.row)
         for session in self.sessions.values():
+            if session.inbound:
+                return None
+            outbound = session.outbound
+            for packet_id in session.unacknowledged:
+                if packet_id not in outbound:
+                    return None
+            for packet_id in session.awaiting:
+                if packet_id not in outbound:
+                    return None
+            for owed in outbound.values():
+                carried.add(owed.message.row)
+            for message in session.unreleased.values():
+                carried.add(message.row)
             for owed in session.pending:
-                self._owed(session, owed, self.now, closed=False)
+                message = owed.message
+                key = (session.client, message.publisher, message.qos, owed.qos)
+                if owed.live and self.latest.get(key, 0) > message.seq:
+                    return None  # (the order of 4.6 spans the cut)
+                carried.add(message.row)
+        return sorted(carried)
+
+    def ledger(self, before: int) -> tuple[list[In], list[Out]]:
+        """The ledger of the rows before ``before`` (a quiet point: every message there
+        was taken, and what became of each not carried over is final)."""
         ins: list[In] = []
         for index, outcome in sorted(self.ins.items()):
+            if index >= before:
+                break
             message = self.by_row.get(index)
             copies = 0
             if message is not None:
@@ -615,7 +645,15 @@ class _Twin:
                 if message.owed:
                     outcome = min(message.owed.values(), key=PRECEDENCE.index)
             ins.append((index, outcome, copies))
-        return ins, self.outs
+        return ins, [out for out in self.outs if out[0] < before]
+
+    def _finish(self) -> tuple[list[In], list[Out]]:
+        if any(_quota_full(session) for session in self.sessions.values()):
+            raise GiveUp("a send quota used up")
+        for session in self.sessions.values():
+            for owed in session.pending:
+                self._owed(session, owed, self.now, closed=False)
+        return self.ledger(len(self.rows))
 
 
 def _quota_full(session: _Session) -> bool:
@@ -630,7 +668,17 @@ def judge(
     """The ledger of the rows of ``topic`` (its events, with its server's sessions', in
     the judge's order), as the readable judge would write it; None where the twin gives
     up."""
+    found = attempt(rows, topic, patience)
+    return None if isinstance(found, Handback) else found
+
+
+def attempt(
+    rows: list[tuple[Any, ...]], topic: str, patience: float = PATIENCE
+) -> tuple[list[In], list[Out]] | Handback:
+    """As :func:`judge`, but where the twin gives up: what it hands back (its quiet
+    points, and its ledger before each)."""
+    twin = _Twin(rows, topic, patience)
     try:
-        return _Twin(rows, topic, patience).run()
-    except GiveUp:
-        return None
+        return twin.run()
+    except GiveUp as error:
+        return Handback(twin, str(error))
