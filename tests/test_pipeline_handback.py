@@ -154,6 +154,23 @@ def plain(events: dict[str, list[tuple[Any, ...]]]) -> list[tuple[list[Any], lis
     return found
 
 
+def test_a_topic_the_twin_follows_records_no_quiet_points(
+    plain: list[tuple[list[Any], list[Any]]],
+) -> None:
+    """Quiet points are recorded only on the second reading of a topic the twin gave up
+    on: each costs a walk over the sessions, and recording them on every topic made the
+    real capture's check twice dearer (and its memory fourfold)."""
+    from pubproof.pipeline.fast.distribution import _Twin
+
+    sessions, own = plain[0]
+    fed = _fed(sessions, own)
+    topic = own[0][TOPIC]
+    followed = _Twin(fed, topic, 3.0)
+    recorded = _Twin(fed, topic, 3.0, recording=True)
+    assert followed.run() == recorded.run()  # recording changes no judgement
+    assert followed.quiet == [] and recorded.quiet, "quiet points: only when recording"
+
+
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_broken_topic_handed_back_is_judged_as_whole(

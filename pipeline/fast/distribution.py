@@ -123,7 +123,9 @@ class Handback:
 class _Twin:
     """The judgement of one topic (see the module's docstring)."""
 
-    def __init__(self, rows: list[tuple[Any, ...]], topic: str, patience: float) -> None:
+    def __init__(
+        self, rows: list[tuple[Any, ...]], topic: str, patience: float, recording: bool = False
+    ) -> None:
         self.rows = rows
         self.patience = patience
         self.topic = topic
@@ -147,6 +149,10 @@ class _Twin:
         self.outs: list[Out] = []
         self.now = 0.0
         self.matches: dict[str, bool] = {}
+        #: the quiet points are recorded: only on a second reading of a topic the twin
+        #: gave up on (each costs a walk over the sessions; a topic the twin follows to
+        #: its end needs none, and a real capture's 120,000 messages made it twice dearer)
+        self.recording = recording
         #: the quiet points: PUBLISH in rows before which all the topic's state can be
         #: carried over to a judge starting there (checked as each is read: see
         #: :meth:`_carried`)
@@ -180,7 +186,10 @@ class _Twin:
                 link = self.links[row[CONNECTION]] = _Link()
             if row[DIRECTION] == "c2s":
                 if kind == "PUBLISH":
-                    carried = None if self.inflight or self.tangled else self._carried()
+                    carried = (
+                        None if not self.recording or self.inflight or self.tangled
+                        else self._carried()
+                    )  # fmt: skip
                     if carried is not None:
                         self.quiet.append(index)
                         self.carried.append(carried)
@@ -677,8 +686,13 @@ def attempt(
 ) -> tuple[list[In], list[Out]] | Handback:
     """As :func:`judge`, but where the twin gives up: what it hands back (its quiet
     points, and its ledger before each)."""
-    twin = _Twin(rows, topic, patience)
     try:
-        return twin.run()
+        return _Twin(rows, topic, patience).run()
+    except GiveUp:
+        pass
+    # read again, recording the quiet points (the twin gives up at the same row)
+    twin = _Twin(rows, topic, patience, recording=True)
+    try:
+        return twin.run()  # (it does not: recording changes no judgement)
     except GiveUp as error:
         return Handback(twin, str(error))
