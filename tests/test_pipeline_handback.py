@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.pipeline_builder import stage_events, unnumbered
+from support.pipeline_builder import captures_events, staged, unnumbered
 
 from pubproof.pipeline import handback
 from pubproof.pipeline.fast import distribution as fast_distribution
 from pubproof.pipeline.servers import ORDER_KEY, Stage
-from pubproof.pipeline.synth import SynthConfig, generate
+from pubproof.pipeline.synth import SynthConfig
 from pubproof.pipeline.synth.broker import DistFault
 from pubproof.pipeline.synth.faults import Fault
 
@@ -58,17 +58,11 @@ MESSAGE = 12
 
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[Any, ...]]]:
-    folder = tmp_path_factory.mktemp("handback")
-    found = {}
-    for name, config in CAPTURES.items():
-        generate(config, folder / f"{name}.pcap")
-        found[name] = stage_events(folder / f"{name}.pcap")
-    return found
+    return captures_events(CAPTURES, tmp_path_factory.mktemp("handback"))
 
 
 def _stage(rows: list[tuple[Any, ...]], fast: bool) -> Stage:
-    stage = Stage(fast=fast)
-    stage.run(rows)
+    stage: Stage = staged(rows, fast)
     return stage
 
 

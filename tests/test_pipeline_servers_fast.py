@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 from support.distribution_server import V50, Server
-from support.pipeline_builder import stage_events, unnumbered
+from support.pipeline_builder import captures_events, staged, unnumbered
 
 from pubproof.judge.distribution import DistributionJudge
 from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.pipeline.fast import distribution as fast_distribution
 from pubproof.pipeline.servers import Stage, _event, _ledger
-from pubproof.pipeline.synth import SynthConfig, generate
+from pubproof.pipeline.synth import SynthConfig
 from pubproof.pipeline.synth.broker import DistFault
 from pubproof.pipeline.synth.faults import Fault
 
@@ -46,17 +46,11 @@ CAPTURES = {
 
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[Any, ...]]]:
-    folder = tmp_path_factory.mktemp("fast")
-    found = {}
-    for name, config in CAPTURES.items():
-        generate(config, folder / f"{name}.pcap")
-        found[name] = stage_events(folder / f"{name}.pcap")
-    return found
+    return captures_events(CAPTURES, tmp_path_factory.mktemp("fast"))
 
 
 def _stage(rows: list[tuple[Any, ...]], fast: bool) -> Stage:
-    stage = Stage(fast=fast)
-    stage.run(rows)
+    stage: Stage = staged(rows, fast)
     return stage
 
 

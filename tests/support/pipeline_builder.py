@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,6 +323,27 @@ def run_check(
         return Outcome(read_tables(out), reconciliation)
     finally:
         os.chdir(here)
+
+
+def captures_events(captures: Mapping[str, Any], folder: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Each synthetic capture of ``captures`` (name: its ``SynthConfig``) generated under
+    ``folder``, and the ``events`` rows its connection stage writes."""
+    from pubproof.pipeline.synth import generate
+
+    found = {}
+    for name, config in captures.items():
+        generate(config, folder / f"{name}.pcap")
+        found[name] = stage_events(folder / f"{name}.pcap")
+    return found
+
+
+def staged(rows: list[tuple[Any, ...]], fast: bool) -> Any:
+    """The cross-connection stage run over ``rows`` (with the fast twin, or not)."""
+    from pubproof.pipeline.servers import Stage
+
+    stage = Stage(fast=fast)
+    stage.run(rows)
+    return stage
 
 
 def unnumbered(violation: tuple[Any, ...]) -> tuple[Any, ...]:
