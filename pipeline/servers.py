@@ -316,16 +316,22 @@ class Stage:
     ) -> None:
         """The ``deliveries`` rows of one topic, from its ledger: each PUBLISH in (its
         row, outcome, copies seen) and out (its row, outcome, its message's row or -1,
-        properties changed)."""
+        properties changed). A PUBLISH of no topic (a Topic Alias no mapping seen stands
+        for) is a session row, fed with every topic its connection matters to: its row is
+        the server's, written once (:meth:`_unrouted`), not the topic's."""
         clients = server.client
         add = self.deliveries.append
         for at, outcome, copies in ins:
             row = fed[at]
+            if row[TOPIC] is None:
+                continue
             add(_delivery(
                 row, topic, clients.get(row[CONNECTION]), "in", outcome, row, None, copies,
             ))  # fmt: skip
         for at, outcome, message, changed in outs:
             row = fed[at]
+            if row[TOPIC] is None:
+                continue
             if message < 0:
                 add(_delivery(
                     row, topic, clients.get(row[CONNECTION]), "out", outcome, None, changed, None,

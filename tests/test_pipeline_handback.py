@@ -25,6 +25,7 @@ from support.pipeline_builder import captures_events, staged, unnumbered
 
 from pubproof.pipeline import handback
 from pubproof.pipeline.fast import distribution as fast_distribution
+from pubproof.pipeline.rows import DeliveryRow
 from pubproof.pipeline.servers import ORDER_KEY, Stage
 from pubproof.pipeline.synth import SynthConfig
 from pubproof.pipeline.synth.broker import DistFault
@@ -320,9 +321,17 @@ def test_no_cut_after_a_publish_of_no_topic(plain: list[tuple[list[Any], list[An
         unknown = list(fed[first])
         unknown[TOPIC], unknown[QOS], unknown[PACKET_ID], unknown[DIGEST] = None, 0, None, "ab"
         unknown[T], unknown[T + 1], unknown[6] = connack[T], connack[T + 1], connack[6]
+        unknown[7], unknown[8] = 10**9, 0  # a frame of its own (the deliveries row's)
         rows = sorted([*sessions, tuple(unknown)], key=ORDER_KEY) + own
         whole = _same(rows)
         assert whole.figures["topics_readable"] == 1
+        # one ``deliveries`` row for it (the server's count of it), however many topics
+        # its connection's session rows are fed to
+        mine = [
+            d for d in map(DeliveryRow._make, whole.deliveries)
+            if (d.frame, d.offset) == (unknown[7], unknown[8])
+        ]  # fmt: skip
+        assert [(d.topic, d.outcome) for d in mine] == [("", "unknown:topic-unknown")], mine
         fed = _fed(rows[: len(sessions) + 1], own)
         found = fast_distribution.attempt(fed, own[0][TOPIC])
         assert isinstance(found, fast_distribution.Handback)
