@@ -50,7 +50,16 @@ and, checked here over the whole topic once the twin gave up (:func:`cut`):
    showed (which no footprint holds);
 7. no PUBLISH of no topic (a 5.0 Topic Alias with no mapping seen) before q: it is fed
    to the readable judge as a session row, and the twin's ledger would hold it too (the
-   twin gives up at one: this only keeps the two ledgers apart for certain).
+   twin gives up at one: this only keeps the two ledgers apart for certain);
+8. the order of 4.6 is judged alike: every message from the earliest fed to the
+   readable judge on (by rules 3 and 6) is fed too, by its footprint, settled or not.
+   The judge reads a copy owed as missing where a copy of a later message of its order
+   was sent (``_later``), unless an alike copy sent may have been its and that copy's
+   message has no later one sent (``_read_otherwise``), and it untangles alike copies by
+   the places of the later messages of each's order: a message fed with a copy before q
+   needs each later message of its order whose copy went out before q known too (a
+   copy owed reported "ambiguous" instead of missing: the property test's
+   counterexample, a missing QoS 0 copy of an empty payload).
 
 The window of session changes and the patience are rebuilt from the session rows and the
 footprints' times, the same for both judges; the capture's end is the same row.
@@ -64,6 +73,7 @@ topic's readable judgement.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -92,7 +102,7 @@ def cut(
 ) -> tuple[int, list[int]]:
     """The latest of the twin's quiet points ``quiet`` (in increasing order, ``carried``
     the messages carried over at each, ``outs`` the twin's ledger of copies) at which the
-    readable judge may take over the topic (rules 6 and 7), with the footprints of the
+    readable judge may take over the topic (rules 6 to 8), with the footprints of the
     messages carried over; or 0: the whole topic."""
     # each payload's PUBLISH rows; rule 7: no PUBLISH of no topic before the cut
     limit = len(rows)
@@ -104,6 +114,13 @@ def cut(
             limit = min(limit, at)
         else:
             alike.setdefault(row[DIGEST] or "", []).append(at)
+    # the messages (PUBLISH in rows), in order; each flow's acknowledgements
+    messages = [at for at, row in enumerate(rows) if row[TYPE] == "PUBLISH" and row[TOPIC]
+                is not None and row[DIRECTION] == C2S]  # fmt: skip
+    acks: dict[tuple[Any, Any], list[int]] = {}
+    for at, row in enumerate(rows):
+        if row[TYPE] in ACKS:
+            acks.setdefault((row[CONNECTION], row[PACKET_ID]), []).append(at)
     copies: dict[int, list[int]] = {}
     for out in outs:
         if out[2] >= 0:
@@ -128,15 +145,11 @@ def cut(
         # over) is seen whole: each message of it before the cut is carried over too (a
         # settled one so fed whole: its PUBLISH in, its copies, their flows), and no row
         # of it is a copy of none (of a message no PUBLISH showed)
-        opened = set(carried[i])
-        seen = set(spanning)
-        seen.update(rows[at][DIGEST] or "" for at in opened)
-        for digest in seen:
-            opened.update(at for at in alike[digest] if at < start and rows[at][DIRECTION] == C2S)
+        opened, seen = _opened(rows, start, carried[i], spanning, alike, messages)
         weighed += 1
         steps: list[int] = []
         for message in opened:
-            steps.extend(footprint(rows, message, start, copies.get(message, ())))
+            steps.extend(footprint(rows, message, start, copies.get(message, ()), acks))
         inside = set(steps)
         if all(at >= start or at in inside for digest in seen for at in alike[digest]):
             steps.sort()
@@ -144,21 +157,59 @@ def cut(
     return 0, []
 
 
+def _opened(
+    rows: Sequence[Sequence[Any]],
+    start: int,
+    carried: Sequence[int],
+    spanning: dict[str, int],
+    alike: dict[str, list[int]],
+    messages: Sequence[int],
+) -> tuple[set[int], set[str]]:
+    """The messages (their PUBLISH in rows) whose footprints are fed to the readable judge
+    at the cut ``start``, and the payloads it sees: those carried over, every message of a
+    payload it sees (rule 6), and every message from the earliest of those on (rule 8)."""
+    opened = set(carried)
+    seen = set(spanning)
+    first = start
+    while True:
+        seen.update(rows[at][DIGEST] or "" for at in opened)
+        for digest in seen:
+            opened.update(at for at in alike[digest] if at < start and rows[at][DIRECTION] == C2S)
+        earliest = min(opened, default=start)
+        if earliest >= first:
+            return opened, seen
+        # rule 8: every message from the earliest fed on (new payloads: read again)
+        lo = bisect.bisect_left(messages, earliest)
+        hi = bisect.bisect_left(messages, first)
+        opened.update(messages[lo:hi])
+        first = earliest
+
+
 def footprint(
-    rows: Sequence[Sequence[Any]], message: int, before: int, copies: Sequence[int]
+    rows: Sequence[Sequence[Any]],
+    message: int,
+    before: int,
+    copies: Sequence[int],
+    acks: dict[tuple[Any, Any], list[int]] | None = None,
 ) -> list[int]:
     """The rows before ``before`` of the message whose PUBLISH in is at ``message``: that
     row and the acknowledgements of its flow, each of its ``copies`` (the twin's ledger
-    says which rows are) and theirs."""
-    found = [message, *_flow(rows, message, before)]
+    says which rows are) and theirs. ``acks``: the rows of the acknowledgements by
+    connection and packet identifier, in order (else looked for row by row)."""
+    found = [message, *_flow(rows, message, before, acks)]
     for at in copies:
         if at < before:
             found.append(at)
-            found.extend(_flow(rows, at, before))
+            found.extend(_flow(rows, at, before, acks))
     return found
 
 
-def _flow(rows: Sequence[Sequence[Any]], at: int, before: int) -> list[int]:
+def _flow(
+    rows: Sequence[Sequence[Any]],
+    at: int,
+    before: int,
+    acks: dict[tuple[Any, Any], list[int]] | None,
+) -> list[int]:
     """The acknowledgements, before ``before``, of the PUBLISH at ``at`` (by its
     connection and packet identifier, up to the one that ends its flow)."""
     publish = rows[at]
@@ -168,7 +219,12 @@ def _flow(rows: Sequence[Sequence[Any]], at: int, before: int) -> list[int]:
     conn, packet_id, way = publish[CONNECTION], publish[PACKET_ID], publish[DIRECTION]
     last = "PUBACK" if qos == 1 else "PUBCOMP"
     found = []
-    for i in range(at + 1, before):
+    if acks is None:
+        places: Sequence[int] = range(at + 1, before)
+    else:
+        own = acks.get((conn, packet_id), [])
+        places = own[bisect.bisect_right(own, at) : bisect.bisect_left(own, before)]
+    for i in places:
         row = rows[i]
         if row[CONNECTION] != conn or row[PACKET_ID] != packet_id or row[TYPE] not in ACKS:
             continue
