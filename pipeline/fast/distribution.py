@@ -328,7 +328,7 @@ class _Twin:
                     kept, min(kept.qos, granted), True, (ident,) if ident else (), False,
                     row[T], kept.qos == 0,
                 )  # fmt: skip
-                session.pending.append(owed)
+                session.owe(owed)
 
     def _match(self, topic_filter: str) -> bool:
         found = self.matches.get(topic_filter)
@@ -416,9 +416,7 @@ class _Twin:
                 continue
             granted = max(g for g, _ in session.filters.values())
             ids = tuple(sorted(i for _, i in session.filters.values() if i))
-            session.pending.append(
-                _Owed(message, min(message.qos, granted), False, ids, True, since, False)
-            )
+            session.owe(_Owed(message, min(message.qos, granted), False, ids, True, since, False))
             message.owed[session.client] = "session-ended"  # until decided
         if row[RETAIN]:
             # [MQTT-3.3.1-5] kept as the retained message; a zero-byte one deletes it
@@ -442,9 +440,9 @@ class _Twin:
         if packet_id is not None and int(packet_id) in session.outbound:
             raise GiveUp("a re-send of a copy")
         digest: str = row[DIGEST]
-        alike = [o for o in session.pending if o.digest == digest]
+        alike = session.alike.get(digest)
         if not alike and self._forwarded_early(digest, index):
-            alike = [o for o in session.pending if o.digest == digest]
+            alike = session.alike.get(digest)
         if not alike:
             self._unowed(session, index, digest, bool(row[RETAIN]))
             return
@@ -464,7 +462,7 @@ class _Twin:
             if self._changed(message, properties):
                 raise GiveUp("a forwarded property changed")
             changed = False
-        session.pending.remove(owed)
+        session.paid(owed)
         if owed.qos and packet_id is not None:
             session.outbound[int(packet_id)] = owed
         if owed.live:

@@ -3,7 +3,8 @@ topic: the messages the server took, the copies it owes, each session and each l
 
 Rules / theory of operation
 ---------------------------
-Plain slotted classes (compiled by mypyc with the twin), no logic: the twin's rules are
+Plain slotted classes (compiled by mypyc with the twin), no logic but keeping a session's
+copies owed in order and by payload alike: the twin's rules are
 in :mod:`.distribution`. A session is the twin's only while its link is connected (it
 keeps clean sessions alone); a message's ``owed`` says, per client, what became of its
 copy (until the capture ends); a copy owed (:class:`Owed`) is a message's to one session,
@@ -61,8 +62,8 @@ class Message:
 
 class Session:
     __slots__ = (
-        "awaiting", "client", "conn", "filters", "inbound", "maximum", "outbound", "pending",
-        "receive", "unacknowledged", "unreleased",
+        "alike", "awaiting", "client", "conn", "filters", "inbound", "maximum", "outbound",
+        "pending", "receive", "unacknowledged", "unreleased",
     )  # fmt: skip
 
     def __init__(self, client: str, conn: str, maximum: bool, receive: int | None) -> None:
@@ -76,11 +77,34 @@ class Session:
         self.awaiting: dict[int, str] = {}
         #: its subscriptions that match the topic: filter -> (QoS granted, identifier)
         self.filters: dict[str, tuple[int, int]] = {}
-        self.pending: list[Owed] = []
+        #: the copies owed it, in the order they became owed (a dict: a copy sent is taken
+        #: out at once, where a list's remove walked every copy owed a subscriber behind)
+        self.pending: dict[Owed, None] = {}
+        #: the same by payload digest, each in that order (a copy is matched by payload)
+        self.alike: dict[str, list[Owed]] = {}
         self.inbound: dict[int, int] = {}  # packet id -> its PUBLISH's row (not yet taken)
         self.outbound: dict[int, Owed] = {}  # packet id -> a copy under way
         #: QoS 2 messages taken, their PUBREL not yet received: packet id -> message
         self.unreleased: dict[int, Message] = {}
+
+
+    def owe(self, owed: Owed) -> None:
+        """A copy becomes owed."""
+        self.pending[owed] = None
+        found = self.alike.get(owed.digest)
+        if found is None:
+            self.alike[owed.digest] = [owed]
+        else:
+            found.append(owed)
+
+    def paid(self, owed: Owed) -> None:
+        """A copy owed was sent."""
+        del self.pending[owed]
+        found = self.alike[owed.digest]
+        if len(found) == 1:
+            del self.alike[owed.digest]
+        else:
+            found.remove(owed)
 
 
 class Link:
