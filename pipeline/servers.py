@@ -64,7 +64,7 @@ from pubproof.judge.distribution_ledger import unknown
 from pubproof.judge.findings import PASS, Finding, Source
 from pubproof.pipeline import handback
 from pubproof.pipeline.fast import distribution as fast_distribution
-from pubproof.pipeline.rows import DeliveryRow, ViolationRow
+from pubproof.pipeline.rows import ViolationRow
 from pubproof.pipeline.tables import EVENTS, index
 from pubproof.pipeline.tap import CLOSED, LOST
 
@@ -337,9 +337,11 @@ class Stage:
                     row, topic, clients.get(row[CONNECTION]), "out", outcome, None, changed, None,
                 ))  # fmt: skip
                 continue
-            # a copy of a message (most rows): _delivery's row, written out
+            # a copy of a message (most rows): _delivery's row, written out, a plain tuple
+            # in DeliveryRow's order (a NamedTuple's __new__ is a Python call per row: a
+            # fifth of the real capture's stage)
             of = fed[message]
-            add(DeliveryRow(
+            add((
                 row[CAPTURE], row[SERVER], topic, "out", row[CONNECTION],
                 clients.get(row[CONNECTION]), row[FRAME], row[OFFSET], row[T], row[QOS],
                 bool(row[DUP]), bool(row[RETAIN]), row[PACKET_ID], row[DIGEST] or "",
@@ -381,7 +383,7 @@ def _delivery(
     latency = None
     if direction == "out" and message is not None:
         latency = round(row[T] - message[T], 6)
-    return DeliveryRow(
+    return (  # DeliveryRow's columns (a plain tuple: see _deliveries)
         row[CAPTURE], row[SERVER], topic, direction, row[CONNECTION], client, row[FRAME],
         row[OFFSET], row[T], row[QOS], bool(row[DUP]), bool(row[RETAIN]), row[PACKET_ID],
         row[DIGEST] or "", row[SIZE] or 0,

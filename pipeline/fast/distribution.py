@@ -321,6 +321,7 @@ class _Twin:
                 raise GiveUp("a filter subscribed again")
             granted = min(code, int(item.get("qos", 0)))
             session.filters[topic_filter] = (granted, ident)
+            session.owing = None  # (what a message is owed it, made again when next asked)
             kept = self.retained
             if kept is not None:
                 # [MQTT-3.3.1-6] the retained message, for the new subscription
@@ -403,10 +404,12 @@ class _Twin:
         # answered before the oldest message in flight matter to none to come
         floor = min(index, next(iter(self.inflight), index))
         self.inflight.pop(index, None)
-        self.window = [c for c in self.window if c[2] is None or c[2] >= floor]
-        message.uncertain = {
-            c[0] for c in self.window if c[1] <= owned and (c[2] is None or c[2] >= index)
-        }
+        if self.window:
+            self.window = [c for c in self.window if c[2] is None or c[2] >= floor]
+        if self.window:
+            message.uncertain = {
+                c[0] for c in self.window if c[1] <= owned and (c[2] is None or c[2] >= index)
+            }
         self.by_row[index] = message
         self.latest_alike[message.digest] = message
         self.ins[index] = "no-subscriber"
@@ -414,8 +417,14 @@ class _Twin:
         for session in self.sessions.values():
             if not session.filters:
                 continue
-            granted = max(g for g, _ in session.filters.values())
-            ids = tuple(sorted(i for _, i in session.filters.values() if i))
+            owing = session.owing
+            if owing is None:
+                # the highest QoS granted and every Subscription Identifier, of its
+                # subscriptions that match the topic
+                held = session.filters.values()
+                owing = (max(g for g, _ in held), tuple(sorted(i for _, i in held if i)))
+                session.owing = owing
+            granted, ids = owing
             session.owe(_Owed(message, min(message.qos, granted), False, ids, True, since, False))
             message.owed[session.client] = "session-ended"  # until decided
         if row[RETAIN]:

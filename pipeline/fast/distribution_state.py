@@ -63,7 +63,7 @@ class Message:
 class Session:
     __slots__ = (
         "alike", "awaiting", "client", "conn", "filters", "inbound", "maximum", "outbound",
-        "pending", "receive", "unacknowledged", "unreleased",
+        "owing", "pending", "receive", "unacknowledged", "unreleased",
     )  # fmt: skip
 
     def __init__(self, client: str, conn: str, maximum: bool, receive: int | None) -> None:
@@ -77,6 +77,9 @@ class Session:
         self.awaiting: dict[int, str] = {}
         #: its subscriptions that match the topic: filter -> (QoS granted, identifier)
         self.filters: dict[str, tuple[int, int]] = {}
+        #: what a message is owed it by those: the highest QoS granted and the Subscription
+        #: Identifiers (None: to be made again, the filters changed)
+        self.owing: tuple[int, tuple[int, ...]] | None = None
         #: the copies owed it, in the order they became owed (a dict: a copy sent is taken
         #: out at once, where a list's remove walked every copy owed a subscriber behind)
         self.pending: dict[Owed, None] = {}
@@ -86,7 +89,6 @@ class Session:
         self.outbound: dict[int, Owed] = {}  # packet id -> a copy under way
         #: QoS 2 messages taken, their PUBREL not yet received: packet id -> message
         self.unreleased: dict[int, Message] = {}
-
 
     def owe(self, owed: Owed) -> None:
         """A copy becomes owed."""
