@@ -81,6 +81,7 @@ from pubproof.judge.distribution_inflight import (
 from pubproof.judge.distribution_ledger import Ledger, unknown
 from pubproof.judge.distribution_records import (
     Change,
+    CopyKey,
     Flows,
     Link,
     MessageRecord,
@@ -187,6 +188,9 @@ class DistributionJudge:
         self.changes: list[Change] = []
         #: the sessions the model ended at their expiry, no CONNECT since: (edition, client)
         self.lapsed: set[tuple[Edition, str]] = set()
+        #: 5.0: copies that may have waited for a session's send quota when the session
+        #: ended (:func:`waiting_for_quota` then): their messages' copies are not judged
+        self.quota_spared: set[CopyKey] = set()
         #: each link's latest CONNECT
         self.connects: dict[str, Event] = {}
         self.now = 0.0
@@ -276,6 +280,10 @@ class DistributionJudge:
         model = self._model(link.edition)
         key = (link.edition, link.client_id)
         expectation = expect(model, link.client_id, clean=link.clean, lapsed=key in self.lapsed)
+        # the copies a session starting clean drops may have waited for its send quota
+        spared = (
+            waiting_for_quota(self.flows, self.models, self.messages, key) if link.clean else ()
+        )
         try:
             resumed = model.connect(
                 link.client_id, clean=link.clean,
@@ -284,6 +292,7 @@ class DistributionJudge:
         except DistributionError:
             return
         self.lapsed.discard(key)
+        self.quota_spared.update(spared)
         connect = self.connects.get(link.conn)
         if expectation is not None and not self.capture:
             judge_session_present(
@@ -321,10 +330,14 @@ class DistributionJudge:
         session = model.sessions.get(link.client_id)
         pending = () if session is None else tuple(session.pending)
         optional = () if session is None else tuple(session.optional)
+        key = (link.edition, link.client_id)
+        spared = waiting_for_quota(self.flows, self.models, self.messages, key)
         try:
             model.disconnect(link.client_id, session_expiry_interval=expiry)
         except DistributionError:
             return
+        if link.client_id not in model.sessions:  # what waited for the quota ends with it
+            self.quota_spared.update(spared)
         if self.capture and link.client_id not in model.sessions:
             judge_owed(self, link, link.edition, link.client_id, event, pending, optional)
 
@@ -596,7 +609,7 @@ class DistributionJudge:
         report = self.report
         # 5.0: the QoS 1 and 2 copies still owed a session whose send quota is used up
         # wait for it [MQTT-3.3.4-9]: not missing, and its message's copies not judged
-        waiting = waiting_for_quota(self.flows, self.models, self.messages)
+        waiting = waiting_for_quota(self.flows, self.models, self.messages) | self.quota_spared
         for record in self.messages.values():
             judge_deliveries(report, record, waiting)
         for edition, client_id in self.sent:  # alike copies read either way (untangled)

@@ -196,15 +196,17 @@ def waiting_for_quota(
     flows: Mapping[tuple[Edition, str], Flows],
     models: Mapping[Edition, DistributionModel],
     messages: Mapping[tuple[Edition, int], MessageRecord],
+    only: tuple[Edition, str] | None = None,
 ) -> set[CopyKey]:
-    """5.0: the copies of each message to each session whose send quota is used up at the
-    end (:attr:`Flows.quota_full`), connected or not, that may still be waiting for it, as
-    [MQTT-3.3.4-9] says a QoS 1 or 2 PUBLISH must: a QoS 1 or 2 copy the model still owes
-    (not missing), and a message the session got so far only at a QoS below the highest
-    its subscriptions give (its copy at that QoS may be the one waiting: the copies seen
-    are not all the session gets)."""
+    """5.0: the copies of each message to each session (``only``: to that one) whose send
+    quota is used up (:attr:`Flows.quota_full`), connected or not, that may still be
+    waiting for it, as [MQTT-3.3.4-9] says a QoS 1 or 2 PUBLISH must: a QoS 1 or 2 copy
+    the model still owes (not missing), and a message the session got so far only at a QoS
+    below the highest its subscriptions give (its copy at that QoS may be the one waiting:
+    the copies seen are not all the session gets)."""
     waiting: set[CopyKey] = set()
-    for (edition, client_id), each in flows.items():
+    chosen = flows.items() if only is None else [(only, flows[only])] if only in flows else []
+    for (edition, client_id), each in chosen:
         model = models.get(edition)
         session = None if model is None else model.sessions.get(client_id)
         if session is None or not each.quota_full:

@@ -161,3 +161,19 @@ def test_a_capture_waits_for_the_quota_past_its_patience() -> None:
         assert (expected == "missing") == bool(rules(found) & MISSED), (acknowledged, found)
         assert _outcomes(judge)[1] == expected, acknowledged
         assert list(judge.copy_outcomes.values()) == [expected], acknowledged
+
+
+def test_overlapping_copies_behind_the_quota_of_a_session_that_ended_are_not_judged() -> None:
+    """The quota used up, the session ends with its copy at the highest QoS still waiting
+    (its link closes with a Session Expiry Interval of 0, or the client starts clean on a
+    new link): the QoS 0 copy it got is not all the server would have sent it, and what
+    waited ends with the session. Found by exploring mosquitto 2.0.11 (5.0): MQTT-3.3.4-2
+    "one copy at QoS 0, not the highest QoS 1" after the example's clean start."""
+    for again in (False, True):
+        server = _quota_used(V50, 2, acknowledged=False)
+        if again:
+            server.connect("sub2", "sub", clean=True)
+        else:
+            server.close("sub")
+        judge, found = _judged(server)
+        assert rules(found) == set(), (again, found)
