@@ -379,7 +379,13 @@ def _owed(
     published twice, by two clients, say), when it is the first whose QoS, RETAIN and
     (5.0) forwarded properties are the PUBLISH's, if one is: a server need not send the
     copies of two publishers' messages in the order it took them."""
-    candidates = [c for c in pool if _same(c.message, topic, payload_hex)]
+    try:
+        payload = bytes.fromhex(payload_hex)
+    except ValueError:
+        return None  # not hex: no message's payload (nothing it can be a copy of)
+    if payload.hex() != payload_hex:
+        return None  # hex no payload's .hex() writes (upper case, spaces)
+    candidates = [c for c in pool if _same(c.message, topic, payload)]
     if len(candidates) < 2:
         return candidates[0] if candidates else None
     qos, retain = packet.get("qos"), bool(packet.get("retain"))
@@ -389,6 +395,7 @@ def _owed(
     return next((c for c in candidates if not forwarded_changed(c, packet)), candidates[0])
 
 
-def _same(message: Message, topic: str, payload_hex: str) -> bool:
-    """Whether a PUBLISH with ``topic`` and ``payload_hex`` is a copy of ``message``."""
-    return message.topic == topic and message.publication.payload.hex() == payload_hex
+def _same(message: Message, topic: str, payload: bytes) -> bool:
+    """Whether a PUBLISH with ``topic`` and ``payload`` is a copy of ``message`` (bytes
+    compared, not each message's payload made hex again: a subscriber behind is owed many)."""
+    return message.topic == topic and message.publication.payload == payload

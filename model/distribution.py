@@ -656,8 +656,9 @@ class DistributionModel:
                     pool[:] = [c for c in pool if c not in gone]
         ended: list[str] = []
         dropped: list[Copy] = []
-        for session in list(self.sessions.values()):
-            if session.connected or session.expiry_interval == NEVER or self.edition is not V50:
+        # (3.x: a session ends only with its connection, or never)
+        for session in list(self.sessions.values()) if self.edition is V50 else ():
+            if session.connected or session.expiry_interval == NEVER:
                 continue
             assert session.disconnected_at is not None
             if self.now >= session.disconnected_at + session.expiry_interval * 1000:

@@ -354,18 +354,20 @@ def subscription_copy(
     walks made (a model keeps its own: :class:`Walks`)."""
     if walks is None:
         return _subscription_copy(message, client_id, subscription, edition, readings, other_member)
+    # the subscription by its identity, kept beside the walk and checked (hashing the
+    # frozen dataclass hashed every field, each message, each subscription)
     key = (
         message.topic, message.qos, message.publication.retain,
-        client_id == message.publisher, subscription, edition, other_member,
+        client_id == message.publisher, id(subscription), edition, other_member,
         tuple(readings.items()),
     )  # fmt: skip
-    found = walks.get(key)
-    if found is None:
-        if len(walks) >= WALKS_KEPT:
-            walks.clear()
-        found = walks[key] = _subscription_copy(
-            message, client_id, subscription, edition, readings, other_member
-        )
+    kept = walks.get(key)
+    if kept is not None and kept[0] is subscription:
+        return kept[1]
+    if len(walks) >= WALKS_KEPT:
+        walks.clear()
+    found = _subscription_copy(message, client_id, subscription, edition, readings, other_member)
+    walks[key] = (subscription, found)
     return found
 
 
@@ -375,7 +377,7 @@ def subscription_copy(
 #: walk answers every message alike in those (a topic's messages, for each subscription).
 #: A model keeps its own (what it is built with decides; a test that patches the walk's
 #: questions builds a model after)
-Walks = dict[tuple[object, ...], tuple[Candidate | None, tuple[Passed, ...]]]
+Walks = dict[tuple[object, ...], tuple[Subscription, tuple[Candidate | None, tuple[Passed, ...]]]]
 #: at most this many walks are kept (then they are forgotten, and made again)
 WALKS_KEPT = 65_536
 
@@ -526,6 +528,11 @@ def session_delivery(
         )
         if found is not None:
             candidates.append(found)
+    if not candidates:
+        # the graph's first question, "any-copy", answered no: its end "nothing" (most
+        # sessions for most messages: the walk made for each was a tenth of a capture's
+        # readable judgement)
+        return None
     ask = {"any-copy": lambda cs: bool(cs), "overlap": lambda cs: len(cs) > 1}
     end, _, trail = walk(
         SESSION_GRAPH,

@@ -488,3 +488,20 @@ def test_the_model_cites_registered_rules_only() -> None:
                 cited.add(text)
     for rule_id in cited:
         assert any(rule_id in r.ids.values() for r in RULES.distributions()), rule_id
+
+
+def test_a_session_no_subscription_makes_a_copy_for_is_owed_nothing_as_its_graph_says() -> None:
+    """``session_delivery`` answers None without walking ``SESSION_GRAPH`` where no
+    subscription made a copy: the graph's first question, "any-copy", so answered, ends
+    at "nothing" in every edition (the shortcut is the graph's own answer)."""
+    from pubproof.model.decisions import walk
+    from pubproof.model.forwarding import SESSION_GRAPH, session_delivery
+
+    ask = {"any-copy": lambda cs: bool(cs), "overlap": lambda cs: len(cs) > 1}
+    for edition in Edition:
+        end, _, trail = walk(SESSION_GRAPH, (), edition, ask, {})
+        assert end == "nothing" and [p.key for p in trail] == ["any-copy", "nothing"], edition
+    message = DistributionModel(Edition.V311, {}).publish(
+        Publication(topic="a/b", qos=1, payload=b"m", publisher="p")
+    ).message
+    assert session_delivery(message, "s", [], Edition.V311, {}) is None
