@@ -224,6 +224,27 @@ def test_a_missing_copy_of_a_payload_sent_twice_is_judged_as_whole(
     assert checked, "the counterexample's topic changed: no missing copy handed back"
 
 
+def test_a_qos_2_message_taken_after_its_link_ended_keeps_its_flow_open(
+    events: dict[str, list[tuple[Any, ...]]],
+) -> None:
+    """Another counterexample of the property test: a QoS 2 PUBLISH whose PUBREC the
+    capture lost, its link ended, then copies of it: the server took it, and its flow
+    stays open (awaiting a PUBREL no link can bring) until its client's next CONNACK, as
+    the readable judge keeps it. No quiet point carries it over; none comes until then."""
+    sessions, own = _topics(events["clean-3.1.1"])["sensors/humidity/room-12"]
+    broken: list[Any] | None = own
+    for how, at in (("copy-missing", 51), ("copy-missing", 18), ("ack-missing", 115)):
+        assert broken is not None
+        broken = _broken(broken, how, at)
+    assert broken is not None
+    fed = _fed(sessions, broken)
+    found = fast_distribution.attempt(fed, "sensors/humidity/room-12")
+    assert isinstance(found, fast_distribution.Handback)
+    for quiet, carried in zip(found.quiet, found.carried, strict=True):
+        _quiet_in_rows(fed, quiet, carried, found.outs)
+    _same(sorted(sessions, key=ORDER_KEY) + broken)
+
+
 def _quiet_in_rows(
     rows: list[tuple[Any, ...]], quiet: int, carried: list[int], outs: list[Any]
 ) -> None:

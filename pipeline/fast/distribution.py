@@ -555,6 +555,10 @@ class _Twin:
             publisher = _Session(key[0], self.rows[at][CONNECTION], False, None)
             message = self._take(publisher, at, self.rows[at], index)
             message.released = self.rows[at][QOS] < 2  # (its PUBREL is never seen)
+            if not message.released:
+                # its flow stays open in the readable judge (awaiting the PUBREL no link
+                # can bring) until the client's next CONNACK: no quiet point until then
+                self.lingering.add(key[0])
             return True
         if not found:
             return False
