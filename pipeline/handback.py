@@ -51,15 +51,17 @@ and, checked here over the whole topic once the twin gave up (:func:`cut`):
 7. no PUBLISH of no topic (a 5.0 Topic Alias with no mapping seen) before q: it is fed
    to the readable judge as a session row, and the twin's ledger would hold it too (the
    twin gives up at one: this only keeps the two ledgers apart for certain);
-8. the order of 4.6 is judged alike: every message from the earliest fed to the
-   readable judge on (by rules 3 and 6) is fed too, by its footprint, settled or not.
-   The judge reads a copy owed as missing where a copy of a later message of its order
-   was sent (``_later``), unless an alike copy sent may have been its and that copy's
-   message has no later one sent (``_read_otherwise``), and it untangles alike copies by
-   the places of the later messages of each's order: a message fed with a copy before q
-   needs each later message of its order whose copy went out before q known too (a
-   copy owed reported "ambiguous" instead of missing: the property test's
-   counterexample, a missing QoS 0 copy of an empty payload).
+8. the order of 4.6 is judged alike: the judge reads a copy owed as missing where a copy
+   of a later message of its order was sent (``_later``), unless an alike copy sent may
+   have been its and that copy's message has no later one sent (``_read_otherwise``), and
+   it untangles alike copies by the places of the later messages of each's order, and by
+   whether the earlier ones were sent. So for each copy, sent before q, of a message fed
+   whose payload another message has, the next message of that copy's order is fed too
+   (by its footprint, settled or not), where its copy went out before q (a copy after q
+   is of a message open at q, carried over). One is enough: it is the earliest later one
+   (the twin saw the order kept before q), and no message alike may be read as sent
+   before it. Without it a missing copy read "ambiguous" (the property test's
+   counterexample: a missing QoS 0 copy of an empty payload).
 
 The window of session changes and the patience are rebuilt from the session rows and the
 footprints' times, the same for both judges; the capture's end is the same row.
@@ -74,6 +76,8 @@ topic's readable judgement.
 from __future__ import annotations
 
 import bisect
+import itertools
+import json
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -82,6 +86,7 @@ from pubproof.pipeline.tables import EVENTS, index
 _E = index(EVENTS)
 TOPIC, TYPE, DIGEST, QOS = _E["topic"], _E["type"], _E["digest"], _E["qos"]
 FRAME, CONNECTION, PACKET_ID, CODE = _E["frame"], _E["connection"], _E["packet_id"], _E["code"]
+DETAIL: Final = _E["detail"]
 DIRECTION: Final = _E["direction"]
 #: a client's packets
 C2S: Final = "c2s"
@@ -114,9 +119,7 @@ def cut(
             limit = min(limit, at)
         else:
             alike.setdefault(row[DIGEST] or "", []).append(at)
-    # the messages (PUBLISH in rows), in order; each flow's acknowledgements
-    messages = [at for at, row in enumerate(rows) if row[TYPE] == "PUBLISH" and row[TOPIC]
-                is not None and row[DIRECTION] == C2S]  # fmt: skip
+    # each flow's acknowledgements
     acks: dict[tuple[Any, Any], list[int]] = {}
     for at, row in enumerate(rows):
         if row[TYPE] in ACKS:
@@ -125,6 +128,7 @@ def cut(
     for out in outs:
         if out[2] >= 0:
             copies.setdefault(out[2], []).append(out[0])
+    later = _later(rows, copies)
     # the payloads on both sides of each cut, swept from the end: a payload spans the
     # cuts in (its first row, its last]
     ends = sorted((found[-1], found[0], digest) for digest, found in alike.items())
@@ -145,7 +149,7 @@ def cut(
         # over) is seen whole: each message of it before the cut is carried over too (a
         # settled one so fed whole: its PUBLISH in, its copies, their flows), and no row
         # of it is a copy of none (of a message no PUBLISH showed)
-        opened, seen = _opened(rows, start, carried[i], spanning, alike, messages)
+        opened, seen = _opened(rows, start, carried[i], spanning, alike, later)
         weighed += 1
         steps: list[int] = []
         for message in opened:
@@ -163,26 +167,60 @@ def _opened(
     carried: Sequence[int],
     spanning: dict[str, int],
     alike: dict[str, list[int]],
-    messages: Sequence[int],
+    later: dict[int, list[tuple[int, int]]],
 ) -> tuple[set[int], set[str]]:
     """The messages (their PUBLISH in rows) whose footprints are fed to the readable judge
-    at the cut ``start``, and the payloads it sees: those carried over, every message of a
-    payload it sees (rule 6), and every message from the earliest of those on (rule 8)."""
-    opened = set(carried)
-    seen = set(spanning)
-    first = start
-    while True:
-        seen.update(rows[at][DIGEST] or "" for at in opened)
-        for digest in seen:
-            opened.update(at for at in alike[digest] if at < start and rows[at][DIRECTION] == C2S)
-        earliest = min(opened, default=start)
-        if earliest >= first:
-            return opened, seen
-        # rule 8: every message from the earliest fed on (new payloads: read again)
-        lo = bisect.bisect_left(messages, earliest)
-        hi = bisect.bisect_left(messages, first)
-        opened.update(messages[lo:hi])
-        first = earliest
+    at the cut ``start``, and the payloads it sees: those carried over (rule 3), every
+    message before the cut of a payload it sees (rule 6), and for each copy of a message
+    whose payload another message has, the next message of the copy's order (rule 8:
+    ``later``, where that one's copy went out before the cut), until none is new."""
+    opened: set[int] = set()
+    seen: set[str] = set()
+    todo = list(carried)
+    payloads = list(spanning)
+    while todo or payloads:
+        for digest in payloads:  # rule 6
+            if digest not in seen:
+                seen.add(digest)
+                todo.extend(at for at in alike[digest] if at < start and rows[at][DIRECTION] == C2S)
+        payloads = []
+        while todo:
+            message = todo.pop()
+            if message in opened:
+                continue
+            opened.add(message)
+            digest = rows[message][DIGEST] or ""
+            payloads.append(digest)
+            if sum(1 for at in alike[digest] if rows[at][DIRECTION] == C2S) > 1:  # rule 8
+                todo.extend(after for after, copy in later.get(message, ()) if copy < start)
+    return opened, seen
+
+
+def _later(
+    rows: Sequence[Sequence[Any]], copies: dict[int, list[int]]
+) -> dict[int, list[tuple[int, int]]]:
+    """For each message (its PUBLISH in row), the next message of the order of each of
+    its copies (the same publisher, QoS published and sent, to the same client: the
+    judge's ``order_key``), with that one's copy's row."""
+    client: dict[Any, str] = {}
+    for row in rows:
+        if row[TYPE] == "CONNECT" and row[DETAIL]:
+            client[row[CONNECTION]] = str(json.loads(row[DETAIL]).get("client_id") or "")
+    groups: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
+    for message, sent in copies.items():
+        publish = rows[message]
+        publisher = client.get(publish[CONNECTION], publish[CONNECTION])
+        for at in sent:
+            copy = rows[at]
+            key = (client.get(copy[CONNECTION], copy[CONNECTION]), publisher, publish[QOS],
+                   copy[QOS])  # fmt: skip
+            groups.setdefault(key, []).append((message, at))
+    found: dict[int, list[tuple[int, int]]] = {}
+    for group in groups.values():
+        group.sort()
+        for (message, _), after in itertools.pairwise(group):
+            found.setdefault(message, []).append(after)
+    return found
 
 
 def footprint(
