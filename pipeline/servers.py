@@ -17,9 +17,9 @@ another: each has its own clock.
 
 The fast twin (:mod:`.fast.distribution`) judges a topic first; where it gives up, the
 readable judge takes the topic over from the twin's last quiet point (:mod:`.handback`:
-the twin's ledger before it, the messages still open there and every message from the
-earliest of those on carried over by their rows, every session row), or from its first
-row where there is none. Its findings' text then
+the twin's ledger before it, the messages still open there carried over by their rows,
+with those the judge's reading of alike copies needs, every session row), or from its
+first row where there is none. Its findings' text then
 numbers the topic's messages from the cut (and says so); the figures count the topics
 taken whole by the twin (``topics_fast``), those the readable judge read
 (``topics_readable``), of which handed back from a quiet point (``topics_partial``), and
