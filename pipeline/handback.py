@@ -34,11 +34,12 @@ A quiet point is a PUBLISH in (row q, read by the twin before it), where:
 4. the retained message, if any, is one the store holds for certain: no two retained
    PUBLISHes were ever in flight together (the readable judge keeps both as what the
    store may hold), and no retained copy of a message no PUBLISH showed was sent;
-5. the order of 4.6 does not span q: no copy owed at q of a message older than one of
-   the same order key whose copy was already sent (that copy is a settled message's,
-   which the judge starting at q does not know). Every other order problem is between
-   messages both judges know: a settled message's copies all went out before q, and it
-   was received before any message from q on;
+5. the order of 4.6 is known across q: a copy owed at q of a message older than one of
+   the same order key whose copy was already sent (a copy the order proves missing) is
+   carried over with the latest message of that order key whose copy was sent (that
+   copy is what the judge names as proving it, when no later one comes). Every other
+   order problem is between messages both judges know: a settled message's copies all
+   went out before q, and it was received before any message from q on;
 
 and, checked here over the whole topic once the twin gave up (:func:`cut`):
 

@@ -245,6 +245,37 @@ def test_a_qos_2_message_taken_after_its_link_ended_keeps_its_flow_open(
     _same(sorted(sessions, key=ORDER_KEY) + broken)
 
 
+def test_a_copy_the_order_proves_missing_is_carried_over(
+    plain: list[tuple[list[Any], list[Any]]],
+) -> None:
+    """A QoS 0 copy removed early in a topic: its subscriber gets later messages of the
+    same order, which prove it missing (MQTT-4.6.0-6 when its link ends). The quiet points
+    go on after it (the message carried over with the latest of its order sent), so the
+    cut is after it, and the judgement is the whole topic's (rule 5)."""
+    checked = 0
+    for sessions, own in plain:
+        copies = [i for i, r in enumerate(own) if r[TYPE] == "PUBLISH" and r[DIRECTION] == "s2c"
+                  and not r[QOS]]  # fmt: skip
+        if len(copies) < 40:
+            continue
+        at = copies[len(copies) // 10]
+        broken = [*own[:at], *own[at + 1 :]]
+        fed = _fed(sessions, broken)
+        found = fast_distribution.attempt(fed, own[0][TOPIC])
+        if not isinstance(found, fast_distribution.Handback):
+            continue
+        whole = _same(sorted(sessions, key=ORDER_KEY) + broken)
+        if not any("MQTT-4.6.0-6" in v[MESSAGE] for v in whole.violations):
+            continue
+        removed = _fed(sessions, own).index(own[at])
+        start, _ = handback.cut(fed, found.quiet, found.carried, found.outs)
+        assert start > removed, (own[0][TOPIC], removed, start)
+        for quiet, carried in zip(found.quiet, found.carried, strict=True):
+            _quiet_in_rows(fed, quiet, carried, found.outs)
+        checked += 1
+    assert checked >= 2, checked
+
+
 def _quiet_in_rows(
     rows: list[tuple[Any, ...]], quiet: int, carried: list[int], outs: list[Any]
 ) -> None:

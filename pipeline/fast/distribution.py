@@ -620,9 +620,9 @@ class _Twin:
         retained message, and each message with a copy owed or a flow open (a copy not
         acknowledged, a QoS 2 message before its PUBREL). None where some state could not
         be carried over: a flow open of no message followed (a copy of a message no
-        PUBLISH showed, a wrong answer's), one left open by a session that ended, a copy
-        owed after a later message's of the same order was sent (see
-        :mod:`pubproof.pipeline.handback`)."""
+        PUBLISH showed, a wrong answer's), one left open by a session that ended (see
+        :mod:`pubproof.pipeline.handback`). A copy owed after a later message's of the same
+        order was sent is carried over with the latest such message."""
         if self.lingering or self.orphans:
             return None
         carried: set[int] = set()
@@ -646,8 +646,11 @@ class _Twin:
             for owed in session.pending:
                 message = owed.message
                 key = (session.client, message.publisher, message.qos, owed.qos)
-                if owed.live and self.latest.get(key, 0) > message.seq:
-                    return None  # (the order of 4.6 spans the cut)
+                latest = self.latest.get(key, 0) if owed.live else 0
+                if latest > message.seq:
+                    # a copy the order of 4.6 proves missing: carried over with the latest
+                    # message of its order sent, whose copy proves it (handback rule 5)
+                    carried.add(self.messages[latest - 1].row)
                 carried.add(message.row)
         return sorted(carried)
 
