@@ -130,6 +130,10 @@ def cut(
         if out[2] >= 0:
             copies.setdefault(out[2], []).append(out[0])
     later = _later(rows, copies)
+    # the payloads several messages share (rule 8)
+    repeated = {
+        d for d, found in alike.items() if sum(rows[at][DIRECTION] == C2S for at in found) > 1
+    }
     # the payloads on both sides of each cut, swept from the end: a payload spans the
     # cuts in (its first row, its last]
     ends = sorted((found[-1], found[0], digest) for digest, found in alike.items())
@@ -150,7 +154,7 @@ def cut(
         # over) is seen whole: each message of it before the cut is carried over too (a
         # settled one so fed whole: its PUBLISH in, its copies, their flows), and no row
         # of it is a copy of none (of a message no PUBLISH showed)
-        opened, seen = _opened(rows, start, carried[i], spanning, alike, later)
+        opened, seen = _opened(rows, start, carried[i], spanning, alike, later, repeated)
         weighed += 1
         steps: list[int] = []
         for message in opened:
@@ -169,12 +173,14 @@ def _opened(
     spanning: dict[str, int],
     alike: dict[str, list[int]],
     later: dict[int, list[tuple[int, int]]],
+    repeated: set[str],
 ) -> tuple[set[int], set[str]]:
     """The messages (their PUBLISH in rows) whose footprints are fed to the readable judge
     at the cut ``start``, and the payloads it sees: those carried over (rule 3), every
     message before the cut of a payload it sees (rule 6), and for each copy of a message
-    whose payload another message has, the next message of the copy's order (rule 8:
-    ``later``, where that one's copy went out before the cut), until none is new."""
+    whose payload another message has (``repeated``), the next message of the copy's
+    order (rule 8: ``later``, where that one's copy went out before the cut), until none
+    is new."""
     opened: set[int] = set()
     seen: set[str] = set()
     todo = list(carried)
@@ -192,7 +198,7 @@ def _opened(
             opened.add(message)
             digest = rows[message][DIGEST] or ""
             payloads.append(digest)
-            if sum(1 for at in alike[digest] if rows[at][DIRECTION] == C2S) > 1:  # rule 8
+            if digest in repeated:  # rule 8
                 todo.extend(after for after, copy in later.get(message, ()) if copy < start)
     return opened, seen
 
