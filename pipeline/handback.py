@@ -62,7 +62,12 @@ and, checked here over the whole topic once the twin gave up (:func:`cut`):
    is of a message open at q, carried over). One is enough: it is the earliest later one
    (the twin saw the order kept before q), and no message alike may be read as sent
    before it. Without it a missing copy read "ambiguous" (the property test's
-   counterexample: a missing QoS 0 copy of an empty payload).
+   counterexample: a missing QoS 0 copy of an empty payload);
+9. the retained message is the same for both judges wherever one is fed: a settled
+   retained message fed (by rules 6 or 8) is the judge's retained message from its
+   PUBLISH on, so every later retained PUBLISH before q is fed too (a subscription made
+   in between is owed the one the server kept: the benchmark's capture found
+   MQTT-3.3.1-6 and -7 the whole topic's judge does not).
 
 The window of session changes and the patience are rebuilt from the session rows and the
 footprints' times, the same for both judges; the capture's end is the same row.
@@ -86,6 +91,7 @@ from pubproof.pipeline.tables import EVENTS, index
 
 _E = index(EVENTS)
 TOPIC, TYPE, DIGEST, QOS = _E["topic"], _E["type"], _E["digest"], _E["qos"]
+RETAIN: Final = _E["retain"]
 FRAME, CONNECTION, PACKET_ID, CODE = _E["frame"], _E["connection"], _E["packet_id"], _E["code"]
 DETAIL: Final = _E["detail"]
 DIRECTION: Final = _E["direction"]
@@ -108,7 +114,7 @@ def cut(
 ) -> tuple[int, list[int]]:
     """The latest of the twin's quiet points ``quiet`` (in increasing order, ``carried``
     the messages carried over at each, ``outs`` the twin's ledger of copies) at which the
-    readable judge may take over the topic (rules 6 to 8), with the footprints of the
+    readable judge may take over the topic (rules 6 to 9), with the footprints of the
     messages carried over; or 0: the whole topic."""
     # each payload's PUBLISH rows; rule 7: no PUBLISH of no topic before the cut
     limit = len(rows)
@@ -130,6 +136,9 @@ def cut(
         if out[2] >= 0:
             copies.setdefault(out[2], []).append(out[0])
     later = _later(rows, copies)
+    # the retained messages' PUBLISH in rows (rule 9)
+    retained = [at for at, row in enumerate(rows) if row[TYPE] == "PUBLISH" and row[RETAIN]
+                and row[TOPIC] is not None and row[DIRECTION] == C2S]  # fmt: skip
     # the payloads several messages share (rule 8)
     repeated = {
         d for d, found in alike.items() if sum(rows[at][DIRECTION] == C2S for at in found) > 1
@@ -154,7 +163,7 @@ def cut(
         # over) is seen whole: each message of it before the cut is carried over too (a
         # settled one so fed whole: its PUBLISH in, its copies, their flows), and no row
         # of it is a copy of none (of a message no PUBLISH showed)
-        opened, seen = _opened(rows, start, carried[i], spanning, alike, later, repeated)
+        opened, seen = _opened(rows, start, carried[i], spanning, alike, later, repeated, retained)
         weighed += 1
         steps: list[int] = []
         for message in opened:
@@ -174,6 +183,7 @@ def _opened(
     alike: dict[str, list[int]],
     later: dict[int, list[tuple[int, int]]],
     repeated: set[str],
+    retained: Sequence[int],
 ) -> tuple[set[int], set[str]]:
     """The messages (their PUBLISH in rows) whose footprints are fed to the readable judge
     at the cut ``start``, and the payloads it sees: those carried over (rule 3), every
@@ -200,6 +210,10 @@ def _opened(
             payloads.append(digest)
             if digest in repeated:  # rule 8
                 todo.extend(after for after, copy in later.get(message, ()) if copy < start)
+        # rule 9: from the first retained message fed on, every retained message
+        first = min((m for m in opened if rows[m][RETAIN]), default=start)
+        todo.extend(r for r in retained[bisect.bisect_left(retained, first) :] if r < start
+                    and r not in opened)  # fmt: skip
     return opened, seen
 
 
