@@ -175,5 +175,5 @@ def test_overlapping_copies_behind_the_quota_of_a_session_that_ended_are_not_jud
             server.connect("sub2", "sub", clean=True)
         else:
             server.close("sub")
-        judge, found = _judged(server)
+        _, found = _judged(server)
         assert rules(found) == set(), (again, found)
