@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from pubproof.pipeline.rows import Columns
 from pubproof.pipeline.tables import SORT_KEYS, TABLES, arrow_schema
 
 REPORT, RECONCILIATION = "report.html", "reconciliation.json"
@@ -66,7 +67,7 @@ def write_rows(out: str, table: str, rows: Sequence[tuple[Any, ...]]) -> None:
     _write(sort_rows(table, rows), os.path.join(out, table, "part-00000.parquet"))
 
 
-def sort_rows(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
+def sort_rows(table: str, rows: Sequence[tuple[Any, ...]] | Columns) -> Any:
     """The rows as an Arrow table in the table's order.
 
     Arrow sorts (stable, nulls first, strings by code point as Python compares them), so
@@ -75,14 +76,20 @@ def sort_rows(table: str, rows: Sequence[tuple[Any, ...]]) -> Any:
     return _sorted_table(table, _arrow(table, rows))
 
 
-def _arrow(table: str, rows: Sequence[tuple[Any, ...]], *, held: bool = False) -> Any:
+def _arrow(table: str, rows: Sequence[tuple[Any, ...]] | Columns, *, held: bool = False) -> Any:
     """The rows as an Arrow table, in their order. Arrow converts the tuples itself (as a
     struct array: a row of the wrong width is an error), each value by its column's type
-    as ``pa.array`` of the column would: no Python list per column. ``held``: in
+    as ``pa.array`` of the column would: no Python list per column; rows held as
+    :class:`~.rows.Columns` it converts a column at a time. ``held``: in
     :func:`held_schema`'s types, as a :class:`TableWriter` holds them."""
     import pyarrow as pa
 
     schema = held_schema(table) if held else arrow_schema(table)
+    if isinstance(rows, Columns):
+        if rows.width != len(schema):
+            raise ValueError(f"{rows.width} columns for {table}'s {len(schema)}")
+        arrays = [pa.array(c, type=f.type) for c, f in zip(rows.lists, schema, strict=True)]
+        return pa.Table.from_arrays(arrays, schema=schema)
     return pa.Table.from_struct_array(pa.array(rows, type=pa.struct(list(schema))))
 
 
@@ -189,15 +196,26 @@ class TableWriter:
         self.out, self.table, self.run_rows, self.merge_rows = out, table, run_rows, merge_rows
         self.run_bytes = run_bytes
         self.rows: list[tuple[Any, ...]] = []
+        #: rows added as :class:`~.rows.Columns`, not yet converted (after ``rows``)
+        self.columns: Columns | None = None
         self.held: list[Any] = []  # Arrow tables of rows in arrival order, not yet sorted
         self.held_bytes = 0
         self.runs: list[str] = []
         self.count = 0
 
-    def add(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """More rows of the table."""
-        self.rows.extend(rows)
-        if len(self.rows) >= self.run_rows:
+    def add(self, rows: Iterable[tuple[Any, ...]] | Columns) -> None:
+        """More rows of the table: tuples, or :class:`~.rows.Columns` (copied)."""
+        if isinstance(rows, Columns):
+            if self.rows:  # converted first: the rows stay in arrival order
+                self._hold()
+            if self.columns is None:
+                self.columns = Columns(rows.width)
+            self.columns.extend(rows)
+        else:
+            if self.columns is not None:
+                self._hold()
+            self.rows.extend(rows)
+        if len(self.rows) + (len(self.columns) if self.columns else 0) >= self.run_rows:
             self._convert()
 
     def _convert(self) -> None:
@@ -207,8 +225,12 @@ class TableWriter:
             self._spill()
 
     def _hold(self) -> None:
-        data = _arrow(self.table, self.rows, held=True)
-        self.rows = []
+        if self.columns is not None:
+            data = _arrow(self.table, self.columns, held=True)
+            self.columns = None
+        else:
+            data = _arrow(self.table, self.rows, held=True)
+            self.rows = []
         self.held.append(data)
         self.held_bytes += data.nbytes
 
@@ -216,7 +238,7 @@ class TableWriter:
         """Every row held (Python and Arrow), sorted; nothing is held afterwards."""
         import pyarrow as pa
 
-        if self.rows or not self.held:
+        if self.rows or self.columns is not None or not self.held:
             self._hold()
         data = self.held[0] if len(self.held) == 1 else pa.concat_tables(self.held)
         self.held, self.held_bytes = [], 0
@@ -245,7 +267,7 @@ class TableWriter:
         if not self.runs:
             _write(self._sorted(), target)
             return
-        if self.rows or self.held:
+        if self.rows or self.columns is not None or self.held:
             self._spill()
         self._merge(target)
 

@@ -10,7 +10,7 @@ to its table's columns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -170,6 +170,64 @@ class DeliveryRow(NamedTuple):
     #: message the session had), ``unowed`` (a finding), or ``unknown:<why>``
     outcome: str
     copies: int | None  # a message: the copies of it seen
+
+
+class Columns:
+    """A table's rows held column by column: one list per column, in the table's order.
+
+    The cross-connection stage makes its ``deliveries`` rows this way (a copy's 22 values
+    appended to 22 lists): no tuple per row, and Arrow converts a list of one type a
+    column at a time (``pa.array``), about twice as fast as it converts a list of row
+    tuples as a struct array (measured on 240,000 rows of ``deliveries``: 0.23 against
+    0.51 s). The writers (:class:`~pubproof.pipeline.output.TableWriter`,
+    :class:`~pubproof.pipeline.staging.RunWriter`) take either form. Iterating gives the
+    rows as tuples; two are equal when their rows are."""
+
+    __slots__ = ("lists",)
+
+    def __init__(self, width: int) -> None:
+        self.lists: list[list[Any]] = [[] for _ in range(width)]
+
+    @property
+    def width(self) -> int:
+        """The number of columns."""
+        return len(self.lists)
+
+    def __len__(self) -> int:
+        return len(self.lists[0]) if self.lists else 0
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return zip(*self.lists, strict=True)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Columns) and self.lists == other.lists
+
+    def append(self, row: tuple[Any, ...]) -> None:
+        """One more row (of the table's width: checked)."""
+        if len(row) != len(self.lists):
+            raise ValueError(f"a row of {len(row)} values for {len(self.lists)} columns")
+        for column, value in zip(self.lists, row, strict=True):
+            column.append(value)
+
+    def extend(self, other: Columns) -> None:
+        """``other``'s rows after these (of the same width)."""
+        if other.width != self.width:
+            raise ValueError(f"{other.width} columns added to {self.width}")
+        for column, more in zip(self.lists, other.lists, strict=True):
+            column.extend(more)
+
+    def take(self, count: int) -> Columns:
+        """The first ``count`` rows, removed from these."""
+        taken = Columns(0)
+        taken.lists = [column[:count] for column in self.lists]
+        for column in self.lists:
+            del column[:count]
+        return taken
+
+    def clear(self) -> None:
+        """No rows."""
+        for column in self.lists:
+            column.clear()
 
 
 @dataclass(slots=True)

@@ -39,6 +39,7 @@ from pubproof.pipeline.output import (
     sort_rows,
     write_arrow_run,
 )
+from pubproof.pipeline.rows import Columns
 
 PARQUET = ".parquet"
 #: rows per sorted run a worker writes (memory per table in a worker: about one run)
@@ -70,20 +71,38 @@ class RunWriter:
         self.directory = os.path.join(folder(out), table)
         self.table, self.partition, self.run_rows = table, partition, run_rows
         self.suffix = RUN_SUFFIX if arrow else PARQUET
-        self.rows: list[tuple[Any, ...]] = []
+        #: the rows not yet written, in their order: tuples, or :class:`~.rows.Columns` once
+        #: rows come as columns
+        self.rows: list[tuple[Any, ...]] | Columns = []
         self.runs = 0
         self.count = 0
 
-    def add(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """More rows of the partition, in their order."""
-        self.rows.extend(rows)
-        while len(self.rows) >= self.run_rows:
-            self._spill(self.rows[: self.run_rows])
-            del self.rows[: self.run_rows]
+    def add(self, rows: Iterable[tuple[Any, ...]] | Columns) -> None:
+        """More rows of the partition, in their order: tuples, or :class:`~.rows.Columns`
+        (copied)."""
+        held = self.rows
+        if isinstance(rows, Columns):
+            if not isinstance(held, Columns):
+                columns = Columns(rows.width)
+                for row in held:
+                    columns.append(row)
+                held = self.rows = columns
+            held.extend(rows)
+        elif isinstance(held, Columns):
+            for row in rows:
+                held.append(row)
+        else:
+            held.extend(rows)
+        while len(held) >= self.run_rows:
+            if isinstance(held, Columns):
+                self._spill(held.take(self.run_rows))
+            else:
+                self._spill(held[: self.run_rows])
+                del held[: self.run_rows]
 
     def close(self) -> int:
         """Write what is left; the number of rows written."""
-        if self.rows:
+        if len(self.rows):
             self._spill(self.rows)
             self.rows = []
         return self.count
@@ -95,12 +114,12 @@ class RunWriter:
         pyarrow, which costs it most of a second); otherwise write what is left and
         return nothing."""
         if self.runs == 0 and len(self.rows) <= most:
-            rows, self.rows = self.rows, []
+            rows, self.rows = list(self.rows), []
             return rows
         self.close()
         return []
 
-    def _spill(self, rows: list[tuple[Any, ...]]) -> None:
+    def _spill(self, rows: list[tuple[Any, ...]] | Columns) -> None:
         os.makedirs(self.directory, exist_ok=True)
         name = f"part-{self.partition:05d}-{self.runs:05d}{self.suffix}"
         temporary = os.path.join(self.directory, f".{name}.{uuid.uuid4().hex}.tmp")
