@@ -69,7 +69,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from pubproof.judge.distribution_alike import INVERSION, certain, untangled_for
-from pubproof.judge.distribution_capture import PATIENCE, judge_owed, owed_at_end, session_outcomes
+from pubproof.judge.distribution_capture import PATIENCE, owed_at_end, session_outcomes
 from pubproof.judge.distribution_copies import excluded, publish_out
 from pubproof.judge.distribution_events import C2S, S2C, Event
 from pubproof.judge.distribution_inflight import (
@@ -88,7 +88,7 @@ from pubproof.judge.distribution_records import (
     Report,
     waiting_for_quota,
 )
-from pubproof.judge.distribution_session import expect, judge_session_present
+from pubproof.judge.distribution_session import connack, ended
 from pubproof.judge.distribution_verdicts import judge_deliveries, judge_missing
 from pubproof.judge.findings import VIOLATION, Finding
 from pubproof.judge.limits import DEFAULT_RECEIVE_MAXIMUM
@@ -271,75 +271,13 @@ class DistributionJudge:
         if link.key is not None:
             session_flows(self, link).inbound.clear()  # their PUBACK or PUBREC may be lost
 
-    def _connack(self, link: Link, event: Event) -> None:
-        packet = event.packet or {}
-        code = int(packet.get("reason_code", packet.get("return_code", 0)))
-        self._settle(link.client_id, event.order)
-        if code != 0 or link.client_id is None or link.edition is None or link.connected:
-            return
-        model = self._model(link.edition)
-        key = (link.edition, link.client_id)
-        expectation = expect(model, link.client_id, clean=link.clean, lapsed=key in self.lapsed)
-        # the copies a session starting clean drops may have waited for its send quota
-        spared = (
-            waiting_for_quota(self.flows, self.models, self.messages, key) if link.clean else ()
-        )
-        try:
-            resumed = model.connect(
-                link.client_id, clean=link.clean,
-                session_expiry_interval=link.session_expiry if link.edition is V50 else 0,
-            )  # fmt: skip
-        except DistributionError:
-            return
-        self.lapsed.discard(key)
-        self.quota_spared.update(spared)
-        connect = self.connects.get(link.conn)
-        if expectation is not None and not self.capture:
-            judge_session_present(
-                self.report, expectation, resumed.session_present,
-                bool(packet.get("session_present")),
-                (event,) if connect is None else (connect, event), complete=self.complete,
-            )  # fmt: skip
-        for copy in (*resumed.owed, *resumed.optional):
-            self.owed_at[link.edition, copy.copy_id] = event
-        link.connected = True
-        link.whole = self.capture and not link.lossy and not packet.get("session_present")
-        if link.clean:  # a new session: nothing of the old one is under way
-            self.flows.pop((link.edition, link.client_id), None)
-        if link.edition is V50:  # the send quota towards this link's client
-            session_flows(self, link).receive_maximum = link.receive_maximum
-        # another link of the same client was taken over [MQTT-3.1.4-2]
-        for other in self.links.values():
-            if other is not link and other.client_id == link.client_id and other.connected:
-                other.connected = False
-
     def _closed(self, link: Link, event: Event) -> None:
         if not link.connected or link.client_id is None or link.edition is None:
             return
         # a copy still owed when a link closes may have been cut off by the close; a
         # session that outlives the link keeps it for the next one (the model's queue)
         link.connected = False
-        self._ended(link, event, None)
-
-    def _ended(self, link: Link, event: Event, expiry: int | None) -> None:
-        """The link's session disconnects (``expiry``: 5.0 DISCONNECT's Session Expiry
-        Interval); on a capture, what a session that ends with it was still owed is
-        judged (:func:`.distribution_capture.judge_owed`)."""
-        assert link.edition is not None and link.client_id is not None
-        model = self._model(link.edition)
-        session = model.sessions.get(link.client_id)
-        pending = () if session is None else tuple(session.pending)
-        optional = () if session is None else tuple(session.optional)
-        key = (link.edition, link.client_id)
-        spared = waiting_for_quota(self.flows, self.models, self.messages, key)
-        try:
-            model.disconnect(link.client_id, session_expiry_interval=expiry)
-        except DistributionError:
-            return
-        if link.client_id not in model.sessions:  # what waited for the quota ends with it
-            self.quota_spared.update(spared)
-        if self.capture and link.client_id not in model.sessions:
-            judge_owed(self, link, link.edition, link.client_id, event, pending, optional)
+        ended(self, link, event, None)
 
     def _disconnect(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
@@ -347,7 +285,7 @@ class DistributionJudge:
         if not link.connected or link.client_id is None or link.edition is None:
             return
         link.connected = False
-        self._ended(link, event, None if expiry is None else int(expiry))
+        ended(self, link, event, None if expiry is None else int(expiry))
 
     # -- subscriptions -----------------------------------------------------------------------
 
@@ -673,7 +611,7 @@ def _applies(name: str, edition: Edition) -> bool:
 
 _HANDLERS = {
     (C2S, "CONNECT"): DistributionJudge._connect,
-    (S2C, "CONNACK"): DistributionJudge._connack,
+    (S2C, "CONNACK"): connack,
     (C2S, "DISCONNECT"): DistributionJudge._disconnect,
     (C2S, "SUBSCRIBE"): DistributionJudge._subscribe,
     (S2C, "SUBACK"): DistributionJudge._suback,

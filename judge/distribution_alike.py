@@ -209,9 +209,7 @@ def _earliest_deadline_first(
     after = [_release(c, g, inside, where, result) for c, g in zip(copies, mine, strict=True)]
     jobs = list(range(len(copies)))
     for place in places:
-        ready = [
-            i for i in jobs if after[i] < place and owned(copies[i]) <= placed(place)
-        ] or jobs
+        ready = [i for i in jobs if after[i] < place and owned(copies[i]) <= placed(place)] or jobs
         chosen = min(ready, key=lambda i: (due[i], copies[i].message.seq))
         jobs.remove(chosen)
         result[place] = copies[chosen]

@@ -263,7 +263,18 @@ class JudgeState(Protocol):
     copy_events: dict[tuple[Edition, str, int], Event]
     copy_messages: dict[tuple[Edition, int], int]
 
+    #: the sessions' changes under way (a CONNECT, a SUBSCRIBE not yet answered)
+    changes: list[Change]
+    #: the 5.0 sessions whose Session Expiry Interval has passed by the events' clock
+    lapsed: set[tuple[Edition, str]]
+    #: the copies that may have waited for a send quota when their session ended
+    quota_spared: set[CopyKey]
+    #: each link's CONNECT
+    connects: dict[str, Event]
+
     def _model(self, edition: Edition) -> DistributionModel: ...
+
+    def _settle(self, client_id: str | None, order: int) -> None: ...
 
     def _topic(self, link: Link, direction: str, packet: Mapping[str, Any]) -> str | None: ...
 

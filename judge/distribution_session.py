@@ -1,4 +1,6 @@
-"""Session Present: what a CONNACK that accepts a CONNECT says of the session the server
+"""The sessions as the distribution judge follows them: a CONNACK that accepts a CONNECT
+starts or resumes one (:func:`connack`), a link's end or DISCONNECT ends it
+(:func:`ended`); and Session Present, what such a CONNACK says of the session the server
 holds, judged against the sessions of the distribution model.
 
 Rules
@@ -33,12 +35,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pubproof.judge.distribution_capture import judge_owed
 from pubproof.judge.distribution_events import Event
-from pubproof.judge.distribution_records import Report
+from pubproof.judge.distribution_inflight import session_flows
+from pubproof.judge.distribution_records import JudgeState, Link, Report, waiting_for_quota
 from pubproof.judge.findings import VIOLATION
 from pubproof.model import flow_rules as FR
 from pubproof.model import flow_rules50 as FR50
-from pubproof.model.distribution import DistributionModel
+from pubproof.model.distribution import DistributionError, DistributionModel
 from pubproof.model.distribution_state import NEVER
 from pubproof.model.editions import Edition
 from pubproof.model.rules import Rule
@@ -131,3 +135,68 @@ def judge_session_present(
         f"it owes Session Present {int(owed)}",
         events,
     )
+
+
+def connack(judge: JudgeState, link: Link, event: Event) -> None:
+    """A CONNACK: one that accepts a CONNECT starts or resumes the session of its link's
+    client in the model (Session Present judged against it: :func:`judge_session_present`)
+    and ends the session's link to any other connection of that client."""
+    packet = event.packet or {}
+    code = int(packet.get("reason_code", packet.get("return_code", 0)))
+    judge._settle(link.client_id, event.order)
+    if code != 0 or link.client_id is None or link.edition is None or link.connected:
+        return
+    model = judge._model(link.edition)
+    key = (link.edition, link.client_id)
+    expectation = expect(model, link.client_id, clean=link.clean, lapsed=key in judge.lapsed)
+    # the copies a session starting clean drops may have waited for its send quota
+    spared = waiting_for_quota(judge.flows, judge.models, judge.messages, key) if link.clean else ()
+    try:
+        resumed = model.connect(
+            link.client_id, clean=link.clean,
+            session_expiry_interval=link.session_expiry if link.edition is V50 else 0,
+        )  # fmt: skip
+    except DistributionError:
+        return
+    judge.lapsed.discard(key)
+    judge.quota_spared.update(spared)
+    connect = judge.connects.get(link.conn)
+    if expectation is not None and not judge.capture:
+        judge_session_present(
+            judge.report, expectation, resumed.session_present,
+            bool(packet.get("session_present")),
+            (event,) if connect is None else (connect, event), complete=judge.complete,
+        )  # fmt: skip
+    for copy in (*resumed.owed, *resumed.optional):
+        judge.owed_at[link.edition, copy.copy_id] = event
+    link.connected = True
+    link.whole = judge.capture and not link.lossy and not packet.get("session_present")
+    if link.clean:  # a new session: nothing of the old one is under way
+        judge.flows.pop((link.edition, link.client_id), None)
+    if link.edition is V50:  # the send quota towards this link's client
+        session_flows(judge, link).receive_maximum = link.receive_maximum
+    # another link of the same client was taken over [MQTT-3.1.4-2]
+    for other in judge.links.values():
+        if other is not link and other.client_id == link.client_id and other.connected:
+            other.connected = False
+
+
+def ended(judge: JudgeState, link: Link, event: Event, expiry: int | None) -> None:
+    """The link's session disconnects (``expiry``: 5.0 DISCONNECT's Session Expiry
+    Interval); on a capture, what a session that ends with it was still owed is
+    judged (:func:`.distribution_capture.judge_owed`)."""
+    assert link.edition is not None and link.client_id is not None
+    model = judge._model(link.edition)
+    session = model.sessions.get(link.client_id)
+    pending = () if session is None else tuple(session.pending)
+    optional = () if session is None else tuple(session.optional)
+    key = (link.edition, link.client_id)
+    spared = waiting_for_quota(judge.flows, judge.models, judge.messages, key)
+    try:
+        model.disconnect(link.client_id, session_expiry_interval=expiry)
+    except DistributionError:
+        return
+    if link.client_id not in model.sessions:  # what waited for the quota ends with it
+        judge.quota_spared.update(spared)
+    if judge.capture and link.client_id not in model.sessions:
+        judge_owed(judge, link, link.edition, link.client_id, event, pending, optional)
