@@ -87,6 +87,7 @@ COMPILED = (
     "pubproof.pipeline.fast.aliases",
     # the cross-connection stage's twin of the distribution judge: a table look-up per event
     "pubproof.pipeline.fast.distribution_state",
+    "pubproof.pipeline.fast.distribution_quiet",
     "pubproof.pipeline.fast.distribution",
     # the stage around it: the events held and grouped, each row of ``deliveries`` made
     "pubproof.pipeline.events_held",

@@ -53,6 +53,7 @@ from typing import Any, Final
 from pubproof.judge.distribution_capture import PATIENCE
 from pubproof.model.editions import Edition
 from pubproof.model.topic_filters import filter_problem, name_problem, subscription_matches
+from pubproof.pipeline.fast.distribution_quiet import carried
 from pubproof.pipeline.fast.distribution_state import Link as _Link
 from pubproof.pipeline.fast.distribution_state import Message as _Message
 from pubproof.pipeline.fast.distribution_state import Owed as _Owed
@@ -615,44 +616,11 @@ class _Twin:
     # -- quiet points ------------------------------------------------------------------------
 
     def _carried(self) -> list[int] | None:
-        """Whether now is a quiet point (the caller asks that no PUBLISH in waits to be
-        taken), and the messages a judge starting now must be given (their rows): the
-        retained message, and each message with a copy owed or a flow open (a copy not
-        acknowledged, a QoS 2 message before its PUBREL). None where some state could not
-        be carried over: a flow open of no message followed (a copy of a message no
-        PUBLISH showed, a wrong answer's), one left open by a session that ended (see
-        :mod:`pubproof.pipeline.handback`). A copy owed after a later message's of the same
-        order was sent is carried over with the latest such message."""
+        """Whether now is a quiet point, and what is carried over there
+        (:func:`.distribution_quiet.carried`)."""
         if self.lingering or self.orphans:
             return None
-        carried: set[int] = set()
-        kept = self.retained
-        if kept is not None:
-            carried.add(kept.row)
-        for session in self.sessions.values():
-            if session.inbound:
-                return None
-            outbound = session.outbound
-            for packet_id in session.unacknowledged:
-                if packet_id not in outbound:
-                    return None
-            for packet_id in session.awaiting:
-                if packet_id not in outbound:
-                    return None
-            for owed in outbound.values():
-                carried.add(owed.message.row)
-            for message in session.unreleased.values():
-                carried.add(message.row)
-            for owed in session.pending:
-                message = owed.message
-                key = (session.client, message.publisher, message.qos, owed.qos)
-                latest = self.latest.get(key, 0) if owed.live else 0
-                if latest > message.seq:
-                    # a copy the order of 4.6 proves missing: carried over with the latest
-                    # message of its order sent, whose copy proves it (handback rule 5)
-                    carried.add(self.messages[latest - 1].row)
-                carried.add(message.row)
-        return sorted(carried)
+        return carried(self.sessions, self.retained, self.latest, self.messages)
 
     def ledger(self, before: int) -> tuple[list[In], list[Out]]:
         """The ledger of the rows before ``before`` (a quiet point: every message there
