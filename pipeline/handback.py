@@ -84,7 +84,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pubproof.pipeline.tables import EVENTS, index
@@ -111,34 +111,33 @@ def cut(
     quiet: Sequence[int],
     carried: Sequence[Sequence[int]],
     outs: Sequence[tuple[int, str, int, bool | None]],
+    clients: Mapping[str, str] | None = None,
 ) -> tuple[int, list[int]]:
     """The latest of the twin's quiet points ``quiet`` (in increasing order, ``carried``
     the messages carried over at each, ``outs`` the twin's ledger of copies) at which the
     readable judge may take over the topic (rules 6 to 9), with the footprints of the
-    messages carried over; or 0: the whole topic."""
-    # each payload's PUBLISH rows; rule 7: no PUBLISH of no topic before the cut
+    messages carried over; or 0: the whole topic. ``clients``: each connection's client
+    identifier (the stage's, of its server; else read from the CONNECT rows)."""
     limit = len(rows)
-    alike: dict[str, list[int]] = {}
+    alike: dict[str, list[int]] = {}  # each payload's PUBLISH rows
+    acks: dict[tuple[Any, Any], list[int]] = {}  # each flow's acknowledgements
+    retained: list[int] = []  # the retained messages' PUBLISH in rows (rule 9)
     for at, row in enumerate(rows):
-        if row[TYPE] != "PUBLISH":
-            continue
-        if row[TOPIC] is None:
-            limit = min(limit, at)
-        else:
+        kind = row[TYPE]
+        if kind == "PUBLISH":
+            if row[TOPIC] is None:  # rule 7: no PUBLISH of no topic before the cut
+                limit = min(limit, at)
+                continue
             alike.setdefault(row[DIGEST] or "", []).append(at)
-    # each flow's acknowledgements
-    acks: dict[tuple[Any, Any], list[int]] = {}
-    for at, row in enumerate(rows):
-        if row[TYPE] in ACKS:
+            if row[RETAIN] and row[DIRECTION] == C2S:
+                retained.append(at)
+        elif kind in ACKS:
             acks.setdefault((row[CONNECTION], row[PACKET_ID]), []).append(at)
     copies: dict[int, list[int]] = {}
     for out in outs:
         if out[2] >= 0:
             copies.setdefault(out[2], []).append(out[0])
-    later = _later(rows, copies)
-    # the retained messages' PUBLISH in rows (rule 9)
-    retained = [at for at, row in enumerate(rows) if row[TYPE] == "PUBLISH" and row[RETAIN]
-                and row[TOPIC] is not None and row[DIRECTION] == C2S]  # fmt: skip
+    later = _later(rows, copies, _clients(rows) if clients is None else clients)
     # the payloads several messages share (rule 8)
     repeated = {
         d for d, found in alike.items() if sum(rows[at][DIRECTION] == C2S for at in found) > 1
@@ -217,16 +216,21 @@ def _opened(
     return opened, seen
 
 
+def _clients(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
+    """Each connection's client identifier, from its CONNECT row."""
+    client: dict[str, str] = {}
+    for row in rows:
+        if row[TYPE] == "CONNECT" and row[DETAIL]:
+            client[row[CONNECTION]] = str(json.loads(row[DETAIL]).get("client_id") or "")
+    return client
+
+
 def _later(
-    rows: Sequence[Sequence[Any]], copies: dict[int, list[int]]
+    rows: Sequence[Sequence[Any]], copies: dict[int, list[int]], client: Mapping[str, str]
 ) -> dict[int, list[tuple[int, int]]]:
     """For each message (its PUBLISH in row), the next message of the order of each of
     its copies (the same publisher, QoS published and sent, to the same client: the
     judge's ``order_key``), with that one's copy's row."""
-    client: dict[Any, str] = {}
-    for row in rows:
-        if row[TYPE] == "CONNECT" and row[DETAIL]:
-            client[row[CONNECTION]] = str(json.loads(row[DETAIL]).get("client_id") or "")
     groups: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
     for message, sent in copies.items():
         publish = rows[message]

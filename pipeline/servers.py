@@ -269,7 +269,7 @@ class Stage:
             start = 0
             steps: list[int] = []
             if fast is not None:
-                start, steps = handback.cut(fed, fast.quiet, fast.carried, fast.outs)
+                start, steps = handback.cut(fed, fast.quiet, fast.carried, fast.outs, server.client)
             ins, outs = [], []
             places: Sequence[int] = range(len(fed))
             if fast is not None and start > 0:
