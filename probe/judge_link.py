@@ -11,7 +11,9 @@ The probe's own deliberate faults (packets marked ``case``, or that the referenc
 are not fed to the judge, nor is anything on that connection after a case (what the broker
 makes of the case is the close judge's, :func:`pubproof.probe.judge_wire.case_findings`).
 An answer still owed when the probe waited (a ``quiet`` or ``timeout`` event after it) is
-*missing*; owed answers end with the connection.
+*missing*; owed answers end with the connection. What the client sends after its
+connection closed (the probe saw the close, or dropped it), until it connects again, went
+nowhere: the broker never read it, and owes it nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ BROKER = "broker"
 class ClientLink:
     """Feed it the entries of a check in order; read its findings and deliveries."""
 
-    __slots__ = ("after_case", "broke_at", "client", "findings", "judge", "last_wait", "v50")
+    __slots__ = (
+        "after_case", "broke_at", "client", "findings", "gone", "judge", "last_wait", "v50",
+    )  # fmt: skip
 
     def __init__(self, client: str, *, v311: bool = True, edition: Edition | None = None) -> None:
         self.client = client
@@ -50,6 +54,9 @@ class ClientLink:
         #: the index of the first packet by which the client broke rules of its own on
         #: purpose on this connection (``breaks``: a wrong answer), if any
         self.broke_at: int | None = None
+        #: the connection closed: until the client connects again, what it sends is
+        #: written to a closed socket (the probe records it), and no broker reads it
+        self.gone = False
 
     @property
     def deliveries(self) -> list[Mapping[str, Any]]:
@@ -71,6 +78,9 @@ class ClientLink:
             self.after_case = bool(entry.get("case"))
         if entry.get("type") == "CONNECT":
             self.broke_at = None
+            self.gone = False
+        elif self.gone:
+            return
         elif entry.get("breaks") and self.broke_at is None:
             self.broke_at = index
         if "error" in entry or self.after_case:
@@ -100,6 +110,7 @@ class ClientLink:
     def _event(self, entry: Entry) -> None:
         if entry["event"] in ("closed", "dropped") and entry.get("client") == self.client:
             self.findings += self.judge.close(self._cut())
+            self.gone = True
 
 
 _P_TYPES = frozenset({"PUBLISH", "PUBACK", "PUBREC", "PUBREL", "PUBCOMP"})
