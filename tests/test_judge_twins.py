@@ -188,7 +188,8 @@ def test_the_probe_twins_find_and_deliver() -> None:
         verdicts.update(f.verdict for f in readable.findings)
         delivered += len(readable.deliveries)
     assert verdicts["missing"] > 50 and verdicts["violation"] > 50 and verdicts["tolerated"]
-    assert delivered > 300
+    # (205: what the client sends after a close, until a CONNECT, is not judged)
+    assert delivered > 150
 
 
 # -- the compiled tables of the twins are the model's -----------------------------------------
