@@ -66,9 +66,9 @@ from pubproof.model.distribution_state import (
 )
 from pubproof.model.editions import Edition, resolve_readings
 from pubproof.model.forwarding import (
-    Delivery,
     Shape,
     Walks,
+    delivery_rules,
     dispatch,
     retained_on_subscribe,
     retained_shape,
@@ -684,13 +684,6 @@ class DistributionModel:
 
 def _shared_copy(copy: Copy, edition: Edition) -> bool:
     return any(parse_shared(f, edition) is not None for f in copy.topic_filters)
-
-
-def delivery_rules(delivery: Delivery) -> tuple[str, ...]:
-    """The ids of the rules a delivery's walks cited, each once, in order."""
-    ids = [i for c in delivery.candidates for p in c.trail for i in p.rule_ids]
-    ids += [i for p in delivery.trail for i in p.rule_ids]
-    return tuple(dict.fromkeys(ids))
 
 
 _NOT_SESSION: dict[Edition, Rule] = {

@@ -508,6 +508,13 @@ class Delivery:
         return []
 
 
+def delivery_rules(delivery: Delivery) -> tuple[str, ...]:
+    """The ids of the rules a delivery's walks cited, each once, in order."""
+    ids = [i for c in delivery.candidates for p in c.trail for i in p.rule_ids]
+    ids += [i for p in delivery.trail for i in p.rule_ids]
+    return tuple(dict.fromkeys(ids))
+
+
 def session_delivery(
     message: Message,
     client_id: str,
