@@ -51,6 +51,7 @@ by partition 0, never judged.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import operator
 import zlib
@@ -241,6 +242,22 @@ class Stage:
         if partition_of(capture, address, topic, self.count) != self.partition:
             return
         assert server is not None
+        # no cyclic collection while a topic is judged: what the judges make for it (the
+        # ledger's tuples, the twin's state) lives until the topic is done, so each young
+        # collection walked all of it again, for nothing to collect (1.2 s of the stage's
+        # 38 on 1,000,000 synthetic frames, 0.3 s of 1.7 on the real capture); what it
+        # leaves is collected once, after
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._judge(capture, address, topic, rows, server)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _judge(
+        self, capture: str, address: str, topic: str, rows: list[tuple[Any, ...]], server: _Server
+    ) -> None:
         self.figures["topics"] += 1
         self.figures["events"] += len(rows)
         skewed = sum(1 for row in rows if row[SKEW])
