@@ -32,8 +32,9 @@ A quiet point is a PUBLISH in (row q, read by the twin before it), where:
    became of it is final at q (the twin's ledger), and a judge that never saw it owes
    nothing of it and keeps no flow of it;
 4. the retained message, if any, is one the store holds for certain: no two retained
-   PUBLISHes were ever in flight together (the readable judge keeps both as what the
-   store may hold), and no retained copy of a message no PUBLISH showed was sent;
+   PUBLISHes in flight together since the last change of the store received after both
+   were taken (the readable judge keeps both as what the store may hold until then: its
+   ``retained_open``), and no retained copy of a message no PUBLISH showed was ever sent;
 5. the order of 4.6 is known across q: a copy owed at q of a message older than one of
    the same order key whose copy was already sent (a copy the order proves missing) is
    carried over with the latest message of that order key whose copy was sent (that

@@ -161,10 +161,20 @@ class _Twin:
         #: the messages carried over at each quiet point (their PUBLISH in's rows, in
         #: order): the retained message, and those with a copy owed or a flow open
         self.carried: list[list[int]] = []
-        #: two retained messages in flight together (the store may hold either: the
-        #: readable judge keeps both), or a retained copy of a message no PUBLISH showed:
-        #: no quiet point from then on
+        #: a packet identifier's flow kept open as it was used again, or a retained copy of
+        #: a message no PUBLISH showed: no quiet point from then on
         self.tangled = False
+        #: the retained messages (and deletions) the store may hold, as the readable judge
+        #: keeps them (its ``retained_open``): (the PUBLISH in's row, the row it was taken
+        #: at), the twin's own last. Each change keeps those taken after it was received
+        #: (in flight together, the server may have stored either last): while two or
+        #: more, no quiet point (the hand-back's rule 4); a change received after every
+        #: one held was taken makes the store certain again
+        #: (What the judge reads at a subscription made meanwhile, a copy of either as
+        #: the retained copy owed, needs nothing more: a copy of one after the cut is of
+        #: a payload seen after it, so rule 6 carries both over, whose rows make the
+        #: judge's ``retained_open`` again.)
+        self.stored: list[tuple[int, int]] = []
         #: the clients whose session ended with a flow open (a copy unacknowledged or a
         #: QoS 2 message not released): the readable judge keeps its flows until the
         #: client's next clean CONNACK
@@ -194,8 +204,6 @@ class _Twin:
                     if carried is not None:
                         self.quiet.append(index)
                         self.carried.append(carried)
-                    if row[RETAIN] and any(self.rows[at][RETAIN] for at in self.inflight):
-                        self.tangled = True
                     self._publish_in(link, index, row)
                 elif kind == "PUBACK" or kind == "PUBCOMP" or kind == "PUBREC":
                     self._ack_out(link, row)
@@ -429,6 +437,9 @@ class _Twin:
             session.owe(_Owed(message, min(message.qos, granted), False, ids, True, since, False))
             message.owed[session.client] = "session-ended"  # until decided
         if row[RETAIN]:
+            if row[DIGEST] or self.retained is not None:  # the store changes
+                self.stored = [taken for taken in self.stored if index < taken[1]]
+                self.stored.append((index, owned))
             # [MQTT-3.3.1-5] kept as the retained message; a zero-byte one deletes it
             self.retained = message if row[DIGEST] else None
         return message
@@ -618,7 +629,7 @@ class _Twin:
     def _carried(self) -> list[int] | None:
         """Whether now is a quiet point, and what is carried over there
         (:func:`.distribution_quiet.carried`)."""
-        if self.lingering or self.orphans:
+        if self.lingering or self.orphans or len(self.stored) > 1:
             return None
         return carried(self.sessions, self.retained, self.latest, self.messages)
 
