@@ -92,6 +92,8 @@ COMPILED = (
     # the stage around it: the events held and grouped, each row of ``deliveries`` made
     "pubproof.pipeline.events_held",
     "pubproof.pipeline.servers",
+    # where a topic the twin gave up on is cut (a few passes over its rows)
+    "pubproof.pipeline.handback",
     # the subscription index's match on a topic name not in its cache, about 2.5x (issue 34)
     "pubproof.reference.topics",
     "pubproof.reference.subscriptions",
