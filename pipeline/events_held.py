@@ -1,5 +1,5 @@
 """The python engine's ``events`` held in memory for the cross-connection stage, while
-they are few enough; written as the scratch table when they are not.
+they are few enough; spilled to a scratch file a chunk at a time when they are not.
 
 Rules / theory of operation
 ---------------------------
@@ -22,28 +22,32 @@ group by :data:`~.servers.ORDER` gives the table's order exactly.
 
 Memory: a row held is a Python tuple (about 300 bytes with its values). The stage holds
 a topic's rows while it judges them anyway, so a capture of few topics costs no more;
-past :data:`MOST_HELD` rows the held rows go to a
-:class:`~pubproof.pipeline.output.TableWriter` (sorted runs, bounded memory), and so do
-all that come after: the table is read back as before.
+each time more than :data:`MOST_HELD` rows are held, they are *spilled*: each run's rows
+marshalled (:mod:`marshal`: the rows are tuples of strings, numbers, booleans and None)
+as one chunk of a scratch file, and let go. :meth:`HeldEvents.rows` then reads each run's
+chunks back in the order they were written, before the rows of it still held: the same
+rows in the same order as had they all been held, in memory bounded by :data:`MOST_HELD`
+rows and a chunk. (The scratch table this replaced, written as Parquet through a
+:class:`~pubproof.pipeline.output.TableWriter` and read back, cost 6 s of 68 on the
+benchmark's 1,000,000 synthetic frames: each row crossed Arrow twice.)
 """
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
-import shutil
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import IO, Any, Final
 
-from pubproof.pipeline.output import TableWriter, rows_of
+from pubproof.pipeline.output import SCRATCH
 from pubproof.pipeline.tables import EVENTS, index
 
 _E = index(EVENTS)
 CAPTURE, SERVER, TOPIC, CONNECTION = _E["capture"], _E["server"], _E["topic"], _E["connection"]
-#: the most rows held in memory (about 180 MB); past it, the scratch table. The real
+#: the most rows held in memory (about 180 MB); past it, they are spilled. The real
 #: capture of the benchmarks (403,361 frames) has 480,030 events; 1,025,478 synthetic
-#: frames with the broker's faults 1,005,289, where holding a million first raised the
-#: peak memory from 701 to 918 MB for no time saved (the readable judge's topics cost more
-#: than the round trip); spilled past 600,000, 721 MB
+#: frames with the broker's faults 1,005,289
 MOST_HELD: Final = 600_000
 
 #: a run: the capture, the server, the topic (None: the server's sessions), the connection
@@ -65,15 +69,15 @@ class HeldEvents:
         self.out = out
         self.most = MOST_HELD if most is None else most
         self.runs: dict[Run, list[tuple[Any, ...]]] = {}
-        self.count = 0
-        #: the scratch table, once more than ``most`` rows came
-        self.writer: TableWriter | None = None
+        self.count = 0  # the rows held now
+        #: the scratch file, once rows were spilled, and each run's chunks in it (offset,
+        #: size), in the order they were written
+        self.path = os.path.join(out, SCRATCH, "events-held.marshal")
+        self.file: IO[bytes] | None = None
+        self.chunks: dict[Run, list[tuple[int, int]]] = {}
 
     def add(self, rows: Iterable[tuple[Any, ...]]) -> None:
         """More rows."""
-        if self.writer is not None:
-            self.writer.add(rows)
-            return
         runs = self.runs
         added = 0
         for row in rows:
@@ -89,27 +93,41 @@ class HeldEvents:
             self._spill()
 
     def _spill(self) -> None:
-        writer = self.writer = TableWriter(self.out, "events")
-        runs = self.runs
-        while runs:  # each run let go as it is handed on (the table's order is total)
-            writer.add(runs.popitem()[1])
+        if self.file is None:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            self.file = open(self.path, "w+b")  # noqa: SIM115 (closed by rows())
+        write, chunks = self.file.write, self.chunks
+        offset = self.file.tell()
+        for run, rows in self.runs.items():
+            data = marshal.dumps(rows)
+            write(data)
+            found = chunks.get(run)
+            if found is None:
+                chunks[run] = [(offset, len(data))]
+            else:
+                found.append((offset, len(data)))
+            offset += len(data)
+        self.runs, self.count = {}, 0
 
     @property
     def spilled(self) -> bool:
-        """Whether the rows went to the scratch table."""
-        return self.writer is not None
+        """Whether rows went to the scratch file."""
+        return self.file is not None
 
     def rows(self) -> Iterator[tuple[Any, ...]]:
-        """Every row, grouped as the module says (in the table's order if they were
-        spilled); each run is let go once handed over (the scratch table, if any, is
-        removed at the end)."""
-        if self.writer is not None:
-            self.writer.close()
-            try:
-                yield from rows_of(self.out, "events")
-            finally:
-                shutil.rmtree(os.path.join(self.out, "events"), ignore_errors=True)
-            return
-        runs = self.runs
-        for run in sorted(runs, key=_run_order):
-            yield from runs.pop(run)
+        """Every row, grouped as the module says; each run is let go once handed over (the
+        scratch file, if any, is removed at the end)."""
+        runs, chunks, handle = self.runs, self.chunks, self.file
+        try:
+            for run in sorted(runs.keys() | chunks.keys(), key=_run_order):
+                if handle is not None:
+                    for offset, size in chunks.pop(run, ()):
+                        handle.seek(offset)
+                        yield from marshal.loads(handle.read(size))
+                yield from runs.pop(run, ())
+        finally:
+            if handle is not None:
+                handle.close()
+                os.remove(self.path)
+                with contextlib.suppress(OSError):  # empty unless a table's runs are there
+                    os.rmdir(os.path.dirname(self.path))

@@ -14,7 +14,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 from pubproof.pipeline.rows import Columns
 from pubproof.pipeline.tables import SORT_KEYS, TABLES, arrow_schema
@@ -54,6 +54,9 @@ RUN_BYTES = 64 << 20
 #: 233 to 281 MB: still a constant, whatever the capture
 MERGE_ROWS = 65536
 _RUNS = ".pubproof-runs"
+#: the scratch folder under the output directory (the sorted runs, the events spilled by
+#: :mod:`.events_held`), removed by :func:`clear` if a run left it
+SCRATCH: Final = _RUNS
 #: the file suffix of the python engine's sorted runs (Arrow IPC files)
 RUN_SUFFIX = ".arrow"  # under the output directory, removed when the tables are written
 #: the Spark engine's staged rows (:mod:`pubproof.pipeline.staging`), under the output

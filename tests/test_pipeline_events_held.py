@@ -1,10 +1,11 @@
 """The python engine's events held in memory (:mod:`pubproof.pipeline.events_held`): the
-rows come back in exactly the ``events`` table's order (the oracle: Python's sort by the
-table's own key, nulls first), whether held or spilled to the scratch table, which is
-gone afterwards; and a check with the stage gives the same tables either way. Mutants the
-checks kill: the sessions (topic null) placed by an empty topic name, a group's rows in
-arrival order, the order within a group without the connection, the spill losing the
-rows held before it."""
+rows come back grouped as the ``events`` table's order (the oracle: Python's sort by the
+table's own key, nulls first), each connection's run in its order, the same whether held
+or spilled to the scratch file (which is gone afterwards); and a check with the stage
+gives the same tables either way. Mutants the checks kill: the sessions (topic null)
+placed by an empty topic name, a group's rows in arrival order, the order within a group
+without the connection, the spill losing the rows held before it, a run's chunks read
+back in another order, the rows held after a spill read before its chunks."""
 
 from __future__ import annotations
 
@@ -103,7 +104,11 @@ def _handed(chunks: list[list[Row]], most: int) -> tuple[list[Row], bool, bool]:
             held.add(chunk)
         spilled = held.spilled
         rows = list(held.rows())
-        return rows, spilled, os.path.exists(os.path.join(out, "events"))
+        return (
+            rows,
+            spilled,
+            os.path.exists(held.path) or os.path.exists(os.path.join(out, "events")),
+        )
 
 
 @settings(max_examples=60, deadline=None)
@@ -113,9 +118,9 @@ def test_rows_come_back_grouped_in_the_tables_order(seed: int, most: int) -> Non
     every = [row for rows in connections for row in rows]
     rows, spilled, left = _handed(_interleaved(connections, seed), most)
     assert _table_order(rows) == sorted(every, key=sort_key("events"))
-    assert spilled or _runs_in_order(rows)
+    assert _runs_in_order(rows)
     assert spilled == (len(every) > most)
-    assert not left  # the scratch table is removed once read
+    assert not left  # the scratch file is removed once read
 
 
 def test_held_and_spilled_alike_on_one_capture() -> None:
@@ -124,8 +129,8 @@ def test_held_and_spilled_alike_on_one_capture() -> None:
     held, spilled_not, _ = _handed(chunks, 10_000)
     spilled, spilled_yes, _ = _handed(chunks, 3)
     assert not spilled_not and spilled_yes
-    assert held != spilled  # held: by connection; spilled: the table's order
-    assert _table_order(held) == spilled == sorted(held, key=sort_key("events"))
+    assert held == spilled  # by connection, each run in its order, spilled or not
+    assert _table_order(held) == sorted(held, key=sort_key("events"))
     # the sessions (no topic) of each server come before its topics, "" among the topics
     first = held[0]
     assert first[2] is None
