@@ -28,8 +28,8 @@ as one chunk of a scratch file, and let go. :meth:`HeldEvents.rows` then reads e
 chunks back in the order they were written, before the rows of it still held: the same
 rows in the same order as had they all been held, in memory bounded by :data:`MOST_HELD`
 rows and a chunk. (The scratch table this replaced, written as Parquet through a
-:class:`~pubproof.pipeline.output.TableWriter` and read back, cost 6 s of 68 on the
-benchmark's 1,000,000 synthetic frames: each row crossed Arrow twice.)
+:class:`~pubproof.pipeline.output.TableWriter` and read back, each row crossing Arrow
+twice, took 0.93 s of CPU for 213,599 rows; this takes 0.39 s.)
 """
 
 from __future__ import annotations

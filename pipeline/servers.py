@@ -244,9 +244,9 @@ class Stage:
         assert server is not None
         # no cyclic collection while a topic is judged: what the judges make for it (the
         # ledger's tuples, the twin's state) lives until the topic is done, so each young
-        # collection walked all of it again, for nothing to collect (1.2 s of the stage's
-        # 38 on 1,000,000 synthetic frames, 0.3 s of 1.7 on the real capture); what it
-        # leaves is collected once, after
+        # collection walked all of it again, for nothing to collect (about 1.2 s of the
+        # stage's 38 on 1,000,000 synthetic frames, by gc.callbacks); what it leaves is
+        # collected once, after
         collecting = gc.isenabled()
         gc.disable()
         try:
