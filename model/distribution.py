@@ -142,7 +142,8 @@ class DistributionModel:
         self.retained = RetainedStore(edition, self.readings)
         self._seq = 0
         self._copy_id = 0
-        self.walks: Walks = {}  # the subscription graph's walks made (forwarding.Walks)
+        #: the subscription graph's walks made, for this edition under these readings
+        self.walks = Walks(edition, self.readings)
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pubproof.model import distribution_rules as D
 from pubproof.model import distribution_rules50 as D50
@@ -352,32 +352,46 @@ def subscription_copy(
     """Walk ``SUBSCRIPTION_GRAPH``: the copy ``subscription`` makes of ``message`` (None
     when it makes none), and the trail of the rules that decided. ``walks`` keeps the
     walks made (a model keeps its own: :class:`Walks`)."""
-    if walks is None:
+    if walks is None or walks.edition is not edition or walks.readings is not readings:
+        # (walks kept under other readings, or none: made afresh, not kept)
         return _subscription_copy(message, client_id, subscription, edition, readings, other_member)
     # the subscription by its identity, kept beside the walk and checked (hashing the
     # frozen dataclass hashed every field, each message, each subscription)
     key = (
         message.topic, message.qos, message.publication.retain,
-        client_id == message.publisher, id(subscription), edition, other_member,
-        tuple(readings.items()),
+        client_id == message.publisher, id(subscription), other_member,
     )  # fmt: skip
-    kept = walks.get(key)
+    made = walks.made
+    kept = made.get(key)
     if kept is not None and kept[0] is subscription:
         return kept[1]
-    if len(walks) >= WALKS_KEPT:
-        walks.clear()
+    if len(made) >= WALKS_KEPT:
+        made.clear()
     found = _subscription_copy(message, client_id, subscription, edition, readings, other_member)
-    walks[key] = (subscription, found)
+    made[key] = (subscription, found)
     return found
 
 
-#: the walks of :func:`subscription_copy` made so far, by what they read: the walk reads
-#: of the message only its topic name, QoS and RETAIN and whether the session is its
-#: publisher's (``_ASK``, ``_DO``), and the copy it makes names none of the rest, so one
-#: walk answers every message alike in those (a topic's messages, for each subscription).
-#: A model keeps its own (what it is built with decides; a test that patches the walk's
-#: questions builds a model after)
-Walks = dict[tuple[object, ...], tuple[Subscription, tuple[Candidate | None, tuple[Passed, ...]]]]
+@dataclass(slots=True, eq=False)
+class Walks:
+    """The walks of :func:`subscription_copy` made so far, in one edition under one set of
+    readings (``readings``: the very mapping a walk is asked under; a walk asked in
+    another edition, or under another mapping, is made afresh and not kept), by what they
+    read: the walk reads of the message only its topic name, QoS and RETAIN and whether
+    the session is its publisher's (``_ASK``, ``_DO``), and the copy it makes names none
+    of the rest, so one walk answers every message alike in those (a topic's messages,
+    for each subscription). A model keeps its own, made for its edition and readings
+    (what it is built with decides; a test that patches the walk's questions builds a
+    model after). The edition and the readings were part of each walk's key: a tuple of
+    the readings made and hashed at every walk asked was a third of its cost."""
+
+    edition: Edition
+    readings: Mapping[str, str]
+    made: dict[
+        tuple[object, ...], tuple[Subscription, tuple[Candidate | None, tuple[Passed, ...]]]
+    ] = field(default_factory=dict)
+
+
 #: at most this many walks are kept (then they are forgotten, and made again)
 WALKS_KEPT = 65_536
 
@@ -558,7 +572,7 @@ def session_delivery(
         message=message,
         edition=edition,
         candidates=tuple(candidates),
-        shapes=(),
+        shapes=tuple(c.shape for c in candidates),  # a copy per subscription
         trail=trail,
     )
     if len(candidates) > 1 and reading(readings, edition, "overlapping-copies") == "one-copy":
@@ -566,7 +580,7 @@ def session_delivery(
         primary = next(c for c in candidates if c.shape.qos == delivery.highest_qos)
         single = next(s for s in delivery.single_copies() if s.retain == primary.shape.retain)
         return dataclasses.replace(delivery, shapes=(single,))
-    return dataclasses.replace(delivery, shapes=tuple(c.shape for c in candidates))
+    return delivery
 
 
 def dispatch(

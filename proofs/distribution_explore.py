@@ -114,31 +114,45 @@ def _moves(scene: Scene, node: Node) -> Iterator[tuple[Action, Node]]:
                                                    node.resubscribes - 1)  # fmt: skip
 
 
-def _thaw(value: Any) -> Any:
+def _thaw(value: Any, memo: dict[int, Any] | None = None) -> Any:
     """A copy of ``value`` that shares nothing mutable with it: dicts, lists, sets and
     objects that are not frozen dataclasses are copied, all the way down; frozen objects
-    (messages, copies, subscriptions, tables), strings, numbers and enums are shared."""
-    if isinstance(value, dict):
-        return {k: _thaw(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_thaw(v) for v in value]
-    if isinstance(value, set):
-        return set(value)
+    (messages, copies, subscriptions, tables), strings, numbers and enums are shared. An
+    object reached twice is copied once (``memo``: the copies made, by the original's
+    identity), so the copy keeps the original's sharing (a model's walks are kept under
+    its own readings, that very mapping: :class:`pubproof.model.forwarding.Walks`)."""
     if isinstance(value, (str, int, float, bool, bytes, enum.Enum, tuple, MappingProxyType)):
         return value  # (a tuple here holds only frozen values: rules, filters, copies)
+    if value is None:
+        return value
     params = getattr(type(value), "__dataclass_params__", None)
     if params is not None and params.frozen:
         return value
-    if value is None:
-        return value
-    clone = copy.copy(value)
+    if memo is None:
+        memo = {}
+    made = memo.get(id(value))
+    if made is not None:
+        return made
+    clone: Any
+    if isinstance(value, dict):
+        clone = memo[id(value)] = {}
+        clone.update((k, _thaw(v, memo)) for k, v in value.items())
+        return clone
+    if isinstance(value, list):
+        clone = memo[id(value)] = []
+        clone.extend(_thaw(v, memo) for v in value)
+        return clone
+    if isinstance(value, set):
+        clone = memo[id(value)] = set(value)
+        return clone
+    clone = memo[id(value)] = copy.copy(value)
     names = (
         [f.name for f in dataclasses.fields(value)]
         if dataclasses.is_dataclass(value)
         else list(vars(value))
     )
     for name in names:
-        setattr(clone, name, _thaw(getattr(value, name)))
+        setattr(clone, name, _thaw(getattr(value, name), memo))
     return clone
 
 

@@ -294,3 +294,59 @@ def test_a_5_0_retained_message_goes_with_retain_1_and_its_interval_left() -> No
     (copy,) = made.retained
     assert copy.retain and "PP50-3.3.1-retained-flag" in made.rule_ids
     assert model.send("s") == (copy, 40)
+
+
+@given(
+    topic=st.sampled_from(["a/b", "a", "$SYS/x", "a/b/c"]),
+    qos=st.integers(0, 2),
+    retain=st.booleans(),
+    publisher=st.sampled_from(["me", "other"]),
+    topic_filter=st.sampled_from(["a/b", "a/+", "#", "+/b/#", "$SYS/#"]),
+    granted=st.integers(0, 2),
+    no_local=st.booleans(),
+    rap=st.booleans(),
+    edition=st.sampled_from(ALL),
+)
+def test_a_walk_kept_is_the_walk_made_afresh(
+    topic: str, qos: int, retain: bool, publisher: str, topic_filter: str, granted: int,
+    no_local: bool, rap: bool, edition: Edition,
+) -> None:  # fmt: skip
+    """The walks a model keeps (``forwarding.Walks``) answer as a walk made afresh, asked
+    twice (kept, then read back), for a message alike another in what the walk reads."""
+    from pubproof.model.forwarding import Walks, subscription_copy
+
+    if edition is not V50:
+        no_local = rap = False
+    readings = {"dollar-topics": "as-3.1.1"} if edition is V31 else {}
+    walks = Walks(edition, readings)
+    subscription = Subscription(topic_filter=topic_filter, granted_qos=granted,
+                                no_local=no_local, retain_as_published=rap)  # fmt: skip
+    for payload in (b"one", b"two"):  # the second: read back
+        message = Message(seq=1, received_at=0, publication=Publication(
+            topic=topic, qos=qos, retain=retain, payload=payload, publisher=publisher))  # fmt: skip
+        fresh = subscription_copy(message, "me", subscription, edition, readings)
+        kept = subscription_copy(message, "me", subscription, edition, readings, walks=walks)
+        assert kept == fresh
+    assert len(walks.made) == 1
+
+
+def test_a_walk_is_kept_under_its_own_readings_and_edition_only() -> None:
+    """Walks kept for one edition under one mapping of readings are not an answer under
+    another: 3.1's ``dollar-topics`` decides whether ``#`` matches ``$SYS/x``, and a walk
+    asked under another mapping (or edition) is made afresh, not read from the walks."""
+    from pubproof.model.forwarding import Walks, subscription_copy
+
+    plain, rule = {"dollar-topics": "plain"}, {"dollar-topics": "as-3.1.1"}
+    message = Message(seq=1, received_at=0, publication=Publication(
+        topic="$SYS/x", qos=0, payload=b"m", publisher="p"))  # fmt: skip
+    everything = Subscription(topic_filter="#", granted_qos=0)
+    walks = Walks(V31, plain)
+    found, _ = subscription_copy(message, "s", everything, V31, plain, walks=walks)
+    assert found is not None and len(walks.made) == 1  # plain 3.1: '#' matches '$SYS/x'
+    found, _ = subscription_copy(message, "s", everything, V31, rule, walks=walks)
+    assert found is None  # the '$' rule, as 3.1.1 has it, whatever the walks kept
+    found, _ = subscription_copy(message, "s", everything, V311, plain, walks=walks)
+    assert found is None  # 3.1.1's own rule [MQTT-4.7.2-1]
+    assert len(walks.made) == 1  # nothing more kept
+    model = DistributionModel(V31, plain)
+    assert model.walks.readings is model.readings and model.walks.edition is V31

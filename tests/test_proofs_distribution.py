@@ -416,3 +416,18 @@ def test_the_cross_check_domains_hold_what_matters() -> None:
     for needed in ("$", "$/a", "a/$", "", "/"):
         assert needed in names
     assert topics.domain_size() == len(filters) * len(names) * 4 > 10_000
+
+
+def test_a_run_copied_keeps_its_sharing_and_shares_nothing_mutable() -> None:
+    """The explorer's copy of a run (``clone``) copies an object reached twice once: the
+    copy's model keeps its walks under its own readings, that very mapping (else each
+    copy made every walk afresh), and the copy shares no mutable state with the run."""
+    from pubproof.proofs.distribution_explore import Scene, clone, start
+
+    node = start(Scene(edition=V311, scripts=(SCRIPTS[0],), filters=FILTERS))
+    model = node.run.model
+    copied = clone(node.run).model
+    assert copied.walks.readings is copied.readings and copied.walks is not model.walks
+    assert copied.readings == model.readings and copied.readings is not model.readings
+    assert copied.sessions.keys() == model.sessions.keys()
+    assert all(copied.sessions[c] is not s for c, s in model.sessions.items())
