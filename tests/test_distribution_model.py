@@ -505,3 +505,29 @@ def test_a_session_no_subscription_makes_a_copy_for_is_owed_nothing_as_its_graph
         Publication(topic="a/b", qos=1, payload=b"m", publisher="p")
     ).message
     assert session_delivery(message, "s", [], Edition.V311, {}) is None
+
+
+def test_a_session_is_owed_a_topic_from_the_subscribe_that_matches_it_on() -> None:
+    """The model keeps, per session and topic name, whether a subscription matches (the
+    walks of a session none of whose subscriptions matches are skipped): a SUBSCRIBE
+    made after messages on the topic makes the next one owed; an UNSUBSCRIBE, a new
+    session of the same ClientID, make it owed nothing, as before."""
+    model = DistributionModel(V311)
+    model.connect("s", clean=True)
+    model.connect("p", clean=True)
+    model.subscribe("s", 1, [("other/#", Q1)])
+
+    def owed(topic: str) -> list[str]:
+        out = model.publish(Publication(topic=topic, qos=1, payload=b"m", publisher="p"))
+        return [c.client_id for c in out.copies]
+
+    assert owed("a/b") == [] and owed("other/x") == ["s"]
+    model.subscribe("s", 2, [("a/+", Q1)])
+    assert owed("a/b") == ["s"] and owed("other/x") == ["s"]
+    model.unsubscribe("s", 3, ["a/+"])
+    assert owed("a/b") == [] and owed("other/x") == ["s"]
+    model.disconnect("s")
+    model.connect("s", clean=True)
+    assert owed("other/x") == []
+    model.subscribe("s", 4, [("a/b", Q1)])
+    assert owed("a/b") == ["s"] and owed("other/x") == []
