@@ -125,6 +125,13 @@ def test_every_message_in_is_accounted_for(name: str, request: pytest.FixtureReq
         assert message["topic"] == r["topic"]
         if r["outcome"] in ("copy", "again"):
             assert message["copies"] >= 1
+    # a message in is its own: its place, no latency, no properties changed, its copies
+    for r in ins.values():
+        assert (r["in_connection"], r["in_frame"], r["in_offset"]) == (
+            r["connection"], r["frame"], r["offset"]
+        )  # fmt: skip
+        assert r["latency"] is None and r["properties_changed"] is None and r["copies"] is not None
+    assert all(r["copies"] is None for r in rows if r["direction"] == "out")
 
 
 def _not_publish(out: Path, direction: str) -> int:
