@@ -80,7 +80,7 @@ from pubproof.judge.distribution_inflight import (
 )
 from pubproof.judge.distribution_ledger import Ledger, unknown
 from pubproof.judge.distribution_records import (
-    Change,
+    Changes,
     CopyKey,
     Flows,
     Link,
@@ -185,7 +185,7 @@ class DistributionJudge:
         #: subscription matched: (edition, client, seq) -> the store's rule ids
         self.gone: dict[tuple[Edition, str, int], tuple[str, ...]] = {}
         self.sent: dict[tuple[Edition, str], list[Copy]] = {}
-        self.changes: list[Change] = []
+        self.changes = Changes()
         #: the sessions the model ended at their expiry, no CONNECT since: (edition, client)
         self.lapsed: set[tuple[Edition, str]] = set()
         #: 5.0: copies that may have waited for a session's send quota when the session
@@ -259,7 +259,7 @@ class DistributionJudge:
         link.aliases = {C2S: {}, S2C: {}}
         link.whole = link.lossy = False
         if link.client_id:
-            self.changes.append(Change(client_id=link.client_id, since=event.order))
+            self.changes.asked(link.client_id, event.order)
 
     def _lost(self, link: Link, event: Event) -> None:
         """A capture lost some of the link's traffic: what it held is unknown (a Topic
@@ -293,7 +293,7 @@ class DistributionJudge:
         packet = event.packet or {}
         link.subscribing[int(packet.get("packet_id", 0))] = event
         if link.client_id:
-            self.changes.append(Change(client_id=link.client_id, since=event.order))
+            self.changes.asked(link.client_id, event.order)
 
     def _suback(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
@@ -349,7 +349,7 @@ class DistributionJudge:
         packet = event.packet or {}
         link.unsubscribing[int(packet.get("packet_id", 0))] = event
         if link.client_id:
-            self.changes.append(Change(client_id=link.client_id, since=event.order))
+            self.changes.asked(link.client_id, event.order)
 
     def _unsuback(self, link: Link, event: Event) -> None:
         packet = event.packet or {}
@@ -366,10 +366,9 @@ class DistributionJudge:
             return
 
     def _settle(self, client_id: str | None, order: int) -> None:
-        """The change a client's link asked for has been answered at ``t``."""
-        for change in self.changes:
-            if change.client_id == client_id and change.until is None:
-                change.until = order
+        """The changes a client's link asked for have been answered at the event
+        ``order``."""
+        self.changes.answered_at(client_id, order)
 
     # -- publications in ---------------------------------------------------------------------
 
@@ -508,12 +507,8 @@ class DistributionJudge:
             barred = excluded(self, message, session.client_id, session, link.edition)
             if barred is not None:
                 record.excluded[session.client_id] = barred
-        for change in self.changes:
-            # a subscription or connection that changed while the message was in flight
-            if change.since <= owned.order and (
-                change.until is None or change.until >= received.order
-            ):
-                record.uncertain.add(change.client_id)
+        # the subscriptions or connections that changed while the message was in flight
+        record.uncertain.update(self.changes.during(received.order, owned.order))
         self.messages[link.edition, message.seq] = record
         self.by_content.setdefault(
             (link.edition, message.topic, message.publication.payload.hex()), []

@@ -15,6 +15,7 @@ changed between a request and its answer, which leaves a message in flight meanw
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -143,13 +144,51 @@ class MessageRecord:
     seen: dict[str, list[tuple[Shape, Event]]] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Change:
-    """A change to a session's subscriptions or connection, between two events."""
+    """A change to a session's subscriptions or connection, from the event that asks for it
+    to the event that answers it (:class:`Changes`)."""
 
     client_id: str
     since: int  # the order of the request's event
-    until: int | None = None  # the order of its answer's, once seen
+
+
+class Changes:
+    """The sessions' changes (a CONNECT, a SUBSCRIBE, an UNSUBSCRIBE, to its answer), as
+    the judge asks of them: which were under way while a message was in flight.
+
+    Those not answered yet are kept by client, those answered in the order they were
+    answered (the events' order: so by ``until``), so that a message asks only of the
+    changes answered since it was received, not of every change the judgement saw (each
+    message walked them all: a fifth of the judge's time on 1,000,000 synthetic frames,
+    whose sessions made 4,000 changes)."""
+
+    __slots__ = ("answered", "open", "untils")
+
+    def __init__(self) -> None:
+        self.open: dict[str, list[Change]] = {}  # by client, not answered yet
+        self.answered: list[Change] = []  # in the order answered
+        self.untils: list[int] = []  # the order of each one's answer (so increasing)
+
+    def asked(self, client_id: str, since: int) -> None:
+        """A client asked for a change at the event ``since``."""
+        self.open.setdefault(client_id, []).append(Change(client_id=client_id, since=since))
+
+    def answered_at(self, client_id: str | None, order: int) -> None:
+        """The changes a client asked for are answered at the event ``order`` (later than
+        every answer before it)."""
+        for change in self.open.pop(client_id or "", ()):
+            self.answered.append(change)
+            self.untils.append(order)
+
+    def during(self, received: int, owned: int) -> set[str]:
+        """The clients with a change under way while a message was in flight (received at
+        the event ``received``, owned at ``owned``): asked no later than it was owned,
+        and not answered before it was received."""
+        found = {c.client_id for changes in self.open.values() for c in changes if c.since <= owned}
+        start = bisect.bisect_left(self.untils, received)
+        found.update(c.client_id for c in self.answered[start:] if c.since <= owned)
+        return found
 
 
 class Report:
@@ -263,8 +302,8 @@ class JudgeState(Protocol):
     copy_events: dict[tuple[Edition, str, int], Event]
     copy_messages: dict[tuple[Edition, int], int]
 
-    #: the sessions' changes under way (a CONNECT, a SUBSCRIBE not yet answered)
-    changes: list[Change]
+    #: the sessions' changes (a CONNECT, a SUBSCRIBE, to their answers)
+    changes: Changes
     #: the 5.0 sessions whose Session Expiry Interval has passed by the events' clock
     lapsed: set[tuple[Edition, str]]
     #: the copies that may have waited for a send quota when their session ended
