@@ -579,7 +579,7 @@ class DistributionModel:
     def _dispatch(
         self, session: Session, message: Message, shape: Shape, rules: tuple[str, ...]
     ) -> tuple[list[Copy], list[Copy]]:
-        end, trail = dispatch(shape, session.connected, self.edition, self.readings)
+        end, trail = dispatch(shape, session.connected, self.edition, self.readings, self.walks)
         ids = tuple(dict.fromkeys((*rules, *(i for p in trail for i in p.rule_ids))))
         copy = self._copy(session.client_id, message, shape, Cause.LIVE, ids)
         if end == "not-kept":

@@ -352,9 +352,9 @@ def subscription_copy(
     """Walk ``SUBSCRIPTION_GRAPH``: the copy ``subscription`` makes of ``message`` (None
     when it makes none), and the trail of the rules that decided. ``walks`` keeps the
     walks made (a model keeps its own: :class:`Walks`)."""
-    if walks is None or walks.edition is not edition or walks.readings is not readings:
-        # (walks kept under other readings, or none: made afresh, not kept)
+    if _kept(walks, edition, readings) is None:
         return _subscription_copy(message, client_id, subscription, edition, readings, other_member)
+    assert walks is not None
     # the subscription by its identity, kept beside the walk and checked (hashing the
     # frozen dataclass hashed every field, each message, each subscription)
     key = (
@@ -374,10 +374,11 @@ def subscription_copy(
 
 @dataclass(slots=True, eq=False)
 class Walks:
-    """The walks of :func:`subscription_copy` made so far, in one edition under one set of
-    readings (``readings``: the very mapping a walk is asked under; a walk asked in
-    another edition, or under another mapping, is made afresh and not kept), by what they
-    read: the walk reads of the message only its topic name, QoS and RETAIN and whether
+    """The walks of :func:`subscription_copy` made so far (and beside them those of
+    :func:`session_delivery`'s and :func:`dispatch`'s graphs), in one edition under one
+    set of readings (``readings``: the very mapping a walk is asked under; a walk asked in
+    another edition, or under another mapping, is made afresh and not kept), each by what
+    it reads: the walk reads of the message only its topic name, QoS and RETAIN and whether
     the session is its publisher's (``_ASK``, ``_DO``), and the copy it makes names none
     of the rest, so one walk answers every message alike in those (a topic's messages,
     for each subscription). A model keeps its own, made for its edition and readings
@@ -390,6 +391,22 @@ class Walks:
     made: dict[
         tuple[object, ...], tuple[Subscription, tuple[Candidate | None, tuple[Passed, ...]]]
     ] = field(default_factory=dict)
+    #: ``SESSION_GRAPH``'s walks (:func:`session_delivery`), by whether several
+    #: subscriptions made a copy
+    sessions: dict[bool, tuple[str, tuple[Passed, ...]]] = field(default_factory=dict)
+    #: ``DISPATCH_GRAPH``'s walks (:func:`dispatch`), by whether the session is
+    #: connected and whether the copy's QoS is 0
+    dispatches: dict[tuple[bool, bool], tuple[str, tuple[Passed, ...]]] = field(
+        default_factory=dict
+    )
+
+
+def _kept(walks: Walks | None, edition: Edition, readings: Mapping[str, str]) -> Walks | None:
+    """``walks``, where they were made in ``edition`` under ``readings`` (that very
+    mapping); else None: a walk asked otherwise is made afresh, and not kept."""
+    if walks is None or walks.edition is not edition or walks.readings is not readings:
+        return None
+    return walks
 
 
 #: at most this many walks are kept (then they are forgotten, and made again)
@@ -554,17 +571,26 @@ def session_delivery(
         # sessions for most messages: the walk made for each was a tenth of a capture's
         # readable judgement)
         return None
-    ask = {"any-copy": lambda cs: bool(cs), "overlap": lambda cs: len(cs) > 1}
-    end, _, trail = walk(
-        SESSION_GRAPH,
-        tuple(candidates),
-        edition,
-        ask,
-        {
-            "one-or-many": lambda cs: cs,
-            "single": lambda cs: cs,
-        },
-    )
+    kept = _kept(walks, edition, readings)
+    overlap = len(candidates) > 1
+    walked = None if kept is None else kept.sessions.get(overlap)
+    if walked is None:
+        ask = {"any-copy": lambda cs: bool(cs), "overlap": lambda cs: len(cs) > 1}
+        end, _, trail = walk(
+            SESSION_GRAPH,
+            tuple(candidates),
+            edition,
+            ask,
+            {
+                "one-or-many": lambda cs: cs,
+                "single": lambda cs: cs,
+            },
+        )
+        # (the walk reads of the candidates only whether there are several: kept by that)
+        if kept is not None:
+            kept.sessions[overlap] = (end, trail)
+    else:
+        end, trail = walked
     if end == "nothing":
         return None
     delivery = Delivery(
@@ -584,9 +610,29 @@ def session_delivery(
 
 
 def dispatch(
+    shape: Shape,
+    connected: bool,
+    edition: Edition,
+    readings: Mapping[str, str],
+    walks: Walks | None = None,
+) -> tuple[str, tuple[Passed, ...]]:
+    """Walk ``DISPATCH_GRAPH`` for one copy: "owed-now", "queued" or "not-kept" (``walks``:
+    those made so far, :class:`Walks`)."""
+    kept = _kept(walks, edition, readings)
+    if kept is None:
+        return _dispatch(shape, connected, edition, readings)
+    # the walk reads of the copy only whether its QoS is 0, and whether the session is
+    # connected: kept by those
+    key = (connected, shape.qos == 0)
+    found = kept.dispatches.get(key)
+    if found is None:
+        found = kept.dispatches[key] = _dispatch(shape, connected, edition, readings)
+    return found
+
+
+def _dispatch(
     shape: Shape, connected: bool, edition: Edition, readings: Mapping[str, str]
 ) -> tuple[str, tuple[Passed, ...]]:
-    """Walk ``DISPATCH_GRAPH`` for one copy: "owed-now", "queued" or "not-kept"."""
     ask = {
         "connected": lambda s: connected,
         "qos0-offline": lambda s: s.qos == 0,

@@ -92,8 +92,10 @@ def _table(event: RetainedInput, action: RetainedAction) -> Patch:
 
 
 def _dispatching(answer: Callable[[Shape, bool], str | None]) -> Patch:
-    def dispatch(shape: Shape, connected: bool, edition: Edition, readings: Any) -> Any:
-        end, trail = _dispatch(shape, connected, edition, readings)
+    def dispatch(
+        shape: Shape, connected: bool, edition: Edition, readings: Any, walks: Any = None
+    ) -> Any:
+        end, trail = _dispatch(shape, connected, edition, readings)  # (made afresh)
         return answer(shape, connected) or end, trail
 
     return lambda mp: mp.setattr(distribution, "dispatch", dispatch)

@@ -350,3 +350,42 @@ def test_a_walk_is_kept_under_its_own_readings_and_edition_only() -> None:
     assert len(walks.made) == 1  # nothing more kept
     model = DistributionModel(V31, plain)
     assert model.walks.readings is model.readings and model.walks.edition is V31
+
+
+@pytest.mark.parametrize("edition", ALL)
+@pytest.mark.parametrize("queue", ["queue", "drop"])
+def test_a_dispatch_walk_kept_is_the_walk_made_afresh(edition: Edition, queue: str) -> None:
+    """``dispatch`` keeps its walks in a model's ``Walks`` by what the walk reads (the
+    session connected or not, the copy's QoS 0 or not): each kept answers as made afresh,
+    in whatever order they are asked."""
+    from pubproof.model.forwarding import Walks
+
+    readings = {"queue-qos0": queue}
+    walks = Walks(edition, readings)
+    cases = [(Shape(qos=q, retain=r), c) for q in (0, 1, 2, 0) for r in (False, True)
+             for c in (True, False)]  # fmt: skip
+    for shape, connected in cases:
+        fresh = dispatch(shape, connected, edition, readings)
+        assert dispatch(shape, connected, edition, readings, walks) == fresh
+    assert len(walks.dispatches) == 4
+
+
+@pytest.mark.parametrize("edition", ALL)
+def test_a_session_walk_kept_is_the_walk_made_afresh(edition: Edition) -> None:
+    """``session_delivery`` keeps its walk of the session graph by whether several
+    subscriptions made a copy: a delivery of one subscription, then of two, then of one
+    again, each as made afresh."""
+    from pubproof.model.forwarding import Walks
+
+    readings: dict[str, str] = {}
+    walks = Walks(edition, readings)
+    message = Message(seq=1, received_at=0, publication=Publication(
+        publisher="p", topic="a/b", qos=2))  # fmt: skip
+    one = [Subscription(topic_filter="a/b", granted_qos=1)]
+    two = [*one, Subscription(topic_filter="a/+", granted_qos=2)]
+    for subscriptions in (one, two, one, two):
+        fresh = session_delivery(message, "s", subscriptions, edition, readings)
+        kept = session_delivery(message, "s", subscriptions, edition, readings, walks)
+        assert kept == fresh and kept is not None and fresh is not None
+        assert kept.trail == fresh.trail
+    assert len(walks.sessions) == 2
