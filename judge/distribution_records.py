@@ -158,10 +158,10 @@ class Changes:
     the judge asks of them: which were under way while a message was in flight.
 
     Those not answered yet are kept by client, those answered in the order they were
-    answered (the events' order: so by ``until``), so that a message asks only of the
+    answered (the events' order), so that a message asks only of the
     changes answered since it was received, not of every change the judgement saw (each
     message walked them all: a fifth of the judge's time on 1,000,000 synthetic frames,
-    whose sessions made 4,000 changes)."""
+    where a topic's judgement sees about 2,000 changes)."""
 
     __slots__ = ("answered", "open", "untils")
 
