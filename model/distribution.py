@@ -142,12 +142,8 @@ class DistributionModel:
         self.retained = RetainedStore(edition, self.readings)
         self._seq = 0
         self._copy_id = 0
-        #: the subscription graph's walks made, for this edition under these readings
+        #: the decision graphs' walks made, for this edition under these readings
         self.walks = Walks(edition, self.readings)
-        #: per session (its ClientID), whether a Non-shared Subscription of it matches a
-        #: topic name, by topic name (:meth:`_subscribed`); a session's are forgotten at
-        #: each SUBSCRIBE it makes
-        self._matching: dict[str, dict[str, bool]] = {}
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -409,7 +405,7 @@ class DistributionModel:
             # [MQTT-3.8.4-3] "it MUST completely replace that existing Subscription with a new
             # Subscription" (dict order keeps its place: the flow is not interrupted)
             session.subscriptions[topic_filter] = subscription
-            self._matching.pop(session.client_id, None)
+            self.walks.subscribed(session.client_id)
         rules = [*sequence]
         if self.edition is V50:
             rules.append(self._id(D50.SUBSCRIPTION_IDENTIFIER_STORED))
@@ -517,7 +513,7 @@ class DistributionModel:
         ]
         deliveries, copies, optional = [], [], []
         for session in self.sessions.values():
-            if not self._subscribed(session, message.topic):
+            if not self.walks.matched(session.client_id, session.subscriptions, message.topic):
                 continue  # its delivery: None (every walk of it ends at "unmatched")
             subscriptions = list(session.subscriptions.values())
             delivery = session_delivery(
@@ -552,29 +548,6 @@ class DistributionModel:
             optional=tuple(optional),
             rules=(*rules, *change.rule_ids),
         )
-
-    def _subscribed(self, session: Session, topic: str) -> bool:
-        """Whether a Non-shared Subscription of ``session`` matches ``topic``: the
-        subscription graph's first question, "match". Where none does, every walk of the
-        session's subscriptions ends at "unmatched" (no copy), so its delivery is None
-        without them: most sessions, for most messages, of a capture's topic (73% of
-        the deliveries asked of 200,000 synthetic frames' were None).
-
-        Kept per session and topic name until the session subscribes: only a SUBSCRIBE
-        makes a session match a topic it did not, so a "no" kept is never stale. An
-        UNSUBSCRIBE, a session's end, a new session of the same ClientID (which starts
-        with no subscription) can only leave a "yes" kept that no longer holds, which
-        costs the walks and changes nothing: their delivery is None, as it would be."""
-        kept = self._matching.get(session.client_id)
-        if kept is None:
-            kept = self._matching[session.client_id] = {}
-        found = kept.get(topic)
-        if found is None:
-            found = kept[topic] = any(
-                subscription_matches(s.topic_filter, topic, self.edition, self.readings)
-                for s in session.subscriptions.values()
-            )
-        return found
 
     def _dispatch(
         self, session: Session, message: Message, shape: Shape, rules: tuple[str, ...]
